@@ -1,0 +1,29 @@
+# Two entry points (see README.md): `make run` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: venv run test bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+
+venv: $(BIN)/python
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -r requirements-dev.txt
+
+run: venv
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python -m evaluation metrics | head -n 5
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+test: venv
+	$(BIN)/python -m pytest -q
+
+bench: venv
+	$(BIN)/python benchmarks/bench_metrics.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

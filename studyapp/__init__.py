@@ -1,0 +1,1 @@
+"""The study platform: Django project package and its single app (healthchecks' ``hc/`` pattern)."""
