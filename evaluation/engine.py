@@ -1,0 +1,137 @@
+"""Evaluate runs on a collection: measures in, a tidy ``run topic measure value`` frame out.
+
+Topic handling (spec §1.3-1.4): every qrels topic is scored; a topic without any relevant
+document gets NaN for every measure and is left out of the means, with a warning naming it
+(``empty_topic="zero"`` scores it 0 and keeps it, like ndeval). A topic missing from a run
+scores 0 (``topic_set="run_and_qrels"`` restricts each run's rows and mean to its own topics).
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from evaluation.arrays import Ranking, build_ranking, table_for
+from evaluation.collection import Collection
+from evaluation.exceptions import EvaluationError, EvaluationWarning
+from evaluation.io.runs import Run
+from evaluation.io.scores import MEAN_TOPIC
+from evaluation.metrics import Measure, default_measures, parse_measure
+
+EmptyTopic = Literal["nan", "zero"]
+TopicSet = Literal["qrels", "run_and_qrels"]
+
+
+def resolve_measures(measures: Iterable[str | Measure]) -> list[Measure]:
+    """Parse measure strings; ``"all"`` expands to every registered metric (spec cutoffs 5, 10, 20)."""
+    out: list[Measure] = []
+    for item in measures:
+        if isinstance(item, Measure):
+            out.append(item)
+        elif item == "all":
+            out.extend(default_measures())
+        else:
+            out.append(parse_measure(item))
+    if not out:
+        raise EvaluationError("no measure requested")
+    return out
+
+
+def score_matrix(
+    collection: Collection,
+    runs: Sequence[Run],
+    measures: Sequence[Measure],
+    *,
+    progress: bool = False,
+) -> np.ndarray:
+    """Raw per-topic scores ``(M, R, T)`` before topic-set rules (NaN only where a metric says so)."""
+    table = table_for(collection)
+    cutoffs = [m.cutoff for m in measures if m.cutoff is not None]
+    raw = build_ranking(table, runs, depth=max(cutoffs, default=0))
+    views: dict[bool, Ranking] = {False: raw}
+    out = np.empty((len(measures), len(runs), table.n_topics))
+    iterator: Iterable[tuple[int, Measure]] = enumerate(measures)
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(iterator, total=len(measures), desc="measures", unit="measure", delay=2.0, leave=False)
+    for n, measure in iterator:
+        if measure.condensed and True not in views:
+            views[True] = raw.condense()
+        view = views[measure.condensed]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[n] = measure.spec.kernel(view, measure.cutoff, **measure.params)
+    return out
+
+
+def evaluate(
+    collection: Collection,
+    runs: Sequence[Run],
+    measures: Iterable[str | Measure],
+    *,
+    per_topic: bool = False,
+    empty_topic: EmptyTopic = "nan",
+    topic_set: TopicSet = "qrels",
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Score ``runs`` on ``collection`` with ``measures``.
+
+    Returns a DataFrame with columns ``run topic measure value``: per-topic rows (when
+    ``per_topic``) followed, per run and measure, by the mean row with topic ``"all"``. The
+    ``measure`` column repeats each requested string verbatim (canonical form for ``"all"``).
+    """
+    if empty_topic not in ("nan", "zero"):
+        raise ValueError(f"empty_topic must be 'nan' or 'zero', got {empty_topic!r}")
+    if topic_set not in ("qrels", "run_and_qrels"):
+        raise ValueError(f"topic_set must be 'qrels' or 'run_and_qrels', got {topic_set!r}")
+    runs = list(runs)
+    if not runs:
+        raise EvaluationError("no run to evaluate")
+    names = [r.name for r in runs]
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise EvaluationError(f"run name(s) given twice: {', '.join(dup)}")
+    measure_list = resolve_measures(measures)
+    table = table_for(collection)
+    if table.n_topics == 0:
+        raise EvaluationError("the qrels contain no topic")
+    values = score_matrix(collection, runs, measure_list, progress=progress)
+
+    empty = table.n_rel_intents == 0
+    if empty.any():
+        listed = ", ".join(t for t, e in zip(table.topic_ids, empty) if e)
+        action = "scored 0" if empty_topic == "zero" else "scored NaN and excluded from means"
+        warnings.warn(f"topic(s) without any relevant document: {listed}; {action}", EvaluationWarning, stacklevel=2)
+        values[:, :, empty] = 0.0 if empty_topic == "zero" else np.nan
+    included = np.ones((len(runs), table.n_topics), dtype=bool)
+    if topic_set == "run_and_qrels":
+        for r, run in enumerate(runs):
+            included[r] = [t in run.lists for t in table.topic_ids]
+
+    return _tidy(values, runs, measure_list, table.topic_ids, included, per_topic, table)
+
+
+def _tidy(values: np.ndarray, runs: Sequence[Run], measures: Sequence[Measure], topics: list[str], included: np.ndarray, per_topic: bool, table) -> pd.DataFrame:
+    frames = []
+    for r, run in enumerate(runs):
+        keep = included[r]
+        topic_names = [t for t, k in zip(topics, keep) if k]
+        for m, measure in enumerate(measures):
+            row = values[m, r, keep]
+            masked = np.full(values.shape[1:], np.nan)
+            masked[r, keep] = row
+            if measure.spec.aggregate is not None:
+                mean = float(measure.spec.aggregate(masked[r : r + 1], table, measure.params)[0])
+            else:
+                finite = row[~np.isnan(row)]
+                mean = float(finite.mean()) if finite.size else float("nan")
+            label = measure.label
+            if per_topic:
+                frames.append(pd.DataFrame({"run": run.name, "topic": topic_names, "measure": label, "value": row}))
+            frames.append(pd.DataFrame({"run": [run.name], "topic": [MEAN_TOPIC], "measure": [label], "value": [mean]}))
+    frame = pd.concat(frames, ignore_index=True)
+    frame["value"] = frame["value"].astype("float64")
+    return frame

@@ -1,0 +1,168 @@
+"""Per-topic score tables -> complete ``measure x topic x run`` arrays (spec §4 preamble).
+
+Every meta-evaluation works on complete matrices: each run has a value for each topic of the
+topic set. Missing rows are errors that name them (a missing score is never read as 0). Rows
+with topic ``all`` are means and are ignored. A topic whose value is NaN for *every* run of a
+measure (no relevant documents, spec §1.3) is dropped for all measures with a warning; a NaN for
+only some runs of a topic is an error.
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from evaluation._types import FloatArray
+from evaluation.exceptions import EvaluationError, EvaluationWarning
+from evaluation.io.scores import MEAN_TOPIC
+
+SHOWN = 5  # how many missing keys an error message lists
+
+
+def natural_key(text: str) -> tuple[int, int, str]:
+    """Sort key: integer ids numerically, then other ids as strings."""
+    return (0, int(text), "") if text.isdigit() else (1, 0, text)
+
+
+@dataclass(frozen=True)
+class ScoreCube:
+    """Complete per-topic scores.
+
+    Attributes
+    ----------
+    values : array of shape (n_measures, n_topics, n_runs)
+    measures, topics, runs : labels of the three axes (topics and runs in natural order).
+    """
+
+    values: FloatArray
+    measures: tuple[str, ...]
+    topics: tuple[str, ...]
+    runs: tuple[str, ...]
+
+    def matrix(self, measure: str) -> FloatArray:
+        """Topic-by-run matrix ``X[t, j]`` of one measure."""
+        return self.values[self.measure_index(measure)]
+
+    def measure_index(self, measure: str) -> int:
+        try:
+            return self.measures.index(measure)
+        except ValueError:
+            raise EvaluationError(f"measure {measure!r} is not among {', '.join(self.measures)}") from None
+
+    def means(self) -> pd.DataFrame:
+        """Run means over the topic set: a frame indexed by run with one column per measure."""
+        return pd.DataFrame(self.values.mean(axis=1).T, index=list(self.runs), columns=list(self.measures))
+
+    def restrict(self, *, topics: Sequence[str] | None = None, measures: Sequence[str] | None = None) -> ScoreCube:
+        """The cube on a subset of topics and/or measures (in the order given)."""
+        t_idx = [self.topics.index(t) for t in topics] if topics is not None else list(range(len(self.topics)))
+        m_idx = [self.measure_index(m) for m in measures] if measures is not None else list(range(len(self.measures)))
+        return ScoreCube(
+            self.values[np.ix_(m_idx, t_idx, range(len(self.runs)))],
+            tuple(self.measures[i] for i in m_idx),
+            tuple(self.topics[i] for i in t_idx),
+            self.runs,
+        )
+
+
+def score_cube(
+    scores: pd.DataFrame,
+    measures: Iterable[str] | None = None,
+    *,
+    runs: Iterable[str] | None = None,
+    topics: Iterable[str] | None = None,
+    min_runs: int = 1,
+) -> ScoreCube:
+    """Build a :class:`ScoreCube` from a tidy ``run topic measure value`` frame.
+
+    Parameters
+    ----------
+    scores : per-topic scores (as read by :func:`evaluation.io.scores.read_scores`).
+    measures : measures to keep (default: all, in order of first appearance).
+    runs, topics : the runs and topics the analysis needs (default: all present for the measures).
+    min_runs : fewest runs the analysis can work with.
+
+    Raises
+    ------
+    EvaluationError
+        A measure absent from the scores, a needed (run, topic, measure) without a row, a NaN
+        for some but not all runs of a topic, or fewer than ``min_runs`` runs.
+    """
+    missing_cols = [c for c in ("run", "topic", "measure", "value") if c not in scores.columns]
+    if missing_cols:
+        raise EvaluationError(f"scores lack column(s) {', '.join(missing_cols)}")
+    per_topic = scores[scores["topic"].astype(str) != MEAN_TOPIC]
+    available = list(dict.fromkeys(scores["measure"].astype(str)))
+    measures = list(dict.fromkeys(measures)) if measures is not None else available
+    if not measures:
+        raise EvaluationError("no measures to analyse")
+    absent = [m for m in measures if m not in available]
+    if absent:
+        raise EvaluationError(
+            f"measure(s) {', '.join(absent)} not in the scores (available: {', '.join(available) or 'none'})"
+        )
+    per_topic = per_topic[per_topic["measure"].isin(measures)]
+    no_topics = [m for m in measures if m not in set(per_topic["measure"])]
+    if no_topics:
+        raise EvaluationError(
+            f"no per-topic scores for {', '.join(no_topics)} (only means); write scores with --per-topic"
+        )
+    runs = list(dict.fromkeys(runs)) if runs is not None else sorted(set(per_topic["run"]), key=natural_key)
+    topics = list(dict.fromkeys(topics)) if topics is not None else sorted(set(per_topic["topic"]), key=natural_key)
+    if len(runs) < min_runs:
+        raise EvaluationError(f"need at least {min_runs} runs, the scores have {len(runs)}")
+    unknown_runs = sorted(set(runs) - set(per_topic["run"]))
+    if unknown_runs:
+        raise EvaluationError(f"no scores at all for run(s) {', '.join(unknown_runs)}")
+    if not topics:
+        raise EvaluationError("no topics to analyse")
+    full = pd.MultiIndex.from_product([measures, topics, runs], names=["measure", "topic", "run"])
+    series = per_topic.set_index(["measure", "topic", "run"])["value"].astype(np.float64)
+    if series.index.duplicated().any():
+        m, t, r = series.index[series.index.duplicated()][0]
+        raise EvaluationError(f"more than one score for run={r} topic={t} measure={m}")
+    present = full.isin(series.index)
+    if not present.all():
+        holes = full[~present]
+        shown = "; ".join(f"run={r} topic={t} measure={m}" for m, t, r in holes[:SHOWN])
+        more = f" and {len(holes) - SHOWN} more" if len(holes) > SHOWN else ""
+        raise EvaluationError(f"scores missing for {len(holes)} (run, topic, measure) combination(s): {shown}{more}")
+    values = series.reindex(full).to_numpy(dtype=np.float64).reshape(len(measures), len(topics), len(runs))
+    return _drop_empty_topics(ScoreCube(values, tuple(measures), tuple(topics), tuple(runs)))
+
+
+def _drop_empty_topics(cube: ScoreCube) -> ScoreCube:
+    nan = np.isnan(cube.values)
+    partial = nan.any(axis=2) & ~nan.all(axis=2)
+    if partial.any():
+        m, t = np.argwhere(partial)[0]
+        runs = [cube.runs[j] for j in np.flatnonzero(nan[m, t])]
+        raise EvaluationError(
+            f"score is NaN for run(s) {', '.join(runs[:SHOWN])} but not for the other runs on topic "
+            f"{cube.topics[t]} measure {cube.measures[m]} ({int(partial.sum())} such (topic, measure))"
+        )
+    empty = nan.all(axis=2).any(axis=0)
+    if not empty.any():
+        return cube
+    dropped = [cube.topics[t] for t in np.flatnonzero(empty)]
+    if empty.all():
+        raise EvaluationError(f"every topic has NaN scores (topics {', '.join(dropped[:SHOWN])} ...)")
+    warnings.warn(
+        f"topic(s) {', '.join(dropped)} have NaN scores for every run (no relevant documents) and are left out",
+        EvaluationWarning,
+        stacklevel=3,
+    )
+    return cube.restrict(topics=[t for t in cube.topics if t not in dropped])
+
+
+def pair_differences(cube: ScoreCube, topics: Sequence[str], run_a: Sequence[str], run_b: Sequence[str]) -> FloatArray:
+    """``d_M(c) = M(run_b, topic) - M(run_a, topic)`` for each pair ``c``; shape (n_measures, n_pairs)."""
+    t_pos = {t: i for i, t in enumerate(cube.topics)}
+    r_pos = {r: i for i, r in enumerate(cube.runs)}
+    t = np.array([t_pos[x] for x in topics], dtype=np.int64)
+    a = np.array([r_pos[x] for x in run_a], dtype=np.int64)
+    b = np.array([r_pos[x] for x in run_b], dtype=np.int64)
+    return cube.values[:, t, b] - cube.values[:, t, a]

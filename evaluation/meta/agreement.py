@@ -1,0 +1,322 @@
+"""Agreement of metrics with user preferences over run pairs (spec §3; Chen et al.).
+
+For every metric ``M`` and run pair ``c``: ``d_M(c) = M(run_b) - M(run_a)``, metric sign
+``s_M = sign(d_M)`` (``|d| <= 1e-12`` is a tie), user preference ``p_c`` with ``u_c = |p_c|`` and
+sign ``s_U``, agreement ``J = s_M s_U``. Over a set ``C'`` of pairs (spec §3.2-3.4)::
+
+    tau   = (A - D) / N
+    tau_b = (A - D) / sqrt((N - n_M) (N - n_U))
+    MUP   = sum u J / sum u                                    (Formula 1)
+    MUP_b = sum u J / sqrt(sum u (1 - T0) * sum u)             (default, tau_b-consistent)
+    MUP_b_published = sum u J / sqrt(sum u (1 + T0) * sum u)   (Formula 3 as printed)
+
+Subsets (spec §3.5-3.6): ``all``; Delta bins ``small``/``large`` (``|d_M| > mean |d_M|`` is large);
+preference subranges ``(0-1]`` ... ``(3-4]`` of ``u``; and their cells ``small:(0-1]`` ... .
+Every statistic is a ratio of weighted sums over pairs, so one kernel serves the point estimate
+(weights 1), the cluster bootstrap over topics (weights = topic multiplicities of a resample) and
+the planted-truth simulator (many preference vectors at once), all as matrix products.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from evaluation._types import FloatArray, IntArray
+from evaluation.exceptions import EvaluationError
+from evaluation.meta._matrix import pair_differences, score_cube
+from evaluation.meta._resampling import RngLike, bootstrap_counts, percentile_interval, resolve_rng
+from evaluation.meta.levels import drop_undefined
+
+STATISTICS = ("tau", "tau_b", "MUP", "MUP_b", "MUP_b_published")
+BINS = ("small", "large")
+SUBRANGES = ("(0-1]", "(1-2]", "(2-3]", "(3-4]")
+SUBRANGE_BOUNDS = ((0.0, 1.0), (1.0, 2.0), (2.0, 3.0), (3.0, 4.0))
+SUBSETS = ("all", *BINS, *SUBRANGES, *(f"{b}:{s}" for b in BINS for s in SUBRANGES))
+TABLE_COLUMNS = ["measure", "statistic", "subset", "n", "value", "ci_low", "ci_high"]
+TIE = 1e-12
+TAU_MODES = ("pairs", "scipy")
+
+
+def signs(values: FloatArray, tol: float = TIE) -> FloatArray:
+    """``sign(x)`` with ``|x| <= tol`` mapped to 0 (floating-noise ties, spec §3.1)."""
+    values = np.asarray(values, dtype=np.float64)
+    return np.where(np.abs(values) <= tol, 0.0, np.sign(values))
+
+
+def weighted_sums(s_m: FloatArray, s_u: FloatArray, u: FloatArray, w: FloatArray) -> dict[str, FloatArray]:
+    """Sufficient sums of every statistic for ``R`` weightings of the pairs.
+
+    Parameters
+    ----------
+    s_m : (G, P) metric signs of G metrics on P pairs.
+    s_u, u : (P,) or (R, P) user signs and preference strengths ``|p|``.
+    w : (R, P) non-negative pair weights (subset masks times resampling multiplicities).
+
+    Returns
+    -------
+    dict of (R, G) arrays: ``AD`` = A - D, ``N``, ``NM`` = N - n_M, ``NU`` = N - n_U, ``U`` = sum u,
+    ``UJ`` = sum u J, ``UT`` = sum of u over metric-only ties.
+    """
+    wu = w * u
+    ones = np.ones((1, s_m.shape[0]))
+    return {
+        "AD": (w * s_u) @ s_m.T,
+        "N": w.sum(axis=1, keepdims=True) @ ones,
+        "NM": w @ np.abs(s_m).T,
+        "NU": (w * np.abs(s_u)).sum(axis=1, keepdims=True) @ ones,
+        "U": wu.sum(axis=1, keepdims=True) @ ones,
+        "UJ": (wu * s_u) @ s_m.T,
+        "UT": wu @ (s_m == 0).T.astype(np.float64),
+    }
+
+
+def statistics_from_sums(s: dict[str, FloatArray]) -> dict[str, FloatArray]:
+    """tau, tau_b, MUP, MUP_b (tau_b-consistent) and MUP_b_published; NaN where undefined."""
+    nan = np.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        U, UT = s["U"], s["UT"]
+        untied = U - UT
+        return {
+            "tau": np.where(s["N"] > 0, s["AD"] / s["N"], nan),
+            "tau_b": np.where((s["NM"] > 0) & (s["NU"] > 0), s["AD"] / np.sqrt(s["NM"] * s["NU"]), nan),
+            "MUP": np.where(U > 0, s["UJ"] / U, nan),
+            "MUP_b": np.where((U > 0) & (untied > TIE * U), s["UJ"] / np.sqrt(untied * U), nan),
+            "MUP_b_published": np.where(U > 0, s["UJ"] / np.sqrt((U + UT) * U), nan),
+        }
+
+
+def pair_statistics(d: FloatArray, p: FloatArray, *, user_sign: FloatArray | None = None, w: FloatArray | None = None) -> dict[str, FloatArray]:
+    """All five statistics over all pairs, for R preference vectors and/or R weightings at once.
+
+    Parameters
+    ----------
+    d : (G, P) metric differences ``d_M(c)``.
+    p : (P,) or (R, P) user preferences.
+    user_sign : like ``p``; exact user signs (default ``sign(p)`` with the 1e-12 tie rule).
+    w : (R, P) weights (default 1 for every pair).
+
+    Returns
+    -------
+    dict statistic -> (R, G) array.
+    """
+    p = np.atleast_2d(np.asarray(p, dtype=np.float64))
+    s_u = signs(p) if user_sign is None else np.atleast_2d(np.asarray(user_sign, dtype=np.float64))
+    w = np.ones_like(p) if w is None else np.atleast_2d(np.asarray(w, dtype=np.float64))
+    return statistics_from_sums(weighted_sums(signs(d), s_u, np.abs(p), w))
+
+
+@dataclass(frozen=True)
+class AgreementResult:
+    """Tidy agreement table plus the settings that produced it.
+
+    ``table`` has columns ``measure statistic subset n value ci_low ci_high``; ``n`` is the number
+    of run pairs in the subset; the interval is a percentile cluster-bootstrap interval over
+    topics (NaN without bootstrap). ``seed`` is None only when a Generator was passed.
+    """
+
+    table: pd.DataFrame
+    n_pairs: int
+    n_topics: int
+    B: int
+    seed: int | None
+    confidence: float
+    tau_mode: str
+
+
+def agreement(
+    d: FloatArray,
+    p: FloatArray,
+    measures: Sequence[str],
+    *,
+    user_sign: FloatArray | None = None,
+    clusters: IntArray | None = None,
+    B: int = 0,
+    rng: RngLike = None,
+    confidence: float = 0.95,
+    tau_mode: str = "pairs",
+) -> AgreementResult:
+    """Agreement statistics of G metrics with user preferences on P run pairs (spec §3).
+
+    Parameters
+    ----------
+    d : (G, P) metric differences ``M(run_b) - M(run_a)`` on each pair.
+    p : (P,) mean user preferences (positive: run_b preferred); finite.
+    measures : G metric names.
+    user_sign : (P,) exact user signs (default ``sign(p)`` with ``|p| <= 1e-12`` a tie).
+    clusters : (P,) topic index of each pair for the cluster bootstrap (default: each pair its own).
+    B : bootstrap resamples of topics (0: no intervals).
+    rng : seed or Generator for the bootstrap.
+    confidence : level of the percentile intervals.
+    tau_mode : ``pairs`` (default, per-pair signs) or ``scipy`` (``scipy.stats.kendalltau(d, p)``
+        over the pairs of each subset; register item 23; no bootstrap intervals for tau, tau_b).
+    """
+    d = np.atleast_2d(np.asarray(d, dtype=np.float64))
+    p = np.asarray(p, dtype=np.float64)
+    G, P = d.shape
+    if len(measures) != G:
+        raise ValueError(f"{len(measures)} measure names for {G} rows of differences")
+    if p.shape != (P,):
+        raise ValueError(f"preferences must have shape ({P},), got {p.shape}")
+    if P == 0:
+        raise EvaluationError("no run pairs to analyse")
+    if not (np.isfinite(p).all() and np.isfinite(d).all()):
+        raise EvaluationError("preferences and metric differences must be finite")
+    if tau_mode not in TAU_MODES:
+        raise ValueError(f"tau_mode must be one of {', '.join(TAU_MODES)}, got {tau_mode!r}")
+    if B < 0:
+        raise ValueError(f"B must be >= 0, got {B}")
+    s_u = signs(p) if user_sign is None else np.asarray(user_sign, dtype=np.float64)
+    clusters = np.arange(P) if clusters is None else np.asarray(clusters)
+    generator, seed = resolve_rng(rng)
+
+    point, n = _subset_statistics(d, s_u, np.abs(p), np.ones((1, P)))
+    if tau_mode == "scipy":
+        _scipy_taus(point, d, p)
+    low = {k: np.full(G, np.nan) for k in point}
+    high = {k: np.full(G, np.nan) for k in point}
+    if B > 0:
+        _, cluster_index = np.unique(clusters, return_inverse=True)
+        counts = bootstrap_counts(generator, int(cluster_index.max()) + 1, B)
+        boot, _ = _subset_statistics(d, s_u, np.abs(p), counts[:, cluster_index].astype(np.float64))
+        for key, samples in boot.items():
+            if tau_mode == "scipy" and key[1] in ("tau", "tau_b"):
+                continue
+            low[key], high[key] = percentile_interval(samples, confidence, axis=0)
+    rows = [
+        (measure, statistic, subset, int(n[subset][g]), float(point[subset, statistic][0, g]),
+         float(low[subset, statistic][g]), float(high[subset, statistic][g]))
+        for g, measure in enumerate(measures)
+        for statistic in STATISTICS
+        for subset in SUBSETS
+    ]
+    table = pd.DataFrame.from_records(rows, columns=TABLE_COLUMNS)
+    return AgreementResult(table, P, int(np.unique(clusters).size), B, seed if B > 0 else None, confidence, tau_mode)
+
+
+def _subset_statistics(
+    d: FloatArray, s_u: FloatArray, u: FloatArray, w: FloatArray
+) -> tuple[dict[tuple[str, str], FloatArray], dict[str, IntArray]]:
+    """Statistics of every subset for R weightings ``w`` (R, P): {(subset, statistic): (R, G)}."""
+    s_m = signs(d)
+    abs_d = np.abs(d)
+    G = d.shape[0]
+    out: dict[tuple[str, str], FloatArray] = {}
+    n: dict[str, IntArray] = {}
+    ranges = {name: (u > lo) & (u <= hi) for name, (lo, hi) in zip(SUBRANGES, SUBRANGE_BOUNDS)}
+
+    def put(subset: str, stats: dict[str, FloatArray]) -> None:
+        for statistic, value in stats.items():
+            out[subset, statistic] = value
+
+    put("all", statistics_from_sums(weighted_sums(s_m, s_u, u, w)))
+    n["all"] = np.full(G, d.shape[1])
+    for name, mask in ranges.items():
+        put(name, statistics_from_sums(weighted_sums(s_m, s_u, u, w * mask)))
+        n[name] = np.full(G, int(mask.sum()))
+    # Delta bins depend on the metric and, in a resample, on the resample's mean |d| (spec §3.5).
+    with np.errstate(invalid="ignore", divide="ignore"):
+        delta_bar = (w @ abs_d.T) / w.sum(axis=1, keepdims=True)  # (R, G)
+    observed_bar = abs_d.mean(axis=1)
+    for bin_name in BINS:
+        per_metric: dict[str, list[dict[str, FloatArray]]] = {s: [] for s in (bin_name, *(f"{bin_name}:{r}" for r in SUBRANGES))}
+        counts = {s: np.zeros(G, dtype=np.int64) for s in per_metric}
+        for g in range(G):
+            large = abs_d[g][None, :] > delta_bar[:, g : g + 1]  # (R, P)
+            mask = large if bin_name == "large" else ~large
+            observed = abs_d[g] > observed_bar[g]
+            observed = observed if bin_name == "large" else ~observed
+            per_metric[bin_name].append(statistics_from_sums(weighted_sums(s_m[g : g + 1], s_u, u, w * mask)))
+            counts[bin_name][g] = int(observed.sum())
+            for r_name, r_mask in ranges.items():
+                cell = f"{bin_name}:{r_name}"
+                per_metric[cell].append(statistics_from_sums(weighted_sums(s_m[g : g + 1], s_u, u, w * mask * r_mask)))
+                counts[cell][g] = int((observed & r_mask).sum())
+        for subset, parts in per_metric.items():
+            put(subset, {k: np.concatenate([part[k] for part in parts], axis=1) for k in parts[0]})
+            n[subset] = counts[subset]
+    return out, n
+
+
+def _scipy_taus(point: dict[tuple[str, str], FloatArray], d: FloatArray, p: FloatArray) -> None:
+    """Replace tau/tau_b by scipy's Kendall statistics over the pairs of each subset (register 23)."""
+    u = np.abs(p)
+    ranges = {name: (u > lo) & (u <= hi) for name, (lo, hi) in zip(SUBRANGES, SUBRANGE_BOUNDS)}
+    for g in range(d.shape[0]):
+        large = np.abs(d[g]) > np.abs(d[g]).mean()
+        masks = {"all": np.ones_like(large), "small": ~large, "large": large, **ranges}
+        for b_name, b_mask in (("small", ~large), ("large", large)):
+            for r_name, r_mask in ranges.items():
+                masks[f"{b_name}:{r_name}"] = b_mask & r_mask
+        for subset, mask in masks.items():
+            tau_b, tau_a = kendall_taus(d[g][mask], p[mask])
+            point[subset, "tau_b"][0, g] = tau_b
+            point[subset, "tau"][0, g] = tau_a
+
+
+def kendall_taus(x: FloatArray, y: FloatArray) -> tuple[float, float]:
+    """``(tau_b, tau_a)`` of two samples: scipy's tau_b and ``tau_a = (C - D) / (n (n - 1) / 2)``.
+
+    NaN when fewer than two observations or when either sample is constant.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n = x.size
+    if n < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return np.nan, np.nan
+    tau_b = float(sps.kendalltau(x, y).statistic)
+    n0 = n * (n - 1) / 2
+    ties_x = _tied_pairs(x)
+    ties_y = _tied_pairs(y)
+    return tau_b, tau_b * np.sqrt((n0 - ties_x) * (n0 - ties_y)) / n0
+
+
+def _tied_pairs(values: FloatArray) -> float:
+    _, counts = np.unique(values, return_counts=True)
+    return float((counts * (counts - 1) / 2).sum())
+
+
+def agreement_with_users(
+    items: pd.DataFrame,
+    scores: pd.DataFrame,
+    measures: Sequence[str] | None = None,
+    *,
+    B: int = 0,
+    rng: RngLike = None,
+    confidence: float = 0.95,
+    tau_mode: str = "pairs",
+) -> AgreementResult:
+    """Agreement of every measure of a per-topic score table with preference items.
+
+    Parameters
+    ----------
+    items : from :func:`evaluation.meta.levels.preference_items` (``key run_a run_b p sign topic``).
+    scores : tidy ``run topic measure value`` frame; the metric of pair ``c`` is looked up under
+        topic ``key``. Every needed (run, key, measure) must be present (error otherwise).
+    measures : measures to evaluate (default: all in the scores).
+    B, rng, confidence, tau_mode : see :func:`agreement`; the bootstrap resamples topics.
+    """
+    items = drop_undefined(items)
+    if items.empty:
+        raise EvaluationError("no run pair has a defined user preference")
+    runs = sorted(set(items["run_a"]) | set(items["run_b"]))
+    cube = score_cube(scores, measures, runs=runs, topics=list(dict.fromkeys(items["key"])))
+    kept = items["key"].isin(cube.topics)
+    if not kept.all():
+        items = items[kept].reset_index(drop=True)
+    d = pair_differences(cube, items["key"], items["run_a"], items["run_b"])
+    _, clusters = np.unique(items["topic"].to_numpy(), return_inverse=True)
+    return agreement(
+        d,
+        items["p"].to_numpy(dtype=np.float64),
+        cube.measures,
+        user_sign=items["sign"].to_numpy(dtype=np.float64),
+        clusters=clusters,
+        B=B,
+        rng=rng,
+        confidence=confidence,
+        tau_mode=tau_mode,
+    )

@@ -1,0 +1,251 @@
+"""The metric registry: one :class:`MetricSpec` per metric, and measure strings.
+
+A measure string is ``Name(k=v,...)'@cutoff`` (DESIGN.md, spec §2.9): parameters in parentheses,
+a trailing ``'`` for the condensed-list variant (spec §1.6; accepted right after the name too),
+the cutoff after ``@``. ``str(Measure)`` gives the canonical form with default parameters dropped,
+so canonical strings round-trip and serve as keys.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from evaluation.exceptions import UnknownMetricError
+
+CutoffRule = Literal["required", "optional", "none"]
+DEFAULT_CUTOFFS = (5, 10, 20)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A metric parameter: type, default, description, and optional choices or bounds."""
+
+    type: type
+    default: Any
+    doc: str
+    choices: tuple[Any, ...] | None = None
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+
+    def parse(self, metric: str, name: str, raw: Any) -> Any:
+        value = raw
+        if isinstance(raw, str):
+            text = raw.strip()
+            try:
+                if self.type is bool:
+                    if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                        raise ValueError
+                    value = text.lower() in ("true", "1", "yes")
+                elif self.type is int:
+                    value = int(text)
+                elif self.type is float:
+                    value = float(text)
+                else:
+                    value = text
+            except ValueError:
+                raise UnknownMetricError(f"{metric}: parameter {name} must be {self.type.__name__}, got {raw!r}") from None
+        elif self.type is float and isinstance(raw, int) and not isinstance(raw, bool):
+            value = float(raw)
+        if not isinstance(value, self.type):
+            raise UnknownMetricError(f"{metric}: parameter {name} must be {self.type.__name__}, got {raw!r}")
+        if self.type is float and not np.isfinite(value):
+            raise UnknownMetricError(f"{metric}: parameter {name} must be finite, got {raw!r}")
+        if self.choices is not None and value not in self.choices:
+            options = ", ".join(str(c) for c in self.choices)
+            raise UnknownMetricError(f"{metric}: parameter {name} must be one of {options}, got {raw!r}")
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            bound = ">" if self.low_open else ">="
+            raise UnknownMetricError(f"{metric}: parameter {name} must be {bound} {self.low}, got {raw!r}")
+        if self.high is not None and value > self.high:
+            raise UnknownMetricError(f"{metric}: parameter {name} must be <= {self.high}, got {raw!r}")
+        return value
+
+
+# kernel(ranking, cutoff, **params) -> (R, T) float array
+Kernel = Callable[..., np.ndarray]
+# aggregate(values (R, T) with NaN for excluded topics, table, params) -> (R,)
+Aggregate = Callable[..., np.ndarray]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A registered metric: its kernel, parameters, cutoff rule, tags and citation."""
+
+    name: str
+    kernel: Kernel
+    params: dict[str, Param]
+    cutoff: CutoffRule
+    tags: frozenset[str]
+    citation: str
+    summary: str
+    aggregate: Aggregate | None = None
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {k: p.default for k, p in self.params.items()}
+
+
+REGISTRY: dict[str, MetricSpec] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register(
+    name: str,
+    *,
+    params: dict[str, Param] | None = None,
+    cutoff: CutoffRule = "required",
+    tags: Iterable[str] = (),
+    citation: str,
+    aggregate: Aggregate | None = None,
+    aliases: Iterable[str] = (),
+) -> Callable[[Kernel], Kernel]:
+    """Register ``kernel`` under ``name`` (decorator). Names and aliases must be unique."""
+
+    def decorate(kernel: Kernel) -> Kernel:
+        if name in REGISTRY or name in _ALIASES:
+            raise ValueError(f"metric {name!r} registered twice")
+        doc = (kernel.__doc__ or "").strip().splitlines()
+        spec = MetricSpec(
+            name=name,
+            kernel=kernel,
+            params=dict(params or {}),
+            cutoff=cutoff,
+            tags=frozenset(tags),
+            citation=citation,
+            summary=doc[0] if doc else name,
+            aggregate=aggregate,
+            aliases=tuple(aliases),
+        )
+        REGISTRY[name] = spec
+        for alias in spec.aliases:
+            _ALIASES[alias] = name
+        return kernel
+
+    return decorate
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A metric with parameters, cutoff and list mode: what one output column means."""
+
+    spec: MetricSpec
+    params: dict[str, Any] = field(default_factory=dict)
+    cutoff: int | None = None
+    condensed: bool = False
+    text: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def canonical(self) -> str:
+        """``Name(non-default params)'@cutoff``."""
+        changed = [f"{k}={_fmt(v)}" for k, v in self.params.items() if v != self.spec.params[k].default]
+        out = self.spec.name
+        if changed:
+            out += "(" + ",".join(changed) + ")"
+        if self.condensed:
+            out += "'"
+        if self.cutoff is not None:
+            out += f"@{self.cutoff}"
+        return out
+
+    @property
+    def label(self) -> str:
+        """The string shown in output: the requested text verbatim, else the canonical form."""
+        return self.text or self.canonical()
+
+    def __str__(self) -> str:
+        return self.canonical()
+
+    def __hash__(self) -> int:
+        return hash((self.spec.name, tuple(sorted(self.params.items())), self.cutoff, self.condensed))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Measure) and hash(self) == hash(other) and self.canonical() == other.canonical()
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+_SYNTAX = re.compile(r"^(?P<name>[^()@']+?)(?P<p1>')?(?:\((?P<params>[^()]*)\))?(?P<p2>')?(?:@(?P<cutoff>[^@]*))?$")
+
+
+def get_spec(name: str) -> MetricSpec:
+    """The spec registered under ``name`` or one of its aliases."""
+    key = _ALIASES.get(name, name)
+    if key not in REGISTRY:
+        close = [n for n in REGISTRY if n.lower() == name.lower()]
+        hint = f"; did you mean {close[0]}?" if close else "; run `python -m evaluation metrics` for the list"
+        raise UnknownMetricError(f"unknown metric {name!r}{hint}")
+    return REGISTRY[key]
+
+
+def parse_measure(text: str, **overrides: Any) -> Measure:
+    """Parse ``"alpha-nDCG(alpha=0.3)@10"``, ``"D-nDCG'@5"``, ``"RBU(p=0.99,e=0.05)"``, ...
+
+    Raises UnknownMetricError for unknown names or parameters, bad values and cutoff misuse.
+    """
+    raw = text.strip()
+    # names that themselves contain '@' (S-RR@100%) are matched as a prefix first
+    prefixed = next((n for n in sorted(REGISTRY, key=len, reverse=True) if "@" in n and raw.startswith(n)), None)
+    rest = raw[len(prefixed):] if prefixed else raw
+    match = _SYNTAX.match("X" + rest if prefixed else rest)
+    if not match:
+        raise UnknownMetricError(f"cannot parse measure {text!r}; expected Name(param=value,...)'@cutoff")
+    spec = get_spec(prefixed or match.group("name").strip())
+    condensed = bool(match.group("p1") or match.group("p2"))
+    params = dict(spec.defaults)
+    given = match.group("params")
+    if given is not None and given.strip():
+        for item in given.split(","):
+            if "=" not in item:
+                raise UnknownMetricError(f"{spec.name}: parameters must be name=value, got {item.strip()!r}")
+            key, value = (s.strip() for s in item.split("=", 1))
+            if key not in spec.params:
+                known = ", ".join(spec.params) or "none"
+                raise UnknownMetricError(f"{spec.name}: unknown parameter {key!r} (accepted: {known})")
+            params[key] = spec.params[key].parse(spec.name, key, value)
+    for key, value in overrides.items():
+        if key not in spec.params:
+            raise UnknownMetricError(f"{spec.name}: unknown parameter {key!r}")
+        params[key] = spec.params[key].parse(spec.name, key, value)
+    cutoff = _parse_cutoff(spec, match.group("cutoff"))
+    return Measure(spec, params, cutoff, condensed, text.strip())
+
+
+def _parse_cutoff(spec: MetricSpec, raw: str | None) -> int | None:
+    if raw is None:
+        if spec.cutoff == "required":
+            raise UnknownMetricError(f"{spec.name} needs a cutoff, e.g. {spec.name}@10")
+        return None
+    if spec.cutoff == "none":
+        raise UnknownMetricError(f"{spec.name} takes no cutoff (it scores the whole list)")
+    try:
+        cutoff = int(raw)
+    except ValueError:
+        raise UnknownMetricError(f"{spec.name}: cutoff must be a positive integer, got {raw!r}") from None
+    if cutoff < 1:
+        raise UnknownMetricError(f"{spec.name}: cutoff must be a positive integer, got {raw!r}")
+    return cutoff
+
+
+def default_measures(cutoffs: Iterable[int] = DEFAULT_CUTOFFS, *, condensed: bool = True) -> list[Measure]:
+    """Every registered metric at default parameters: cutoff-taking ones at each cutoff, the
+    rest once on the whole list; each also as its condensed variant when ``condensed``."""
+    out: list[Measure] = []
+    for spec in REGISTRY.values():
+        cuts: list[int | None] = list(cutoffs) if spec.cutoff == "required" else [None]
+        for mode in (False, True) if condensed else (False,):
+            for cut in cuts:
+                out.append(Measure(spec, dict(spec.defaults), cut, mode))
+    return out

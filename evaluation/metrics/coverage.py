@@ -1,0 +1,104 @@
+"""Coverage and set metrics (spec §2.1): I-rec, Prec, PMP, Ef-P, P-IA, S-RR@100%."""
+from __future__ import annotations
+
+import numpy as np
+
+from evaluation._types import FloatArray
+from evaluation.arrays import Ranking
+from evaluation.metrics._common import at, binary, cumulative, din_gain, first_relevant_rank, safe_divide
+from evaluation.metrics.base import Param, register
+
+SAKAI_SONG = "Sakai & Song, Evaluating diversified search results using per-intent graded relevance, SIGIR 2011"
+
+
+def intent_recall(ranking: Ranking, k: int | None) -> FloatArray:
+    """Share of ``I_q^+`` covered by the top ``k`` (whole list when ``k`` is None)."""
+    table = ranking.table
+    limit = ranking.depth if k is None else k
+    covered = (first_relevant_rank(ranking) < limit) & table.rel[None]
+    return safe_divide(covered.sum(axis=2), table.n_rel_intents[None, :])
+
+
+@register(
+    "I-rec",
+    tags={"normalised", "set", "binary", "tool:ntcireval", "tool:ndeval"},
+    citation="Zhai, Cohen & Lafferty, SIGIR 2003 (subtopic recall); Sakai & Song, SIGIR 2011",
+    aliases=("strec", "S-recall"),
+)
+def i_rec(ranking: Ranking, k: int) -> FloatArray:
+    """Intent recall: |{i in I_q^+ covered in the top l}| / M+ (spec §2.1; ndeval strec)."""
+    return intent_recall(ranking, k)
+
+
+def _relevant_any(ranking: Ranking) -> np.ndarray:
+    return ranking.memo(("relT",), lambda: (ranking.grades >= 1).any(axis=3).astype(np.float64))
+
+
+@register("Prec", tags={"normalised", "set", "binary", "gold"}, citation=SAKAI_SONG + " (gold standard)")
+def prec(ranking: Ranking, k: int) -> FloatArray:
+    """Precision: documents relevant to at least one intent in the top l, divided by l (spec §2.1)."""
+    return at(cumulative(ranking, "relT", _relevant_any(ranking)), k) / k
+
+
+@register(
+    "PMP",
+    params={"pmp_tie": Param(str, "lowest", "tie for the most popular intent: lowest id or union", ("lowest", "union"))},
+    tags={"normalised", "set", "binary", "gold"},
+    citation=SAKAI_SONG + " (precision for the most popular intent)",
+)
+def pmp(ranking: Ranking, k: int, pmp_tie: str = "lowest") -> FloatArray:
+    """Precision for the most popular intent i* = argmax_{I_q^+} w_i (spec §2.1; register #10).
+
+    NaN where all weights over ``I_q^+`` are equal and ``M+ > 1`` (PMP is meaningless there).
+    """
+    table = ranking.table
+
+    def build() -> np.ndarray:
+        w = np.where(table.rel, table.W, -np.inf)
+        best = w.max(axis=1, keepdims=True)
+        chosen = table.rel & (w == best)
+        if pmp_tie == "lowest":
+            first = np.argmax(chosen, axis=1)
+            chosen = np.zeros_like(chosen)
+            chosen[np.arange(table.n_topics), first] = table.rel.any(axis=1)
+        hits = ((ranking.grades >= 1) & chosen[None, :, None, :]).any(axis=3).astype(np.float64)
+        return np.cumsum(hits, axis=2)
+
+    value = at(ranking.memo(("pmp", pmp_tie), build), k) / k
+    meaningless = table.uniform_weights & (table.n_rel_intents > 1)
+    return np.where(meaningless[None, :], np.nan, value)
+
+
+@register(
+    "Ef-P",
+    tags={"normalised", "set", "gold", "type_sensitive", "reconstructed"},
+    citation="Sakai, WWW 2012 (effective precision); definition reconstructed in spec §2.1",
+)
+def ef_p(ranking: Ranking, k: int) -> FloatArray:
+    """Effective precision: documents with positive DIN gain in the top l, divided by l (spec §2.1)."""
+    effective = ranking.memo(("DG>0",), lambda: (din_gain(ranking) > 0).astype(np.float64))
+    return at(cumulative(ranking, "DG>0", effective), k) / k
+
+
+@register("P-IA", tags={"normalised", "intent_aware", "binary", "tool:ndeval"}, citation="Agrawal et al., WSDM 2009; ndeval")
+def p_ia(ranking: Ranking, k: int) -> FloatArray:
+    """Intent-aware precision: (1/W+) sum_i w_i |{r <= k : J_i(r) = 1}| / k (spec §2.1)."""
+    table = ranking.table
+    per_rank = ranking.memo(("pia",), lambda: (binary(ranking) * table.W_hat[None, :, None, :]).sum(axis=3))
+    return at(cumulative(ranking, "pia", per_rank), k) / k
+
+
+@register(
+    "S-RR@100%",
+    cutoff="optional",
+    tags={"normalised", "set", "binary"},
+    citation="Zhai, Cohen & Lafferty, SIGIR 2003 (as described by Amigó et al., SIGIR 2018)",
+)
+def s_rr(ranking: Ranking, k: int | None) -> FloatArray:
+    """1 / (first rank at which every intent of I_q^+ is covered); 0 if never (spec §2.1)."""
+    table = ranking.table
+    limit = ranking.depth if k is None else k
+    first = np.where(table.rel[None], first_relevant_rank(ranking), -1)
+    last = first.max(axis=2)
+    complete = (last < limit) & (table.n_rel_intents[None, :] > 0)
+    return np.where(complete, 1.0 / (last + 1.0), 0.0)

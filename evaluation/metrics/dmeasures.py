@@ -1,0 +1,151 @@
+"""D-, D#-, DIN-, DIN#-measures and P+Q/P+Q# (spec §2.4-2.5; Sakai & Song 2011, Sakai 2012, NTCIREVAL).
+
+All of them work on gain vectors and the Q-measure's blended ratio::
+
+    BR(r) = (beta CG(r) + C(r)) / (beta CG*(r) + r),   Q@l = sum_{r<=l} I(r) BR(r) / min(l, R)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from evaluation._types import FloatArray
+from evaluation.arrays import Ranking
+from evaluation.metrics._common import at, discount, din_gain, global_gain, ntcir_round, safe_divide
+from evaluation.metrics.base import Param, register
+from evaluation.metrics.coverage import intent_recall
+
+SAKAI_SONG = "Sakai & Song, Evaluating diversified search results using per-intent graded relevance, SIGIR 2011"
+SAKAI_DIN = "Sakai, Evaluation with informational and navigational intents, WWW 2012"
+SAKAI_Q = "Sakai, On the reliability of information retrieval metrics based on graded relevance, IPM 2007 (Q-measure)"
+
+GAMMA = Param(float, 0.5, "weight of I-rec in the # combination", low=0.0, high=1.0)
+BETA_Q = Param(float, 1.0, "Q-measure's beta (gain vs. rank blending)", low=0.0)
+ROUND = Param(bool, False, "combine 4-decimal components like NTCIREVAL's scripts (spec §1.7 quirk)")
+
+
+def blended_ratio_sums(gains: np.ndarray, ideal: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative ``sum I(r) BR(r)`` and ``C(r)`` along axis 2 of ``gains`` ``(R, T, K, ...)``.
+
+    ``ideal`` holds ideal gains ``(T, K, ...)`` sorted descending and zero padded, so its
+    cumulative sum stays flat after ``R``.
+    """
+    K = gains.shape[2]
+    shape = (1, 1, K) + (1,) * (gains.ndim - 3)
+    r = np.arange(1, K + 1, dtype=np.float64).reshape(shape)
+    relevant = (gains > 0).astype(np.float64)
+    count = np.cumsum(relevant, axis=2)
+    ratio = (beta * np.cumsum(gains, axis=2) + count) / (beta * np.cumsum(ideal, axis=1)[None] + r)
+    return np.cumsum(relevant * ratio, axis=2), count
+
+
+def _q_at(ranking: Ranking, key: str, gains_of, k: int, beta: float) -> FloatArray:
+    table = ranking.table
+    sums = ranking.memo(("Q", key, beta), lambda: blended_ratio_sums(gains_of(), table.global_ideal(ranking.depth), beta)[0])
+    return safe_divide(at(sums, k), np.minimum(k, table.n_global_rel)[None, :])
+
+
+def _ndcg_at(ranking: Ranking, key: str, gains_of, k: int) -> FloatArray:
+    disc = discount("log", ranking.depth)
+    table = ranking.table
+    dcg = ranking.memo(("gdcg", key), lambda: np.cumsum(gains_of() * disc[None, None, :], axis=2))
+    ideal = table.memo(("gdcg_ideal", ranking.depth), lambda: np.cumsum(table.global_ideal(ranking.depth) * disc[None, :], axis=1))
+    return safe_divide(at(dcg, k), at(ideal, k, axis=1)[None, :])
+
+
+def _sharp(ranking: Ranking, base: FloatArray, k: int, gamma: float, rounded: bool) -> FloatArray:
+    """``gamma I-rec@l + (1 - gamma) base`` (the # combination)."""
+    irec = intent_recall(ranking, k)
+    if rounded:
+        irec, base = ntcir_round(irec), ntcir_round(base)
+    return gamma * irec + (1.0 - gamma) * base
+
+
+D_TAGS = {"normalised", "graded", "tool:ntcireval"}
+
+
+@register("D-nDCG", tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG)
+def d_ndcg(ranking: Ranking, k: int) -> FloatArray:
+    """MSnDCG@l on global gains GG = sum_i w_i g_i with the global ideal (spec §2.4)."""
+    return _ndcg_at(ranking, "GG", lambda: global_gain(ranking), k)
+
+
+@register("D-Q", params={"beta": BETA_Q}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG + "; " + SAKAI_Q)
+def d_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
+    """Q@l on global gains with the global ideal (spec §2.4)."""
+    return _q_at(ranking, "GG", lambda: global_gain(ranking), k, beta)
+
+
+@register("D#-nDCG", params={"gamma": GAMMA, "ntcir_round_components": ROUND}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG)
+def d_sharp_ndcg(ranking: Ranking, k: int, gamma: float = 0.5, ntcir_round_components: bool = False) -> FloatArray:
+    """gamma I-rec@l + (1 - gamma) D-nDCG@l (spec §2.4)."""
+    return _sharp(ranking, d_ndcg(ranking, k), k, gamma, ntcir_round_components)
+
+
+@register("D#-Q", params={"gamma": GAMMA, "beta": BETA_Q, "ntcir_round_components": ROUND}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG)
+def d_sharp_q(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0, ntcir_round_components: bool = False) -> FloatArray:
+    """gamma I-rec@l + (1 - gamma) D-Q@l (spec §2.4)."""
+    return _sharp(ranking, d_q(ranking, k, beta), k, gamma, ntcir_round_components)
+
+
+DIN_TAGS = {"normalised", "graded", "type_sensitive", "tool:ntcireval"}
+
+
+@register("DIN-nDCG", tags=DIN_TAGS, citation=SAKAI_DIN)
+def din_ndcg(ranking: Ranking, k: int) -> FloatArray:
+    """MSnDCG@l on DIN gains over the global ideal of D-nDCG (spec §2.5)."""
+    return _ndcg_at(ranking, "DG", lambda: din_gain(ranking), k)
+
+
+@register("DIN-Q", params={"beta": BETA_Q}, tags=DIN_TAGS, citation=SAKAI_DIN)
+def din_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
+    """Q@l on DIN gains over the global ideal (spec §2.5)."""
+    return _q_at(ranking, "DG", lambda: din_gain(ranking), k, beta)
+
+
+@register("DIN#-nDCG", params={"gamma": GAMMA, "ntcir_round_components": ROUND}, tags=DIN_TAGS, citation=SAKAI_DIN)
+def din_sharp_ndcg(ranking: Ranking, k: int, gamma: float = 0.5, ntcir_round_components: bool = False) -> FloatArray:
+    """gamma I-rec@l + (1 - gamma) DIN-nDCG@l (spec §2.5)."""
+    return _sharp(ranking, din_ndcg(ranking, k), k, gamma, ntcir_round_components)
+
+
+@register("DIN#-Q", params={"gamma": GAMMA, "beta": BETA_Q, "ntcir_round_components": ROUND}, tags=DIN_TAGS, citation=SAKAI_DIN)
+def din_sharp_q(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0, ntcir_round_components: bool = False) -> FloatArray:
+    """gamma I-rec@l + (1 - gamma) DIN-Q@l (spec §2.5)."""
+    return _sharp(ranking, din_q(ranking, k, beta), k, gamma, ntcir_round_components)
+
+
+def _per_intent_sums(ranking: Ranking, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative ``I·BR`` and ``C`` per intent, ``(R, T, K, I)``, with per-intent ideals."""
+
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        ideal = np.moveaxis(ranking.table.intent_ideal(ranking.depth), 2, 1)  # (T, K, I)
+        return blended_ratio_sums(ranking.grades.astype(np.float64), ideal, beta)
+
+    return ranking.memo(("Q_i", beta), build)
+
+
+def p_plus(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
+    """P+ per intent on the list cut at l (spec §2.5): BR averaged over relevant ranks up to the
+    first occurrence of the largest gain present in the list. ``(R, T, I)``."""
+    sums, count = _per_intent_sums(ranking, beta)
+    g = ranking.grades[:, :, :k]
+    top = g.max(axis=2, keepdims=True)
+    preferred = np.argmax(g == top, axis=2)[:, :, None, :]
+    value = safe_divide(np.take_along_axis(sums, preferred, axis=2)[:, :, 0], np.take_along_axis(count, preferred, axis=2)[:, :, 0])
+    return np.where(top[:, :, 0] > 0, value, 0.0)
+
+
+@register("P+Q", params={"beta": BETA_Q}, tags={"normalised", "graded", "type_sensitive", "intent_aware", "tool:ntcireval"}, citation=SAKAI_DIN + "; NTCIREVAL DIN-NTCIR-PQeval")
+def pplus_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
+    """sum_{nav} w_i P+_i + sum_{inf} w_i Q_i@l over I_q^+ (spec §2.5)."""
+    table = ranking.table
+    sums, _ = _per_intent_sums(ranking, beta)
+    q = safe_divide(at(sums, k), np.minimum(k, table.n_rel)[None])
+    per_intent = np.where(table.nav[None], p_plus(ranking, k, beta), q)
+    return (per_intent * np.where(table.rel, table.W, 0.0)[None]).sum(axis=2)
+
+
+@register("P+Q#", params={"gamma": GAMMA, "beta": BETA_Q, "ntcir_round_components": ROUND}, tags={"normalised", "graded", "type_sensitive", "intent_aware", "tool:ntcireval"}, citation=SAKAI_DIN + "; NTCIREVAL NEVIAPQ2sharpnev")
+def pplus_q_sharp(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0, ntcir_round_components: bool = False) -> FloatArray:
+    """gamma I-rec@l + (1 - gamma) P+Q@l (spec §2.5)."""
+    return _sharp(ranking, pplus_q(ranking, k, beta), k, gamma, ntcir_round_components)

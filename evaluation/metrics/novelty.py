@@ -1,0 +1,176 @@
+"""Novelty-biased cascade metrics of ndeval (spec §2.3): alpha-DCG, alpha-nDCG, ERR-IA, nERR-IA,
+NRBP, nNRBP, and the greedy ideal list they share (spec §1.5).
+
+Novelty gain with intent weights renormalised over ``I_q^+`` (``ŵ_i = w_i / W+``)::
+
+    n(r) = sum_i ŵ_i J_i(r) (1 - alpha)^{c_i(r)}
+
+which is ndeval's ``sum_i J_i (1-alpha)^c_i / M+`` when the weights are uniform.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from evaluation._types import FloatArray
+from evaluation.arrays import Ranking, TopicTable, _fit
+from evaluation.metrics._common import at, binary, cutoff_or_depth, discount, safe_divide, seen_before
+from evaluation.metrics.base import Param, register
+
+CLARKE = "Clarke et al., Novelty and diversity in information retrieval evaluation, SIGIR 2008"
+CLARKE_NRBP = "Clarke, Kolla & Vechtomova, An effectiveness measure for ambiguous and underspecified queries, ICTIR 2009"
+CHAPELLE_IA = "Chapelle et al., Intent-based diversification of web search results, IRJ 2011; ndeval"
+
+ALPHA = Param(float, 0.5, "novelty penalty: each earlier document of the intent multiplies its gain by (1 - alpha)", low=0.0, high=1.0)
+BETA = Param(float, 0.5, "NRBP patience", low=0.0, high=1.0, low_open=True)
+GRADED = Param(bool, False, "use g_i/G_i instead of binary J_i (Amigó et al.; not ndeval)")
+QUIRK = Param(bool, False, "reproduce pyndeval's unnormalised @1 values (spec §2.3 tool quirk)")
+NEGLIGIBLE = 1e-17  # rank-biased weights below this change no float64 digit of a sum that starts at >= 1e-1
+
+
+def _relevance(table_or_grades: np.ndarray, gmax: np.ndarray, graded: bool) -> np.ndarray:
+    if not graded:
+        return (table_or_grades >= 1).astype(np.float64)
+    return np.divide(table_or_grades, gmax, out=np.zeros(table_or_grades.shape), where=gmax > 0)
+
+
+def novelty_gain(ranking: Ranking, alpha: float, graded: bool = False) -> np.ndarray:
+    """``n(r)`` for every run, topic and rank: ``(R, T, K)``."""
+
+    def build() -> np.ndarray:
+        table = ranking.table
+        v = _relevance(ranking.grades, table.gmax[None, :, None, :], graded)
+        decay = (1.0 - alpha) ** seen_before(ranking)
+        return (v * decay * table.W_hat[None, :, None, :]).sum(axis=3)
+
+    return ranking.memo(("novelty", alpha, graded), build)
+
+
+def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: bool = False) -> FloatArray:
+    """Novelty gains ``n*(r)`` of ndeval's greedy ideal list, ``(T, length)`` (spec §1.5).
+
+    Each step takes the document maximising ``sum_i a_i J_i (1-alpha)^{c_i}`` (``a_i = 1`` when
+    the topic's weights are uniform, as in ndeval, else ``ŵ_i``), ties going to the greatest
+    docid; all topics advance together. The list only covers relevant documents: every later
+    (judged, nonrelevant) document has gain 0.
+    """
+    key = ("greedy", alpha, graded)
+    n_cand = table.n_rel_docs
+    N = max(int(n_cand.max(initial=0)), 1)
+    cached = table._cache.get(key)
+    if cached is not None and cached.shape[1] >= min(length, N):
+        return _fit(cached, length)
+    T, I = table.n_topics, table.n_intents
+    V = np.zeros((T, N, I))  # relevance values of candidates, docid descending
+    J = np.zeros((T, N, I))
+    for t, (a, b) in enumerate(table.topic_rows):
+        block = table.grades[a:b]
+        relevant = np.flatnonzero((block >= 1).any(axis=1))
+        order = relevant[np.argsort(table.docids[a:b][relevant].astype(str))[::-1]]
+        V[t, : order.size] = _relevance(block[order], table.gmax[t], graded)
+        J[t, : order.size] = block[order] >= 1
+    coef = np.where(table.uniform_weights[:, None], table.rel.astype(np.float64), table.W_hat)
+    steps = min(length, N)
+    gains = np.zeros((T, max(length, 1)))
+    counts = np.zeros((T, I))
+    available = np.arange(N)[None, :] < n_cand[:, None]
+    rows = np.arange(T)
+    for step in range(steps):
+        decay = (1.0 - alpha) ** counts
+        score = np.zeros((T, N))
+        for i in range(I):  # sequential sum in intent order, as ndeval adds subtopic by subtopic
+            score = score + V[:, :, i] * (coef[:, i] * decay[:, i])[:, None]
+        score = np.where(available, score, -np.inf)
+        pick = np.argmax(score, axis=1)
+        live = available[rows, pick]
+        gains[:, step] = np.where(live, (V[rows, pick] * decay * table.W_hat).sum(axis=1), 0.0)
+        counts += J[rows, pick] * live[:, None]
+        available[rows, pick] = False
+    table._cache[key] = gains[:, : max(steps, 1)]
+    return _fit(gains, length)
+
+
+def _ideal_cumulative(ranking: Ranking, alpha: float, graded: bool, disc: str, k: int) -> FloatArray:
+    table = ranking.table
+    ideal = greedy_ideal_gains(table, alpha, k, graded)
+    return np.cumsum(ideal * discount(disc, k)[None, :], axis=1)[:, k - 1]
+
+
+def _cumulative_gain(ranking: Ranking, alpha: float, graded: bool, disc: str) -> np.ndarray:
+    n = novelty_gain(ranking, alpha, graded)
+    return ranking.memo(("novelty_cum", alpha, graded, disc), lambda: np.cumsum(n * discount(disc, ranking.depth)[None, None, :], axis=2))
+
+
+def _ideal_ideal(alpha: float, disc: str, k: int) -> float:
+    """Normaliser of a list whose every document is relevant to every intent (weights sum to 1)."""
+    return float((((1.0 - alpha) ** np.arange(k)) * discount(disc, k)).sum())
+
+
+def _rank1_count(ranking: Ranking) -> FloatArray:
+    return binary(ranking)[:, :, 0, :].sum(axis=2)
+
+
+def _collection_normalised(ranking: Ranking, k: int, alpha: float, graded: bool, quirk: bool, disc: str) -> FloatArray:
+    if quirk and k == 1:
+        return _rank1_count(ranking)
+    value = at(_cumulative_gain(ranking, alpha, graded, disc), k) / _ideal_ideal(alpha, disc, k)
+    return np.where(ranking.table.W_plus[None, :] > 0, value, 0.0)
+
+
+def _ideal_normalised(ranking: Ranking, k: int, alpha: float, graded: bool, disc: str) -> FloatArray:
+    return safe_divide(at(_cumulative_gain(ranking, alpha, graded, disc), k), _ideal_cumulative(ranking, alpha, graded, disc, k)[None, :])
+
+
+CASCADE_TAGS = {"intent_aware", "binary", "cascade", "tool:ndeval"}
+
+
+@register("alpha-DCG", params={"alpha": ALPHA, "graded": GRADED, "ndeval_rank1_quirk": QUIRK}, tags=CASCADE_TAGS | {"normalised"}, citation=CLARKE + "; ndeval normalisation", aliases=("α-DCG",))
+def alpha_dcg(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False, ndeval_rank1_quirk: bool = False) -> FloatArray:
+    """sum_{r<=k} n(r)/log2(r+1) over the ideal-ideal list (ndeval's "alpha-DCG"; spec §2.3)."""
+    return _collection_normalised(ranking, k, alpha, graded, ndeval_rank1_quirk, "log")
+
+
+@register("alpha-nDCG", params={"alpha": ALPHA, "graded": GRADED}, tags=CASCADE_TAGS, citation=CLARKE, aliases=("α-nDCG",))
+def alpha_ndcg(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False) -> FloatArray:
+    """sum_{r<=k} n(r)/log2(r+1) over the same sum on the greedy ideal (spec §2.3)."""
+    return _ideal_normalised(ranking, k, alpha, graded, "log")
+
+
+@register("ERR-IA", params={"alpha": ALPHA, "graded": GRADED, "ndeval_rank1_quirk": QUIRK}, tags=CASCADE_TAGS | {"normalised"}, citation=CHAPELLE_IA)
+def err_ia(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False, ndeval_rank1_quirk: bool = False) -> FloatArray:
+    """TREC's ERR-IA: sum_{r<=k} n(r)/r over the ideal-ideal list (ndeval; spec §2.3)."""
+    return _collection_normalised(ranking, k, alpha, graded, ndeval_rank1_quirk, "rr")
+
+
+@register("nERR-IA", params={"alpha": ALPHA, "graded": GRADED}, tags=CASCADE_TAGS, citation=CHAPELLE_IA)
+def nerr_ia(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False) -> FloatArray:
+    """sum_{r<=k} n(r)/r over the same sum on the greedy ideal (ndeval; spec §2.3)."""
+    return _ideal_normalised(ranking, k, alpha, graded, "rr")
+
+
+def _nrbp_length(beta: float, depth: int) -> int:
+    if beta >= 1.0:
+        return depth
+    return max(depth, math.ceil(math.log(NEGLIGIBLE) / math.log(beta)))
+
+
+def _nrbp_sum(ranking: Ranking, k: int | None, alpha: float, beta: float, graded: bool) -> FloatArray:
+    depth = cutoff_or_depth(ranking, k)
+    n = novelty_gain(ranking, alpha, graded)[:, :, :depth]
+    return (n * discount("rbp", n.shape[2], beta=beta)[None, None, :]).sum(axis=2)
+
+
+@register("NRBP", params={"alpha": ALPHA, "beta": BETA, "graded": GRADED}, cutoff="optional", tags=CASCADE_TAGS | {"normalised", "whole_list"}, citation=CLARKE_NRBP)
+def nrbp(ranking: Ranking, k: int | None, alpha: float = 0.5, beta: float = 0.5, graded: bool = False) -> FloatArray:
+    """(1 - (1-alpha) beta) sum_r beta^(r-1) n(r) over the whole list (spec §2.3)."""
+    return (1.0 - (1.0 - alpha) * beta) * _nrbp_sum(ranking, k, alpha, beta, graded)
+
+
+@register("nNRBP", params={"alpha": ALPHA, "beta": BETA, "graded": GRADED}, cutoff="optional", tags=CASCADE_TAGS | {"whole_list"}, citation=CLARKE_NRBP + "; ndeval")
+def nnrbp(ranking: Ranking, k: int | None, alpha: float = 0.5, beta: float = 0.5, graded: bool = False) -> FloatArray:
+    """NRBP divided by NRBP of the greedy ideal over all judged documents (spec §2.3)."""
+    length = _nrbp_length(beta, ranking.depth)  # the ideal always runs over all judged documents
+    ideal = greedy_ideal_gains(ranking.table, alpha, length, graded)
+    ideal_sum = (ideal * discount("rbp", length, beta=beta)[None, :]).sum(axis=1)
+    return safe_divide(_nrbp_sum(ranking, k, alpha, beta, graded), ideal_sum[None, :])
