@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-REFERENCE = Path(os.environ.get("DIVERSITY_REFERENCE", Path(__file__).resolve().parents[3] / "shared" / "reference"))
-if not REFERENCE.exists():  # the repository may be checked out elsewhere; tests/evaluation/data keeps a copy
-    REFERENCE = Path(__file__).resolve().parent / "data" / "reference"
+# An unchanged copy of shared/reference (README.md there gives provenance); override with DIVERSITY_REFERENCE.
+REFERENCE = Path(os.environ.get("DIVERSITY_REFERENCE", Path(__file__).resolve().parent / "data" / "reference"))
 
 # tool -> (tolerance, run order used to make the golden values)
 TOOLS = {

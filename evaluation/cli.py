@@ -1,0 +1,177 @@
+"""Command line: ``python -m evaluation {score,metrics,difficulty,meta} ...``.
+
+Errors print one line on stderr (``file:line: reason`` for bad files) and exit with status 2;
+output files are written atomically, so a failed run leaves none behind.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Sequence
+
+import pandas as pd
+
+from evaluation.collection import Collection
+from evaluation.engine import evaluate
+from evaluation.exceptions import EvaluationError
+from evaluation.io.runs import ORDERS, read_run
+from evaluation.io.scores import FORMATS, render_scores, write_atomic
+from evaluation.loading import load_collection
+from evaluation.metrics import REGISTRY
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _add_collection_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("collection")
+    group.add_argument("--qrels", required=True, help="diversity qrels: TREC 'topic subtopic docid grade' or NTCIR Dqrels 'topic intent docid Lk'")
+    group.add_argument("--intents", help="intent probabilities 'topic intent prob [inf|nav]' (NTCIR Iprob/DINprob)")
+    group.add_argument("--topics", help="TREC topic XML with <subtopic number= type=nav|inf>")
+    group.add_argument("--keep-intents", type=_positive_int, metavar="K", help="keep the K heaviest intents per topic, renormalised")
+    group.add_argument("--weights", choices=("original", "uniform", "linear"), default="original", help="intent weights (simplified collections, spec 4.9)")
+    group.add_argument("--binary", action="store_true", help="binarise grades (g >= 1 -> 1)")
+    group.add_argument("--uniform-over", choices=("relevant", "listed"), default="relevant", help="intents sharing uniform weights when none are given")
+    group.add_argument("--on-duplicate-qrel", choices=("error", "max"), default="error", help="a repeated (topic, intent, doc) line")
+
+
+def _collection(args: argparse.Namespace) -> Collection:
+    col = load_collection(args.qrels, args.intents, args.topics, on_duplicate_qrel=args.on_duplicate_qrel, uniform_over=args.uniform_over)
+    if args.keep_intents:
+        col = col.keep_top_intents(args.keep_intents)
+    if args.weights != "original":
+        col = col.with_weights(args.weights)
+    if args.binary:
+        col = col.binarised()
+    return col
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m evaluation", description="Diversity evaluation of ranked lists and meta-evaluation against user preferences.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{score,metrics,difficulty,meta}")
+
+    score = sub.add_parser("score", help="score runs with diversity metrics", description="Score runs; output is tidy 'run topic measure value'.")
+    _add_collection_options(score)
+    score.add_argument("--run", action="append", required=True, help="TREC run file 'topic Q0 docid rank score tag' (repeatable)")
+    score.add_argument("--measures", nargs="+", required=True, metavar="NAME", help="e.g. alpha-nDCG@10 'D#-nDCG(gamma=0.5)@10' \"D-nDCG'@5\" RBU; 'all' = every metric at cutoffs 5, 10, 20")
+    score.add_argument("--order", choices=ORDERS, default="score", help="how run lines become a ranking (spec 1.4; default score desc, docid desc)")
+    score.add_argument("--on-duplicate-doc", choices=("keep_first", "error"), default="keep_first", help="a docid listed twice for a topic")
+    score.add_argument("--empty-topic", choices=("nan", "zero"), default="nan", help="topics without relevant documents: NaN and excluded (default) or 0")
+    score.add_argument("--topic-set", choices=("qrels", "run_and_qrels"), default="qrels", help="topics averaged over")
+    score.add_argument("--per-topic", action="store_true", help="one row per (run, topic, measure) plus the mean rows (topic 'all')")
+    score.add_argument("--format", choices=FORMATS, default="tsv")
+    score.add_argument("-o", "--output", help="output file (default: standard output)")
+
+    metrics = sub.add_parser("metrics", help="list every registered metric with parameters, defaults and citation")
+    metrics.add_argument("--format", choices=("text", "tsv", "json"), default="text")
+
+    diff = sub.add_parser("difficulty", help="per-topic xi, diversity difficulty dd and subtopic miss rates smr (Golbus et al.)")
+    _add_collection_options(diff)
+    diff.add_argument("--dd-exponent-offset", type=int, default=0, choices=(0, 1), help="1 reproduces Golbus et al. Table 1 (exponent xi+1)")
+    diff.add_argument("--format", choices=FORMATS, default="tsv")
+    diff.add_argument("-o", "--output")
+
+    sub.add_parser("meta", help="meta-evaluation: agreement with users, discriminative power, ... ('meta --help')", add_help=False)
+    return parser
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        write_atomic(output, text)
+    else:
+        sys.stdout.write(text)
+
+
+def _render_frame(frame: pd.DataFrame, fmt: str) -> str:
+    if fmt == "json":
+        return frame.to_json(orient="records", indent=1) + "\n"
+    return frame.to_csv(sep="\t" if fmt == "tsv" else ",", index=False, lineterminator="\n")
+
+
+def metrics_table() -> pd.DataFrame:
+    """One row per registered metric: name, cutoff rule, parameters (name=default), tags, citation."""
+    rows = []
+    for spec in REGISTRY.values():
+        rows.append(
+            {
+                "name": spec.name,
+                "cutoff": spec.cutoff,
+                "parameters": ", ".join(f"{k}={p.default}" for k, p in spec.params.items()),
+                "tags": ",".join(sorted(spec.tags)),
+                "summary": spec.summary,
+                "citation": spec.citation,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _run_score(args: argparse.Namespace) -> int:
+    col = _collection(args)
+    runs = [read_run(path, order=args.order, on_duplicate_doc=args.on_duplicate_doc) for path in args.run]
+    frame = evaluate(col, runs, args.measures, per_topic=args.per_topic, empty_topic=args.empty_topic, topic_set=args.topic_set, progress=sys.stderr.isatty())
+    _emit(render_scores(frame, args.format), args.output)
+    return 0
+
+
+def _run_metrics(args: argparse.Namespace) -> int:
+    table = metrics_table()
+    if args.format == "text":
+        lines = []
+        for row in table.itertuples(index=False):
+            cut = {"required": "@k", "optional": "[@k]", "none": ""}[row.cutoff]
+            lines.append(f"{row.name}{cut}\n    {row.summary}\n    parameters: {row.parameters or '-'}\n    tags: {row.tags}\n    source: {row.citation}")
+        sys.stdout.write("\n".join(lines) + "\n")
+    else:
+        sys.stdout.write(_render_frame(table, args.format))
+    return 0
+
+
+def _run_difficulty(args: argparse.Namespace) -> int:
+    from evaluation.difficulty import difficulty_frame
+
+    frame = difficulty_frame(_collection(args), exponent_offset=args.dd_exponent_offset)
+    _emit(_render_frame(frame, args.format), args.output)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status (0 ok, 2 bad input)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "meta":
+        try:
+            from evaluation.meta.cli import main as meta_main
+        except ImportError as exc:  # pragma: no cover - the meta package ships with this one
+            print(f"error: meta-evaluation is unavailable: {exc}", file=sys.stderr)
+            return 2
+        return meta_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    handlers = {"score": _run_score, "metrics": _run_metrics, "difficulty": _run_difficulty}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            status = handlers[args.command](args)
+        except EvaluationError as exc:
+            _print_warnings(caught)
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except BrokenPipeError:  # e.g. piped into head
+            return 0
+    _print_warnings(caught)
+    return status
+
+
+def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
+    seen: set[str] = set()
+    for item in caught:
+        text = str(item.message)
+        if text not in seen:
+            seen.add(text)
+            print(f"warning: {text}", file=sys.stderr)

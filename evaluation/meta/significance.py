@@ -1,0 +1,213 @@
+"""Significance tests between runs and discriminative power (spec §4.2-4.4).
+
+* Paired bootstrap test, two-sided, studentised (Sakai, SIGIR 2006): ``t0 = z_bar / (s / sqrt n)``;
+  resample the null-shifted ``w = z - z_bar``; ``ASL = #{b: |t*_b| >= |t0|} / B``.
+* Randomised Tukey HSD (Carterette, TOIS 2012; Sakai & Song 2013): permute each topic row of the
+  topic-by-run matrix, ``D_b = max_j mean_j - min_j mean_j``; ``ASL_jk = #{b: D_b >= |x_j - x_k|} / B``.
+
+Both are vectorised over resamples, run pairs and metrics: one set of bootstrap index vectors
+(as per-topic multiplicities, so resample sums are matrix products) or one set of row
+permutations is drawn and shared by every pair and every metric (common random numbers).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from evaluation._types import FloatArray, IntArray
+from evaluation.exceptions import EvaluationError
+from evaluation.meta._matrix import ScoreCube
+from evaluation.meta._resampling import RngLike, bootstrap_counts, resolve_rng, row_permutations
+
+TESTS = ("bootstrap", "tukey")
+TOL = 1e-12
+SUMMARY_COLUMNS = ["measure", "test", "pairs", "significant", "power", "delta_required", "B", "alpha", "seed"]
+PAIR_COLUMNS = ["measure", "run_a", "run_b", "diff", "asl", "significant"]
+
+
+def run_pairs(m: int) -> tuple[IntArray, IntArray]:
+    """Indices ``(a, b)`` of the ``m (m - 1) / 2`` unordered run pairs, ``a < b``, row-major."""
+    a, b = np.triu_indices(m, k=1)
+    return a.astype(np.int64), b.astype(np.int64)
+
+
+def bootstrap_asl(z: FloatArray, counts: IntArray, alpha: float = 0.05) -> tuple[FloatArray, FloatArray]:
+    """Paired bootstrap ASL for K paired samples under one shared set of resamples (spec §4.2).
+
+    Parameters
+    ----------
+    z : (K, n) per-topic differences ``X_t - Y_t`` of K run pairs (of any metrics).
+    counts : (B, n) multiplicity of each topic in each resample (rows sum to n).
+    alpha : level used for the difference required for significance.
+
+    Returns
+    -------
+    asl : (K,) achieved significance levels.
+    delta : (K,) difference required for significance ``t_alpha * s / sqrt(n)`` where ``t_alpha``
+        is the ceil(B alpha)-th largest ``|t*|`` (Sakai 2006).
+
+    Notes
+    -----
+    Degenerate cases (spec §4.2): ``n < 2`` gives NaN; ``s = 0`` gives ``t0 = 0`` (ASL 1) if
+    ``z_bar = 0`` else ``+-inf`` (ASL 0); a resample with zero spread has ``t* = 0`` if its mean is 0
+    else ``+-inf``. ``|t*| >= |t0| - 1e-12`` counts as reaching ``t0``.
+    """
+    z = np.atleast_2d(np.asarray(z, dtype=np.float64))
+    counts = np.asarray(counts, dtype=np.float64)
+    K, n = z.shape
+    B = counts.shape[0]
+    if n < 2:
+        return np.full(K, np.nan), np.full(K, np.nan)
+    z_bar = z.mean(axis=1)
+    s = z.std(axis=1, ddof=1)
+    flat = s <= TOL
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t0 = np.where(flat, np.where(np.abs(z_bar) <= TOL, 0.0, np.copysign(np.inf, z_bar)), z_bar / (s / math.sqrt(n)))
+    w = z - z_bar[:, None]
+    w[flat] = 0.0
+    s1 = counts @ w.T  # (B, K) resample sums
+    s2 = counts @ (w * w).T  # (B, K) resample sums of squares
+    abs_t = _abs_studentised(s1, s2, n)
+    asl = (abs_t >= np.abs(t0) - TOL).mean(axis=0)
+    k = min(B, max(1, math.ceil(B * alpha)))
+    t_alpha = np.partition(abs_t, B - k, axis=0)[B - k]
+    with np.errstate(invalid="ignore"):
+        delta = t_alpha * s / math.sqrt(n)
+    return asl, delta
+
+
+def _abs_studentised(s1: FloatArray, s2: FloatArray, n: int) -> FloatArray:
+    """``|mean / (sd / sqrt n)|`` of resamples from their sums (overwrites ``s1`` and ``s2``)."""
+    mean = np.divide(s1, n, out=s1)
+    zero_mean = np.abs(mean) <= TOL
+    var = s2
+    var -= n * mean * mean
+    var /= n - 1
+    # Zero spread (every drawn value equal): the sums leave rounding residue, so compare the
+    # variance with the squared magnitude of the values (an exact 0 is caught too).
+    flat = var <= 1e-12 * (var + mean * mean)
+    np.maximum(var, 0.0, out=var)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = np.sqrt(var, out=var)
+        sd /= math.sqrt(n)
+        abs_t = np.abs(mean, out=mean)
+        abs_t /= sd
+    abs_t[flat] = np.inf
+    abs_t[flat & zero_mean] = 0.0
+    return abs_t
+
+
+def tukey_asl(x: FloatArray, perms: IntArray) -> tuple[FloatArray, FloatArray]:
+    """Randomised Tukey HSD ASLs of every run pair of one metric (spec §4.3).
+
+    Parameters
+    ----------
+    x : (n, m) topic-by-run scores.
+    perms : (B, n, m) row permutations (``perms[b, t]`` permutes topic t's m values).
+
+    Returns
+    -------
+    asl : (m, m) symmetric matrix of ASLs (diagonal 1).
+    d : (B,) sorted maxima ``D_b`` of the permuted run-mean ranges.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    n, m = x.shape
+    permuted = x[np.arange(n)[None, :, None], perms]  # (B, n, m)
+    means = permuted.mean(axis=1)
+    d = np.sort(means.max(axis=1) - means.min(axis=1))
+    observed = x.mean(axis=0)
+    gap = np.abs(observed[:, None] - observed[None, :])
+    reached = d.size - np.searchsorted(d, gap - TOL, side="left")
+    return reached / d.size, d
+
+
+@dataclass(frozen=True)
+class DiscriminativePower:
+    """Result of :func:`discriminative_power`.
+
+    ``summary``: ``measure test pairs significant power delta_required B alpha seed`` (power = share
+    of run pairs with ``ASL < alpha``; delta_required = the largest per-pair required difference
+    for the bootstrap, the ceil(B alpha)-th largest ``D_b`` for Tukey HSD).
+    ``pairs``: ``measure run_a run_b diff asl significant`` with ``diff = mean(run_b) - mean(run_a)``.
+    """
+
+    summary: pd.DataFrame
+    pairs: pd.DataFrame
+    test: str
+    B: int
+    alpha: float
+    seed: int | None
+
+    def asl_curves(self) -> dict[str, FloatArray]:
+        """Sorted ASLs per measure (Sakai 2006 ASL curves)."""
+        return {m: np.sort(g["asl"].to_numpy()) for m, g in self.pairs.groupby("measure", sort=False)}
+
+
+def discriminative_power(
+    cube: ScoreCube, *, test: str = "bootstrap", B: int = 1000, alpha: float = 0.05, rng: RngLike = None
+) -> DiscriminativePower:
+    """Discriminative power of every measure of ``cube`` over all run pairs (spec §4.4).
+
+    One set of resamples (bootstrap multiplicities or Tukey row permutations) is drawn from
+    ``rng`` and used for every pair and every measure.
+    """
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {', '.join(TESTS)}, got {test!r}")
+    if B < 1:
+        raise ValueError(f"B must be >= 1, got {B}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    G, n, m = cube.values.shape
+    if m < 2:
+        raise EvaluationError(f"discriminative power needs at least 2 runs, got {m}")
+    if n < 2:
+        raise EvaluationError(f"discriminative power needs at least 2 topics, got {n}")
+    generator, seed = resolve_rng(rng)
+    a, b = run_pairs(m)
+    diff = cube.values.mean(axis=1)[:, b] - cube.values.mean(axis=1)[:, a]  # (G, P)
+    if test == "bootstrap":
+        counts = bootstrap_counts(generator, n, B)
+        z = (cube.values[:, :, b] - cube.values[:, :, a]).transpose(0, 2, 1).reshape(G * a.size, n)
+        asl, delta = bootstrap_asl(z, counts, alpha)
+        asl = asl.reshape(G, a.size)
+        required = delta.reshape(G, a.size).max(axis=1)
+    else:
+        perms = row_permutations(generator, B, n, m)
+        asl = np.empty((G, a.size))
+        required = np.empty(G)
+        k = min(B, max(1, math.ceil(B * alpha)))
+        for g in range(G):  # loop over metrics only; resamples and pairs are vectorised
+            matrix, d = tukey_asl(cube.values[g], perms)
+            asl[g] = matrix[a, b]
+            required[g] = d[B - k]
+    significant = asl < alpha
+    summary = pd.DataFrame(
+        {
+            "measure": list(cube.measures),
+            "test": test,
+            "pairs": a.size,
+            "significant": significant.sum(axis=1),
+            "power": significant.mean(axis=1),
+            "delta_required": required,
+            "B": B,
+            "alpha": alpha,
+            "seed": seed,
+        },
+        columns=SUMMARY_COLUMNS,
+    )
+    runs = np.array(cube.runs, dtype=object)
+    pairs = pd.DataFrame(
+        {
+            "measure": np.repeat(np.array(cube.measures, dtype=object), a.size),
+            "run_a": np.tile(runs[a], G),
+            "run_b": np.tile(runs[b], G),
+            "diff": diff.ravel(),
+            "asl": asl.ravel(),
+            "significant": significant.ravel(),
+        },
+        columns=PAIR_COLUMNS,
+    )
+    return DiscriminativePower(summary, pairs, test, B, alpha, seed)
