@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from functools import cached_property
+from itertools import chain
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from evaluation._types import BoolArray, FloatArray, IntArray
 from evaluation.collection import Collection
@@ -37,9 +39,11 @@ class TopicTable:
         self.nav = np.zeros((T, I), dtype=bool)
         self.listed = np.zeros((T, I), dtype=bool)
         # documents: one row per (topic, judged doc); two sentinel rows (unjudged, padding) at the end
-        self.doc_rows: list[dict[str, int]] = []
+        self.doc_index: list[pd.Index] = []  # per topic: docid -> row offset within the topic
         docids: list[str] = []
-        blocks: list[np.ndarray] = []
+        cells_row: list[int] = []
+        cells_col: list[int] = []
+        cells_grade: list[int] = []
         start = 0
         self.topic_rows: list[tuple[int, int]] = []
         for t, tid in enumerate(self.topic_ids):
@@ -53,19 +57,20 @@ class TopicTable:
                 self.listed[t, n] = True
             docs = collection.judgments.get(tid, {})
             names = sorted(docs)
-            block = np.zeros((len(names), I), dtype=np.int16)
-            for r, doc in enumerate(names):
-                for iid, grade in docs[doc].items():
-                    block[r, col[iid]] = grade
-            self.doc_rows.append({d: start + r for r, d in enumerate(names)})
+            for r, doc in enumerate(names, start=start):
+                grades = docs[doc]
+                cells_row.extend([r] * len(grades))
+                cells_col.extend(col[i] for i in grades)
+                cells_grade.extend(grades.values())
+            self.doc_index.append(pd.Index(names, dtype=object))
             self.topic_rows.append((start, start + len(names)))
             docids.extend(names)
-            blocks.append(block)
             start += len(names)
         self.n_docs = start
         self.UNJUDGED = start
         self.PAD = start + 1
-        self.grades = np.concatenate(blocks + [np.zeros((2, I), dtype=np.int16)]) if blocks else np.zeros((2, I), np.int16)
+        self.grades = np.zeros((start + 2, I), dtype=np.int16)
+        self.grades[cells_row, cells_col] = cells_grade
         self.judged_row = np.ones(start + 2, dtype=bool)
         self.judged_row[start:] = False
         self.docids = np.array(docids + ["", ""], dtype=object)
@@ -236,12 +241,14 @@ def build_ranking(table: TopicTable, runs: Sequence[Run], depth: int | None = No
                 lengths[r, t] = len(docs)
     K = max(int(lengths.max()) if lengths.size else 0, depth or 0, 1)
     rows = np.full((len(runs), T, K), table.PAD, dtype=np.int64)
-    unjudged = table.UNJUDGED
-    for r, run in enumerate(runs):
-        for tid, docs in run.lists.items():
-            t = table.topic_index.get(tid)
-            if t is None or not docs:
-                continue
-            lookup = table.doc_rows[t].get
-            rows[r, t, : len(docs)] = [lookup(d, unjudged) for d in docs]
+    position = np.arange(K)
+    for t, tid in enumerate(table.topic_ids):
+        lists = [run.lists.get(tid, ()) for run in runs]
+        flat = list(chain.from_iterable(lists))
+        if not flat:
+            continue
+        found = table.doc_index[t].get_indexer(flat)  # one hashed lookup for every run's list
+        found = np.where(found >= 0, found + table.topic_rows[t][0], table.UNJUDGED)
+        mask = position[None, :] < lengths[:, t, None]
+        rows[:, t][mask] = found
     return Ranking(table, rows, lengths)

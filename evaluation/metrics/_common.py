@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from collections.abc import Callable, Hashable
+
 from evaluation._types import FloatArray
-from evaluation.arrays import Ranking
+from evaluation.arrays import Ranking, TopicTable
 
 RANK_AXIS = 2  # (R, T, K[, I])
 
@@ -51,9 +53,11 @@ def exclusive_cumsum(x: np.ndarray, axis: int = RANK_AXIS) -> np.ndarray:
 
 def exclusive_cumprod(x: np.ndarray, axis: int = RANK_AXIS) -> np.ndarray:
     """Product of the entries strictly before each position along ``axis`` (1 at the first)."""
-    c = np.cumprod(x, axis=axis)
-    head = np.ones_like(np.take(c, [0], axis=axis))
-    return np.concatenate([head, np.delete(c, -1, axis=axis)], axis=axis)
+    x = np.moveaxis(x, axis, -1)
+    out = np.empty(x.shape)
+    out[..., 0] = 1.0
+    np.cumprod(x[..., :-1], axis=-1, out=out[..., 1:])
+    return np.moveaxis(out, -1, axis)
 
 
 def cutoff_or_depth(ranking: Ranking, k: int | None) -> int:
@@ -61,21 +65,48 @@ def cutoff_or_depth(ranking: Ranking, k: int | None) -> int:
 
 
 # ------------------------------------------------------------------ memoised blocks
+def per_doc(ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.ndarray]) -> np.ndarray:
+    """Gather a per-document table ``(n_docs + 2, ...)`` (memoised on the topic table) into ranks.
+
+    Values that depend on the document alone (binary relevance, relevance probabilities, ...) are
+    computed once per judged document and then fancy-indexed to ``(R, T, K, ...)``.
+    """
+    table = ranking.table
+    values = table.memo(("per_doc", key), lambda: build(table))
+    return ranking.memo(("per_doc", key), lambda: values[ranking.rows])
+
+
+def topic_of_row(table: TopicTable) -> np.ndarray:
+    """Topic index of every document row (sentinel rows map to topic 0, their grades are 0)."""
+    return table.memo(("topic_of_row",), lambda: np.concatenate([np.repeat(np.arange(table.n_topics), [b - a for a, b in table.topic_rows]), [0, 0]]))
+
+
 def binary(ranking: Ranking, rel_level: int = 1) -> np.ndarray:
     """``J[r, t, k, i] = 1[g >= rel_level]`` as float64."""
-    return ranking.memo(("J", rel_level), lambda: (ranking.grades >= rel_level).astype(np.float64))
+    return per_doc(ranking, ("J", rel_level), lambda table: (table.grades >= rel_level).astype(np.float64))
 
 
 def seen_before(ranking: Ranking, rel_level: int = 1) -> np.ndarray:
-    """``c_i(r)``: documents relevant to ``i`` strictly above rank ``r`` (spec §2 symbols)."""
-    return ranking.memo(("c", rel_level), lambda: exclusive_cumsum(binary(ranking, rel_level)))
+    """``c_i(r)``: documents relevant to ``i`` strictly above rank ``r`` (int32; spec §2 symbols)."""
+
+    def build() -> np.ndarray:
+        hits = (ranking.grades >= rel_level).astype(np.int32)
+        return np.cumsum(hits, axis=RANK_AXIS, dtype=np.int32) - hits
+
+    return ranking.memo(("c", rel_level), build)
+
+
+def novelty_decay(ranking: Ranking, alpha: float) -> np.ndarray:
+    """``(1 - alpha)^{c_i(r)}`` via a lookup table (exact powers, no elementwise ``pow``)."""
+    powers = (1.0 - alpha) ** np.arange(ranking.depth + 1, dtype=np.float64)
+    return ranking.memo(("decay", alpha), lambda: powers[seen_before(ranking)])
 
 
 def first_relevant_rank(ranking: Ranking) -> np.ndarray:
     """0-based rank of the first document relevant to each intent, ``depth`` when none: ``(R, T, I)``."""
 
     def build() -> np.ndarray:
-        J = binary(ranking) > 0
+        J = ranking.grades >= 1
         first = np.argmax(J, axis=RANK_AXIS)
         return np.where(J.any(axis=RANK_AXIS), first, ranking.depth)
 
@@ -94,7 +125,7 @@ def din_gain(ranking: Ranking) -> np.ndarray:
         g = ranking.grades
         found_before = exclusive_cumsum((g > 0).astype(np.int32))
         counts = ~ranking.table.nav[None, :, None, :] | (found_before == 0)
-        return (g * counts * ranking.table.W[None, :, None, :]).sum(axis=3)
+        return np.einsum("rtki,rtki,ti->rtk", g, counts, ranking.table.W, optimize=False)
 
     return ranking.memo(("DG",), build)
 

@@ -11,7 +11,7 @@ import numpy as np
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking, TopicTable
 from evaluation.difficulty import difficulty
-from evaluation.metrics._common import binary, discount, safe_divide, seen_before
+from evaluation.metrics._common import binary, discount, novelty_decay, safe_divide
 from evaluation.metrics.base import Param, register
 from evaluation.metrics.coverage import intent_recall
 from evaluation.metrics.novelty import greedy_ideal_gains, novelty_gain
@@ -24,8 +24,7 @@ def per_subtopic(ranking: Ranking, k: int, alpha: float, disc: str, beta: float)
     """``alphaM_i@k`` (R, T, I): each subtopic's cascade measure over its exact ideal (all of R_i first)."""
     d = discount(DISCOUNTS[disc], k, beta)
     J = binary(ranking)[:, :, :k]
-    c = seen_before(ranking)[:, :, :k]
-    num = (J * (1.0 - alpha) ** c * d[None, None, :, None]).sum(axis=2)
+    num = (J * novelty_decay(ranking, alpha)[:, :, :k] * d[None, None, :, None]).sum(axis=2)
     ideal_prefix = np.cumsum(d * (1.0 - alpha) ** np.arange(k))
     n_rel = np.minimum(ranking.table.n_rel, k)
     den = np.where(n_rel > 0, ideal_prefix[np.maximum(n_rel - 1, 0)], 0.0)

@@ -15,8 +15,12 @@ def intent_recall(ranking: Ranking, k: int | None) -> FloatArray:
     """Share of ``I_q^+`` covered by the top ``k`` (whole list when ``k`` is None)."""
     table = ranking.table
     limit = ranking.depth if k is None else k
-    covered = (first_relevant_rank(ranking) < limit) & table.rel[None]
-    return safe_divide(covered.sum(axis=2), table.n_rel_intents[None, :])
+
+    def compute() -> FloatArray:
+        covered = (first_relevant_rank(ranking) < limit) & table.rel[None]
+        return safe_divide(covered.sum(axis=2), table.n_rel_intents[None, :])
+
+    return ranking.memo(("I-rec", limit), compute)
 
 
 @register(
@@ -84,7 +88,7 @@ def ef_p(ranking: Ranking, k: int) -> FloatArray:
 def p_ia(ranking: Ranking, k: int) -> FloatArray:
     """Intent-aware precision: (1/W+) sum_i w_i |{r <= k : J_i(r) = 1}| / k (spec §2.1)."""
     table = ranking.table
-    per_rank = ranking.memo(("pia",), lambda: (binary(ranking) * table.W_hat[None, :, None, :]).sum(axis=3))
+    per_rank = ranking.memo(("pia",), lambda: np.einsum("rtki,ti->rtk", binary(ranking), table.W_hat))
     return at(cumulative(ranking, "pia", per_rank), k) / k
 
 

@@ -52,6 +52,11 @@ def _ndcg_at(ranking: Ranking, key: str, gains_of, k: int) -> FloatArray:
     return safe_divide(at(dcg, k), at(ideal, k, axis=1)[None, :])
 
 
+def _memo_kernel(ranking: Ranking, name: str, k: int, *args, compute) -> FloatArray:
+    """Memoise a base metric's per-topic values so its # combination does not recompute it."""
+    return ranking.memo(("kernel", name, k, args), compute)
+
+
 def _sharp(ranking: Ranking, base: FloatArray, k: int, gamma: float, rounded: bool) -> FloatArray:
     """``gamma I-rec@l + (1 - gamma) base`` (the # combination)."""
     irec = intent_recall(ranking, k)
@@ -66,13 +71,13 @@ D_TAGS = {"normalised", "graded", "tool:ntcireval"}
 @register("D-nDCG", tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG)
 def d_ndcg(ranking: Ranking, k: int) -> FloatArray:
     """MSnDCG@l on global gains GG = sum_i w_i g_i with the global ideal (spec §2.4)."""
-    return _ndcg_at(ranking, "GG", lambda: global_gain(ranking), k)
+    return _memo_kernel(ranking, "d_ndcg", k, compute=lambda: _ndcg_at(ranking, "GG", lambda: global_gain(ranking), k))
 
 
 @register("D-Q", params={"beta": BETA_Q}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG + "; " + SAKAI_Q)
 def d_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
     """Q@l on global gains with the global ideal (spec §2.4)."""
-    return _q_at(ranking, "GG", lambda: global_gain(ranking), k, beta)
+    return _memo_kernel(ranking, "d_q", k, beta, compute=lambda: _q_at(ranking, "GG", lambda: global_gain(ranking), k, beta))
 
 
 @register("D#-nDCG", params={"gamma": GAMMA, "ntcir_round_components": ROUND}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG)
@@ -93,13 +98,13 @@ DIN_TAGS = {"normalised", "graded", "type_sensitive", "tool:ntcireval"}
 @register("DIN-nDCG", tags=DIN_TAGS, citation=SAKAI_DIN)
 def din_ndcg(ranking: Ranking, k: int) -> FloatArray:
     """MSnDCG@l on DIN gains over the global ideal of D-nDCG (spec §2.5)."""
-    return _ndcg_at(ranking, "DG", lambda: din_gain(ranking), k)
+    return _memo_kernel(ranking, "din_ndcg", k, compute=lambda: _ndcg_at(ranking, "DG", lambda: din_gain(ranking), k))
 
 
 @register("DIN-Q", params={"beta": BETA_Q}, tags=DIN_TAGS, citation=SAKAI_DIN)
 def din_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
     """Q@l on DIN gains over the global ideal (spec §2.5)."""
-    return _q_at(ranking, "DG", lambda: din_gain(ranking), k, beta)
+    return _memo_kernel(ranking, "din_q", k, beta, compute=lambda: _q_at(ranking, "DG", lambda: din_gain(ranking), k, beta))
 
 
 @register("DIN#-nDCG", params={"gamma": GAMMA, "ntcir_round_components": ROUND}, tags=DIN_TAGS, citation=SAKAI_DIN)
@@ -126,23 +131,38 @@ def _per_intent_sums(ranking: Ranking, beta: float) -> tuple[np.ndarray, np.ndar
 
 def p_plus(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
     """P+ per intent on the list cut at l (spec §2.5): BR averaged over relevant ranks up to the
-    first occurrence of the largest gain present in the list. ``(R, T, I)``."""
-    sums, count = _per_intent_sums(ranking, beta)
-    g = ranking.grades[:, :, :k]
-    top = g.max(axis=2, keepdims=True)
-    preferred = np.argmax(g == top, axis=2)[:, :, None, :]
-    value = safe_divide(np.take_along_axis(sums, preferred, axis=2)[:, :, 0], np.take_along_axis(count, preferred, axis=2)[:, :, 0])
-    return np.where(top[:, :, 0] > 0, value, 0.0)
+    first occurrence of the largest gain present in the list. ``(R, T, I)``.
+
+    For every prefix length the preferred rank is the first position of the running maximum, so
+    one pass serves every cutoff.
+    """
+
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        sums, count = _per_intent_sums(ranking, beta)
+        g = ranking.grades
+        running = np.maximum.accumulate(g, axis=2)
+        previous = np.concatenate([np.zeros_like(running[:, :, :1]), running[:, :, :-1]], axis=2)
+        position = np.arange(ranking.depth).reshape(1, 1, -1, 1)
+        preferred = np.maximum.accumulate(np.where(g > previous, position, 0), axis=2)
+        value = np.take_along_axis(safe_divide(sums, count), preferred, axis=2)
+        return np.where(running > 0, value, 0.0), running
+
+    value, _ = ranking.memo(("P+", beta), build)
+    return at(value, k)
 
 
 @register("P+Q", params={"beta": BETA_Q}, tags={"normalised", "graded", "type_sensitive", "intent_aware", "tool:ntcireval"}, citation=SAKAI_DIN + "; NTCIREVAL DIN-NTCIR-PQeval")
 def pplus_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
     """sum_{nav} w_i P+_i + sum_{inf} w_i Q_i@l over I_q^+ (spec §2.5)."""
     table = ranking.table
-    sums, _ = _per_intent_sums(ranking, beta)
-    q = safe_divide(at(sums, k), np.minimum(k, table.n_rel)[None])
-    per_intent = np.where(table.nav[None], p_plus(ranking, k, beta), q)
-    return (per_intent * np.where(table.rel, table.W, 0.0)[None]).sum(axis=2)
+
+    def compute() -> FloatArray:
+        sums, _ = _per_intent_sums(ranking, beta)
+        q = safe_divide(at(sums, k), np.minimum(k, table.n_rel)[None])
+        per_intent = np.where(table.nav[None], p_plus(ranking, k, beta), q)
+        return (per_intent * np.where(table.rel, table.W, 0.0)[None]).sum(axis=2)
+
+    return _memo_kernel(ranking, "pplus_q", k, beta, compute=compute)
 
 
 @register("P+Q#", params={"gamma": GAMMA, "beta": BETA_Q, "ntcir_round_components": ROUND}, tags={"normalised", "graded", "type_sensitive", "intent_aware", "tool:ntcireval"}, citation=SAKAI_DIN + "; NTCIREVAL NEVIAPQ2sharpnev")

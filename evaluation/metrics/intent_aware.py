@@ -9,7 +9,7 @@ import numpy as np
 
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking
-from evaluation.metrics._common import at, binary, cutoff_or_depth, discount, exclusive_cumprod, safe_divide
+from evaluation.metrics._common import at, binary, cutoff_or_depth, discount, exclusive_cumprod, per_doc, safe_divide, topic_of_row
 from evaluation.metrics.base import Param, register
 
 AGRAWAL = "Agrawal, Gollapudi, Halverson & Ieong, Diversifying search results, WSDM 2009"
@@ -65,10 +65,13 @@ ERR_GMAX = Param(str, "per_intent", "G in p = g/(G+1): the intent's top grade (N
 
 def _ia_err_parts(ranking: Ranking, k: int, err_gmax: str) -> tuple[np.ndarray, np.ndarray]:
     scale = _stop_probability_scale(ranking, err_gmax)
-    err = ranking.memo(
-        ("err_i", err_gmax),
-        lambda: np.cumsum(_err_terms(_gains(ranking), scale[None, :, None, :], rank_axis=2), axis=2),
-    )
+
+    def build() -> np.ndarray:
+        p = per_doc(ranking, ("err_p", err_gmax), lambda table: table.grades / scale[topic_of_row(table)])
+        terms = p / np.arange(1, ranking.depth + 1, dtype=np.float64)[None, None, :, None] * exclusive_cumprod(1.0 - p)
+        return np.cumsum(terms, axis=2)
+
+    err = ranking.memo(("err_i", err_gmax), build)
     ideal = _ideal_cumulative(ranking, f"err:{err_gmax}", lambda g: _err_terms(g, scale[:, :, None], rank_axis=2))
     return at(err, k), at(ideal, k, axis=2)[None]
 

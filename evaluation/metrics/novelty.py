@@ -15,7 +15,7 @@ import numpy as np
 
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking, TopicTable, _fit
-from evaluation.metrics._common import at, binary, cutoff_or_depth, discount, safe_divide, seen_before
+from evaluation.metrics._common import at, binary, cutoff_or_depth, discount, novelty_decay, per_doc, safe_divide, topic_of_row
 from evaluation.metrics.base import Param, register
 
 CLARKE = "Clarke et al., Novelty and diversity in information retrieval evaluation, SIGIR 2008"
@@ -26,7 +26,8 @@ ALPHA = Param(float, 0.5, "novelty penalty: each earlier document of the intent 
 BETA = Param(float, 0.5, "NRBP patience", low=0.0, high=1.0, low_open=True)
 GRADED = Param(bool, False, "use g_i/G_i instead of binary J_i (Amigó et al.; not ndeval)")
 QUIRK = Param(bool, False, "reproduce pyndeval's unnormalised @1 values (spec §2.3 tool quirk)")
-NEGLIGIBLE = 1e-17  # rank-biased weights below this change no float64 digit of a sum that starts at >= 1e-1
+NEGLIGIBLE = 1e-17
+GREEDY_MIN_STEPS = 64  # rank-biased weights below this change no float64 digit of a sum that starts at >= 1e-1
 
 
 def _relevance(table_or_grades: np.ndarray, gmax: np.ndarray, graded: bool) -> np.ndarray:
@@ -38,11 +39,12 @@ def _relevance(table_or_grades: np.ndarray, gmax: np.ndarray, graded: bool) -> n
 def novelty_gain(ranking: Ranking, alpha: float, graded: bool = False) -> np.ndarray:
     """``n(r)`` for every run, topic and rank: ``(R, T, K)``."""
 
+    def weighted(table: TopicTable) -> np.ndarray:
+        topic = topic_of_row(table)
+        return _relevance(table.grades, table.gmax[topic], graded) * table.W_hat[topic]
+
     def build() -> np.ndarray:
-        table = ranking.table
-        v = _relevance(ranking.grades, table.gmax[None, :, None, :], graded)
-        decay = (1.0 - alpha) ** seen_before(ranking)
-        return (v * decay * table.W_hat[None, :, None, :]).sum(axis=3)
+        return np.einsum("rtki,rtki->rtk", per_doc(ranking, ("novelty_value", graded), weighted), novelty_decay(ranking, alpha))
 
     return ranking.memo(("novelty", alpha, graded), build)
 
@@ -71,8 +73,8 @@ def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: boo
         V[t, : order.size] = _relevance(block[order], table.gmax[t], graded)
         J[t, : order.size] = block[order] >= 1
     coef = np.where(table.uniform_weights[:, None], table.rel.astype(np.float64), table.W_hat)
-    steps = min(length, N)
-    gains = np.zeros((T, max(length, 1)))
+    steps = min(max(length, GREEDY_MIN_STEPS), N)  # one pass serves every cutoff and NRBP's tail
+    gains = np.zeros((T, max(length, steps, 1)))
     counts = np.zeros((T, I))
     available = np.arange(N)[None, :] < n_cand[:, None]
     rows = np.arange(T)

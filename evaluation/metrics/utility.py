@@ -5,22 +5,30 @@ from __future__ import annotations
 import numpy as np
 
 from evaluation._types import FloatArray
-from evaluation.arrays import Ranking
-from evaluation.metrics._common import cutoff_or_depth, exclusive_cumprod, exclusive_cumsum, seen_before
+from evaluation.arrays import Ranking, TopicTable
+from evaluation.metrics._common import at, cutoff_or_depth, exclusive_cumprod, exclusive_cumsum, novelty_decay, per_doc, topic_of_row
 from evaluation.metrics.base import Param, register
 
 AMIGO = "Amigó, Spina & Carrillo-de-Albornoz, An axiomatic analysis of diversity evaluation metrics, SIGIR 2018"
 
 
-def _cut(ranking: Ranking, k: int | None) -> tuple[np.ndarray, np.ndarray]:
-    depth = cutoff_or_depth(ranking, k)
-    return ranking.grades[:, :, :depth].astype(np.float64), ranking.present[:, :, :depth]
+def _relevance(ranking: Ranking, mapping: str, depth: int) -> np.ndarray:
+    """Per-rank relevance probabilities ``r(d,t)`` ``(R, T, depth, I)``, computed per document:
 
+    ``linear`` g/G_t (G_t = the aspect's top grade), ``jar`` (2^g - 1)/2^{G_t} (RBU jar),
+    ``ntcir_linear`` g/(G+1) with G the scale maximum.
+    """
 
-def _linear_relevance(ranking: Ranking, g: np.ndarray) -> np.ndarray:
-    """``r(d,t) = g_t(d) / G_t`` with ``G_t`` the aspect's top grade."""
-    gmax = ranking.table.gmax[None, :, None, :].astype(np.float64)
-    return np.divide(g, gmax, out=np.zeros(g.shape), where=gmax > 0)
+    def build(table: TopicTable) -> np.ndarray:
+        g = table.grades.astype(np.float64)
+        gmax = table.gmax[topic_of_row(table)].astype(np.float64)
+        if mapping == "linear":
+            return np.divide(g, gmax, out=np.zeros(g.shape), where=gmax > 0)
+        if mapping == "jar":
+            return (2.0**g - 1.0) / 2.0**gmax
+        return g / (max(4, table.max_grade) + 1.0)
+
+    return per_doc(ranking, ("relevance", mapping), build)[:, :, :depth]
 
 
 @register(
@@ -41,25 +49,26 @@ def rbu(ranking: Ranking, k: int | None, p: float = 0.8, e: float = 0.03, rbu_sc
     Whole list unless a cutoff is given (then RBU@k scores the top k; spec §2.6, register #16).
     Weights are used as given; every listed aspect counts.
     """
-    g, present = _cut(ranking, k)
+    depth = cutoff_or_depth(ranking, k)
+    present = ranking.present[:, :, :depth]
     table = ranking.table
-    if rbu_relevance == "jar":
-        gmax = table.gmax[None, :, None, :].astype(np.float64)
-        r = (2.0**g - 1.0) / 2.0**gmax
-    else:
-        r = g / (max(4, table.max_grade) + 1.0)
+    r = _relevance(ranking, rbu_relevance, depth)
     survive = exclusive_cumprod(1.0 - r)
-    disc = p ** np.arange(g.shape[2], dtype=np.float64)[None, None, :]
-    utility = (r * survive * disc[..., None] * table.W[None, :, None, :]).sum(axis=(2, 3))
+    disc = p ** np.arange(depth, dtype=np.float64)[None, None, :]
+    utility = np.einsum("rtki,rtki,k,ti->rt", r, survive, disc[0, 0], table.W, optimize=True)
     effort = e * (disc * present).sum(axis=2)
     value = (1.0 - p) * (utility - effort)
     return value * (p / (1.0 - p)) if rbu_scale == "paper" else value
 
 
-def _novel_value(ranking: Ranking, g: np.ndarray, alpha: float) -> np.ndarray:
-    """``sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)}`` per rank."""
-    c = seen_before(ranking)[:, :, : g.shape[2]]
-    return (_linear_relevance(ranking, g) * (1.0 - alpha) ** c * ranking.table.W[None, :, None, :]).sum(axis=3)
+def _novel_value(ranking: Ranking, alpha: float) -> np.ndarray:
+    """``sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)}`` per rank ``(R, T, K)``, ``r = g/G_t``."""
+
+    def build() -> np.ndarray:
+        r = _relevance(ranking, "linear", ranking.depth)
+        return np.einsum("rtki,rtki,ti->rtk", r, novelty_decay(ranking, alpha), ranking.table.W, optimize=True)
+
+    return ranking.memo(("eu_value", alpha), build)
 
 
 @register(
@@ -75,10 +84,11 @@ def _novel_value(ranking: Ranking, g: np.ndarray, alpha: float) -> np.ndarray:
 )
 def eu(ranking: Ranking, k: int | None, alpha: float = 0.5, e: float = 0.03, eu_discount: str = "1/(1+log2(i))") -> FloatArray:
     """sum_i disc(i) [sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} - e] over the shown list (spec §2.6, reconstructed)."""
-    g, present = _cut(ranking, k)
-    i = np.arange(1, g.shape[2] + 1, dtype=np.float64)
+    depth = cutoff_or_depth(ranking, k)
+    i = np.arange(1, depth + 1, dtype=np.float64)
     disc = 1.0 / (1.0 + np.log2(i)) if eu_discount == "1/(1+log2(i))" else 1.0 / np.log2(i + 1.0)
-    return ((_novel_value(ranking, g, alpha) - e) * present * disc[None, None, :]).sum(axis=2)
+    value = _novel_value(ranking, alpha)[:, :, :depth] - e
+    return (value * ranking.present[:, :, :depth] * disc[None, None, :]).sum(axis=2)
 
 
 @register(
@@ -93,12 +103,16 @@ def eu(ranking: Ranking, k: int | None, alpha: float = 0.5, e: float = 0.03, eu_
 )
 def ct(ranking: Ranking, k: int, alpha: float = 0.5, h_max: float = 1.0, ct_time: str = "per_rank") -> FloatArray:
     """Cube Test: sum_{i<=k} (1/i) sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} 1[sum_{j<i} r(d_j,t) < H] (spec §2.6)."""
-    g, present = _cut(ranking, k)
-    r = _linear_relevance(ranking, g)
-    c = seen_before(ranking)[:, :, : g.shape[2]]
-    open_tank = exclusive_cumsum(r) < h_max
-    value = (r * (1.0 - alpha) ** c * open_tank * ranking.table.W[None, :, None, :]).sum(axis=3)
+
+    def build() -> np.ndarray:
+        r = _relevance(ranking, "linear", ranking.depth)
+        open_tank = exclusive_cumsum(r) < h_max
+        value = np.einsum("rtki,rtki,rtki,ti->rtk", r, novelty_decay(ranking, alpha), open_tank, ranking.table.W, optimize=True)
+        if ct_time == "per_rank":
+            value = value / np.arange(1, ranking.depth + 1, dtype=np.float64)[None, None, :]
+        return np.cumsum(value, axis=2)
+
+    total = at(ranking.memo(("ct", alpha, h_max, ct_time), build), k)
     if ct_time == "per_rank":
-        return (value / np.arange(1, g.shape[2] + 1, dtype=np.float64)[None, None, :]).sum(axis=2)
-    shown = np.maximum(np.minimum(ranking.lengths, g.shape[2]), 1)
-    return value.sum(axis=2) / shown
+        return total
+    return total / np.maximum(np.minimum(ranking.lengths, k), 1)

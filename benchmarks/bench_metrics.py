@@ -1,0 +1,126 @@
+"""Benchmark: our engine vs. pyndeval (official ndeval.c) on 100 runs x 50 topics at depth 20.
+
+Input: the TREC 2014 diversity qrels; 100 synthetic runs, each topic's list a random sample of 20
+judged documents (seeded). Both sides start from the same in-memory tuples:
+
+* pyndeval: ``RelevanceEvaluator(qrels)`` then ``evaluate(run)`` for every run (its measures:
+  ERR-IA, nERR-IA, alpha-DCG, alpha-nDCG, P-IA, strec @5/10/20, NRBP, nNRBP, MAP-IA);
+* ours, "ndeval set": the same measures from the same tuples (collection + run construction
+  included), in one ``score_matrix`` call;
+* ours, "all": every registered metric at default parameters at cutoffs 5, 10, 20 (raw lists),
+  and separately with every condensed variant too.
+
+Each timing is the best of ``--repeat`` rounds (fresh collection objects each round, so no cache
+survives between rounds). Last line: ``ratio_ndeval_set=<x> ratio_all=<y>`` (ours / pyndeval).
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from evaluation import Run, build_collection, score_matrix  # noqa: E402
+from evaluation.metrics import default_measures, parse_measure  # noqa: E402
+
+QRELS = ROOT / "tests" / "evaluation" / "data" / "reference" / "trec2014" / "qrels.diversity.tsv"
+NDEVAL_SET = [f"{m}@{k}" for m in ("ERR-IA", "nERR-IA", "alpha-DCG", "alpha-nDCG", "P-IA", "I-rec") for k in (5, 10, 20)] + ["NRBP", "nNRBP", "MAP-IA"]
+
+
+def load_qrels() -> list[tuple[str, str, str, int]]:
+    with open(QRELS) as handle:
+        return [(t, s, d, int(g)) for t, s, d, g in (line.split() for line in handle if line.strip())]
+
+
+def make_runs(qrels: list[tuple[str, str, str, int]], n_runs: int, depth: int, seed: int) -> list[list[tuple[str, str, float]]]:
+    by_topic: dict[str, set[str]] = {}
+    for t, _, d, _ in qrels:
+        by_topic.setdefault(t, set()).add(d)
+    rng = random.Random(seed)
+    runs = []
+    for _ in range(n_runs):
+        rows = []
+        for topic, docs in sorted(by_topic.items()):
+            for rank, doc in enumerate(rng.sample(sorted(docs), depth)):
+                rows.append((topic, doc, float(depth - rank)))
+        runs.append(rows)
+    return runs
+
+
+def ours(qrels, runs, measures) -> Callable[[], object]:
+    def go():
+        judgments: dict[str, dict[str, dict[str, int]]] = {}
+        for t, s, d, g in qrels:
+            judgments.setdefault(t, {}).setdefault(d, {})[s] = max(g, 0)
+        collection = build_collection(judgments)
+        built = []
+        for n, rows in enumerate(runs):
+            lists: dict[str, list[tuple[float, str]]] = {}
+            for t, d, s in rows:
+                lists.setdefault(t, []).append((-s, d))
+            built.append(Run(f"r{n}", {t: [d for _, d in sorted(v)] for t, v in lists.items()}))
+        return score_matrix(collection, built, [m if not isinstance(m, str) else parse_measure(m) for m in measures])
+
+    return go
+
+
+def pyndeval_job(qrels, runs) -> Callable[[], object]:
+    import pyndeval
+
+    sq = [pyndeval.SubtopicQrel(t, s, d, g) for t, s, d, g in qrels]
+    sr = [[pyndeval.ScoredDoc(t, d, s) for t, d, s in rows] for rows in runs]
+
+    def go():
+        evaluator = pyndeval.RelevanceEvaluator(sq)
+        return [evaluator.evaluate(r) for r in sr]
+
+    return go
+
+
+def best_of(jobs: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Best wall time of each job over ``repeat`` interleaved rounds (noise hits all jobs alike)."""
+    best = {name: float("inf") for name in jobs}
+    for _ in range(repeat):
+        for name, job in jobs.items():
+            start = time.perf_counter()
+            job()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--depth", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=20261122)
+    args = parser.parse_args()
+    qrels = load_qrels()
+    runs = make_runs(qrels, args.runs, args.depth, args.seed)
+    raw_all = default_measures(condensed=False)
+    with_condensed = default_measures(condensed=True)
+    times = best_of(
+        {
+            "ndeval": pyndeval_job(qrels, runs),
+            "set": ours(qrels, runs, NDEVAL_SET),
+            "all": ours(qrels, runs, raw_all),
+            "cond": ours(qrels, runs, with_condensed),
+        },
+        args.repeat,
+    )
+    t_ndeval, t_set, t_all, t_cond = times["ndeval"], times["set"], times["all"], times["cond"]
+    print(f"input: {args.runs} runs x 50 topics, depth {args.depth}, {len(qrels)} qrels lines; best of {args.repeat}")
+    print(f"pyndeval ({len(NDEVAL_SET)} measures):          {t_ndeval:8.4f} s")
+    print(f"ours, ndeval set ({len(NDEVAL_SET)} measures):  {t_set:8.4f} s")
+    print(f"ours, all raw ({len(raw_all)} measures):       {t_all:8.4f} s")
+    print(f"ours, all + condensed ({len(with_condensed)}): {t_cond:8.4f} s  (ratio {t_cond / t_ndeval:.3f})")
+    print(f"ratio_ndeval_set={t_set / t_ndeval:.3f} ratio_all={t_all / t_ndeval:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,485 @@
+"""``python -m evaluation meta <command> ...``: meta-evaluation from the command line.
+
+Every command reads per-topic scores as written by ``python -m evaluation score --per-topic``
+(``run topic measure value``; rows with topic ``all`` are ignored) or, for ``dss``, ``loo`` and
+``simplified``, a collection and runs, and writes one tidy table (``-o FILE``, default standard
+output; ``--format tsv|csv|json``). Randomised commands take ``--seed`` (without it a seed is drawn
+and reported on standard error). ``--plots DIR`` writes PNG and SVG figures. Errors print one line
+on standard error and return 2; output files are written atomically, after all work succeeded.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from evaluation.exceptions import EvaluationError
+from evaluation.io.scores import write_atomic
+from evaluation.report.tables import FORMATS, concordance_matrix, render_table
+
+DEFAULT_GOLD = ("I-rec", "Prec", "PMP", "Ef-P")
+
+
+class _UsageError(Exception):
+    """argparse problem, reported like every other error (one line, status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+# ----------------------------------------------------------------------------- arguments
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
+def _common(parser: argparse.ArgumentParser, *, seed: bool = False, plots: bool = False) -> None:
+    out = parser.add_argument_group("output")
+    out.add_argument("-o", "--output", metavar="FILE", help="output file (default: standard output)")
+    out.add_argument("--format", choices=FORMATS, default="tsv", help="tidy table format (default tsv)")
+    if seed:
+        out.add_argument("--seed", type=_count, help="random seed (default: drawn and reported on stderr)")
+    if plots:
+        out.add_argument("--plots", metavar="DIR", help="write PNG and SVG figures into DIR")
+
+
+def _scores_option(parser: argparse.ArgumentParser, measures: bool = True) -> None:
+    parser.add_argument("--scores", required=True, metavar="FILE", help="per-topic scores 'run topic measure value' (score --per-topic)")
+    if measures:
+        parser.add_argument("--measures", nargs="+", metavar="NAME", help="measures to analyse (default: all in the scores file)")
+
+
+def _collection_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--qrels", required=True, metavar="FILE", help="diversity qrels (TREC or NTCIR Dqrels)")
+    parser.add_argument("--intents", metavar="FILE", help="intent probabilities 'topic intent prob [inf|nav]'")
+    parser.add_argument("--measures", nargs="+", required=True, metavar="NAME", help="measures, e.g. alpha-nDCG@10 D#-nDCG@10")
+
+
+def _test_options(parser: argparse.ArgumentParser, default: str = "bootstrap") -> None:
+    parser.add_argument("--test", choices=("bootstrap", "tukey"), default=default, help=f"paired bootstrap (spec 4.2) or randomised Tukey HSD (4.3); default {default}")
+    parser.add_argument("--B", type=_positive_int, default=1000, help="resamples (default 1000)")
+    parser.add_argument("--alpha", type=_probability, default=0.05, help="significance level (default 0.05)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m evaluation meta", description="Meta-evaluation of diversity metrics (spec sections 3 and 4). See docs/meta.md.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("agreement", help="tau, tau_b, MUP, MUP_b of each metric with user preferences (spec 3)",
+                       description="Agreement of every metric with user preferences over run pairs. Output: measure statistic subset n value ci_low ci_high.")
+    _scores_option(p)
+    p.add_argument("--preferences", required=True, metavar="FILE", help="preferences 'topic run_a run_b value [level subtopic annotator]'")
+    p.add_argument("--intents", metavar="FILE", help="intent weights, needed by --level weighted")
+    p.add_argument("--level", choices=("topic", "weighted", "subtopic"), default="topic", help="which user preference (spec 3.7); subtopic needs scores under topic '<topic>/<subtopic>'")
+    p.add_argument("--bootstrap", type=_count, default=0, metavar="B", help="cluster-bootstrap resamples of topics for percentile intervals (default 0: none)")
+    p.add_argument("--confidence", type=_probability, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--tau-mode", choices=("pairs", "scipy"), default="pairs", help="tau/tau_b from per-pair signs (default) or scipy.stats.kendalltau(d, p)")
+    p.add_argument("--power", metavar="FILE", help="a discpower output to add to the bar chart")
+    _common(p, seed=True, plots=True)
+
+    p = sub.add_parser("userprefs", help="per run pair mean preference, preferred side and significance (Chen et al. Table 1)",
+                       description="Output: run_a run_b level n mean preferred test statistic p significant.")
+    p.add_argument("--preferences", required=True, metavar="FILE")
+    p.add_argument("--intents", metavar="FILE", help="intent weights: adds the weighted level")
+    p.add_argument("--test", choices=("t", "wilcoxon", "sign"), default="t", help="two-sided test against 0 (default one-sample t-test)")
+    p.add_argument("--alpha", type=_probability, default=0.05)
+    _common(p)
+
+    p = sub.add_parser("discpower", help="discriminative power by paired bootstrap or randomised Tukey HSD (spec 4.2-4.4)",
+                       description="Output per metric: measure test pairs significant power delta_required B alpha seed.")
+    _scores_option(p)
+    _test_options(p)
+    p.add_argument("--pairs-out", metavar="FILE", help="also write every pair's ASL: measure run_a run_b diff asl significant")
+    _common(p, seed=True, plots=True)
+
+    p = sub.add_parser("intuitiveness", help="concordance test of metric pairs against gold standards (spec 4.5)",
+                       description="Output: gold measure_1 measure_2 disagreements concordance_1 concordance_2 a b p ('all' = every gold at once).")
+    _scores_option(p)
+    p.add_argument("--gold", nargs="+", metavar="NAME", help="gold-standard measures (default: the I-rec, Prec, PMP and Ef-P measures in the scores)")
+    p.add_argument("--gs-tie", choices=("both", "neither"), default="both", help="a gold-standard tie agrees with both metrics (default) or neither")
+    p.add_argument("--matrix-out", metavar="FILE", help="Chen et al. Table 2 layout 'c1/c2 (N)' per gold standard")
+    p.add_argument("--agreement", metavar="FILE", help="an agreement output: correlate the MUP order with the intuitiveness order")
+    p.add_argument("--ordering-out", metavar="FILE", help="with --agreement: write gold measures tau_b p here")
+    _common(p)
+
+    p = sub.add_parser("rankcorr", help="Kendall tau (tau_b), tau_a and symmetric tau_ap of run rankings (spec 4.1)",
+                       description="Output: measure_a measure_b runs tau tau_a tau_ap. Every pair of measures, or each measure against --against.")
+    _scores_option(p)
+    p.add_argument("--against", metavar="FILE", help="second per-topic score table (e.g. reduced or simplified collection)")
+    _common(p)
+
+    p = sub.add_parser("unanimity", help="metric unanimity MU of each metric against all others (spec 4.6)",
+                       description="Output: measure MU P_m P_M P_mM pairs.")
+    _scores_option(p)
+    p.add_argument("--strict", action="store_true", help="'>' instead of '>=' in the unanimity of the other metrics")
+    _common(p)
+
+    p = sub.add_parser("dss", help="document selection sensitivity on random permutations of the relevant documents (spec 4.10)",
+                       description="Output: measure topic dss mean sd n_perm seed; topic 'all:<avg|geom|DD>' rows aggregate.")
+    _collection_options(p)
+    p.add_argument("--n-perm", type=_positive_int, default=1000, help="permutations per topic (default 1000)")
+    p.add_argument("--keep-grades", action="store_true", help="keep grades and weights (default: binary relevance, uniform weights)")
+    _common(p, seed=True)
+
+    p = sub.add_parser("loo", help="leave-one-team-out reusability, raw vs condensed lists (spec 4.7)",
+                       description="Output: team run measure list full loo diff abs_error rank_full rank_loo rel_error; team 'all' = means.")
+    _collection_options(p)
+    p.add_argument("--run", action="append", required=True, metavar="FILE", help="run under study (repeatable); feeds the pool")
+    p.add_argument("--pool-run", action="append", default=[], metavar="FILE", help="run that fed the pool but is not under study (repeatable)")
+    p.add_argument("--teams", required=True, metavar="FILE", help="'run team' per line")
+    depth = p.add_mutually_exclusive_group()
+    depth.add_argument("--pool-depth", type=_positive_int, default=20, help="global pool depth (default 20)")
+    depth.add_argument("--pool-depths", metavar="FILE", help="'topic depth' per line (topics not listed: 20)")
+    p.add_argument("--official", metavar="NAME", help="measure that picks each team's best run (default: first measure)")
+    p.add_argument("--order", choices=("score", "rank", "file", "pyndeval"), default="score", help="run ordering (spec 1.4)")
+    _common(p)
+
+    p = sub.add_parser("reduce", help="topic set reduction: discriminative power and tau/tau_ap on nested subsets (spec 4.8)",
+                       description="Output: topics measure pairs significant power tau tau_ap test B alpha seed.")
+    _scores_option(p)
+    p.add_argument("--reference", required=True, metavar="NAME", help="measure whose per-topic variance orders the removal (e.g. D#-nDCG@10)")
+    p.add_argument("--sizes", nargs="+", type=_positive_int, required=True, metavar="N", help="reduced topic-set sizes, e.g. 30 10")
+    _test_options(p, default="tukey")
+    _common(p, seed=True)
+
+    p = sub.add_parser("simplified", help="simplified collections (binary grades, uniform/linear weights) vs the original (spec 4.9)",
+                       description="Output: collection measure pairs significant power tau tau_ap test B alpha seed.")
+    _collection_options(p)
+    p.add_argument("--run", action="append", required=True, metavar="FILE", help="run file (repeatable)")
+    _test_options(p)
+    _common(p, seed=True)
+
+    p = sub.add_parser("simulate", help="planted-truth simulation: how often the truth metric comes out first",
+                       description="Output: truth noise annotators topics signal cheaters n_sim first_by_MUP first_by_tau_b mean_rank_MUP mean_rank_tau_b candidates seed.")
+    _scores_option(p)
+    p.add_argument("--truth", nargs="+", required=True, metavar="NAME", help="planted truth measure(s)")
+    p.add_argument("--noise", nargs="+", type=_non_negative, default=[0.25, 0.5, 1.0, 2.0, 4.0], help="annotator noise sd in scale points")
+    p.add_argument("--annotators", nargs="+", type=_positive_int, default=[3], help="answers per run pair")
+    p.add_argument("--topics", nargs="+", type=_positive_int, help="topics drawn per simulated study (default: all)")
+    p.add_argument("--n-sim", type=_positive_int, default=200, help="simulated studies per setting (default 200)")
+    p.add_argument("--signal", type=float, default=2.0, help="latent preference per sd of the truth difference (default 2)")
+    p.add_argument("--cheaters", type=_non_negative, default=0.0, help="probability that an answer is uniform random")
+    p.add_argument("--preferences-out", metavar="FILE", help="also write one simulated study (first truth, noise, annotators) as a preferences file")
+    _common(p, seed=True, plots=True)
+    return parser
+
+
+# ------------------------------------------------------------------------------ commands
+class _Output:
+    """Everything a command produces, written only after the whole command succeeded."""
+
+    def __init__(self) -> None:
+        self.files: list[tuple[str, str]] = []
+        self.notes: list[str] = []
+
+
+def _read_scores(path: str) -> pd.DataFrame:
+    from evaluation.io.scores import read_scores
+
+    return read_scores(path)
+
+
+def _cube(args: argparse.Namespace, measures: Sequence[str] | None = None, **kwargs):
+    from evaluation.meta._matrix import score_cube
+
+    return score_cube(_read_scores(args.scores), measures if measures is not None else args.measures, **kwargs)
+
+
+def _weights(path: str | None):
+    if not path:
+        return None
+    from evaluation.io.intents import read_intents
+    from evaluation.meta.levels import intent_weights
+
+    return intent_weights(read_intents(path))
+
+
+def _seed(args: argparse.Namespace, out: _Output, used: int | None) -> None:
+    if getattr(args, "seed", None) is None and used is not None:
+        out.notes.append(f"seed={used} (pass --seed {used} to reproduce)")
+
+
+def _agreement(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
+    from evaluation.io.preferences import read_preferences
+    from evaluation.meta.agreement import agreement_with_users
+    from evaluation.meta.levels import preference_items
+
+    votes = read_preferences(args.preferences)
+    if args.level == "weighted" and not args.intents:
+        raise EvaluationError("--level weighted needs --intents FILE")
+    items = preference_items(votes, args.level, _weights(args.intents))
+    result = agreement_with_users(items, _read_scores(args.scores), args.measures, B=args.bootstrap, rng=args.seed,
+                                  confidence=args.confidence, tau_mode=args.tau_mode)
+    _seed(args, out, result.seed)
+    if args.plots:
+        from evaluation.report import plots
+
+        power = _read_scores_like(args.power) if args.power else None
+        plots.agreement_heatmaps(result.table, args.plots)
+        plots.metric_bars(result.table, args.plots, power=power)
+    return result.table
+
+
+def _read_scores_like(path: str) -> pd.DataFrame:
+    """A tidy table written by one of these commands (TSV, CSV or JSON)."""
+    from evaluation.io._lines import read_text
+
+    text = read_text(path)
+    if text.lstrip().startswith("["):
+        return pd.read_json(path, orient="records")
+    sep = "\t" if "\t" in text.splitlines()[0] else ","
+    return pd.read_csv(path, sep=sep, keep_default_na=False, na_values=["nan"])
+
+
+def _userprefs(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
+    from evaluation.io.preferences import read_preferences
+    from evaluation.meta.userprefs import preference_summary
+
+    return preference_summary(read_preferences(args.preferences), _weights(args.intents), test=args.test, alpha=args.alpha)
+
+
+def _discpower(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
+    from evaluation.meta.significance import discriminative_power
+
+    result = discriminative_power(_cube(args, min_runs=2), test=args.test, B=args.B, alpha=args.alpha, rng=args.seed)
+    _seed(args, out, result.seed)
+    if args.pairs_out:
+        out.files.append((args.pairs_out, render_table(result.pairs, args.format)))
+    if args.plots:
+        from evaluation.report import plots
+
+        plots.asl_curves(result.pairs, args.plots, alpha=args.alpha)
+    return result.summary
+
+
+def _gold_names(args: argparse.Namespace, available: Sequence[str]) -> list[str]:
+    if args.gold:
+        return list(args.gold)
+    gold = [m for m in available if m.split("@")[0].split("(")[0].rstrip("'") in DEFAULT_GOLD]
+    if not gold:
+        raise EvaluationError(f"no gold-standard measure ({', '.join(DEFAULT_GOLD)}) in the scores; name them with --gold")
+    return gold
+
+
+def _intuitiveness(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
+    from evaluation.meta.intuitiveness import concordance_test, intuitiveness_scores, ordering_agreement
+
+    scores = _read_scores(args.scores)
+    available = list(dict.fromkeys(scores["measure"]))
+    gold = _gold_names(args, available)
+    candidates = [m for m in (args.measures or available) if m not in gold]
+    from evaluation.meta._matrix import score_cube
+
+    cube = score_cube(scores, [*candidates, *gold], min_runs=2)
+    table = concordance_test(cube, gold, candidates, gs_tie=args.gs_tie)
+    if args.matrix_out:
+        blocks = []
+        for g in dict.fromkeys(table["gold"]):
+            matrix = concordance_matrix(table, g, candidates)
+            matrix.insert(0, "measure", matrix.index)
+            matrix.insert(0, "gold", g)
+            blocks.append(matrix)
+        out.files.append((args.matrix_out, render_table(pd.concat(blocks, ignore_index=True), args.format)))
+    if args.ordering_out and not args.agreement:
+        raise EvaluationError("--ordering-out needs --agreement FILE")
+    if args.agreement:
+        agreement = _read_scores_like(args.agreement)
+        rows = agreement[(agreement["statistic"] == "MUP") & (agreement["subset"] == "all")]
+        if rows.empty:
+            raise EvaluationError(f"{args.agreement}: no MUP rows for subset 'all' (is it an agreement output?)")
+        ordering = ordering_agreement(intuitiveness_scores(table), rows.set_index("measure")["value"])
+        if args.ordering_out:
+            out.files.append((args.ordering_out, render_table(ordering, args.format)))
+        else:
+            out.notes.extend(f"{r.gold}: tau_b(MUP order, intuitiveness order) = {r.tau_b:.4f} over {r.measures} measures" for r in ordering.itertuples())
+    return table
+
+
+def _rankcorr(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
+    from evaluation.meta.correlation import rankcorr_table
+
+    cube = _cube(args, min_runs=2)
+    other = None
+    if args.against:
+        from evaluation.meta._matrix import score_cube
+
+        other = score_cube(_read_scores(args.against), cube.measures, runs=cube.runs)
+    return rankcorr_table(cube, other)
+
+
+def _unanimity(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
+    from evaluation.meta.unanimity import metric_unanimity
+
+    return metric_unanimity(_cube(args, min_runs=2), strict=args.strict)
+
+
+def _load(args: argparse.Namespace):
+    from evaluation.loading import load_collection
+
+    return load_collection(args.qrels, args.intents)
+
+
+def _dss(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
+    from evaluation.meta.dss import document_selection_sensitivity
+
+    result = document_selection_sensitivity(_load(args), args.measures, n_perm=args.n_perm, rng=args.seed, keep_grades=args.keep_grades)
+    _seed(args, out, result.seed)
+    return result.table.assign(seed=result.seed)
+
+
+def _loo(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
+    from evaluation.io.runs import read_run
+    from evaluation.meta.reusability import leave_one_out, read_pool_depths, read_teams
+
+    runs = [read_run(path, order=args.order) for path in args.run]
+    pool = [read_run(path, order=args.order) for path in args.pool_run]
+    depth = read_pool_depths(args.pool_depths) if args.pool_depths else args.pool_depth
+    return leave_one_out(_load(args), runs, read_teams(args.teams), args.measures, official=args.official, pool_runs=pool, depth=depth)
+
+
+def _reduce(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
+    from evaluation.meta.reduction import topic_set_reduction
+
+    measures = list(dict.fromkeys([args.reference, *(args.measures or [])])) if args.measures else None
+    cube = _cube(args, measures, min_runs=2)
+    table = topic_set_reduction(cube, args.reference, args.sizes, test=args.test, B=args.B, alpha=args.alpha, rng=args.seed)
+    _seed(args, out, int(table["seed"].iloc[0]) if table["seed"].notna().all() else None)
+    return table
+
+
+def _simplified(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
+    from evaluation.io.runs import read_run
+    from evaluation.meta.simplified import simplified_comparison
+
+    runs = [read_run(path) for path in args.run]
+    table = simplified_comparison(_load(args), runs, args.measures, test=args.test, B=args.B, alpha=args.alpha, rng=args.seed)
+    _seed(args, out, int(table["seed"].iloc[0]))
+    return table
+
+
+def _simulate(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
+    from evaluation.meta.simulate import UserModel, planted_truth, simulate_preferences
+
+    measures = list(dict.fromkeys([*args.truth, *args.measures])) if args.measures else None
+    cube = _cube(args, measures, min_runs=2)
+    result = planted_truth(cube, args.truth, noise=args.noise, annotators=args.annotators, topics=args.topics or [None],
+                           n_sim=args.n_sim, signal=args.signal, cheaters=args.cheaters, rng=args.seed)
+    _seed(args, out, result.seed)
+    for truth, dups in result.excluded.items():
+        out.notes.extend(f"truth {truth}: excluded {m}: {reason}" for m, reason in dups)
+    if args.preferences_out:
+        model = UserModel(noise=args.noise[0], signal=args.signal, annotators=args.annotators[0], cheaters=args.cheaters)
+        votes = simulate_preferences(cube, args.truth[0], model, rng=result.seed)
+        columns = ["topic", "run_a", "run_b", "value", "level", "annotator"]
+        out.files.append((args.preferences_out, render_table(votes[columns], "csv" if args.preferences_out.endswith(".csv") else "tsv")))
+    if args.plots:
+        from evaluation.report import plots
+
+        plots.recovery_curves(result.table, args.plots)
+    return result.table
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, _Output], pd.DataFrame]] = {
+    "agreement": _agreement,
+    "userprefs": _userprefs,
+    "discpower": _discpower,
+    "intuitiveness": _intuitiveness,
+    "rankcorr": _rankcorr,
+    "unanimity": _unanimity,
+    "dss": _dss,
+    "loo": _loo,
+    "reduce": _reduce,
+    "simplified": _simplified,
+    "simulate": _simulate,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one meta command; returns 0 on success, 2 on bad input (one line on stderr)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = _Output()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            args = build_parser().parse_args(argv)
+            table = COMMANDS[args.command](args, out)
+            text = render_table(table, args.format)
+            for path, content in out.files:
+                write_atomic(path, content)
+            if args.output:
+                write_atomic(args.output, text)
+            else:
+                sys.stdout.write(text)
+        except SystemExit as exc:  # --help
+            return int(exc.code or 0)
+        except BrokenPipeError:  # pragma: no cover - e.g. piped into head
+            return 0
+        except (EvaluationError, ValueError, _UsageError, OSError) as exc:
+            _print_warnings(caught)
+            print(f"error: {_one_line(exc)}", file=sys.stderr)
+            return 2
+    _print_warnings(caught)
+    for note in out.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return 0
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.filename:
+        text = f"{exc.filename}: {exc.strerror or text}"
+    return " ".join(text.split())
+
+
+def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
+    seen: set[str] = set()
+    for item in caught:
+        text = " ".join(str(item.message).split())
+        if text not in seen and issubclass(item.category, UserWarning):
+            seen.add(text)
+            print(f"warning: {text}", file=sys.stderr)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

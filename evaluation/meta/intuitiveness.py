@@ -1,0 +1,130 @@
+"""Concordance (intuitiveness) test (spec §4.5; Sakai WWW 2012, Sakai & Song 2013, Chen et al.).
+
+For every topic and unordered run pair where two candidate metrics disagree (``d1 * d2 < 0``;
+ties never disagree), each metric *agrees* with a gold standard ``GS`` if ``d_M * d_GS >= 0`` (a
+gold-standard tie agrees with both; option ``gs_tie="neither"``). Concordance of a metric =
+agreements / disagreements. The all-gold extension requires agreement with every gold standard at
+once. Significance: two-sided exact sign test on the disagreements where exactly one metric
+agrees, ``a = #(only M1)``, ``b = #(only M2)``, ``p = binomtest(a, a + b, 0.5)`` (1 if a + b = 0).
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from evaluation._types import FloatArray
+from evaluation.exceptions import EvaluationError
+from evaluation.meta._matrix import ScoreCube
+from evaluation.meta.agreement import signs
+from evaluation.meta.significance import run_pairs
+
+GS_TIES = ("both", "neither")
+ALL_GOLD = "all"
+COLUMNS = ["gold", "measure_1", "measure_2", "disagreements", "concordance_1", "concordance_2", "a", "b", "p"]
+
+
+def pair_signs(cube: ScoreCube) -> FloatArray:
+    """Signs of ``M(t, r_a) - M(t, r_b)`` for every topic and run pair ``a < b``: (G, n_topics * P)."""
+    a, b = run_pairs(len(cube.runs))
+    return signs(cube.values[:, :, a] - cube.values[:, :, b]).reshape(len(cube.measures), -1)
+
+
+def concordance_test(
+    cube: ScoreCube, gold: Sequence[str], measures: Sequence[str] | None = None, *, gs_tie: str = "both"
+) -> pd.DataFrame:
+    """Concordance of every pair of candidate measures with every gold standard.
+
+    Parameters
+    ----------
+    cube : per-topic scores of the candidates and the gold standards (same topics and runs).
+    gold : gold-standard measures (I-rec, Prec, PMP, Ef-P by default on the CLI).
+    measures : candidates (default: every measure of ``cube`` not in ``gold``).
+    gs_tie : ``both`` (a gold tie agrees with both metrics, default) or ``neither``.
+
+    Returns
+    -------
+    DataFrame ``gold measure_1 measure_2 disagreements concordance_1 concordance_2 a b p``, one row
+    per gold standard (plus ``all`` when there are several) and unordered candidate pair, in the
+    order of ``measures``. Concordances are NaN when there is no disagreement.
+    """
+    if gs_tie not in GS_TIES:
+        raise ValueError(f"gs_tie must be one of {', '.join(GS_TIES)}, got {gs_tie!r}")
+    gold = list(dict.fromkeys(gold))
+    if not gold:
+        raise EvaluationError("name at least one gold-standard measure")
+    candidates = [m for m in (measures if measures is not None else cube.measures) if m not in gold]
+    if len(candidates) < 2:
+        raise EvaluationError("the concordance test needs at least 2 candidate measures besides the gold standards")
+    s = pair_signs(cube)
+    cand = {m: s[cube.measure_index(m)] for m in candidates}
+    golds = {g: s[cube.measure_index(g)] for g in gold}
+    rows = []
+    for m1, m2 in itertools.combinations(candidates, 2):
+        s1, s2 = cand[m1], cand[m2]
+        disagree = s1 * s2 < 0
+        n = int(disagree.sum())
+        agree1 = {g: _agrees(s1[disagree], sg[disagree], gs_tie) for g, sg in golds.items()}
+        agree2 = {g: _agrees(s2[disagree], sg[disagree], gs_tie) for g, sg in golds.items()}
+        if len(gold) > 1:
+            agree1[ALL_GOLD] = np.logical_and.reduce(list(agree1.values()))
+            agree2[ALL_GOLD] = np.logical_and.reduce(list(agree2.values()))
+        for g in agree1:
+            rows.append((g, m1, m2, n, *_summary(agree1[g], agree2[g], n)))
+    return pd.DataFrame.from_records(rows, columns=COLUMNS)
+
+
+def _agrees(s_m: FloatArray, s_g: FloatArray, gs_tie: str) -> np.ndarray:
+    product = s_m * s_g
+    return product >= 0 if gs_tie == "both" else product > 0
+
+
+def _summary(agree1: np.ndarray, agree2: np.ndarray, n: int) -> tuple[float, float, int, int, float]:
+    a = int((agree1 & ~agree2).sum())
+    b = int((agree2 & ~agree1).sum())
+    p = float(sps.binomtest(a, a + b, 0.5).pvalue) if a + b else 1.0
+    c1 = agree1.sum() / n if n else np.nan
+    c2 = agree2.sum() / n if n else np.nan
+    return float(c1), float(c2), a, b, p
+
+
+def intuitiveness_scores(table: pd.DataFrame) -> pd.DataFrame:
+    """Per gold standard and measure: mean concordance over its comparisons with every other measure.
+
+    Comparisons without disagreements are skipped. Columns ``gold measure score comparisons``.
+    This is the ordering correlated with the MUP ordering (Chen et al. §6.1; our choice of score).
+    """
+    left = table.rename(columns={"measure_1": "measure", "concordance_1": "c"})[["gold", "measure", "c"]]
+    right = table.rename(columns={"measure_2": "measure", "concordance_2": "c"})[["gold", "measure", "c"]]
+    both = pd.concat([left, right]).dropna(subset=["c"])
+    out = both.groupby(["gold", "measure"], sort=False)["c"].agg(score="mean", comparisons="size").reset_index()
+    return out
+
+
+def ordering_agreement(scores: pd.DataFrame, mup: pd.Series) -> pd.DataFrame:
+    """Kendall tau_b between the metric order by MUP and by intuitiveness, per gold standard.
+
+    Parameters
+    ----------
+    scores : from :func:`intuitiveness_scores`.
+    mup : MUP per measure (index: measure), e.g. the ``all``-subset MUP rows of an agreement table.
+
+    Returns columns ``gold measures tau_b p``.
+    """
+    rows = []
+    for g, group in scores.groupby("gold", sort=False):
+        common = [m for m in group["measure"] if m in mup.index and np.isfinite(mup[m])]
+        if len(common) < 2:
+            rows.append((g, len(common), np.nan, np.nan))
+            continue
+        x = group.set_index("measure").loc[common, "score"].to_numpy(dtype=np.float64)
+        y = mup.loc[common].to_numpy(dtype=np.float64)
+        if np.ptp(x) == 0 or np.ptp(y) == 0:
+            rows.append((g, len(common), np.nan, np.nan))
+            continue
+        result = sps.kendalltau(x, y)
+        rows.append((g, len(common), float(result.statistic), float(result.pvalue)))
+    return pd.DataFrame.from_records(rows, columns=["gold", "measures", "tau_b", "p"])

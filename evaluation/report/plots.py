@@ -1,0 +1,157 @@
+"""Figures of the meta-evaluation (matplotlib, Agg backend, imported only when a figure is drawn).
+
+Each function writes ``<stem>.png`` and ``<stem>.svg`` into a directory (atomically: a figure is
+either complete or absent) and returns the paths:
+
+* :func:`agreement_heatmaps` -- tau_b (or another statistic) per Delta bin x preference subrange,
+  one panel per metric, with N in every cell (Chen et al., Fig. 1);
+* :func:`metric_bars` -- MUP, MUP_b, tau, tau_b and discriminative power per metric, sorted by MUP
+  (Chen et al., Fig. 2);
+* :func:`asl_curves` -- sorted ASLs per metric against pair index (Sakai 2006);
+* :func:`recovery_curves` -- planted-truth recovery versus noise.
+"""
+from __future__ import annotations
+
+import io
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+FORMATS = ("png", "svg")
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig, directory: str | Path, stem: str) -> list[Path]:
+    """Write ``fig`` as PNG and SVG into ``directory`` (created if needed); close it."""
+    plt = _pyplot()
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    try:
+        for fmt in FORMATS:
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight", metadata=_metadata(fmt))
+            path = directory / f"{stem}.{fmt}"
+            _write_bytes_atomic(path, buffer.getvalue())
+            paths.append(path)
+    finally:
+        plt.close(fig)
+    return paths
+
+
+def _metadata(fmt: str) -> dict:
+    # Drop the creation date so identical inputs give identical files.
+    return {"Date": None} if fmt == "svg" else {}
+
+
+def _write_bytes_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _grid(n: int, max_cols: int = 4) -> tuple[int, int]:
+    cols = min(n, max_cols)
+    return math.ceil(n / cols), cols
+
+
+def agreement_heatmaps(table: pd.DataFrame, directory: str | Path, *, statistic: str = "tau_b", stem: str = "agreement_heatmaps") -> list[Path]:
+    """Chen et al. Fig. 1: ``statistic`` per bin x subrange cell for every metric, N annotated."""
+    from evaluation.report.tables import agreement_grid
+
+    plt = _pyplot()
+    measures = list(dict.fromkeys(table["measure"]))
+    rows, cols = _grid(len(measures))
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.2 * rows), squeeze=False)
+    image = None
+    for ax, measure in zip(axes.flat, measures):
+        values, counts = agreement_grid(table, measure, statistic)
+        data = values.to_numpy(dtype=float)
+        image = ax.imshow(np.ma.masked_invalid(data), cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
+        ax.set_title(measure, fontsize=9)
+        ax.set_xticks(range(values.shape[1]), values.columns, fontsize=7)
+        ax.set_yticks(range(values.shape[0]), values.index, fontsize=7)
+        for i in range(data.shape[0]):
+            for j in range(data.shape[1]):
+                text = "n/a" if np.isnan(data[i, j]) else f"{data[i, j]:.2f}"
+                ax.text(j, i, f"{text}\nN={counts.iat[i, j]}", ha="center", va="center", fontsize=6)
+    for ax in list(axes.flat)[len(measures):]:
+        ax.axis("off")
+    if image is not None:
+        fig.colorbar(image, ax=axes, shrink=0.8, label=statistic)
+    fig.suptitle(f"{statistic} by Delta bin (rows) and preference subrange (columns)", fontsize=10)
+    return save_figure(fig, directory, stem)
+
+
+def metric_bars(table: pd.DataFrame, directory: str | Path, *, power: pd.DataFrame | None = None, stem: str = "metric_bars") -> list[Path]:
+    """Chen et al. Fig. 2: MUP, MUP_b, tau, tau_b (+ discriminative power) per metric, sorted by MUP."""
+    plt = _pyplot()
+    overall = table[table["subset"] == "all"].pivot(index="measure", columns="statistic", values="value")
+    series = ["MUP", "MUP_b", "tau", "tau_b"]
+    if power is not None:
+        overall = overall.join(power.set_index("measure")["power"], how="left")
+        series.append("power")
+    overall = overall.sort_values("MUP", ascending=False)
+    x = np.arange(len(overall))
+    width = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(overall) + 2), 3.8))
+    for k, name in enumerate(series):
+        ax.bar(x + (k - (len(series) - 1) / 2) * width, overall[name].to_numpy(dtype=float), width, label=name)
+    ax.set_xticks(x, overall.index, rotation=45, ha="right", fontsize=8)
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.set_ylabel("value")
+    ax.legend(fontsize=8, ncols=len(series))
+    ax.set_title("Agreement with users (sorted by MUP)", fontsize=10)
+    return save_figure(fig, directory, stem)
+
+
+def asl_curves(pairs: pd.DataFrame, directory: str | Path, *, alpha: float = 0.05, max_asl: float = 0.1, stem: str = "asl_curves") -> list[Path]:
+    """Sakai's ASL curves: each metric's sorted ASLs against pair index (region ASL <= ``max_asl``)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    for measure, group in pairs.groupby("measure", sort=False):
+        asl = np.sort(group["asl"].to_numpy(dtype=float))
+        ax.plot(np.arange(1, asl.size + 1), asl, label=str(measure), linewidth=1)
+    ax.axhline(alpha, color="grey", linestyle="--", linewidth=0.8)
+    ax.set_ylim(0, max_asl)
+    ax.set_xlabel("run pairs sorted by ASL")
+    ax.set_ylabel("ASL")
+    ax.legend(fontsize=6, ncols=2)
+    ax.set_title("ASL curves (closer to the origin = more discriminative)", fontsize=10)
+    return save_figure(fig, directory, stem)
+
+
+def recovery_curves(sim: pd.DataFrame, directory: str | Path, *, statistics: Sequence[str] = ("MUP", "tau_b"), stem: str = "recovery") -> list[Path]:
+    """Share of simulations in which the planted truth comes out first, versus noise."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(statistics), figsize=(5.0 * len(statistics), 3.6), squeeze=False)
+    for ax, statistic in zip(axes.flat, statistics):
+        for (truth, k, topics), group in sim.groupby(["truth", "annotators", "topics"], sort=False):
+            group = group.sort_values("noise")
+            ax.plot(group["noise"], group[f"first_by_{statistic}"], marker="o", label=f"{truth} (k={k}, {topics} topics)")
+        ax.set_ylim(0, 1.02)
+        ax.axhline(0.95, color="grey", linestyle="--", linewidth=0.8)
+        ax.set_xlabel("annotator noise (sd, scale points)")
+        ax.set_ylabel(f"truth first by {statistic}")
+        ax.legend(fontsize=6)
+    fig.suptitle("Planted-truth recovery", fontsize=10)
+    return save_figure(fig, directory, stem)

@@ -1,0 +1,121 @@
+"""Tidy result tables as TSV/CSV/JSON text, and the wide layouts of the papers.
+
+Numbers are written losslessly (``repr`` of floats), integers as integers, NaN as ``nan`` (JSON
+``null``), infinities as ``inf``/``-inf`` (JSON strings), like the score tables.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+FORMATS = ("tsv", "csv", "json")
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "nan"
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if pd.isna(value):
+        return "nan"
+    return str(value)
+
+
+def _json_value(value: object) -> object:
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return value
+    if pd.isna(value):
+        return None
+    return str(value)
+
+
+def render_table(frame: pd.DataFrame, fmt: str = "tsv") -> str:
+    """Render a tidy frame: header + one line per row (TSV/CSV) or a list of records (JSON)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    columns = [str(c) for c in frame.columns]
+    rows = frame.astype(object).itertuples(index=False, name=None)
+    if fmt == "json":
+        records = [{c: _json_value(v) for c, v in zip(columns, row)} for row in rows]
+        return json.dumps(records, indent=1, allow_nan=False) + "\n"
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_cell(v) for v in row])
+    return buffer.getvalue()
+
+
+def concordance_matrix(table: pd.DataFrame, gold: str, measures: Sequence[str] | None = None, digits: int = 3) -> pd.DataFrame:
+    """Chen et al. Table 2 layout for one gold standard: cell (row M1, column M2) = ``c1/c2 (N)``.
+
+    ``c1`` is the concordance of the row metric, ``c2`` of the column metric and ``N`` the number
+    of disagreements; both triangles are filled, the diagonal is empty.
+    """
+    rows = table[table["gold"] == gold]
+    if rows.empty:
+        raise ValueError(f"no concordance rows for gold standard {gold!r}")
+    names = list(measures) if measures is not None else list(dict.fromkeys([*rows["measure_1"], *rows["measure_2"]]))
+    out = pd.DataFrame("", index=names, columns=names)
+    for r in rows.itertuples(index=False):
+        if r.measure_1 in out.index and r.measure_2 in out.index:
+            out.loc[r.measure_1, r.measure_2] = f"{_fmt(r.concordance_1, digits)}/{_fmt(r.concordance_2, digits)} ({r.disagreements})"
+            out.loc[r.measure_2, r.measure_1] = f"{_fmt(r.concordance_2, digits)}/{_fmt(r.concordance_1, digits)} ({r.disagreements})"
+    return out
+
+
+def _fmt(value: float, digits: int) -> str:
+    return "-" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
+
+
+def agreement_grid(table: pd.DataFrame, measure: str, statistic: str = "tau_b") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Bin x subrange grids (values and N) of one measure from an agreement table (Chen Fig. 1)."""
+    from evaluation.meta.agreement import BINS, SUBRANGES
+
+    rows = table[(table["measure"] == measure) & (table["statistic"] == statistic)].set_index("subset")
+    values = pd.DataFrame(index=list(BINS), columns=list(SUBRANGES), dtype=float)
+    counts = pd.DataFrame(index=list(BINS), columns=list(SUBRANGES), dtype=float)
+    for b in BINS:
+        for s in SUBRANGES:
+            values.loc[b, s] = rows.loc[f"{b}:{s}", "value"]
+            counts.loc[b, s] = rows.loc[f"{b}:{s}", "n"]
+    return values, counts.astype(int)
+
+
+def to_markdown(frame: pd.DataFrame, digits: int = 4) -> str:
+    """A GitHub-flavoured Markdown table (floats rounded to ``digits``) for notes and docs."""
+    def show(v: object) -> str:
+        if isinstance(v, (float, np.floating)):
+            return "nan" if np.isnan(v) else f"{v:.{digits}f}"
+        return str(v)
+
+    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    body = ["| " + " | ".join(show(v) for v in row) + " |" for row in frame.astype(object).itertuples(index=False)]
+    return "\n".join([header, rule, *body]) + "\n"
