@@ -13,6 +13,7 @@ judged documents (seeded). Both sides start from the same in-memory tuples:
 Each timing is the best of ``--repeat`` rounds (fresh collection objects each round, so no cache
 survives between rounds). Last line: ``ratio_ndeval_set=<x> ratio_all=<y>`` (ours / pyndeval).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,11 @@ from evaluation import Run, build_collection, score_matrix  # noqa: E402
 from evaluation.metrics import default_measures, parse_measure  # noqa: E402
 
 QRELS = ROOT / "tests" / "evaluation" / "data" / "reference" / "trec2014" / "qrels.diversity.tsv"
-NDEVAL_SET = [f"{m}@{k}" for m in ("ERR-IA", "nERR-IA", "alpha-DCG", "alpha-nDCG", "P-IA", "I-rec") for k in (5, 10, 20)] + ["NRBP", "nNRBP", "MAP-IA"]
+NDEVAL_SET = [f"{m}@{k}" for m in ("ERR-IA", "nERR-IA", "alpha-DCG", "alpha-nDCG", "P-IA", "I-rec") for k in (5, 10, 20)] + [
+    "NRBP",
+    "nNRBP",
+    "MAP-IA",
+]
 
 
 def load_qrels() -> list[tuple[str, str, str, int]]:

@@ -8,6 +8,7 @@ Quick start::
 
 No Django import anywhere in this package.
 """
+
 from evaluation.collection import Collection, Intent, Topic, build_collection
 from evaluation.engine import evaluate, resolve_measures, score_matrix
 from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError, UnknownMetricError

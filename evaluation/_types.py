@@ -1,4 +1,5 @@
 """Array type aliases shared by the evaluation package."""
+
 from __future__ import annotations
 
 import numpy as np

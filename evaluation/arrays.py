@@ -9,6 +9,7 @@ several cutoffs, and metrics sharing a building block, cost one pass.
 
 Axis conventions: ``R`` runs, ``T`` topics, ``K`` ranks, ``I`` intents (max over topics).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
@@ -24,7 +25,19 @@ from evaluation.collection import Collection
 from evaluation.io.runs import Run
 
 
-class TopicTable:
+class Memoised:
+    """Holds derived arrays under keys that include every parameter they depend on."""
+
+    _cache: dict[Hashable, Any]
+
+    def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
+        """The value stored under ``key``, built by ``build()`` the first time."""
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+
+class TopicTable(Memoised):
     """Per-collection arrays: weights, types, grades of judged documents and ideal lists."""
 
     def __init__(self, collection: Collection) -> None:
@@ -88,11 +101,6 @@ class TopicTable:
         self.W_plus = np.where(self.rel, self.W, 0.0).sum(axis=1)  # W+
         self.max_grade = int(self.gmax.max()) if self.gmax.size else 0
         self._cache: dict[Hashable, Any] = {}
-
-    def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
-        if key not in self._cache:
-            self._cache[key] = build()
-        return self._cache[key]
 
     @cached_property
     def W_hat(self) -> FloatArray:
@@ -177,7 +185,7 @@ def table_for(collection: Collection) -> TopicTable:
     return cache["table"]
 
 
-class Ranking:
+class Ranking(Memoised):
     """Ranked lists of ``R`` runs over the ``T`` topics of a table, as rows into its grade matrix.
 
     Parameters
@@ -195,12 +203,6 @@ class Ranking:
         self.condensed = condensed
         self.n_runs, self.n_topics, self.depth = rows.shape
         self._cache: dict[Hashable, Any] = {}
-
-    def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
-        """Memoise a derived array under ``key`` (parameters included in the key)."""
-        if key not in self._cache:
-            self._cache[key] = build()
-        return self._cache[key]
 
     @cached_property
     def grades(self) -> np.ndarray:

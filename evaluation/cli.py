@@ -3,6 +3,7 @@
 Errors print one line on stderr (``file:line: reason`` for bad files) and exit with status 2;
 output files are written atomically, so a failed run leaves none behind.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,13 +34,19 @@ def _positive_int(text: str) -> int:
 
 def _add_collection_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("collection")
-    group.add_argument("--qrels", required=True, help="diversity qrels: TREC 'topic subtopic docid grade' or NTCIR Dqrels 'topic intent docid Lk'")
+    group.add_argument(
+        "--qrels", required=True, help="diversity qrels: TREC 'topic subtopic docid grade' or NTCIR Dqrels 'topic intent docid Lk'"
+    )
     group.add_argument("--intents", help="intent probabilities 'topic intent prob [inf|nav]' (NTCIR Iprob/DINprob)")
     group.add_argument("--topics", help="TREC topic XML with <subtopic number= type=nav|inf>")
     group.add_argument("--keep-intents", type=_positive_int, metavar="K", help="keep the K heaviest intents per topic, renormalised")
-    group.add_argument("--weights", choices=("original", "uniform", "linear"), default="original", help="intent weights (simplified collections, spec 4.9)")
+    group.add_argument(
+        "--weights", choices=("original", "uniform", "linear"), default="original", help="intent weights (simplified collections, spec 4.9)"
+    )
     group.add_argument("--binary", action="store_true", help="binarise grades (g >= 1 -> 1)")
-    group.add_argument("--uniform-over", choices=("relevant", "listed"), default="relevant", help="intents sharing uniform weights when none are given")
+    group.add_argument(
+        "--uniform-over", choices=("relevant", "listed"), default="relevant", help="intents sharing uniform weights when none are given"
+    )
     group.add_argument("--on-duplicate-qrel", choices=("error", "max"), default="error", help="a repeated (topic, intent, doc) line")
 
 
@@ -55,16 +62,30 @@ def _collection(args: argparse.Namespace) -> Collection:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m evaluation", description="Diversity evaluation of ranked lists and meta-evaluation against user preferences.")
+    parser = argparse.ArgumentParser(
+        prog="python -m evaluation", description="Diversity evaluation of ranked lists and meta-evaluation against user preferences."
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="{score,metrics,difficulty,meta}")
 
-    score = sub.add_parser("score", help="score runs with diversity metrics", description="Score runs; output is tidy 'run topic measure value'.")
+    score = sub.add_parser(
+        "score", help="score runs with diversity metrics", description="Score runs; output is tidy 'run topic measure value'."
+    )
     _add_collection_options(score)
     score.add_argument("--run", action="append", required=True, help="TREC run file 'topic Q0 docid rank score tag' (repeatable)")
-    score.add_argument("--measures", nargs="+", required=True, metavar="NAME", help="e.g. alpha-nDCG@10 'D#-nDCG(gamma=0.5)@10' \"D-nDCG'@5\" RBU; 'all' = every metric at cutoffs 5, 10, 20")
-    score.add_argument("--order", choices=ORDERS, default="score", help="how run lines become a ranking (spec 1.4; default score desc, docid desc)")
+    score.add_argument(
+        "--measures",
+        nargs="+",
+        required=True,
+        metavar="NAME",
+        help="e.g. alpha-nDCG@10 'D#-nDCG(gamma=0.5)@10' \"D-nDCG'@5\" RBU; 'all' = every metric at cutoffs 5, 10, 20",
+    )
+    score.add_argument(
+        "--order", choices=ORDERS, default="score", help="how run lines become a ranking (spec 1.4; default score desc, docid desc)"
+    )
     score.add_argument("--on-duplicate-doc", choices=("keep_first", "error"), default="keep_first", help="a docid listed twice for a topic")
-    score.add_argument("--empty-topic", choices=("nan", "zero"), default="nan", help="topics without relevant documents: NaN and excluded (default) or 0")
+    score.add_argument(
+        "--empty-topic", choices=("nan", "zero"), default="nan", help="topics without relevant documents: NaN and excluded (default) or 0"
+    )
     score.add_argument("--topic-set", choices=("qrels", "run_and_qrels"), default="qrels", help="topics averaged over")
     score.add_argument("--per-topic", action="store_true", help="one row per (run, topic, measure) plus the mean rows (topic 'all')")
     score.add_argument("--format", choices=FORMATS, default="tsv")
@@ -75,7 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     diff = sub.add_parser("difficulty", help="per-topic xi, diversity difficulty dd and subtopic miss rates smr (Golbus et al.)")
     _add_collection_options(diff)
-    diff.add_argument("--dd-exponent-offset", type=int, default=0, choices=(0, 1), help="1 reproduces Golbus et al. Table 1 (exponent xi+1)")
+    diff.add_argument(
+        "--dd-exponent-offset", type=int, default=0, choices=(0, 1), help="1 reproduces Golbus et al. Table 1 (exponent xi+1)"
+    )
     diff.add_argument("--format", choices=FORMATS, default="tsv")
     diff.add_argument("-o", "--output")
 
@@ -116,7 +139,15 @@ def metrics_table() -> pd.DataFrame:
 def _run_score(args: argparse.Namespace) -> int:
     col = _collection(args)
     runs = [read_run(path, order=args.order, on_duplicate_doc=args.on_duplicate_doc) for path in args.run]
-    frame = evaluate(col, runs, args.measures, per_topic=args.per_topic, empty_topic=args.empty_topic, topic_set=args.topic_set, progress=sys.stderr.isatty())
+    frame = evaluate(
+        col,
+        runs,
+        args.measures,
+        per_topic=args.per_topic,
+        empty_topic=args.empty_topic,
+        topic_set=args.topic_set,
+        progress=sys.stderr.isatty(),
+    )
     _emit(render_scores(frame, args.format), args.output)
     return 0
 
@@ -127,7 +158,9 @@ def _run_metrics(args: argparse.Namespace) -> int:
         lines = []
         for row in table.itertuples(index=False):
             cut = {"required": "@k", "optional": "[@k]", "none": ""}[row.cutoff]
-            lines.append(f"{row.name}{cut}\n    {row.summary}\n    parameters: {row.parameters or '-'}\n    tags: {row.tags}\n    source: {row.citation}")
+            lines.append(
+                f"{row.name}{cut}\n    {row.summary}\n    parameters: {row.parameters or '-'}\n    tags: {row.tags}\n    source: {row.citation}"
+            )
         sys.stdout.write("\n".join(lines) + "\n")
     else:
         sys.stdout.write(_render_frame(table, args.format))

@@ -10,6 +10,7 @@ return new collections. Conventions follow spec §1 (``shared/spec/metrics.md``)
 * weights are used as given; when a topic has none, they are uniform over ``I_q^+`` (§1.1),
   or over all listed intents with ``uniform_over="listed"``.
 """
+
 from __future__ import annotations
 
 import math
@@ -151,14 +152,11 @@ class Collection:
             kept_ids = {i.id for i in ranked}
             total = sum(weights[i] for i in kept_ids)
             kept = [
-                replace(i, weight=(weights[i.id] / total) if total > 0 else 1.0 / len(kept_ids))
-                for i in topic.intents
-                if i.id in kept_ids
+                replace(i, weight=(weights[i.id] / total) if total > 0 else 1.0 / len(kept_ids)) for i in topic.intents if i.id in kept_ids
             ]
             topics[tid] = replace(topic, intents=tuple(kept))
             judgments[tid] = {
-                doc: {i: g for i, g in grades.items() if i in kept_ids}
-                for doc, grades in self.judgments.get(tid, {}).items()
+                doc: {i: g for i, g in grades.items() if i in kept_ids} for doc, grades in self.judgments.get(tid, {}).items()
             }
         return self._derive(topics=topics, judgments=judgments)
 

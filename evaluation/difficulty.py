@@ -1,5 +1,6 @@
 """Collection diversity of a topic (Golbus, Aslam & Clarke, IRJ 2013; spec §2.7):
 greedy minimal cover size ξ, diversity difficulty dd and subtopic miss rates smr."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,7 +40,9 @@ def greedy_cover_size(covers: np.ndarray, docids: np.ndarray) -> int:
     return taken
 
 
-def difficulty(table: TopicTable, *, exponent_offset: int = 0, smr_depth: int | None = None, dd_intents: str = "relevant") -> TopicDifficulty:
+def difficulty(
+    table: TopicTable, *, exponent_offset: int = 0, smr_depth: int | None = None, dd_intents: str = "relevant"
+) -> TopicDifficulty:
     """ξ, dd and smr for every topic of ``table`` (spec §2.7; register #19-20).
 
     ``exponent_offset=1`` reproduces Golbus et al.'s Table 1 (exponent ξ+1); ``smr_depth``

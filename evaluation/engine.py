@@ -5,6 +5,7 @@ document gets NaN for every measure and is left out of the means, with a warning
 (``empty_topic="zero"`` scores it 0 and keeps it, like ndeval). A topic missing from a run
 scores 0 (``topic_set="run_and_qrels"`` restricts each run's rows and mean to its own topics).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -114,7 +115,9 @@ def evaluate(
     return _tidy(values, runs, measure_list, table.topic_ids, included, per_topic, table)
 
 
-def _tidy(values: np.ndarray, runs: Sequence[Run], measures: Sequence[Measure], topics: list[str], included: np.ndarray, per_topic: bool, table) -> pd.DataFrame:
+def _tidy(
+    values: np.ndarray, runs: Sequence[Run], measures: Sequence[Measure], topics: list[str], included: np.ndarray, per_topic: bool, table
+) -> pd.DataFrame:
     frames = []
     for r, run in enumerate(runs):
         keep = included[r]

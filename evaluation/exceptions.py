@@ -3,6 +3,7 @@
 Every user-facing problem is an :class:`EvaluationError`; the CLI prints its message on one line
 and exits with status 2.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

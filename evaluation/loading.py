@@ -1,4 +1,5 @@
 """One call from files to a :class:`~evaluation.collection.Collection`."""
+
 from __future__ import annotations
 
 from pathlib import Path

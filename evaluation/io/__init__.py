@@ -1,4 +1,5 @@
 """Readers and writers: qrels, intents, topics, runs, score tables."""
+
 from evaluation.io.intents import read_intents
 from evaluation.io.qrels import read_qrels
 from evaluation.io.runs import Run, read_run

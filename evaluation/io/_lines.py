@@ -1,4 +1,5 @@
 """Shared plumbing for the line-oriented readers: numbered fields, typed parsing, clear errors."""
+
 from __future__ import annotations
 
 import math

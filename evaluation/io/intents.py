@@ -4,6 +4,7 @@ Validated as a whole: probabilities must be numbers in [0, 1], a topic's probabi
 sum above 1 (tolerance 1e-6), the optional type must be ``inf`` or ``nav``, and an intent may be
 listed once per topic. Intent ``0`` is reserved (NTCIREVAL: relevant to nothing).
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -10,6 +10,7 @@ the whole file first: any problem raises ``FormatError(path, line, reason)`` and
 * A repeated ``(topic, intent, doc)`` is an error (spec §1.2); ``on_duplicate="max"`` keeps the
   highest grade instead.
 """
+
 from __future__ import annotations
 
 import re

@@ -10,6 +10,7 @@ Ordering (spec §1.4, register #5):
 A document listed twice for a topic is kept at its first (highest-ranked) position with a warning
 (``on_duplicate_doc="keep_first"``), or rejected (``"error"``, ndeval's behaviour).
 """
+
 from __future__ import annotations
 
 import warnings

@@ -3,6 +3,7 @@
 The per-topic table written by ``python -m evaluation score --per-topic`` is the input of every
 ``python -m evaluation meta`` command. Mean rows carry the topic ``all``.
 """
+
 from __future__ import annotations
 
 import csv
@@ -39,10 +40,7 @@ def render_scores(frame: pd.DataFrame, fmt: str = "tsv") -> str:
         raise ValueError(f"score frame lacks columns {missing}")
     rows = frame.loc[:, list(COLUMNS)].itertuples(index=False, name=None)
     if fmt == "json":
-        records = [
-            {"run": r, "topic": t, "measure": m, "value": None if v is None or math.isnan(v) else float(v)}
-            for r, t, m, v in rows
-        ]
+        records = [{"run": r, "topic": t, "measure": m, "value": None if v is None or math.isnan(v) else float(v)} for r, t, m, v in rows]
         return json.dumps(records, indent=1, allow_nan=False) + "\n"
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")

@@ -3,6 +3,7 @@
 Subtopic text is kept for display; weights are not part of the format (uniform unless an
 intents file gives them). Errors name the line of the offending element.
 """
+
 from __future__ import annotations
 
 import xml.sax

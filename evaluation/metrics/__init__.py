@@ -2,6 +2,7 @@
 
 Importing this package registers every metric.
 """
+
 from evaluation.metrics import alphasharp, coverage, dmeasures, intent_aware, novelty, utility  # noqa: F401 (registration)
 from evaluation.metrics.base import REGISTRY, Measure, MetricSpec, Param, default_measures, get_spec, parse_measure
 

@@ -1,10 +1,11 @@
 """Building blocks shared by the metric families: discounts, safe division, cumulative sums,
 and the memoised per-rank arrays of a :class:`~evaluation.arrays.Ranking`."""
+
 from __future__ import annotations
 
-import numpy as np
-
 from collections.abc import Callable, Hashable
+
+import numpy as np
 
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking, TopicTable
@@ -78,7 +79,9 @@ def per_doc(ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.nd
 
 def topic_of_row(table: TopicTable) -> np.ndarray:
     """Topic index of every document row (sentinel rows map to topic 0, their grades are 0)."""
-    return table.memo(("topic_of_row",), lambda: np.concatenate([np.repeat(np.arange(table.n_topics), [b - a for a, b in table.topic_rows]), [0, 0]]))
+    return table.memo(
+        ("topic_of_row",), lambda: np.concatenate([np.repeat(np.arange(table.n_topics), [b - a for a, b in table.topic_rows]), [0, 0]])
+    )
 
 
 def binary(ranking: Ranking, rel_level: int = 1) -> np.ndarray:

@@ -4,6 +4,7 @@
 cascade measures (``micro``, ``geom``, ``smr``) or is the weighted cascade measure normalised by
 the greedy ideal (``cascade``). Binary relevance throughout, as in the paper.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -5,6 +5,7 @@ a trailing ``'`` for the condensed-list variant (spec §1.6; accepted right afte
 the cutoff after ``@``. ``str(Measure)`` gives the canonical form with default parameters dropped,
 so canonical strings round-trip and serve as keys.
 """
+
 from __future__ import annotations
 
 import re
@@ -198,7 +199,7 @@ def parse_measure(text: str, **overrides: Any) -> Measure:
     raw = text.strip()
     # names that themselves contain '@' (S-RR@100%) are matched as a prefix first
     prefixed = next((n for n in sorted(REGISTRY, key=len, reverse=True) if "@" in n and raw.startswith(n)), None)
-    rest = raw[len(prefixed):] if prefixed else raw
+    rest = raw[len(prefixed) :] if prefixed else raw
     match = _SYNTAX.match("X" + rest if prefixed else rest)
     if not match:
         raise UnknownMetricError(f"cannot parse measure {text!r}; expected Name(param=value,...)'@cutoff")

@@ -1,4 +1,5 @@
 """Coverage and set metrics (spec §2.1): I-rec, Prec, PMP, Ef-P, P-IA, S-RR@100%."""
+
 from __future__ import annotations
 
 import numpy as np

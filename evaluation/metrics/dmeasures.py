@@ -4,13 +4,14 @@ All of them work on gain vectors and the Q-measure's blended ratio::
 
     BR(r) = (beta CG(r) + C(r)) / (beta CG*(r) + r),   Q@l = sum_{r<=l} I(r) BR(r) / min(l, R)
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking
-from evaluation.metrics._common import at, discount, din_gain, global_gain, ntcir_round, safe_divide
+from evaluation.metrics._common import at, din_gain, discount, global_gain, ntcir_round, safe_divide
 from evaluation.metrics.base import Param, register
 from evaluation.metrics.coverage import intent_recall
 
@@ -86,7 +87,9 @@ def d_sharp_ndcg(ranking: Ranking, k: int, gamma: float = 0.5, ntcir_round_compo
     return _sharp(ranking, d_ndcg(ranking, k), k, gamma, ntcir_round_components)
 
 
-@register("D#-Q", params={"gamma": GAMMA, "beta": BETA_Q, "ntcir_round_components": ROUND}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG)
+@register(
+    "D#-Q", params={"gamma": GAMMA, "beta": BETA_Q, "ntcir_round_components": ROUND}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG
+)
 def d_sharp_q(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0, ntcir_round_components: bool = False) -> FloatArray:
     """gamma I-rec@l + (1 - gamma) D-Q@l (spec §2.4)."""
     return _sharp(ranking, d_q(ranking, k, beta), k, gamma, ntcir_round_components)
@@ -151,7 +154,12 @@ def p_plus(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
     return at(value, k)
 
 
-@register("P+Q", params={"beta": BETA_Q}, tags={"normalised", "graded", "type_sensitive", "intent_aware", "tool:ntcireval"}, citation=SAKAI_DIN + "; NTCIREVAL DIN-NTCIR-PQeval")
+@register(
+    "P+Q",
+    params={"beta": BETA_Q},
+    tags={"normalised", "graded", "type_sensitive", "intent_aware", "tool:ntcireval"},
+    citation=SAKAI_DIN + "; NTCIREVAL DIN-NTCIR-PQeval",
+)
 def pplus_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
     """sum_{nav} w_i P+_i + sum_{inf} w_i Q_i@l over I_q^+ (spec §2.5)."""
     table = ranking.table
@@ -165,7 +173,12 @@ def pplus_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
     return _memo_kernel(ranking, "pplus_q", k, beta, compute=compute)
 
 
-@register("P+Q#", params={"gamma": GAMMA, "beta": BETA_Q, "ntcir_round_components": ROUND}, tags={"normalised", "graded", "type_sensitive", "intent_aware", "tool:ntcireval"}, citation=SAKAI_DIN + "; NTCIREVAL NEVIAPQ2sharpnev")
+@register(
+    "P+Q#",
+    params={"gamma": GAMMA, "beta": BETA_Q, "ntcir_round_components": ROUND},
+    tags={"normalised", "graded", "type_sensitive", "intent_aware", "tool:ntcireval"},
+    citation=SAKAI_DIN + "; NTCIREVAL NEVIAPQ2sharpnev",
+)
 def pplus_q_sharp(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0, ntcir_round_components: bool = False) -> FloatArray:
     """gamma I-rec@l + (1 - gamma) P+Q@l (spec §2.5)."""
     return _sharp(ranking, pplus_q(ranking, k, beta), k, gamma, ntcir_round_components)

@@ -3,6 +3,7 @@
 Per-intent metrics use local gains ``g_i`` and the per-intent ideal list; weights are not
 renormalised (NTCIREVAL prints their sum as ``SUMp``). MAP-IA follows ndeval (divides by ``W+``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,7 +34,12 @@ def _ideal_cumulative(ranking: Ranking, key: str, per_rank_of: callable) -> np.n
     return table.memo(("ideal_cum", key, L), lambda: np.cumsum(per_rank_of(table.intent_ideal(L)), axis=2))
 
 
-@register("nDCG-IA", tags={"normalised", "intent_aware", "graded", "tool:ntcireval"}, citation=AGRAWAL + "; NTCIREVAL IA-MSnDCG", aliases=("IA-nDCG", "IA-MSnDCG"))
+@register(
+    "nDCG-IA",
+    tags={"normalised", "intent_aware", "graded", "tool:ntcireval"},
+    citation=AGRAWAL + "; NTCIREVAL IA-MSnDCG",
+    aliases=("IA-nDCG", "IA-MSnDCG"),
+)
 def ndcg_ia(ranking: Ranking, k: int) -> FloatArray:
     """sum_i w_i nDCG_i@l with linear gains and discount 1/log(r+1) (NTCIREVAL MSnDCG; spec §2.2)."""
     disc = discount("log", ranking.depth)
@@ -83,7 +89,12 @@ def ia_err(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArray
     return _weighted_sum(ranking, err)
 
 
-@register("IA-nERR", params={"err_gmax": ERR_GMAX}, tags={"normalised", "intent_aware", "graded", "tool:ntcireval"}, citation=CHAPELLE + "; Sakai & Song, SIGIR 2011; NTCIREVAL")
+@register(
+    "IA-nERR",
+    params={"err_gmax": ERR_GMAX},
+    tags={"normalised", "intent_aware", "graded", "tool:ntcireval"},
+    citation=CHAPELLE + "; Sakai & Song, SIGIR 2011; NTCIREVAL",
+)
 def ia_nerr(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArray:
     """sum_i w_i ERR_i@l / ERR*_i@l on the per-intent ideal (spec §2.2)."""
     err, ideal = _ia_err_parts(ranking, k, err_gmax)
@@ -105,7 +116,9 @@ def rbp_ia(ranking: Ranking, k: int, p: float = 0.95) -> FloatArray:
     return _weighted_sum(ranking, (1.0 - p) * at(rbp, k))
 
 
-@register("MAP-IA", cutoff="optional", tags={"normalised", "intent_aware", "binary", "tool:ndeval", "whole_list"}, citation=AGRAWAL + "; ndeval")
+@register(
+    "MAP-IA", cutoff="optional", tags={"normalised", "intent_aware", "binary", "tool:ndeval", "whole_list"}, citation=AGRAWAL + "; ndeval"
+)
 def map_ia(ranking: Ranking, k: int | None) -> FloatArray:
     """(1/W+) sum_i w_i AP_i over the whole list (or the top k): AP_i = sum_{J_i(r)=1} (C_i(r)/r) / |R_i|."""
     depth = cutoff_or_depth(ranking, k)

@@ -7,6 +7,7 @@ Novelty gain with intent weights renormalised over ``I_q^+`` (``ŵ_i = w_i / W+`
 
 which is ndeval's ``sum_i J_i (1-alpha)^c_i / M+`` when the weights are uniform.
 """
+
 from __future__ import annotations
 
 import math
@@ -127,7 +128,13 @@ def _ideal_normalised(ranking: Ranking, k: int, alpha: float, graded: bool, disc
 CASCADE_TAGS = {"intent_aware", "binary", "cascade", "tool:ndeval"}
 
 
-@register("alpha-DCG", params={"alpha": ALPHA, "graded": GRADED, "ndeval_rank1_quirk": QUIRK}, tags=CASCADE_TAGS | {"normalised"}, citation=CLARKE + "; ndeval normalisation", aliases=("α-DCG",))
+@register(
+    "alpha-DCG",
+    params={"alpha": ALPHA, "graded": GRADED, "ndeval_rank1_quirk": QUIRK},
+    tags=CASCADE_TAGS | {"normalised"},
+    citation=CLARKE + "; ndeval normalisation",
+    aliases=("α-DCG",),
+)
 def alpha_dcg(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False, ndeval_rank1_quirk: bool = False) -> FloatArray:
     """sum_{r<=k} n(r)/log2(r+1) over the ideal-ideal list (ndeval's "alpha-DCG"; spec §2.3)."""
     return _collection_normalised(ranking, k, alpha, graded, ndeval_rank1_quirk, "log")
@@ -139,7 +146,12 @@ def alpha_ndcg(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = Fals
     return _ideal_normalised(ranking, k, alpha, graded, "log")
 
 
-@register("ERR-IA", params={"alpha": ALPHA, "graded": GRADED, "ndeval_rank1_quirk": QUIRK}, tags=CASCADE_TAGS | {"normalised"}, citation=CHAPELLE_IA)
+@register(
+    "ERR-IA",
+    params={"alpha": ALPHA, "graded": GRADED, "ndeval_rank1_quirk": QUIRK},
+    tags=CASCADE_TAGS | {"normalised"},
+    citation=CHAPELLE_IA,
+)
 def err_ia(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False, ndeval_rank1_quirk: bool = False) -> FloatArray:
     """TREC's ERR-IA: sum_{r<=k} n(r)/r over the ideal-ideal list (ndeval; spec §2.3)."""
     return _collection_normalised(ranking, k, alpha, graded, ndeval_rank1_quirk, "rr")
@@ -163,13 +175,25 @@ def _nrbp_sum(ranking: Ranking, k: int | None, alpha: float, beta: float, graded
     return (n * discount("rbp", n.shape[2], beta=beta)[None, None, :]).sum(axis=2)
 
 
-@register("NRBP", params={"alpha": ALPHA, "beta": BETA, "graded": GRADED}, cutoff="optional", tags=CASCADE_TAGS | {"normalised", "whole_list"}, citation=CLARKE_NRBP)
+@register(
+    "NRBP",
+    params={"alpha": ALPHA, "beta": BETA, "graded": GRADED},
+    cutoff="optional",
+    tags=CASCADE_TAGS | {"normalised", "whole_list"},
+    citation=CLARKE_NRBP,
+)
 def nrbp(ranking: Ranking, k: int | None, alpha: float = 0.5, beta: float = 0.5, graded: bool = False) -> FloatArray:
     """(1 - (1-alpha) beta) sum_r beta^(r-1) n(r) over the whole list (spec §2.3)."""
     return (1.0 - (1.0 - alpha) * beta) * _nrbp_sum(ranking, k, alpha, beta, graded)
 
 
-@register("nNRBP", params={"alpha": ALPHA, "beta": BETA, "graded": GRADED}, cutoff="optional", tags=CASCADE_TAGS | {"whole_list"}, citation=CLARKE_NRBP + "; ndeval")
+@register(
+    "nNRBP",
+    params={"alpha": ALPHA, "beta": BETA, "graded": GRADED},
+    cutoff="optional",
+    tags=CASCADE_TAGS | {"whole_list"},
+    citation=CLARKE_NRBP + "; ndeval",
+)
 def nnrbp(ranking: Ranking, k: int | None, alpha: float = 0.5, beta: float = 0.5, graded: bool = False) -> FloatArray:
     """NRBP divided by NRBP of the greedy ideal over all judged documents (spec §2.3)."""
     length = _nrbp_length(beta, ranking.depth)  # the ideal always runs over all judged documents

@@ -1,5 +1,6 @@
 """Utility metrics with user effort (spec §2.6; Amigó, Spina & Carrillo-de-Albornoz, SIGIR 2018):
 RBU (reference jar conventions by default), EU and CT (reconstructed forms)."""
+
 from __future__ import annotations
 
 import numpy as np

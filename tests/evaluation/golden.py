@@ -3,12 +3,13 @@
 Golden files: ``shared/reference/golden/{public,ntcireval-sample}.tsv`` (provenance in
 ``shared/reference/README.md``). Each key also names the collection setting it was computed on.
 """
+
 from __future__ import annotations
 
 import csv
 import os
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 # An unchanged copy of shared/reference (README.md there gives provenance); override with DIVERSITY_REFERENCE.
@@ -67,7 +68,7 @@ def our_measure(key: GoldenKey, *, sample: bool = False) -> tuple[str, str]:
     return text, setting
 
 
-@lru_cache(maxsize=None)
+@cache
 def golden_rows(filename: str) -> list[tuple[GoldenKey, str, str, str]]:
     """``(key, run, topic, value-string)`` rows of a golden file."""
     with open(REFERENCE / "golden" / filename, newline="") as handle:

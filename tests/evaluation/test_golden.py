@@ -3,12 +3,12 @@
 pyndeval rows to 1e-6, ntcireval-hp and rbu-hp rows to 1e-9, the 4-decimal official ntcireval
 and rbu rows to 1.5e-4.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import lru_cache
+from functools import cache
 
-import numpy as np
 import pytest
 
 from evaluation import evaluate, load_collection, read_run
@@ -19,13 +19,13 @@ PUBLIC_RUNS = sorted((REFERENCE / "runs" / "public").glob("*.run"))
 SAMPLE_RUNS = [REFERENCE / "ntcireval-sample" / "TRECRUN", REFERENCE / "ntcireval-sample" / "TRECRUN2"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def collection(setting: str):
     qrels, intents = SETTINGS[setting]
     return load_collection(REFERENCE / qrels, REFERENCE / intents if intents else None)
 
 
-@lru_cache(maxsize=None)
+@cache
 def runs(sample: bool, order: str):
     return tuple(read_run(p, order=order) for p in (SAMPLE_RUNS if sample else PUBLIC_RUNS))
 
