@@ -108,7 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _emit(text: str, output: str | None) -> None:
     if output:
-        write_atomic(output, text)
+        try:
+            write_atomic(output, text)
+        except OSError as exc:
+            raise EvaluationError(f"{output}: cannot write: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(text)
 
@@ -191,8 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.simplefilter("always")
         try:
             status = handlers[args.command](args)
-        except EvaluationError as exc:
-            _print_warnings(caught)
+        except EvaluationError as exc:  # the one line a failed command prints; warnings would bury it
             print(f"error: {exc}", file=sys.stderr)
             return 2
         except BrokenPipeError:  # e.g. piped into head

@@ -6,12 +6,15 @@ intents file gives them). Errors name the line of the offending element.
 
 from __future__ import annotations
 
+import re
 import xml.sax
 from pathlib import Path
 
 from evaluation.collection import Intent, Topic
 from evaluation.exceptions import FormatError
 from evaluation.io._lines import read_text
+
+_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 
 
 class _TopicHandler(xml.sax.ContentHandler):
@@ -70,9 +73,8 @@ def read_topics(path: str | Path) -> dict[str, Topic]:
     text = read_text(path)
     if not text.strip():
         raise FormatError(path, 0, "file is empty")
-    body = text.strip()
-    if body.startswith("<?xml"):
-        body = body.split("?>", 1)[1]
+    # drop the XML declaration but keep its newlines, so parser line numbers stay file line numbers
+    body = _DECLARATION.sub(lambda m: "\n" * m.group(0).count("\n"), text, count=1)
     handler = _TopicHandler(path)
     try:
         xml.sax.parseString(f"<topics-root>{body}</topics-root>".encode(), handler)

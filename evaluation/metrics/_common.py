@@ -47,9 +47,15 @@ def at(cumulative: np.ndarray, k: int, axis: int = RANK_AXIS) -> np.ndarray:
 
 
 def exclusive_cumsum(x: np.ndarray, axis: int = RANK_AXIS) -> np.ndarray:
-    """Sum of the entries strictly before each position along ``axis``."""
-    c = np.cumsum(x, axis=axis)
-    return c - x
+    """Sum of the entries strictly before each position along ``axis`` (0 at the first).
+
+    Computed as a shifted cumulative sum, never ``cumsum - x``: the difference is not exactly the
+    sum of the earlier entries in floating point (a tank filled to exactly ``H`` must read full).
+    """
+    x = np.moveaxis(x, axis, -1)
+    out = np.zeros(x.shape, dtype=np.result_type(x.dtype, np.int64) if x.dtype.kind in "biu" else x.dtype)
+    np.cumsum(x[..., :-1], axis=-1, out=out[..., 1:])
+    return np.moveaxis(out, -1, axis)
 
 
 def exclusive_cumprod(x: np.ndarray, axis: int = RANK_AXIS) -> np.ndarray:

@@ -178,7 +178,9 @@ def _fmt(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-_SYNTAX = re.compile(r"^(?P<name>[^()@']+?)(?P<p1>')?(?:\((?P<params>[^()]*)\))?(?P<p2>')?(?:@(?P<cutoff>[^@]*))?$")
+# parameter values may hold one level of parentheses, e.g. EU(eu_discount=log2(i+1))
+_SYNTAX = re.compile(r"^(?P<name>[^()@']+?)(?P<p1>')?(?:\((?P<params>(?:[^()]|\([^()]*\))*)\))?(?P<p2>')?(?:@(?P<cutoff>[^@]*))?$")
+_TOP_LEVEL_COMMA = re.compile(r",(?![^()]*\))")
 
 
 def get_spec(name: str) -> MetricSpec:
@@ -208,7 +210,7 @@ def parse_measure(text: str, **overrides: Any) -> Measure:
     params = dict(spec.defaults)
     given = match.group("params")
     if given is not None and given.strip():
-        for item in given.split(","):
+        for item in _TOP_LEVEL_COMMA.split(given):
             if "=" not in item:
                 raise UnknownMetricError(f"{spec.name}: parameters must be name=value, got {item.strip()!r}")
             key, value = (s.strip() for s in item.split("=", 1))

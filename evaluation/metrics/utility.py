@@ -77,17 +77,17 @@ def _novel_value(ranking: Ranking, alpha: float) -> np.ndarray:
     params={
         "alpha": Param(float, 0.5, "novelty penalty", low=0.0, high=1.0),
         "e": Param(float, 0.03, "effort per inspected document", low=0.0),
-        "eu_discount": Param(str, "1/(1+log2(i))", "rank discount", ("1/(1+log2(i))", "log2(i+1)")),
+        "eu_discount": Param(str, "1+log2(i)", "denominator of the rank discount 1/d(i)", ("1+log2(i)", "log2(i+1)")),
     },
     cutoff="optional",
     tags={"graded", "intent_aware", "effort", "reconstructed", "whole_list"},
     citation="Yang & Lad, ICTIR 2009 (expected utility), in the form of " + AMIGO,
 )
-def eu(ranking: Ranking, k: int | None, alpha: float = 0.5, e: float = 0.03, eu_discount: str = "1/(1+log2(i))") -> FloatArray:
+def eu(ranking: Ranking, k: int | None, alpha: float = 0.5, e: float = 0.03, eu_discount: str = "1+log2(i)") -> FloatArray:
     """sum_i disc(i) [sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} - e] over the shown list (spec §2.6, reconstructed)."""
     depth = cutoff_or_depth(ranking, k)
     i = np.arange(1, depth + 1, dtype=np.float64)
-    disc = 1.0 / (1.0 + np.log2(i)) if eu_discount == "1/(1+log2(i))" else 1.0 / np.log2(i + 1.0)
+    disc = 1.0 / (1.0 + np.log2(i)) if eu_discount == "1+log2(i)" else 1.0 / np.log2(i + 1.0)
     value = _novel_value(ranking, alpha)[:, :, :depth] - e
     return (value * ranking.present[:, :, :depth] * disc[None, None, :]).sum(axis=2)
 
