@@ -6,9 +6,11 @@ Deployment settings come from the environment (12-factor); study parameters live
   default ``db.sqlite3`` in the repository root (WAL mode, busy timeout).
 - ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG`` (0/1), ``DJANGO_ALLOWED_HOSTS`` (comma separated).
 """
+
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -76,11 +78,7 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=60
-    )
-}
+DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=60)}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers run beside one writer; IMMEDIATE transactions take the write lock up front,
     # so concurrent writers queue on the busy timeout instead of failing with "database is locked".
@@ -91,6 +89,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "transaction_mode": "IMMEDIATE",
             "timeout": 30,
         }
+    )
+    # The test database is a file, not Django's in-memory default: the concurrency tests run many
+    # threads, and a shared-cache memory database takes table locks that ignore the busy timeout.
+    # One file per process, so test runs started side by side do not clobber each other.
+    DATABASES["default"].setdefault("TEST", {}).setdefault(
+        "NAME", str(Path(tempfile.gettempdir()) / f"studyapp-test-{os.getpid()}.sqlite3")
     )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -5,5 +5,6 @@ from studyapp import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("s/<slug:slug>/", views.study_entry, name="study_entry"),
     path("admin/", admin.site.urls),
 ]

@@ -13,6 +13,7 @@ The whole file is validated before anything is returned: a missing docid, a doci
 whitespace, a repeated docid, a non-text value or a URL that is not ``http(s)://`` raises
 ``FormatError(path, line, reason)``. Blank lines and ``#`` comments are skipped.
 """
+
 from __future__ import annotations
 
 import json

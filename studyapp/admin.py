@@ -1,0 +1,286 @@
+"""Django admin for every model. Imported data and study designs are read-mostly: big foreign keys
+are raw ids (a select of 15,000 documents would make pages unusable) and design fields are frozen.
+Studies are added from a JSON configuration through the same service as ``create_study``."""
+
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+
+from studyapp import models as m
+from studyapp.exceptions import InvalidStudyConfig
+from studyapp.services.study_config import parse_config
+from studyapp.services.study_design import create_study
+
+EXAMPLE_CONFIG = {
+    "runs": ["run-a", "run-b", "run-c"],
+    "topic_rule": {"count": 50, "min_subtopics": 3},
+    "subtopics_per_topic": 3,
+    "levels": ["topic", "subtopic"],
+    "annotators_per_presentation": 3,
+    "items_per_annotator": 60,
+}
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(m.Collection)
+class CollectionAdmin(admin.ModelAdmin):
+    list_display = ["name", "n_topics", "n_runs", "created_at"]
+    search_fields = ["name", "description"]
+    readonly_fields = ["source", "created_at"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_topics=Count("topics", distinct=True), _runs=Count("runs", distinct=True))
+
+    @admin.display(description="topics", ordering="_topics")
+    def n_topics(self, obj: m.Collection) -> int:
+        return obj._topics
+
+    @admin.display(description="runs", ordering="_runs")
+    def n_runs(self, obj: m.Collection) -> int:
+        return obj._runs
+
+
+class SubtopicInline(admin.TabularInline):
+    model = m.Subtopic
+    extra = 0
+    fields = ["number", "type", "weight", "text"]
+
+
+@admin.register(m.Topic)
+class TopicAdmin(admin.ModelAdmin):
+    list_display = ["topic_id", "query", "collection", "n_subtopics"]
+    list_filter = ["collection"]
+    search_fields = ["topic_id", "query", "description"]
+    inlines = [SubtopicInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("collection").annotate(_subtopics=Count("subtopics"))
+
+    @admin.display(description="subtopics", ordering="_subtopics")
+    def n_subtopics(self, obj: m.Topic) -> int:
+        return obj._subtopics
+
+
+@admin.register(m.Subtopic)
+class SubtopicAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "type", "weight", "text"]
+    list_filter = ["type", "topic__collection"]
+    search_fields = ["text", "topic__topic_id", "topic__query"]
+    list_select_related = ["topic"]
+    raw_id_fields = ["topic"]
+
+
+@admin.register(m.Document)
+class DocumentAdmin(admin.ModelAdmin):
+    list_display = ["docid", "title", "url", "collection"]
+    list_filter = ["collection"]
+    search_fields = ["docid", "title", "url", "snippet"]
+    list_select_related = ["collection"]
+
+
+@admin.register(m.Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    list_display = ["topic", "subtopic", "document", "grade"]
+    list_filter = ["grade", "topic__collection"]
+    search_fields = ["document__docid", "topic__topic_id"]
+    list_select_related = ["topic", "subtopic__topic", "document"]
+    raw_id_fields = ["topic", "subtopic", "document"]
+
+
+@admin.register(m.Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = ["name", "collection", "source", "n_items"]
+    list_filter = ["collection"]
+    search_fields = ["name", "source"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("collection").annotate(_items=Count("items"))
+
+    @admin.display(description="ranked items", ordering="_items")
+    def n_items(self, obj: m.Run) -> int:
+        return obj._items
+
+
+@admin.register(m.RankedItem)
+class RankedItemAdmin(admin.ModelAdmin):
+    list_display = ["run", "topic", "rank", "document"]
+    list_filter = ["run__collection", "run"]
+    search_fields = ["document__docid", "topic__topic_id", "run__name"]
+    list_select_related = ["run", "topic", "document"]
+    raw_id_fields = ["run", "topic", "document"]
+
+
+class CreateStudyForm(forms.Form):
+    """Everything ``manage.py create_study`` takes; validated by the same service."""
+
+    collection = forms.ModelChoiceField(queryset=m.Collection.objects.all())
+    name = forms.CharField(max_length=100)
+    config = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 18, "cols": 80, "style": "font-family: monospace"}),
+        initial=json.dumps(EXAMPLE_CONFIG, indent=2),
+        help_text="JSON with the keys of docs/studyapp.md; only runs is required.",
+    )
+
+    def clean_config(self):
+        try:
+            raw = json.loads(self.cleaned_data["config"])
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        try:
+            return parse_config(raw)
+        except InvalidStudyConfig as exc:
+            raise forms.ValidationError(exc.errors) from None
+
+
+class StudyRunInline(ReadOnlyInline):
+    model = m.StudyRun
+
+
+class StudyTopicInline(ReadOnlyInline):
+    model = m.StudyTopic
+    fields = ["topic", "position"]
+
+
+@admin.register(m.Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "collection", "status", "levels", "annotators_per_presentation", "items_per_annotator", "created_at"]
+    list_filter = ["status", "levels", "collection"]
+    search_fields = ["name", "slug"]
+    inlines = [StudyRunInline, StudyTopicInline]
+    # Presentations were generated from these: changing them afterwards would misdescribe the data.
+    design_fields = [
+        "slug",
+        "collection",
+        "subtopics_per_topic",
+        "depth",
+        "levels",
+        "check_share",
+        "same_pair_both_levels",
+        "config",
+        "created_at",
+    ]
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.design_fields if obj is not None else []
+
+    def add_view(self, request: HttpRequest, form_url: str = "", extra_context=None) -> HttpResponse:
+        if not self.has_add_permission(request):
+            return HttpResponseRedirect(reverse("admin:studyapp_study_changelist"))
+        form = CreateStudyForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                summary = create_study(form.cleaned_data["collection"].name, form.cleaned_data["name"], form.cleaned_data["config"])
+            except InvalidStudyConfig as exc:
+                for error in exc.errors:
+                    form.add_error(None, error)
+            else:
+                for line in summary.lines():
+                    self.message_user(request, line, messages.SUCCESS)
+                return HttpResponseRedirect(reverse("admin:studyapp_study_change", args=[summary.study.pk]))
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form, "title": "Create a study"}
+        return render(request, "studyapp/admin/create_study.html", context)
+
+
+@admin.register(m.StudySubtopic)
+class StudySubtopicAdmin(admin.ModelAdmin):
+    list_display = ["study_topic", "subtopic", "weight", "position"]
+    list_filter = ["study_topic__study"]
+    list_select_related = ["study_topic__study", "study_topic__topic", "subtopic__topic"]
+    raw_id_fields = ["study_topic", "subtopic"]
+
+
+@admin.register(m.StudyRun)
+class StudyRunAdmin(admin.ModelAdmin):
+    list_display = ["study", "run"]
+    list_filter = ["study"]
+    list_select_related = ["study", "run"]
+
+
+@admin.register(m.StudyTopic)
+class StudyTopicAdmin(admin.ModelAdmin):
+    list_display = ["study", "topic", "position"]
+    list_filter = ["study"]
+    search_fields = ["topic__topic_id", "topic__query"]
+    list_select_related = ["study", "topic"]
+    raw_id_fields = ["topic"]
+
+
+@admin.register(m.Presentation)
+class PresentationAdmin(admin.ModelAdmin):
+    list_display = ["id", "study", "kind", "level", "topic", "subtopic", "run_a", "run_b", "n_answers"]
+    list_filter = ["study", "kind", "level"]
+    search_fields = ["topic__topic_id", "topic__query", "run_a__name", "run_b__name"]
+    list_select_related = ["study", "topic", "subtopic__topic", "run_a", "run_b"]
+    raw_id_fields = ["topic", "subtopic", "run_a", "run_b"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_answers=Count("assignments__preference"))
+
+    @admin.display(description="answers", ordering="_answers")
+    def n_answers(self, obj: m.Presentation) -> int:
+        return obj._answers
+
+
+class AssignmentInline(ReadOnlyInline):
+    model = m.Assignment
+    fields = ["position", "presentation", "a_on_left", "served_at", "lease_expires_at", "released_at"]
+    raw_id_fields = ["presentation"]
+
+
+@admin.register(m.Annotator)
+class AnnotatorAdmin(admin.ModelAdmin):
+    list_display = ["pseudonym", "study", "external_id", "status", "n_answers", "created_at", "last_seen_at"]
+    list_filter = ["study", "status"]
+    search_fields = ["pseudonym", "external_id"]
+    readonly_fields = ["token", "created_at"]
+    inlines = [AssignmentInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("study").annotate(_answers=Count("assignments__preference"))
+
+    @admin.display(description="answers", ordering="_answers")
+    def n_answers(self, obj: m.Annotator) -> int:
+        return obj._answers
+
+
+@admin.register(m.Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["annotator", "position", "presentation", "a_on_left", "served_at", "lease_expires_at", "released_at"]
+    list_filter = ["annotator__study", "a_on_left", "presentation__level"]
+    search_fields = ["annotator__pseudonym", "annotator__external_id"]
+    list_select_related = [
+        "annotator",
+        "presentation__topic",
+        "presentation__subtopic__topic",
+        "presentation__run_a",
+        "presentation__run_b",
+    ]
+    raw_id_fields = ["annotator", "presentation"]
+
+
+@admin.register(m.Preference)
+class PreferenceAdmin(admin.ModelAdmin):
+    list_display = ["assignment", "value", "canonical", "server_seconds", "client_ms", "late", "answered_at"]
+    list_filter = ["assignment__annotator__study", "late", "value"]
+    search_fields = ["assignment__annotator__pseudonym", "request_id"]
+    list_select_related = ["assignment__annotator", "assignment__presentation__topic", "assignment__presentation__subtopic__topic",
+                           "assignment__presentation__run_a", "assignment__presentation__run_b"]  # fmt: skip
+    raw_id_fields = ["assignment"]

@@ -1,0 +1,46 @@
+"""Errors the study services raise; commands turn them into ``CommandError``, views into pages."""
+
+from __future__ import annotations
+
+
+class StudyError(Exception):
+    """Base class of every user-facing problem of the study platform."""
+
+
+class ImportFailed(StudyError):
+    """A collection could not be imported; nothing was written. The message names file:line: reason."""
+
+
+class InvalidStudyConfig(StudyError):
+    """A study configuration was rejected; ``errors`` lists every reason."""
+
+    def __init__(self, errors: list[str]) -> None:
+        self.errors = list(errors)
+        super().__init__("invalid study configuration:\n" + "\n".join(f"  - {e}" for e in self.errors))
+
+
+class StudyUnavailable(StudyError):
+    """The study does not take (new) annotators now: closed, paused or full.
+
+    ``screenout_code`` is what a crowdsourcing platform expects from refused participants.
+    """
+
+    def __init__(self, message: str, screenout_code: str = "") -> None:
+        self.screenout_code = screenout_code
+        super().__init__(message)
+
+
+class StudyClosed(StudyUnavailable):
+    """The study is paused or closed."""
+
+
+class StudyFull(StudyUnavailable):
+    """The study cannot give a newcomer a full quota of items."""
+
+
+class InvalidAnswer(StudyError):
+    """An answer is outside the scale or otherwise malformed."""
+
+
+class AnnotatorExcluded(StudyError):
+    """The annotator was excluded by quality control and gets no more items."""

@@ -1,0 +1,39 @@
+"""``manage.py import_collection``: load qrels, intents, topics, display data and runs in one transaction."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from studyapp.exceptions import StudyError
+from studyapp.services.importing import import_collection
+
+
+class Command(BaseCommand):
+    help = "Import a test collection (qrels + optional intents/topics/display data) and its runs; all or nothing."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--name", required=True, help="collection name (unique)")
+        parser.add_argument("--qrels", required=True, help="TREC diversity qrels or NTCIR Dqrels")
+        parser.add_argument("--intents", help="intent weights: topic intent prob [inf|nav]")
+        parser.add_argument("--topics", help="TREC topic XML with queries, descriptions and typed subtopics")
+        parser.add_argument("--docs", help="display data: JSONL {docid,title,url,snippet} or TSV with those columns")
+        parser.add_argument("--run", action="append", required=True, dest="runs", metavar="RUN", help="TREC run file (repeat)")
+        parser.add_argument("--description", default="", help="free text shown in the admin")
+        parser.add_argument("--replace", action="store_true", help="replace an existing collection of that name")
+
+    def handle(self, *args, **opts) -> None:
+        try:
+            summary = import_collection(
+                opts["name"],
+                qrels=opts["qrels"],
+                runs=opts["runs"],
+                intents=opts["intents"],
+                topics=opts["topics"],
+                docs=opts["docs"],
+                replace=opts["replace"],
+                description=opts["description"],
+            )
+        except StudyError as exc:
+            raise CommandError(str(exc)) from None
+        for line in summary.lines():
+            self.stdout.write(line)

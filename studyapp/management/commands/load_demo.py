@@ -1,0 +1,41 @@
+"""``manage.py load_demo``: the bundled demo collection and study, plus a staff login (idempotent)."""
+
+from __future__ import annotations
+
+import os
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from studyapp.exceptions import StudyError
+from studyapp.services.demo import load_demo
+
+
+class Command(BaseCommand):
+    help = "Import the demo collection, create the demo study and a staff user if missing; print the links."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--staff-password",
+            default=os.environ.get("DEMO_STAFF_PASSWORD") or None,
+            help="set this password for the staff user (default: $DEMO_STAFF_PASSWORD, else a random one on creation)",
+        )
+
+    def handle(self, *args, **opts) -> None:
+        try:
+            result = load_demo(staff_password=opts["staff_password"])
+        except StudyError as exc:
+            raise CommandError(str(exc)) from None
+        for line in result.notes:
+            self.stdout.write(line)
+        self.stdout.write(f"Demo collection: {'imported' if result.collection_created else 'already loaded'}.")
+        self.stdout.write(f"Demo study: {result.study.name} ({'created' if result.study_created else 'already there'}).")
+        self.stdout.write(
+            f"Annotator link: /s/{result.study.slug}/  (e.g. http://127.0.0.1:8000/s/{result.study.slug}/?PROLIFIC_PID=test1)"
+        )
+        if result.staff_password:
+            self.stdout.write(f"Staff login: /admin/  user {result.staff_username!r}  password {result.staff_password!r}")
+        else:
+            self.stdout.write(
+                f"Staff login: /admin/  user {result.staff_username!r}  (password unchanged; set one with "
+                f"`python manage.py changepassword {result.staff_username}` or `load_demo --staff-password ...`)"
+            )

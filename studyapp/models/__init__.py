@@ -1,0 +1,27 @@
+"""Database models; outside code imports them from here (wagtail's ``models/`` package pattern).
+
+Low-level first: ``collection`` (what was imported) <- ``study`` (what is asked) <- ``annotation``
+(who answered what).
+"""
+
+from studyapp.models.annotation import Annotator, Assignment, Preference
+from studyapp.models.collection import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
+from studyapp.models.study import Presentation, Study, StudyRun, StudySubtopic, StudyTopic
+
+__all__ = [
+    "Annotator",
+    "Assignment",
+    "Collection",
+    "Document",
+    "Judgment",
+    "Preference",
+    "Presentation",
+    "RankedItem",
+    "Run",
+    "Study",
+    "StudyRun",
+    "StudySubtopic",
+    "StudyTopic",
+    "Subtopic",
+    "Topic",
+]

@@ -1,0 +1,142 @@
+"""Who judged what: annotators, their assignments (leases) and their preferences.
+
+Invariants that must hold under concurrency are database constraints: one assignment per
+(annotator, presentation), one preference per assignment (so one answer per annotator and
+presentation), answer values in range and canonical = +-shown.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+
+from studyapp.models.study import Presentation, Study
+
+PREFERENCE_MIN, PREFERENCE_MAX = -4, 4
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def new_pseudonym() -> str:
+    return "A" + secrets.token_hex(5).upper()
+
+
+class Annotator(models.Model):
+    """A pseudonymous participant of one study, identified by a secret token (and external ids)."""
+
+    NEW, ACTIVE, FINISHED, REFUSED, EXCLUDED = "new", "active", "finished", "refused", "excluded"
+    STATUSES = [
+        (NEW, "arrived, no items yet"),
+        (ACTIVE, "working"),
+        (FINISHED, "finished"),
+        (REFUSED, "refused: study full"),
+        (EXCLUDED, "excluded by quality control"),
+    ]
+
+    study = models.ForeignKey(Study, models.CASCADE, related_name="annotators")
+    pseudonym = models.CharField(max_length=20, unique=True, default=new_pseudonym)
+    token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
+    external_id = models.CharField(max_length=100, blank=True, help_text="e.g. the Prolific PID")
+    external_ids = models.JSONField(default=dict, blank=True, help_text="all ids given on arrival (query string)")
+    status = models.CharField(max_length=10, choices=STATUSES, default=NEW)
+    exclusion_reason = models.TextField(blank=True)
+    consent_version = models.CharField(max_length=50, blank=True)
+    consented_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study", "created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "external_id"], condition=~Q(external_id=""), name="annotator_unique_external_id"),
+            models.CheckConstraint(
+                condition=Q(status__in=["new", "active", "finished", "refused", "excluded"]), name="annotator_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.pseudonym
+
+
+class Assignment(models.Model):
+    """A presentation leased to an annotator, with the side its run_a is shown on.
+
+    ``served_at`` is when the item was first shown (decision time starts there);
+    ``lease_expires_at`` moves forward while the annotator is active; ``released_at`` is set
+    when the engine gave the item to others after the lease expired (a late answer is still
+    stored and counted).
+    """
+
+    annotator = models.ForeignKey(Annotator, models.CASCADE, related_name="assignments")
+    presentation = models.ForeignKey(Presentation, models.CASCADE, related_name="assignments")
+    position = models.PositiveIntegerField(help_text="order in the annotator's sequence, from 1")
+    a_on_left = models.BooleanField(help_text="is run_a (the canonical first run) shown on the left?")
+    assigned_at = models.DateTimeField()
+    served_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField()
+    released_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["annotator", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "presentation"], name="assignment_unique_presentation"),
+            models.UniqueConstraint(fields=["annotator", "position"], name="assignment_unique_position"),
+            models.CheckConstraint(condition=Q(position__gte=1), name="assignment_position_positive"),
+        ]
+        indexes = [models.Index(fields=["presentation", "lease_expires_at"], name="assignment_presentation_lease")]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} #{self.position}: {self.presentation}"
+
+    @property
+    def left_run(self):
+        p = self.presentation
+        return p.run_a if self.a_on_left else p.run_b
+
+    def left_side(self) -> str:
+        """'a' or 'b': which side of the presentation is shown on the left."""
+        return "a" if self.a_on_left else "b"
+
+    def lease_live(self, now: datetime) -> bool:
+        return self.released_at is None and self.lease_expires_at > now
+
+
+class Preference(models.Model):
+    """An answer on the 9-point scale -4 (left much better) .. +4 (right much better).
+
+    ``value`` is as shown; ``canonical`` is re-oriented to (run_a, run_b): positive means run_b
+    preferred. Decision time is kept twice: measured by the server (first served -> answer
+    arrived) and by the browser.
+    """
+
+    assignment = models.OneToOneField(Assignment, models.CASCADE, related_name="preference")
+    value = models.SmallIntegerField(help_text="as shown: -4 left much better .. +4 right much better")
+    canonical = models.SmallIntegerField(help_text="re-oriented: positive = run_b preferred")
+    server_seconds = models.FloatField(null=True, blank=True)
+    client_ms = models.PositiveIntegerField(null=True, blank=True)
+    request_id = models.CharField(max_length=64, blank=True, help_text="client-generated, makes answering idempotent")
+    answered_at = models.DateTimeField()
+    late = models.BooleanField(default=False, help_text="arrived after the lease had expired")
+
+    class Meta:
+        ordering = ["answered_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(value__gte=PREFERENCE_MIN) & Q(value__lte=PREFERENCE_MAX), name="preference_value_range"),
+            models.CheckConstraint(
+                condition=Q(canonical__gte=PREFERENCE_MIN) & Q(canonical__lte=PREFERENCE_MAX), name="preference_canonical_range"
+            ),
+            models.CheckConstraint(condition=Q(canonical=F("value")) | Q(canonical=-F("value")), name="preference_canonical_is_reoriented"),
+            models.CheckConstraint(
+                condition=Q(server_seconds__isnull=True) | Q(server_seconds__gte=0), name="preference_server_seconds_nonnegative"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.assignment}: {self.value:+d}"

@@ -1,0 +1,206 @@
+"""A study design over a collection: chosen runs, topics, kept subtopics and the presentations asked.
+
+Created in one go by ``services.study_design.create_study``; the design fields are frozen after
+that (the admin shows them read-only) because presentations were generated from them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from django.db import models
+from django.db.models import F, Q
+
+from studyapp.models.collection import Collection, Document, Run, Subtopic, Topic
+
+TOPIC, SUBTOPIC = "topic", "subtopic"
+LEVELS = [(TOPIC, "topic level (all kept subtopics)"), (SUBTOPIC, "subtopic level (one subtopic)")]
+
+
+class Study(models.Model):
+    """All design parameters of a preference study plus its status and completion settings."""
+
+    OPEN, PAUSED, CLOSED = "open", "paused", "closed"
+    STATUSES = [(OPEN, "open"), (PAUSED, "paused"), (CLOSED, "closed")]
+    BOTH = "both"
+    LEVEL_CHOICES = [(TOPIC, "topic only"), (SUBTOPIC, "subtopic only"), (BOTH, "topic and subtopic")]
+
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=100, unique=True, help_text="annotators arrive at /s/<slug>/")
+    collection = models.ForeignKey(Collection, models.PROTECT, related_name="studies")
+    status = models.CharField(max_length=10, choices=STATUSES, default=OPEN)
+
+    subtopics_per_topic = models.PositiveSmallIntegerField(default=3)
+    depth = models.PositiveSmallIntegerField(default=10, help_text="documents shown per result page")
+    levels = models.CharField(max_length=10, choices=LEVEL_CHOICES, default=BOTH)
+    annotators_per_presentation = models.PositiveSmallIntegerField(default=3)
+    items_per_annotator = models.PositiveIntegerField(default=60)
+    fast_threshold_seconds = models.FloatField(default=10.0)
+    fast_limit = models.PositiveIntegerField(default=30)
+    lease_minutes = models.PositiveIntegerField(default=20, help_text="inactivity after which items are freed")
+    check_share = models.FloatField(default=0.0, help_text="share of each annotator's items that are check items")
+    same_pair_both_levels = models.BooleanField(default=False, help_text="may one annotator see the same (topic, run pair) at both levels?")
+
+    consent_text = models.TextField(blank=True)
+    consent_version = models.CharField(max_length=50, default="1")
+    instructions = models.TextField(blank=True)
+    completion_code = models.CharField(max_length=100, blank=True)
+    screenout_code = models.CharField(max_length=100, blank=True, help_text="shown when the study is full")
+    redirect_url = models.CharField(max_length=500, blank=True, help_text="e.g. https://app.prolific.com/submissions/complete?cc={code}")
+
+    config = models.JSONField(default=dict, blank=True, help_text="the configuration it was created from")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=["open", "paused", "closed"]), name="study_status_valid"),
+            models.CheckConstraint(condition=Q(levels__in=["topic", "subtopic", "both"]), name="study_levels_valid"),
+            models.CheckConstraint(condition=Q(subtopics_per_topic__gte=1), name="study_subtopics_positive"),
+            models.CheckConstraint(condition=Q(depth__gte=1), name="study_depth_positive"),
+            models.CheckConstraint(condition=Q(annotators_per_presentation__gte=1), name="study_k_positive"),
+            models.CheckConstraint(condition=Q(items_per_annotator__gte=1), name="study_quota_positive"),
+            models.CheckConstraint(condition=Q(fast_threshold_seconds__gt=0), name="study_fast_threshold_positive"),
+            models.CheckConstraint(condition=Q(lease_minutes__gte=1), name="study_lease_positive"),
+            models.CheckConstraint(condition=Q(check_share__gte=0) & Q(check_share__lt=1), name="study_check_share_range"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def level_list(self) -> list[str]:
+        return [TOPIC, SUBTOPIC] if self.levels == self.BOTH else [self.levels]
+
+    @property
+    def check_items_per_annotator(self) -> int:
+        # Round half up; the small epsilon absorbs float noise such as 60 * 0.1 = 6.000000000000001.
+        return int(math.floor(self.items_per_annotator * self.check_share + 0.5 + 1e-9))
+
+    @property
+    def regular_items_per_annotator(self) -> int:
+        return self.items_per_annotator - self.check_items_per_annotator
+
+    def completion_redirect(self) -> str:
+        """The redirect URL with ``{code}`` filled in ('' when the study has none)."""
+        return self.redirect_url.replace("{code}", self.completion_code) if self.redirect_url else ""
+
+
+class StudyRun(models.Model):
+    study = models.ForeignKey(Study, models.CASCADE, related_name="study_runs")
+    run = models.ForeignKey(Run, models.PROTECT, related_name="study_runs")
+
+    class Meta:
+        ordering = ["study", "run__name"]
+        constraints = [models.UniqueConstraint(fields=["study", "run"], name="studyrun_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.study}: {self.run}"
+
+
+class StudyTopic(models.Model):
+    study = models.ForeignKey(Study, models.CASCADE, related_name="study_topics")
+    topic = models.ForeignKey(Topic, models.PROTECT, related_name="study_topics")
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["study", "position"]
+        constraints = [models.UniqueConstraint(fields=["study", "topic"], name="studytopic_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.study}: {self.topic.topic_id}"
+
+
+class StudySubtopic(models.Model):
+    """A kept subtopic of a study topic with its renormalised weight (spec §1.1)."""
+
+    study_topic = models.ForeignKey(StudyTopic, models.CASCADE, related_name="kept_subtopics")
+    subtopic = models.ForeignKey(Subtopic, models.PROTECT, related_name="study_subtopics")
+    weight = models.FloatField()
+    position = models.PositiveSmallIntegerField(default=0, help_text="0 = heaviest")
+
+    class Meta:
+        ordering = ["study_topic", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["study_topic", "subtopic"], name="studysubtopic_unique"),
+            models.CheckConstraint(condition=Q(weight__gte=0) & Q(weight__lte=1), name="studysubtopic_weight_range"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study_topic}/{self.subtopic.number} ({self.weight:.3f})"
+
+
+class Presentation(models.Model):
+    """One thing to judge: two result pages for a topic, at topic level or for one subtopic.
+
+    Regular presentations (``kind="pair"``) compare two runs in canonical order, run_a < run_b by
+    name. Check items compare a run with itself (``identical``, expected answer 0) or with a
+    degraded copy shown on the b side (``degraded``, expected sign -1: a is better); they are
+    scored by the quality checks and left out of the analysis.
+    """
+
+    PAIR, IDENTICAL, DEGRADED = "pair", "identical", "degraded"
+    KINDS = [(PAIR, "run pair"), (IDENTICAL, "check: identical pages"), (DEGRADED, "check: degraded copy")]
+
+    study = models.ForeignKey(Study, models.CASCADE, related_name="presentations")
+    kind = models.CharField(max_length=10, choices=KINDS, default=PAIR)
+    level = models.CharField(max_length=10, choices=LEVELS)
+    topic = models.ForeignKey(Topic, models.PROTECT, related_name="presentations")
+    subtopic = models.ForeignKey(Subtopic, models.PROTECT, null=True, blank=True, related_name="presentations")
+    run_a = models.ForeignKey(Run, models.PROTECT, related_name="+")
+    run_b = models.ForeignKey(Run, models.PROTECT, related_name="+")
+    # For degraded checks: the b side's documents (Document ids, in rank order).
+    b_documents = models.JSONField(default=list, blank=True)
+    expected_sign = models.SmallIntegerField(null=True, blank=True, help_text="checks only: expected sign of the canonical answer")
+
+    class Meta:
+        ordering = ["study", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(level__in=[TOPIC, SUBTOPIC]), name="presentation_level_valid"),
+            models.CheckConstraint(condition=Q(kind__in=["pair", "identical", "degraded"]), name="presentation_kind_valid"),
+            models.CheckConstraint(
+                condition=(Q(level=TOPIC) & Q(subtopic__isnull=True)) | (Q(level=SUBTOPIC) & Q(subtopic__isnull=False)),
+                name="presentation_subtopic_matches_level",
+            ),
+            models.CheckConstraint(
+                condition=(Q(kind="pair") & ~Q(run_a=F("run_b")) & Q(expected_sign__isnull=True))
+                | (~Q(kind="pair") & Q(run_a=F("run_b")) & Q(expected_sign__in=[-1, 0, 1])),
+                name="presentation_runs_match_kind",
+            ),
+            models.UniqueConstraint(
+                fields=["study", "kind", "topic", "run_a", "run_b"], condition=Q(level=TOPIC), name="presentation_unique_topic_level"
+            ),
+            models.UniqueConstraint(
+                fields=["study", "kind", "subtopic", "run_a", "run_b"],
+                condition=Q(level=SUBTOPIC),
+                name="presentation_unique_subtopic_level",
+            ),
+        ]
+        indexes = [models.Index(fields=["study", "kind"], name="presentation_study_kind")]
+
+    def __str__(self) -> str:
+        where = self.topic.topic_id if self.level == TOPIC else f"{self.topic.topic_id}/{self.subtopic.number}"
+        if self.kind == self.PAIR:
+            return f"{where} {self.run_a.name} vs {self.run_b.name}"
+        return f"{where} {self.run_a.name} {self.kind} check"
+
+    @property
+    def is_check(self) -> bool:
+        return self.kind != self.PAIR
+
+    @property
+    def group(self) -> tuple[int, int, int]:
+        """(topic, run_a, run_b): the unit of the level exclusion rule."""
+        return (self.topic_id, self.run_a_id, self.run_b_id)
+
+    def documents(self, side: str) -> list[Document]:
+        """The result page of side ``"a"`` or ``"b"``, cut at the study's depth."""
+        if side not in ("a", "b"):
+            raise ValueError(f"side must be 'a' or 'b', got {side!r}")
+        if side == "b" and self.kind == self.DEGRADED:
+            by_id = Document.objects.in_bulk(self.b_documents)
+            return [by_id[i] for i in self.b_documents]
+        run_id = self.run_a_id if side == "a" else self.run_b_id
+        items = self.topic.ranked_items.filter(run_id=run_id, rank__lte=self.study.depth).select_related("document").order_by("rank")
+        return [item.document for item in items]

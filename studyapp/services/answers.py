@@ -1,0 +1,63 @@
+"""Record an annotator's answer: stored as shown and re-oriented to the canonical run order.
+
+Never loses data: an answer on an expired or released lease is stored (``late=True``) and counts.
+Idempotent: repeating a request (same client request id, a double click, a resubmitted form)
+returns the stored answer; one assignment never gets two.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from studyapp.exceptions import InvalidAnswer
+from studyapp.models import Assignment, Preference
+from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
+from studyapp.services.assignment import touch
+
+CLIENT_MS_MAX = 2**31 - 1
+
+
+def canonical_value(value: int, a_on_left: bool) -> int:
+    """Re-orient a shown answer (positive = right better) to (run_a, run_b) (positive = run_b better)."""
+    return value if a_on_left else -value
+
+
+def record_answer(
+    assignment: Assignment,
+    value: int,
+    *,
+    client_ms: int | None = None,
+    request_id: str = "",
+    now: datetime | None = None,
+) -> tuple[Preference, bool]:
+    """Store the answer of ``assignment``; returns (preference, created)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not PREFERENCE_MIN <= value <= PREFERENCE_MAX:
+        raise InvalidAnswer(f"the answer must be an integer from {PREFERENCE_MIN} to {PREFERENCE_MAX}, got {value!r}")
+    if client_ms is not None and (isinstance(client_ms, bool) or not isinstance(client_ms, int) or client_ms < 0):
+        raise InvalidAnswer(f"client_ms must be a non-negative integer, got {client_ms!r}")
+    now = now or timezone.now()
+    with transaction.atomic():
+        existing = Preference.objects.filter(assignment_id=assignment.pk).first()
+        if existing is not None:
+            return existing, False
+        current = Assignment.objects.select_related("annotator__study").get(pk=assignment.pk)
+        served = current.served_at or current.assigned_at
+        try:
+            with transaction.atomic():
+                preference = Preference.objects.create(
+                    assignment=current,
+                    value=value,
+                    canonical=canonical_value(value, current.a_on_left),
+                    server_seconds=max(0.0, (now - served).total_seconds()),
+                    client_ms=min(client_ms, CLIENT_MS_MAX) if client_ms is not None else None,
+                    request_id=(request_id or "")[:64],
+                    answered_at=now,
+                    late=not current.lease_live(now),
+                )
+        except IntegrityError:  # the same answer raced in through another request
+            return Preference.objects.get(assignment_id=assignment.pk), False
+        touch(current.annotator, now)
+    return preference, True

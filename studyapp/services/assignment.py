@@ -1,0 +1,459 @@
+"""The assignment engine: who judges which presentation, on which side, for how long.
+
+How it works
+------------
+* **Admission reserves a full quota.** When an annotator starts (:func:`admit`), one short
+  transaction leases their whole sequence of ``items_per_annotator`` presentations: the regular
+  ones that most need answers (fewest valid answers + live leases), never beyond k per
+  presentation, honouring the level exclusion, spread over run pairs, levels and topics, plus
+  the check items. If a full quota cannot be found, nothing is leased and the annotator is
+  refused with the screen-out code: nobody starves halfway.
+* **Items are served one at a time** (:func:`current_assignment`) in sequence order; a reload
+  returns the same assignment with the same sides. Sides are balanced per annotator (half of
+  the items show run_a on the left) and stored on the assignment.
+* **Leases follow activity.** Every request of an annotator moves all their open leases to
+  ``now + lease_minutes``. After that much inactivity their unanswered items count for nobody,
+  so new annotators can be admitted onto them. If the annotator comes back, an expired item is
+  renewed when it still has room, otherwise it is released and replaced. An answer that arrives
+  on an expired or released assignment is still stored and counted (``Preference.late``); the
+  resulting over-coverage shows in ``study_status``.
+* **Concurrency.** PostgreSQL: candidate presentations are locked with
+  ``select_for_update(skip_locked=True)`` and recounted after locking, so simultaneous
+  admissions take different rows without waiting. If skipped rows made an admission come up
+  short, it is retried once serialised on the study row with blocking locks, so nobody is
+  refused because of a transient lock. SQLite: the settings open every transaction with
+  ``BEGIN IMMEDIATE``, which serialises these short transactions. In both, the unique
+  constraints on (annotator, presentation) and (annotator, position) are the last guard.
+
+Time is injected (``now``) and so is randomness (``rng``), so tests need neither sleeping nor luck.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from studyapp.exceptions import AnnotatorExcluded, StudyClosed, StudyError, StudyFull
+from studyapp.models import Annotator, Assignment, Presentation, Study
+
+logger = logging.getLogger(__name__)
+Locker = Callable[[list[int]], set[int]]  # locks presentation rows, returns the ids it got
+
+# How many same-need candidates are compared for the spread; bounds the work per item on big studies.
+SPREAD_SAMPLE = 200
+
+
+class _Contended(Exception):
+    """Rows were skipped because other transactions held them; retry serialised."""
+
+
+@dataclass(frozen=True)
+class _Item:
+    id: int
+    kind: str
+    level: str
+    topic: int
+    run_a: int
+    run_b: int
+
+    @property
+    def group(self) -> tuple[int, int, int]:
+        return (self.topic, self.run_a, self.run_b)
+
+    @property
+    def pair(self) -> tuple[int, int]:
+        return (self.run_a, self.run_b)
+
+
+@dataclass
+class _History:
+    """What an annotator already has: the basis of 'never twice', the exclusion and the spread."""
+
+    seen: set[int] = field(default_factory=set)
+    group_levels: dict[tuple[int, int, int], set[str]] = field(default_factory=dict)
+    levels: Counter = field(default_factory=Counter)
+    pairs: Counter = field(default_factory=Counter)
+    topics: Counter = field(default_factory=Counter)
+
+    def add(self, item: _Item) -> None:
+        self.seen.add(item.id)
+        if item.kind == Presentation.PAIR:
+            self.group_levels.setdefault(item.group, set()).add(item.level)
+            self.levels[item.level] += 1
+            self.pairs[item.pair] += 1
+            self.topics[item.topic] += 1
+
+    def excludes(self, item: _Item, same_pair_both_levels: bool) -> bool:
+        if item.id in self.seen:
+            return True
+        if same_pair_both_levels:
+            return False
+        return bool(self.group_levels.get(item.group, set()) - {item.level})
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """Room left in a study at ``now`` (answers + live leases count as taken)."""
+
+    open_slots: int
+    regular_quota: int
+
+    @property
+    def newcomers(self) -> int:
+        """About how many more annotators can get a full quota (exact admission happens in :func:`admit`)."""
+        return self.open_slots // self.regular_quota if self.regular_quota else 0
+
+
+def _now(now: datetime | None) -> datetime:
+    return now if now is not None else timezone.now()
+
+
+def _items(study: Study) -> list[_Item]:
+    rows = Presentation.objects.filter(study=study).values_list("id", "kind", "level", "topic_id", "run_a_id", "run_b_id")
+    return [_Item(*row) for row in rows.order_by("id")]
+
+
+def live_counts(study: Study, now: datetime, presentation_ids: Iterable[int] | None = None) -> dict[int, int]:
+    """Valid answers + live leases per presentation (absent = 0). Excluded annotators count for nothing."""
+    qs = Assignment.objects.filter(presentation__study=study).exclude(annotator__status=Annotator.EXCLUDED)
+    qs = qs.filter(Q(preference__isnull=False) | Q(released_at__isnull=True, lease_expires_at__gt=now))
+    if presentation_ids is not None:
+        qs = qs.filter(presentation_id__in=list(presentation_ids))
+    return dict(qs.order_by().values("presentation_id").annotate(n=Count("id")).values_list("presentation_id", "n"))
+
+
+def capacity(study: Study, *, now: datetime | None = None) -> Capacity:
+    """Open answer slots over the regular presentations; a cheap pre-check before consent."""
+    now = _now(now)
+    counts = live_counts(study, now)
+    k = study.annotators_per_presentation
+    ids = Presentation.objects.filter(study=study, kind=Presentation.PAIR).values_list("id", flat=True)
+    return Capacity(sum(max(0, k - counts.get(i, 0)) for i in ids), study.regular_items_per_annotator)
+
+
+def _history(annotator: Annotator, items: dict[int, _Item]) -> _History:
+    history = _History()
+    for pid in annotator.assignments.values_list("presentation_id", flat=True):
+        history.add(items[pid])
+    return history
+
+
+def _locker(blocking: bool) -> Locker:
+    """Lock presentation rows; returns the ids actually locked (all of them when blocking)."""
+
+    def lock(ids: list[int]) -> set[int]:
+        if not connection.features.has_select_for_update:
+            return set(ids)  # SQLite: the IMMEDIATE transaction already serialises writers
+        qs = Presentation.objects.filter(id__in=sorted(ids)).order_by("id")
+        qs = qs.select_for_update() if blocking else qs.select_for_update(skip_locked=True)
+        return set(qs.values_list("id", flat=True))
+
+    return lock
+
+
+def _pick_regular(
+    study: Study,
+    candidates: list[_Item],
+    want: int,
+    history: _History,
+    now: datetime,
+    rng: random.Random,
+    lock: Locker,
+) -> tuple[list[_Item], bool]:
+    """Lease up to ``want`` regular presentations; returns (picked, some rows were skipped as locked)."""
+    k = study.annotators_per_presentation
+    counts = live_counts(study, now)
+    by_level = Counter(c.level for c in candidates)
+    share = {level: n / len(candidates) for level, n in by_level.items()} if candidates else {}
+    tiebreak = {c.id: rng.random() for c in candidates}
+    unavailable: set[int] = set()
+    picked: list[_Item] = []
+    contended = False
+    while len(picked) < want:
+        tentative = _greedy(candidates, want - len(picked), counts, k, history, unavailable, share, tiebreak, study.same_pair_both_levels)
+        if not tentative:
+            break
+        locked = lock([c.id for c in tentative])
+        fresh = live_counts(study, now, locked)  # after the lock: no one else can add to these rows now
+        for item in tentative:
+            if item.id not in locked:
+                contended = True
+                unavailable.add(item.id)
+            elif fresh.get(item.id, 0) >= k:
+                counts[item.id] = fresh[item.id]
+                unavailable.add(item.id)
+            else:
+                picked.append(item)
+                history.add(item)
+    return picked, contended
+
+
+def _greedy(
+    candidates: list[_Item],
+    n: int,
+    counts: dict[int, int],
+    k: int,
+    history: _History,
+    unavailable: set[int],
+    share: dict[str, float],
+    tiebreak: dict[int, float],
+    same_pair_both_levels: bool,
+) -> list[_Item]:
+    """Choose ``n`` items: most needed first, then the level, pair and topic the annotator has least."""
+    trial = _History(set(history.seen), {g: set(v) for g, v in history.group_levels.items()}, Counter(history.levels),
+                     Counter(history.pairs), Counter(history.topics))  # fmt: skip
+    pool = sorted(
+        (c for c in candidates if c.id not in unavailable and counts.get(c.id, 0) < k),
+        key=lambda c: (counts.get(c.id, 0), tiebreak[c.id]),
+    )
+    open_levels: dict[tuple[int, int, int], set[str]] = {}
+    for c in pool:
+        open_levels.setdefault(c.group, set()).add(c.level)
+    mixed = {g: len(levels) > 1 for g, levels in open_levels.items()}
+    chosen: list[_Item] = []
+    for _ in range(n):
+        tier: list[_Item] = []
+        need = None
+        for c in pool:
+            if trial.excludes(c, same_pair_both_levels):
+                continue
+            if need is None:
+                need = counts.get(c.id, 0)
+            elif counts.get(c.id, 0) != need or len(tier) >= SPREAD_SAMPLE:
+                break
+            tier.append(c)
+        if not tier:
+            break
+        best = min(
+            tier,
+            key=lambda c: (
+                trial.levels[c.level] / share[c.level],
+                # Prefer (topic, pair) groups that still have room at both levels: one annotator can
+                # use only one level of a group, so such groups are what a late annotator cannot fill.
+                not mixed.get(c.group, False),
+                trial.pairs[c.pair],
+                trial.topics[c.topic],
+                tiebreak[c.id],
+            ),
+        )
+        chosen.append(best)
+        trial.add(best)
+        pool.remove(best)
+    return chosen
+
+
+def _pick_checks(study: Study, checks: list[_Item], want: int, history: _History, rng: random.Random) -> list[_Item]:
+    """Check items have no answer limit: take the least used ones the annotator has not had, kinds alternating."""
+    if want <= 0:
+        return []
+    used = dict(
+        Assignment.objects.filter(presentation__in=[c.id for c in checks])
+        .order_by()
+        .values("presentation_id")
+        .annotate(n=Count("id"))
+        .values_list("presentation_id", "n")
+    )
+    pool = sorted((c for c in checks if c.id not in history.seen), key=lambda c: (used.get(c.id, 0), rng.random()))
+    by_kind = Counter(c.kind for c in checks if c.id in history.seen)
+    chosen: list[_Item] = []
+    while len(chosen) < want and pool:
+        best = min(pool, key=lambda c: (used.get(c.id, 0), by_kind[c.kind]))
+        pool.remove(best)
+        chosen.append(best)
+        by_kind[best.kind] += 1
+        history.add(best)
+    return chosen
+
+
+def _sequence(regular: list[_Item], checks: list[_Item], rng: random.Random) -> list[_Item]:
+    """Shuffle the regular items and put the checks at evenly spaced positions."""
+    order = list(regular)
+    rng.shuffle(order)
+    total = len(order) + len(checks)
+    slots = {int((i + 0.5) * total / len(checks)) for i in range(len(checks))} if checks else set()
+    out: list[_Item] = []
+    check_iter = iter(checks)
+    rest = iter(order)
+    for position in range(total):
+        out.append(next(check_iter) if position in slots else next(rest))
+    return out
+
+
+def _balanced_sides(n: int, already_left: int, already_right: int, rng: random.Random) -> list[bool]:
+    """Sides for ``n`` new items so that run_a is on the left about half of the time overall."""
+    total = already_left + already_right + n
+    left = min(n, max(0, total // 2 - already_left))
+    if total % 2 and left < n and already_left + left < (total + 1) // 2 and rng.random() < 0.5:
+        left += 1  # odd total: the last side is a coin flip
+    sides = [True] * left + [False] * (n - left)
+    rng.shuffle(sides)
+    return sides
+
+
+def _create(annotator: Annotator, items: list[_Item], now: datetime, rng: random.Random) -> list[Assignment]:
+    sides = annotator.assignments.values_list("a_on_left", flat=True)
+    left = sum(1 for s in sides if s)
+    right = len(sides) - left
+    start = (annotator.assignments.order_by("-position").values_list("position", flat=True).first() or 0) + 1
+    lease = now + timedelta(minutes=annotator.study.lease_minutes)
+    rows = [
+        Assignment(
+            annotator=annotator, presentation_id=item.id, position=start + n, a_on_left=side, assigned_at=now, lease_expires_at=lease
+        )
+        for n, (item, side) in enumerate(zip(items, _balanced_sides(len(items), left, right, rng)))
+    ]
+    return Assignment.objects.bulk_create(rows)
+
+
+def _serialised(study: Study, attempt: Callable[[Locker], Any]) -> Any:
+    """Run ``attempt(lock)`` optimistically with skip-locked row locks, else once serialised per study."""
+    if connection.features.has_select_for_update_skip_locked:
+        try:
+            with transaction.atomic():
+                return attempt(_locker(blocking=False))
+        except _Contended:
+            # The transaction rolled back, so every lock it held is gone before we wait below.
+            logger.info("study %s: rows were locked by other arrivals; retrying serialised", study.pk)
+    with transaction.atomic():
+        # Serialised path: one admission at a time per study; it waits for rows instead of skipping them.
+        Study.objects.select_for_update().filter(pk=study.pk).first()
+        return attempt(_locker(blocking=True))
+
+
+def register(study: Study, *, external_id: str = "", external_ids: dict | None = None, now: datetime | None = None) -> Annotator:
+    """The annotator for ``external_id`` in ``study`` (created on first arrival); a new one without id."""
+    now = _now(now)
+    external_id = (external_id or "").strip()[:100]
+    if external_id:
+        existing = Annotator.objects.filter(study=study, external_id=external_id).first()
+        if existing is not None:
+            return existing
+    try:
+        with transaction.atomic():
+            return Annotator.objects.create(study=study, external_id=external_id, external_ids=external_ids or {}, created_at=now)
+    except IntegrityError:  # the same participant arrived twice at the same moment
+        return Annotator.objects.get(study=study, external_id=external_id)
+
+
+def admit(annotator: Annotator, *, now: datetime | None = None, rng: random.Random | None = None) -> list[Assignment]:
+    """Lease a full quota for a newcomer, or refuse (:class:`StudyFull`) without leasing anything.
+
+    Idempotent: an annotator who already has items gets their assignments back.
+    """
+    now = _now(now)
+    rng = rng or random.Random()
+    study = annotator.study
+    if study.status != Study.OPEN:
+        raise StudyClosed(f"study {study.name!r} is {study.status}", study.screenout_code)
+
+    def attempt(lock: Locker) -> tuple[Annotator, Any]:
+        me = Annotator.objects.select_for_update().get(pk=annotator.pk)
+        if me.status == Annotator.EXCLUDED:
+            raise AnnotatorExcluded(f"annotator {me.pseudonym} was excluded")
+        if me.status in (Annotator.ACTIVE, Annotator.FINISHED):
+            return me, list(me.assignments.order_by("position"))
+        items = {i.id: i for i in _items(study)}
+        history = _history(me, items)
+        regular = [i for i in items.values() if i.kind == Presentation.PAIR]
+        picked, contended = _pick_regular(study, regular, study.regular_items_per_annotator, history, now, rng, lock)
+        checks = _pick_checks(
+            study, [i for i in items.values() if i.kind != Presentation.PAIR], study.check_items_per_annotator, history, rng
+        )
+        if len(picked) < study.regular_items_per_annotator or len(checks) < study.check_items_per_annotator:
+            if contended:
+                raise _Contended()
+            me.status = Annotator.REFUSED
+            me.last_seen_at = now
+            me.save(update_fields=["status", "last_seen_at"])
+            return me, None
+        created = _create(me, _sequence(picked, checks, rng), now, rng)
+        me.status = Annotator.ACTIVE
+        me.last_seen_at = now
+        me.save(update_fields=["status", "last_seen_at"])
+        return me, created
+
+    me, created = _serialised(study, attempt)
+    annotator.status, annotator.last_seen_at = me.status, me.last_seen_at
+    if created is None:
+        raise StudyFull(
+            f"study {study.name!r} cannot give a newcomer a full set of {study.items_per_annotator} items right now",
+            study.screenout_code,
+        )
+    return created
+
+
+def _renew_or_replace(me: Annotator, expired: list[Assignment], now: datetime, rng: random.Random, lock: Locker) -> None:
+    """Expired items of a returning annotator: keep those that still have room, replace the others."""
+    study = me.study
+    regular = [a for a in expired if a.presentation.kind == Presentation.PAIR]
+    ids = [a.presentation_id for a in regular]
+    locked = lock(ids)
+    if set(ids) - locked:
+        raise _Contended()
+    counts = live_counts(study, now, ids)  # these leases are expired, so they do not count themselves
+    released = [a for a in regular if counts.get(a.presentation_id, 0) >= study.annotators_per_presentation]
+    if not released:
+        return
+    Assignment.objects.filter(pk__in=[a.pk for a in released]).update(released_at=now)
+    items = {i.id: i for i in _items(study)}
+    history = _history(me, items)
+    candidates = [i for i in items.values() if i.kind == Presentation.PAIR]
+    picked, contended = _pick_regular(study, candidates, len(released), history, now, rng, lock)
+    if len(picked) < len(released) and contended:
+        raise _Contended()
+    rng.shuffle(picked)
+    _create(me, picked, now, rng)  # fewer than released when the study has no room left: they were away too long
+
+
+def current_assignment(annotator: Annotator, *, now: datetime | None = None, rng: random.Random | None = None) -> Assignment | None:
+    """The item to show now (stable on reload), or None when the annotator has finished.
+
+    Also records the activity: every open lease of the annotator moves to ``now + lease``.
+    """
+    now = _now(now)
+    rng = rng or random.Random()
+    study = annotator.study
+
+    def attempt(lock: Locker) -> tuple[Annotator, Any]:
+        me = Annotator.objects.select_related("study").select_for_update(of=("self",)).get(pk=annotator.pk)
+        if me.status == Annotator.EXCLUDED:
+            raise AnnotatorExcluded(f"annotator {me.pseudonym} was excluded")
+        if me.status in (Annotator.NEW, Annotator.REFUSED):
+            raise StudyError(f"annotator {me.pseudonym} has no items; admit them first")
+        open_items = me.assignments.filter(preference__isnull=True, released_at__isnull=True)
+        expired = list(open_items.filter(lease_expires_at__lte=now).select_related("presentation"))
+        if expired:
+            _renew_or_replace(me, expired, now, rng, lock)
+        open_items.update(lease_expires_at=now + timedelta(minutes=me.study.lease_minutes))
+        first = open_items.order_by("position").select_related("presentation").first()
+        me.last_seen_at = now
+        if first is None:
+            if me.status != Annotator.FINISHED:
+                me.status, me.finished_at = Annotator.FINISHED, now
+            me.save(update_fields=["status", "finished_at", "last_seen_at"])
+            return me, None
+        if first.served_at is None:
+            first.served_at = now
+            first.save(update_fields=["served_at"])
+        me.save(update_fields=["last_seen_at"])
+        return me, first
+
+    me, first = _serialised(study, attempt)
+    annotator.status, annotator.finished_at, annotator.last_seen_at = me.status, me.finished_at, me.last_seen_at
+    return first
+
+
+def touch(annotator: Annotator, now: datetime) -> None:
+    """Record activity: the annotator's open leases run for another ``lease_minutes`` from ``now``."""
+    lease = now + timedelta(minutes=annotator.study.lease_minutes)
+    annotator.assignments.filter(preference__isnull=True, released_at__isnull=True, lease_expires_at__gt=now).update(lease_expires_at=lease)
+    Annotator.objects.filter(pk=annotator.pk).update(last_seen_at=now)

@@ -1,0 +1,206 @@
+"""The JSON study configuration: keys, defaults and checks that need no database.
+
+Every problem is collected and reported together (like Django's ``validate_password``); checks
+against the collection (run names, topics, capacity) live in ``services.study_design``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from studyapp.exceptions import InvalidStudyConfig
+from studyapp.models import Study
+
+KEYS = (
+    "runs", "topics", "topic_rule", "subtopics_per_topic", "depth", "levels", "annotators_per_presentation",
+    "items_per_annotator", "fast_threshold_seconds", "fast_limit", "lease_minutes", "check_share", "consent_text",
+    "consent_version", "instructions", "completion_code", "screenout_code", "redirect_url", "same_pair_both_levels",
+)  # fmt: skip
+DEFAULT_CONSENT = (
+    "This is a research study on how people compare search result pages. You will see two result pages for a "
+    "query and say which one you prefer. We record your answers, the time you take and the identifiers your "
+    "recruitment platform passes to us, and nothing else. Taking part is voluntary; you may stop at any time."
+)
+DEFAULT_INSTRUCTIONS = (
+    "Each page shows a search query and two result lists, left and right. Imagine you typed the query. Look at "
+    "both lists and choose how much better one of them is for you, from 'left much better' to 'right much better'. "
+    "Choose 'about the same' when you see no real difference."
+)
+_CODE = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
+
+
+def _field_default(name: str) -> Any:
+    return Study._meta.get_field(name).default
+
+
+@dataclass
+class StudyConfig:
+    """A syntactically valid configuration; defaults come from the ``Study`` model fields."""
+
+    runs: list[str]
+    topics: list[str] | None = None
+    topic_rule: dict[str, int] | None = None
+    subtopics_per_topic: int = field(default_factory=lambda: _field_default("subtopics_per_topic"))
+    depth: int = field(default_factory=lambda: _field_default("depth"))
+    levels: list[str] = field(default_factory=lambda: ["topic", "subtopic"])
+    annotators_per_presentation: int = field(default_factory=lambda: _field_default("annotators_per_presentation"))
+    items_per_annotator: int = field(default_factory=lambda: _field_default("items_per_annotator"))
+    fast_threshold_seconds: float = field(default_factory=lambda: _field_default("fast_threshold_seconds"))
+    fast_limit: int = field(default_factory=lambda: _field_default("fast_limit"))
+    lease_minutes: int = field(default_factory=lambda: _field_default("lease_minutes"))
+    check_share: float = field(default_factory=lambda: _field_default("check_share"))
+    consent_text: str = DEFAULT_CONSENT
+    consent_version: str = "1"
+    instructions: str = DEFAULT_INSTRUCTIONS
+    completion_code: str = ""
+    screenout_code: str = ""
+    redirect_url: str = ""
+    same_pair_both_levels: bool = False
+
+    @property
+    def levels_field(self) -> str:
+        """The ``Study.levels`` value for these levels."""
+        return Study.BOTH if len(self.levels) == 2 else self.levels[0]
+
+
+class _Checker:
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+        self.errors: list[str] = []
+        self.values: dict[str, Any] = {}
+
+    def integer(self, key: str, low: int, high: int) -> None:
+        if key not in self.raw:
+            return
+        value = self.raw[key]
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.errors.append(f"{key} must be an integer, got {json.dumps(value)}")
+        elif not low <= value <= high:
+            self.errors.append(f"{key} must be between {low} and {high}, got {value}")
+        else:
+            self.values[key] = value
+
+    def number(self, key: str, low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> None:
+        if key not in self.raw:
+            return
+        value = self.raw[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.errors.append(f"{key} must be a number, got {json.dumps(value)}")
+            return
+        too_low = value <= low if low_open else value < low
+        too_high = value >= high if high_open else value > high
+        if too_low or too_high:
+            lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
+            self.errors.append(f"{key} must be in {lo}{low:g}, {high:g}{hi}, got {value}")
+        else:
+            self.values[key] = float(value)
+
+    def text(self, key: str, *, max_length: int | None = None, pattern: re.Pattern[str] | None = None, what: str = "") -> None:
+        if key not in self.raw:
+            return
+        value = self.raw[key]
+        if not isinstance(value, str):
+            self.errors.append(f"{key} must be a string, got {json.dumps(value)}")
+        elif max_length is not None and len(value) > max_length:
+            self.errors.append(f"{key} must be at most {max_length} characters")
+        elif pattern is not None and value and not pattern.match(value):
+            self.errors.append(f"{key} {what}, got {value!r}")
+        else:
+            self.values[key] = value.strip()
+
+    def string_list(self, key: str, *, min_length: int) -> None:
+        if key not in self.raw:
+            return
+        value = self.raw[key]
+        if not isinstance(value, list) or not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
+            self.errors.append(f"{key} must be a list of names, got {json.dumps(value)}")
+            return
+        items = [str(v) for v in value]
+        repeated = sorted({v for v in items if items.count(v) > 1})
+        if repeated:
+            self.errors.append(f"{key} lists {', '.join(repeated)} more than once")
+        elif len(items) < min_length:
+            self.errors.append(f"{key} needs at least {min_length} entr{'y' if min_length == 1 else 'ies'}, got {len(items)}")
+        else:
+            self.values[key] = items
+
+
+def parse_config(raw: Any) -> StudyConfig:
+    """Validate a decoded JSON configuration; raises :class:`InvalidStudyConfig` with every reason."""
+    if not isinstance(raw, dict):
+        raise InvalidStudyConfig([f"the configuration must be a JSON object, got {type(raw).__name__}"])
+    c = _Checker(raw)
+    unknown = sorted(set(raw) - set(KEYS))
+    if unknown:
+        c.errors.append(f"unknown key(s): {', '.join(unknown)} (known keys: {', '.join(KEYS)})")
+    if "runs" not in raw:
+        c.errors.append("runs is required: a list of at least 2 run names (every pair is compared)")
+    c.string_list("runs", min_length=2)
+    c.string_list("topics", min_length=1)
+    if "topics" in raw and "topic_rule" in raw:
+        c.errors.append("give either topics or topic_rule, not both")
+    if "topic_rule" in raw:
+        rule = raw["topic_rule"]
+        if not isinstance(rule, dict) or set(rule) - {"count", "min_subtopics"} or "count" not in rule:
+            c.errors.append('topic_rule must look like {"count": 50, "min_subtopics": 3}')
+        else:
+            sub = _Checker(rule)
+            sub.integer("count", 1, 100000)
+            sub.integer("min_subtopics", 1, 1000)
+            c.errors += [f"topic_rule.{e}" for e in sub.errors]
+            if not sub.errors:
+                c.values["topic_rule"] = {"count": sub.values["count"], "min_subtopics": sub.values.get("min_subtopics", 1)}
+    c.integer("subtopics_per_topic", 1, 100)
+    c.integer("depth", 1, 100)
+    if "levels" in raw:
+        levels = raw["levels"]
+        if (
+            not isinstance(levels, list)
+            or not levels
+            or any(v not in ("topic", "subtopic") for v in levels)
+            or len(set(levels)) != len(levels)
+        ):
+            c.errors.append(f'levels must be ["topic"], ["subtopic"] or ["topic", "subtopic"], got {json.dumps(levels)}')
+        else:
+            c.values["levels"] = [v for v in ("topic", "subtopic") if v in levels]
+    c.integer("annotators_per_presentation", 1, 100)
+    c.integer("items_per_annotator", 1, 10000)
+    c.number("fast_threshold_seconds", 0, 3600, low_open=True)
+    c.integer("fast_limit", 0, 10000)
+    c.integer("lease_minutes", 1, 24 * 60)
+    c.number("check_share", 0, 0.5)
+    c.text("consent_text")
+    c.text("consent_version", max_length=50)
+    c.text("instructions")
+    c.text("completion_code", pattern=_CODE, what="must be 1-100 letters, digits, '-' or '_'")
+    c.text("screenout_code", pattern=_CODE, what="must be 1-100 letters, digits, '-' or '_'")
+    c.text("redirect_url", max_length=500, pattern=re.compile(r"^https?://\S+$"), what="must be an http(s):// URL")
+    if "same_pair_both_levels" in raw:
+        if not isinstance(raw["same_pair_both_levels"], bool):
+            c.errors.append(f"same_pair_both_levels must be true or false, got {json.dumps(raw['same_pair_both_levels'])}")
+        else:
+            c.values["same_pair_both_levels"] = raw["same_pair_both_levels"]
+    if c.values.get("redirect_url") and "{code}" in c.values["redirect_url"] and not c.values.get("completion_code"):
+        c.errors.append("redirect_url contains {code} but no completion_code is given")
+    if c.errors:
+        raise InvalidStudyConfig(c.errors)
+    return StudyConfig(**c.values)
+
+
+def read_config(path: str | Path) -> StudyConfig:
+    """Read and validate a configuration file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InvalidStudyConfig([f"{path}: no such file"]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidStudyConfig([f"{path}: cannot read it ({exc})"]) from None
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidStudyConfig([f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"]) from None
+    return parse_config(raw)

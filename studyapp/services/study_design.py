@@ -1,0 +1,291 @@
+"""Create a study: check a configuration against a collection, then write the design in one transaction.
+
+Presentations: every canonical run pair (run_a < run_b by name) x every chosen topic x (one
+topic-level presentation + one per kept subtopic at subtopic level), plus check items when
+``check_share`` > 0. Topic selection follows Chen et al. when a ``topic_rule`` is given: the
+``count`` topics with the fewest subtopics but at least ``min_subtopics`` (ties: collection order).
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from itertools import combinations
+
+from django.db import transaction
+from django.utils.text import slugify
+
+from studyapp.exceptions import InvalidStudyConfig
+from studyapp.models import Collection, Judgment, Presentation, RankedItem, Run, Study, StudyRun, StudySubtopic, StudyTopic, Subtopic, Topic
+from studyapp.models.study import SUBTOPIC, TOPIC
+from studyapp.services.check_items import CheckPlan, plan_checks
+from studyapp.services.collections import to_evaluation_collection
+from studyapp.services.study_config import StudyConfig
+
+NAME_MAX = Study._meta.get_field("name").max_length
+
+
+@dataclass
+class DesignSummary:
+    """Exact counts of what ``create_study`` wrote (shown by the command and the admin)."""
+
+    study: Study
+    runs: int
+    run_pairs: int
+    topics: int
+    kept_subtopics: int
+    presentations: dict[str, int] = field(default_factory=dict)  # topic, subtopic, check, total
+    annotators_needed: int = 0
+
+    def lines(self) -> list[str]:
+        p = self.presentations
+        return [
+            f"Created study {self.study.name!r} (slug {self.study.slug}) on collection {self.study.collection.name!r}.",
+            f"{self.runs} runs -> {self.run_pairs} run pairs; {self.topics} topics; {self.kept_subtopics} kept subtopics.",
+            f"Presentations: {p['topic']} topic-level + {p['subtopic']} subtopic-level = {p['topic'] + p['subtopic']}; "
+            f"{p['check']} check items; {p['total']} in all.",
+            f"Each presentation wants {self.study.annotators_per_presentation} answers; each annotator answers "
+            f"{self.study.items_per_annotator} items ({self.study.check_items_per_annotator} checks): "
+            f"about {self.annotators_needed} annotators are needed.",
+            f"Annotator link: /s/{self.study.slug}/",
+        ]
+
+
+@dataclass
+class _Plan:
+    collection: Collection
+    runs: list[Run]
+    topics: list[Topic]
+    kept: dict[int, list[tuple[Subtopic, float]]]  # topic pk -> (subtopic, renormalised weight), heaviest first
+    checks: list[CheckPlan]
+
+
+def _choose_topics(config: StudyConfig, collection: Collection, runs: list[Run], errors: list[str]) -> list[Topic]:
+    topics = {t.topic_id: t for t in Topic.objects.filter(collection=collection).order_by("position")}
+    n_subtopics = _subtopic_counts(collection)
+    covered: dict[str, set[str]] = defaultdict(set)
+    for run_name, tid in RankedItem.objects.filter(run__in=runs).values_list("run__name", "topic__topic_id").distinct().order_by():
+        covered[tid].add(run_name)
+    names = {r.name for r in runs}
+    full = [tid for tid in topics if covered[tid] >= names and n_subtopics.get(tid, 0) >= 1]
+    if config.topics is not None:
+        unknown = [t for t in config.topics if t not in topics]
+        if unknown:
+            errors.append(f"unknown topic(s) in collection {collection.name!r}: {', '.join(unknown)}")
+            return []
+        for tid in config.topics:
+            missing = sorted(names - covered[tid])
+            if missing:
+                errors.append(f"topic {tid} has no ranked list in run(s) {', '.join(missing)}")
+            if n_subtopics.get(tid, 0) == 0:
+                errors.append(f"topic {tid} has no subtopics")
+        return [topics[t] for t in config.topics]
+    if config.topic_rule is not None:
+        count, least = config.topic_rule["count"], config.topic_rule["min_subtopics"]
+        eligible = [tid for tid in full if n_subtopics[tid] >= least]
+        if len(eligible) < count:
+            errors.append(
+                f"topic_rule asks for {count} topics but only {len(eligible)} have at least {least} subtopics "
+                "and a ranked list in every chosen run"
+            )
+            return []
+        position = {tid: n for n, tid in enumerate(topics)}
+        chosen = sorted(eligible, key=lambda tid: (n_subtopics[tid], position[tid]))[:count]
+        return [topics[t] for t in sorted(chosen, key=position.__getitem__)]
+    if not full:
+        errors.append("no topic has a ranked list in every chosen run")
+    return [topics[t] for t in full]
+
+
+def _subtopic_counts(collection: Collection) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for tid in Subtopic.objects.filter(topic__collection=collection).values_list("topic__topic_id", flat=True):
+        counts[tid] += 1
+    return counts
+
+
+def _keep_subtopics(collection: Collection, topics: list[Topic], k: int) -> dict[int, list[tuple[Subtopic, float]]]:
+    """Top-k subtopics by weight, renormalised, by the evaluation package's own rule (spec §1.1)."""
+    kept_collection = to_evaluation_collection(collection, [t.topic_id for t in topics]).keep_top_intents(k)
+    rows = {(s.topic_id, s.number): s for s in Subtopic.objects.filter(topic__in=topics)}
+    kept: dict[int, list[tuple[Subtopic, float]]] = {}
+    for topic in topics:
+        intents = kept_collection.topics[topic.topic_id].intents
+        order = {i.id: n for n, i in enumerate(intents)}
+        heaviest_first = sorted(intents, key=lambda i: (-(i.weight or 0.0), order[i.id]))
+        kept[topic.pk] = [(rows[topic.pk, i.id], float(i.weight or 0.0)) for i in heaviest_first]
+    return kept
+
+
+Kept = dict[int, list[tuple[Subtopic, float]]]  # topic pk -> (subtopic, renormalised weight), heaviest first
+
+
+def _plan_checks(config: StudyConfig, runs: list[Run], topics: list[Topic], kept: Kept) -> list[CheckPlan]:
+    lists: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for run_id, topic_id, doc_id in (
+        RankedItem.objects.filter(run__in=runs, topic__in=topics)
+        .order_by("run_id", "topic_id", "rank")
+        .values_list("run_id", "topic_id", "document_id")
+    ):
+        lists[run_id, topic_id].append(doc_id)
+    # What is shown decides what is relevant: all kept subtopics (topic level) or the heaviest one.
+    shown = {t.pk: [s.pk for s, _ in (kept[t.pk] if TOPIC in config.levels else kept[t.pk][:1])] for t in topics}
+    relevant: dict[int, set[int]] = defaultdict(set)
+    judged: dict[int, set[int]] = defaultdict(set)
+    for topic_id, sub_id, doc_id, grade in Judgment.objects.filter(topic__in=topics).values_list(
+        "topic_id", "subtopic_id", "document_id", "grade"
+    ):
+        judged[topic_id].add(doc_id)
+        if grade >= 1 and sub_id in shown[topic_id]:
+            relevant[topic_id].add(doc_id)
+    nonrelevant = {t.pk: sorted(judged[t.pk] - relevant[t.pk]) for t in topics}
+    return plan_checks([t.pk for t in topics], [r.pk for r in runs], lists, config.depth, relevant, nonrelevant)
+
+
+def _max_items_per_annotator(config: StudyConfig, n_pairs: int, kept: Kept) -> int:
+    """How many distinct regular presentations one annotator may see under the level exclusion."""
+    total = 0
+    for subs in kept.values():
+        topic_level = 1 if TOPIC in config.levels else 0
+        sub_level = len(subs) if SUBTOPIC in config.levels else 0
+        total += (topic_level + sub_level) if config.same_pair_both_levels else max(topic_level, sub_level)
+    return total * n_pairs
+
+
+def validate(collection_name: str, name: str, config: StudyConfig) -> _Plan:
+    """Every check against the database; raises :class:`InvalidStudyConfig` listing all problems."""
+    errors: list[str] = []
+    name = (name or "").strip()
+    if not name:
+        errors.append("the study needs a non-empty name")
+    elif len(name) > NAME_MAX:
+        errors.append(f"the study name is longer than {NAME_MAX} characters")
+    elif not slugify(name):
+        errors.append(f"the study name {name!r} gives an empty URL slug; use letters or digits")
+    elif Study.objects.filter(name=name).exists():
+        errors.append(f"a study named {name!r} exists already")
+    elif Study.objects.filter(slug=slugify(name)).exists():
+        errors.append(f"another study already uses the URL slug {slugify(name)!r}; choose another name")
+    collection = Collection.objects.filter(name=collection_name).first()
+    if collection is None:
+        known = ", ".join(Collection.objects.values_list("name", flat=True)) or "none"
+        raise InvalidStudyConfig(errors + [f"no collection named {collection_name!r} (known: {known})"])
+    runs_by_name = {r.name: r for r in Run.objects.filter(collection=collection)}
+    unknown_runs = [r for r in config.runs if r not in runs_by_name]
+    if unknown_runs:
+        errors.append(f"unknown run(s) {', '.join(unknown_runs)}; collection {collection.name!r} has {', '.join(sorted(runs_by_name))}")
+        raise InvalidStudyConfig(errors)
+    runs = sorted((runs_by_name[r] for r in config.runs), key=lambda r: r.name)
+    topics = _choose_topics(config, collection, runs, errors)
+    if errors:
+        raise InvalidStudyConfig(errors)
+    kept = _keep_subtopics(collection, topics, config.subtopics_per_topic)
+    n_pairs = len(runs) * (len(runs) - 1) // 2
+    quota = config.items_per_annotator
+    n_checks = _checks_per_annotator(quota, config.check_share)
+    regular = quota - n_checks
+    if regular < 1:
+        errors.append(f"check_share {config.check_share} leaves no regular items out of items_per_annotator {quota}")
+    most = _max_items_per_annotator(config, n_pairs, kept)
+    if regular > most:
+        rule = "" if config.same_pair_both_levels else " (one annotator never sees the same topic and run pair at both levels)"
+        errors.append(f"items_per_annotator asks for {regular} regular items but one annotator can see at most {most}{rule}")
+    checks = _plan_checks(config, runs, topics, kept) if n_checks else []
+    if n_checks > len(checks):
+        errors.append(f"{n_checks} check items per annotator are needed but only {len(checks)} check items can be built; lower check_share")
+    if errors:
+        raise InvalidStudyConfig(errors)
+    return _Plan(collection, runs, topics, kept, checks)
+
+
+def _checks_per_annotator(quota: int, share: float) -> int:
+    return Study(items_per_annotator=quota, check_share=share).check_items_per_annotator
+
+
+def create_study(collection_name: str, name: str, config: StudyConfig) -> DesignSummary:
+    """Validate, then write the study, its runs, topics, kept subtopics and presentations atomically."""
+    plan = validate(collection_name, name, config)
+    name = name.strip()
+    with transaction.atomic():
+        study = Study.objects.create(
+            name=name,
+            slug=slugify(name),
+            collection=plan.collection,
+            subtopics_per_topic=config.subtopics_per_topic,
+            depth=config.depth,
+            levels=config.levels_field,
+            annotators_per_presentation=config.annotators_per_presentation,
+            items_per_annotator=config.items_per_annotator,
+            fast_threshold_seconds=config.fast_threshold_seconds,
+            fast_limit=config.fast_limit,
+            lease_minutes=config.lease_minutes,
+            check_share=config.check_share,
+            same_pair_both_levels=config.same_pair_both_levels,
+            consent_text=config.consent_text,
+            consent_version=config.consent_version,
+            instructions=config.instructions,
+            # Without a code or a redirect, annotators would finish with nothing to show for it.
+            completion_code=config.completion_code or ("" if config.redirect_url else secrets.token_hex(4).upper()),
+            screenout_code=config.screenout_code,
+            redirect_url=config.redirect_url,
+            config=asdict(config),
+        )
+        StudyRun.objects.bulk_create([StudyRun(study=study, run=r) for r in plan.runs])
+        study_topics = StudyTopic.objects.bulk_create([StudyTopic(study=study, topic=t, position=n) for n, t in enumerate(plan.topics)])
+        StudySubtopic.objects.bulk_create(
+            [
+                StudySubtopic(study_topic=st, subtopic=sub, weight=weight, position=n)
+                for st in study_topics
+                for n, (sub, weight) in enumerate(plan.kept[st.topic_id])
+            ]
+        )
+        presentations = list(_pair_presentations(study, config, plan))
+        presentations += [_check_presentation(study, config, plan, c) for c in plan.checks]
+        Presentation.objects.bulk_create(presentations, batch_size=2000)
+    counts = {
+        "topic": sum(1 for p in presentations if p.kind == Presentation.PAIR and p.level == TOPIC),
+        "subtopic": sum(1 for p in presentations if p.kind == Presentation.PAIR and p.level == SUBTOPIC),
+        "check": sum(1 for p in presentations if p.kind != Presentation.PAIR),
+        "total": len(presentations),
+    }
+    regular = counts["topic"] + counts["subtopic"]
+    return DesignSummary(
+        study=study,
+        runs=len(plan.runs),
+        run_pairs=len(plan.runs) * (len(plan.runs) - 1) // 2,
+        topics=len(plan.topics),
+        kept_subtopics=sum(len(v) for v in plan.kept.values()),
+        presentations=counts,
+        annotators_needed=math.ceil(regular * study.annotators_per_presentation / study.regular_items_per_annotator),
+    )
+
+
+def _pair_presentations(study: Study, config: StudyConfig, plan: _Plan):
+    for run_a, run_b in combinations(plan.runs, 2):  # runs are sorted by name: run_a < run_b
+        for topic in plan.topics:
+            if TOPIC in config.levels:
+                yield Presentation(study=study, kind=Presentation.PAIR, level=TOPIC, topic=topic, run_a=run_a, run_b=run_b)
+            if SUBTOPIC in config.levels:
+                for sub, _ in plan.kept[topic.pk]:
+                    yield Presentation(
+                        study=study, kind=Presentation.PAIR, level=SUBTOPIC, topic=topic, subtopic=sub, run_a=run_a, run_b=run_b
+                    )
+
+
+def _check_presentation(study: Study, config: StudyConfig, plan: _Plan, check: CheckPlan) -> Presentation:
+    level = TOPIC if TOPIC in config.levels else SUBTOPIC
+    subtopic = plan.kept[check.topic][0][0] if level == SUBTOPIC else None
+    degraded = check.kind == Presentation.DEGRADED
+    return Presentation(
+        study=study,
+        kind=check.kind,
+        level=level,
+        topic_id=check.topic,
+        subtopic=subtopic,
+        run_a_id=check.run,
+        run_b_id=check.run,
+        b_documents=list(check.b_documents) if degraded else [],
+        expected_sign=-1 if degraded else 0,
+    )

@@ -1,0 +1,91 @@
+"""Acceptance 2: 30 annotators arriving at once (threads, each with its own database connection) on
+a small study. Runs against the configured database: SQLite by default, and PostgreSQL through
+``test_postgresql.py`` (or directly with ``DATABASE_URL=postgres://...``)."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import Counter
+from datetime import timedelta
+
+from django.db import connection, connections
+from django.db.models import Count
+from django.test import TransactionTestCase
+
+from studyapp.exceptions import StudyFull
+from studyapp.models import Annotator, Assignment, Preference
+from studyapp.services import assignment as engine
+from studyapp.services.answers import record_answer
+from tests.studyapp.base import NOW, import_toy, make_toy_study
+
+ARRIVALS = 30
+
+
+class ConcurrentArrivalsTestCase(TransactionTestCase):
+    """Toy study with k = 2 and 3 items each: 18 presentations x 2 = 36 slots, room for 12 annotators."""
+
+    def setUp(self) -> None:
+        import_toy()
+        self.study = make_toy_study(items_per_annotator=3)
+
+    def arrive_and_work(self, index: int, barrier: threading.Barrier, outcomes: dict, errors: list) -> None:
+        rng = random.Random(index)
+        try:
+            barrier.wait(timeout=60)
+            annotator = engine.register(self.study, external_id=f"worker-{index}", now=NOW)
+            try:
+                engine.admit(annotator, now=NOW, rng=rng)
+            except StudyFull as refusal:
+                outcomes[index] = ("refused", refusal.screenout_code, annotator.pk)
+                return
+            answered = 0
+            at = NOW
+            while (item := engine.current_assignment(annotator, now=at, rng=rng)) is not None:
+                # a double click: the same answer sent twice must be stored once
+                record_answer(item, rng.randint(-4, 4), request_id=f"{index}-{item.pk}", now=at + timedelta(seconds=3))
+                record_answer(item, 1, request_id=f"{index}-{item.pk}", now=at + timedelta(seconds=4))
+                answered += 1
+                at += timedelta(seconds=5)
+            outcomes[index] = ("finished", answered, annotator.pk)
+        except Exception as exc:  # reported by the main thread
+            errors.append(f"worker {index}: {type(exc).__name__}: {exc}")
+        finally:
+            connections.close_all()
+
+    def test_thirty_simultaneous_arrivals(self) -> None:
+        barrier = threading.Barrier(ARRIVALS)
+        outcomes: dict[int, tuple] = {}
+        errors: list[str] = []
+        threads = [threading.Thread(target=self.arrive_and_work, args=(i, barrier, outcomes, errors)) for i in range(ARRIVALS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        self.assertEqual(errors, [])
+        self.assertEqual(len(outcomes), ARRIVALS)
+
+        # never more than k valid answers per presentation
+        per_presentation = Counter(Preference.objects.values_list("assignment__presentation_id", flat=True))
+        self.assertLessEqual(max(per_presentation.values()), 2)
+        # never the same presentation twice to one annotator
+        pairs = list(Assignment.objects.values_list("annotator_id", "presentation_id"))
+        self.assertEqual(len(pairs), len(set(pairs)))
+        # each annotator: a full quota, or a clear refusal with nothing leased
+        finished = [o for o in outcomes.values() if o[0] == "finished"]
+        refused = [o for o in outcomes.values() if o[0] == "refused"]
+        self.assertEqual(len(finished) + len(refused), ARRIVALS)
+        for _, answered, pk in finished:
+            self.assertEqual(answered, 3)
+            self.assertEqual(Annotator.objects.get(pk=pk).status, Annotator.FINISHED)
+        for _, code, pk in refused:
+            self.assertEqual(code, "TOYFULL")
+            self.assertEqual(Annotator.objects.get(pk=pk).status, Annotator.REFUSED)
+            self.assertFalse(Assignment.objects.filter(annotator_id=pk).exists())
+        # one answer per assignment, and the study fills up: at most one quota's worth of slots stays open
+        self.assertEqual(Preference.objects.count(), 3 * len(finished))
+        self.assertFalse(Assignment.objects.annotate(n=Count("preference")).filter(n__gt=1).exists())
+        self.assertGreaterEqual(len(finished), 11, f"only {len(finished)} of 12 possible annotators were admitted")
+        print(
+            f"[{connection.vendor}] {len(finished)} annotators finished, {len(refused)} refused, {sum(per_presentation.values())} answers"
+        )

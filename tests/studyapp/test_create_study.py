@@ -1,0 +1,230 @@
+"""``manage.py create_study``: the design it writes (counts, canonical pairs, kept subtopics, check
+items) and every rejected configuration, each leaving the database unchanged."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import TestCase
+
+from studyapp.models import Presentation, Study, StudySubtopic
+from studyapp.services.check_items import degrade
+from tests.studyapp.base import TOY_CONFIG, import_toy, write
+from tests.studyapp.test_import_collection import snapshot
+
+
+class CreateStudyTestCase(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.collection = import_toy()
+
+    def setUp(self) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="studyapp-config-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def create(self, config, *, name: str = "Toy study", collection: str = "toy") -> str:
+        path = write(self.tmp, "study.json", config if isinstance(config, str) else json.dumps(config))
+        out = io.StringIO()
+        call_command("create_study", "--collection", collection, "--name", name, "--config", str(path), stdout=out)
+        return out.getvalue()
+
+    def assert_rejected(self, config, *reasons: str, **kwargs) -> None:
+        before = snapshot()
+        with self.assertRaises(CommandError) as ctx:
+            self.create(config, **kwargs)
+        for reason in reasons:
+            self.assertIn(reason, str(ctx.exception))
+        self.assertEqual(snapshot(), before)
+
+    # ------------------------------------------------------------------ the design
+    def test_it_creates_every_pair_topic_and_level(self) -> None:
+        out = self.create(TOY_CONFIG)
+        self.assertIn("Presentations: 6 topic-level + 12 subtopic-level = 18; 0 check items; 18 in all.", out)
+        self.assertIn("Annotator link: /s/toy-study/", out)
+        study = Study.objects.get(name="Toy study")
+        self.assertEqual(
+            (study.slug, study.levels, study.annotators_per_presentation, study.items_per_annotator), ("toy-study", "both", 2, 6)
+        )
+        pairs = set(Presentation.objects.filter(study=study).values_list("run_a__name", "run_b__name"))
+        self.assertEqual(pairs, {("alpha", "bravo"), ("alpha", "charlie"), ("bravo", "charlie")})  # run_a < run_b
+        self.assertEqual(Presentation.objects.filter(study=study, level="topic").count(), 6)
+        for p in Presentation.objects.filter(study=study, level="subtopic"):
+            self.assertIsNotNone(p.subtopic)
+            self.assertEqual(p.subtopic.topic_id, p.topic_id)
+
+    def test_it_keeps_the_heaviest_subtopics_with_renormalised_weights(self) -> None:
+        self.create(TOY_CONFIG)
+        kept = {
+            (s.study_topic.topic.topic_id, s.subtopic.number): s.weight
+            for s in StudySubtopic.objects.select_related("study_topic__topic", "subtopic")
+        }
+        self.assertEqual(set(kept), {("1", "1"), ("1", "2"), ("2", "1"), ("2", "2")})
+        self.assertAlmostEqual(kept["1", "1"], 0.5 / 0.8)
+        self.assertAlmostEqual(kept["1", "2"], 0.3 / 0.8)
+        self.assertAlmostEqual(kept["2", "1"], 0.4 / 0.7)
+        self.assertAlmostEqual(kept["2", "2"], 0.3 / 0.7)
+
+    def test_one_level_only(self) -> None:
+        self.create({**TOY_CONFIG, "levels": ["subtopic"], "items_per_annotator": 4})
+        study = Study.objects.get()
+        self.assertEqual(study.levels, "subtopic")
+        self.assertEqual(Presentation.objects.filter(study=study).count(), 12)
+
+    def test_default_topics_are_those_every_run_covers(self) -> None:
+        config = {k: v for k, v in TOY_CONFIG.items() if k != "topics"}
+        self.create(config)  # charlie has no list for topic 3
+        self.assertEqual(list(Study.objects.get().study_topics.values_list("topic__topic_id", flat=True)), ["1", "2"])
+
+    def test_topic_rule_takes_the_topics_with_fewest_subtopics_but_at_least_m(self) -> None:
+        config = {
+            **{k: v for k, v in TOY_CONFIG.items() if k != "topics"},
+            "runs": ["alpha", "bravo"],
+            "topic_rule": {"count": 1, "min_subtopics": 3},
+            "items_per_annotator": 2,
+        }
+        self.create(config)
+        self.assertEqual(list(Study.objects.get().study_topics.values_list("topic__topic_id", flat=True)), ["1"])
+
+    def test_uniform_weights_when_the_collection_gives_none(self) -> None:
+        self.create({**TOY_CONFIG, "runs": ["alpha", "bravo"], "topics": ["3"], "items_per_annotator": 2})
+        weights = list(StudySubtopic.objects.values_list("weight", flat=True))
+        self.assertEqual(weights, [0.5, 0.5])
+
+    def test_check_items_are_identical_and_degraded_pages(self) -> None:
+        out = self.create({**TOY_CONFIG, "check_share": 0.2, "items_per_annotator": 10})
+        self.assertIn("4 check items", out)
+        study = Study.objects.get()
+        self.assertEqual(study.check_items_per_annotator, 2)
+        identical = Presentation.objects.filter(study=study, kind="identical")
+        degraded = Presentation.objects.filter(study=study, kind="degraded")
+        self.assertEqual((identical.count(), degraded.count()), (2, 2))
+        for p in identical:
+            self.assertEqual((p.run_a_id, p.expected_sign), (p.run_b_id, 0))
+            self.assertEqual([d.docid for d in p.documents("a")], [d.docid for d in p.documents("b")])
+        for p in degraded:
+            self.assertEqual((p.run_a_id, p.expected_sign), (p.run_b_id, -1))
+            original, worse = p.documents("a"), p.documents("b")
+            self.assertEqual(len(original), len(worse))
+            self.assertNotEqual(original, worse)
+            relevant = {
+                j.document_id
+                for j in p.topic.judgments.filter(
+                    grade__gte=1, subtopic__in=[s.subtopic for s in study.study_topics.get(topic=p.topic).kept_subtopics.all()]
+                )
+            }
+            self.assertNotIn(worse[0].pk, relevant)  # the degraded copy starts with a nonrelevant page
+
+    def test_degrade_pushes_relevant_documents_down(self) -> None:
+        relevant = {1, 2}.__contains__
+        self.assertEqual(degrade([1, 3, 2, 4, 5], 3, relevant, [9]), [3, 4, 5])
+        self.assertEqual(degrade([1, 2], 2, relevant, [9]), [9, 1])
+        self.assertIsNone(degrade([3, 4], 2, relevant, [9]))  # nothing relevant to push down
+        self.assertIsNone(degrade([1, 2], 2, relevant, []))  # nothing nonrelevant to put first
+
+    # -------------------------------------------------------------- rejected input
+    def test_missing_config_file(self) -> None:
+        before = snapshot()
+        with self.assertRaises(CommandError) as ctx:
+            call_command("create_study", "--collection", "toy", "--name", "S", "--config", str(self.tmp / "none.json"))
+        self.assertIn("none.json: no such file", str(ctx.exception))
+        self.assertEqual(snapshot(), before)
+
+    def test_invalid_json(self) -> None:
+        self.assert_rejected('{"runs": ["alpha",\n "bravo"\n', "study.json:3: invalid JSON")
+
+    def test_not_an_object(self) -> None:
+        self.assert_rejected("[1, 2]", "must be a JSON object")
+
+    def test_unknown_keys(self) -> None:
+        self.assert_rejected({**TOY_CONFIG, "depht": 10}, "unknown key(s): depht")
+
+    def test_runs_missing_or_too_few_or_repeated(self) -> None:
+        self.assert_rejected({"topics": ["1"]}, "runs is required")
+        self.assert_rejected({**TOY_CONFIG, "runs": ["alpha"]}, "runs needs at least 2 entries")
+        self.assert_rejected({**TOY_CONFIG, "runs": ["alpha", "alpha"]}, "runs lists alpha more than once")
+        self.assert_rejected({**TOY_CONFIG, "runs": "alpha,bravo"}, "runs must be a list of names")
+
+    def test_unknown_runs(self) -> None:
+        self.assert_rejected({**TOY_CONFIG, "runs": ["alpha", "zulu"]}, "unknown run(s) zulu; collection 'toy' has alpha, bravo, charlie")
+
+    def test_unknown_topics(self) -> None:
+        self.assert_rejected({**TOY_CONFIG, "topics": ["1", "42"]}, "unknown topic(s) in collection 'toy': 42")
+
+    def test_topic_without_a_list_in_some_run(self) -> None:
+        self.assert_rejected({**TOY_CONFIG, "topics": ["1", "3"]}, "topic 3 has no ranked list in run(s) charlie")
+
+    def test_topics_and_topic_rule_together(self) -> None:
+        self.assert_rejected({**TOY_CONFIG, "topic_rule": {"count": 1}}, "either topics or topic_rule, not both")
+
+    def test_bad_topic_rules(self) -> None:
+        base = {k: v for k, v in TOY_CONFIG.items() if k != "topics"}
+        self.assert_rejected(
+            {**base, "topic_rule": {"count": 5, "min_subtopics": 3}}, "asks for 5 topics but only 2 have at least 3 subtopics"
+        )
+        self.assert_rejected({**base, "topic_rule": {"count": 0}}, "topic_rule.count must be between 1 and")
+        self.assert_rejected({**base, "topic_rule": {"n": 2}}, "topic_rule must look like")
+        self.assert_rejected({**base, "topic_rule": 3}, "topic_rule must look like")
+
+    def test_bad_numbers(self) -> None:
+        cases = [
+            ("depth", 0, "depth must be between 1 and 100, got 0"),
+            ("depth", "10", 'depth must be an integer, got "10"'),
+            ("subtopics_per_topic", True, "subtopics_per_topic must be an integer, got true"),
+            ("annotators_per_presentation", 0, "annotators_per_presentation must be between 1"),
+            ("items_per_annotator", -1, "items_per_annotator must be between 1"),
+            ("fast_threshold_seconds", 0, "fast_threshold_seconds must be in (0, 3600]"),
+            ("fast_limit", -2, "fast_limit must be between 0"),
+            ("lease_minutes", 0, "lease_minutes must be between 1"),
+            ("check_share", 0.9, "check_share must be in [0, 0.5]"),
+            ("check_share", "a lot", "check_share must be a number"),
+        ]
+        for key, value, reason in cases:
+            with self.subTest(key=key, value=value):
+                self.assert_rejected({**TOY_CONFIG, key: value}, reason)
+
+    def test_bad_levels(self) -> None:
+        for levels in (["page"], [], "topic", ["topic", "topic"]):
+            with self.subTest(levels=levels):
+                self.assert_rejected({**TOY_CONFIG, "levels": levels}, "levels must be")
+
+    def test_bad_texts_codes_and_urls(self) -> None:
+        self.assert_rejected({**TOY_CONFIG, "completion_code": "has space"}, "completion_code must be 1-100 letters")
+        self.assert_rejected({**TOY_CONFIG, "screenout_code": "x/y"}, "screenout_code must be 1-100 letters")
+        self.assert_rejected({**TOY_CONFIG, "redirect_url": "ftp://x"}, "redirect_url must be an http(s):// URL")
+        self.assert_rejected(
+            {**TOY_CONFIG, "completion_code": "", "redirect_url": "https://p.example/?cc={code}"}, "contains {code} but no completion_code"
+        )
+        self.assert_rejected({**TOY_CONFIG, "consent_text": 5}, "consent_text must be a string")
+        self.assert_rejected({**TOY_CONFIG, "same_pair_both_levels": "no"}, "same_pair_both_levels must be true or false")
+
+    def test_quota_larger_than_one_annotator_can_see(self) -> None:
+        # 3 pairs x 2 topics, and per (topic, pair) either the topic level or 2 subtopics: at most 12
+        self.assert_rejected({**TOY_CONFIG, "items_per_annotator": 13}, "asks for 13 regular items but one annotator can see at most 12")
+        self.create({**TOY_CONFIG, "items_per_annotator": 13, "same_pair_both_levels": True})  # 18 when both levels are allowed
+
+    def test_too_many_check_items(self) -> None:
+        self.assert_rejected(
+            {**TOY_CONFIG, "items_per_annotator": 12, "check_share": 0.5}, "6 check items per annotator are needed but only 4"
+        )
+
+    def test_check_share_leaving_no_regular_items(self) -> None:
+        self.assert_rejected({**TOY_CONFIG, "items_per_annotator": 1, "check_share": 0.5}, "leaves no regular items")
+
+    def test_names(self) -> None:
+        self.assert_rejected(TOY_CONFIG, "no collection named 'nope' (known: toy)", collection="nope")
+        self.assert_rejected(TOY_CONFIG, "non-empty name", name=" ")
+        self.assert_rejected(TOY_CONFIG, "gives an empty URL slug", name="???")
+        self.create(TOY_CONFIG)
+        self.assert_rejected(TOY_CONFIG, "a study named 'Toy study' exists already")
+        self.assert_rejected(TOY_CONFIG, "already uses the URL slug 'toy-study'", name="toy study")
+
+    def test_several_problems_are_reported_together(self) -> None:
+        self.assert_rejected(
+            {**TOY_CONFIG, "depth": 0, "levels": ["x"], "extra": 1}, "unknown key(s): extra", "depth must be", "levels must be"
+        )

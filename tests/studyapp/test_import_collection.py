@@ -1,0 +1,200 @@
+"""``manage.py import_collection``: a good import, display data, --replace, and every bad input
+path, each of which must name file:line: reason and leave the database unchanged."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import tempfile
+from pathlib import Path
+
+from django.apps import apps
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import TestCase
+
+from studyapp.models import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
+from tests.studyapp.base import make_toy_study, toy_files, write
+
+
+def snapshot() -> dict[str, int]:
+    """Row counts of every studyapp table: equal snapshots mean nothing was written."""
+    return {model.__name__: model.objects.count() for model in apps.get_app_config("studyapp").get_models()}
+
+
+class ImportCollectionTestCase(TestCase):
+    def setUp(self) -> None:
+        self.files = toy_files()
+        self.tmp = Path(tempfile.mkdtemp(prefix="studyapp-bad-"))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def run_import(self, name: str = "toy", *, qrels=None, intents=None, topics=None, docs=None, runs=None, extra=()) -> str:
+        f = self.files
+        args = ["import_collection", "--name", name, "--qrels", str(qrels or f["qrels"])]
+        for flag, value in (("--intents", intents), ("--topics", topics), ("--docs", docs)):
+            if value:
+                args += [flag, str(value)]
+        for run in runs if runs is not None else [f["alpha"], f["bravo"], f["charlie"]]:
+            args += ["--run", str(run)]
+        out = io.StringIO()
+        call_command(*args, *extra, stdout=out)
+        return out.getvalue()
+
+    def assert_refused(self, message: str, **kwargs) -> None:
+        """The import fails with ``message`` in the error and writes nothing."""
+        before = snapshot()
+        with self.assertRaises(CommandError) as ctx:
+            self.run_import(**kwargs)
+        self.assertIn(message, str(ctx.exception))
+        self.assertEqual(snapshot(), before)
+
+    # ------------------------------------------------------------------ good input
+    def test_it_imports_topics_subtopics_judgments_documents_and_runs(self) -> None:
+        f = self.files
+        out = self.run_import(intents=f["intents"], topics=f["topics"], docs=f["docs"])
+        self.assertIn("Imported collection 'toy': 3 topics, 9 subtopics", out)
+        collection = Collection.objects.get(name="toy")
+        self.assertEqual(list(collection.topics.values_list("topic_id", flat=True)), ["1", "2", "3"])
+        one = Topic.objects.get(collection=collection, topic_id="1")
+        self.assertEqual(one.query, "jaguar")
+        self.assertEqual(
+            list(one.subtopics.values_list("number", "weight", "type", "text")),
+            [("1", 0.5, "inf", "the animal"), ("2", 0.3, "inf", "the car"), ("3", 0.2, "nav", "the team's site")],
+        )
+        # topic 3 has no weights in the intents file: stored as null (uniform at use)
+        self.assertEqual(list(Subtopic.objects.filter(topic__topic_id="3").values_list("weight", flat=True)), [None, None])
+        self.assertEqual(Judgment.objects.filter(topic__collection=collection).count(), 8 * 9)
+        self.assertEqual(Judgment.objects.get(topic=one, subtopic__number="3", document__docid="t1-d6").grade, 4)
+        self.assertEqual(sorted(Run.objects.filter(collection=collection).values_list("name", flat=True)), ["alpha", "bravo", "charlie"])
+        bravo = RankedItem.objects.filter(run__name="bravo", topic=one).order_by("rank")
+        self.assertEqual([i.document.docid for i in bravo], ["t1-d6", "t1-d3", "t1-d1", "t1-d7", "t1-d8", "t1-d2"])
+        # charlie's topic 9 is not in the qrels: ignored with a warning, not stored
+        self.assertIn("ignored 1 topic(s) not in the qrels: 9", out)
+        self.assertFalse(RankedItem.objects.filter(run__name="charlie", topic__topic_id="9").exists())
+
+    def test_documents_without_display_data_show_their_docid(self) -> None:
+        self.run_import(docs=self.files["docs"])
+        with_data = Document.objects.get(docid="t1-d1")
+        self.assertEqual(
+            (with_data.title, with_data.url, with_data.snippet), ("Jaguar facts", "https://example.org/jaguar", "The big cat.")
+        )
+        without = Document.objects.get(docid="t1-d7")
+        self.assertEqual(without.title, "")
+        self.assertEqual(without.display_title, "t1-d7")
+
+    def test_tsv_display_data_is_accepted(self) -> None:
+        docs = write(self.tmp, "docs.tsv", "docid\ttitle\turl\nt1-d1\tJaguar\thttps://example.org/j\n")
+        self.run_import(docs=docs)
+        self.assertEqual(Document.objects.get(docid="t1-d1").title, "Jaguar")
+
+    def test_it_refuses_an_existing_name_without_replace(self) -> None:
+        self.run_import()
+        self.assert_refused("exists already; use --replace")
+
+    def test_replace_overwrites_the_collection(self) -> None:
+        self.run_import()
+        self.run_import(runs=[self.files["alpha"]], extra=["--replace"])
+        collection = Collection.objects.get(name="toy")
+        self.assertEqual(list(collection.runs.values_list("name", flat=True)), ["alpha"])
+        self.assertEqual(Collection.objects.count(), 1)
+
+    def test_replace_is_refused_while_a_study_uses_the_collection(self) -> None:
+        self.run_import()
+        make_toy_study()
+        before = snapshot()
+        with self.assertRaises(CommandError) as ctx:
+            self.run_import(runs=[self.files["alpha"]], extra=["--replace"])
+        self.assertIn("is used by studies Toy study", str(ctx.exception))
+        self.assertEqual(snapshot(), before)
+
+    def test_a_failed_replace_keeps_the_old_collection(self) -> None:
+        self.run_import()
+        bad = write(self.tmp, "bad.run", "1 Q0 d1 1\n")
+        before = snapshot()
+        with self.assertRaises(CommandError):
+            self.run_import(runs=[bad], extra=["--replace"])
+        self.assertEqual(snapshot(), before)
+
+    # ------------------------------------------------------------------- bad input
+    def test_missing_qrels_file(self) -> None:
+        self.assert_refused(f"{self.tmp / 'nope.txt'}: no such file", qrels=self.tmp / "nope.txt")
+
+    def test_empty_qrels_file(self) -> None:
+        self.assert_refused("file is empty", qrels=write(self.tmp, "q.txt", "\n# nothing\n"))
+
+    def test_qrels_with_wrong_column_count(self) -> None:
+        path = write(self.tmp, "q.txt", "1 1 d1 1\n1 1 d2\n")
+        self.assert_refused(f"{path}:2: expected 4 columns", qrels=path)
+
+    def test_qrels_with_non_integer_grade(self) -> None:
+        path = write(self.tmp, "q.txt", "1 1 d1 high\n")
+        self.assert_refused(f"{path}:1: grade must be an integer, got 'high'", qrels=path)
+
+    def test_qrels_with_duplicate_judgment(self) -> None:
+        path = write(self.tmp, "q.txt", "1 1 d1 1\n1 1 d1 2\n")
+        self.assert_refused(f"{path}:2: duplicate judgment", qrels=path)
+
+    def test_intents_with_probability_out_of_range(self) -> None:
+        path = write(self.tmp, "i.tsv", "1\t1\t1.5\n")
+        self.assert_refused(f"{path}:1: probability must be in [0, 1]", intents=path)
+
+    def test_intents_summing_above_one(self) -> None:
+        path = write(self.tmp, "i.tsv", "1\t1\t0.7\n1\t2\t0.6\n")
+        self.assert_refused(f"{path}:2: probabilities of topic 1 sum to 1.3 > 1", intents=path)
+
+    def test_intents_with_bad_type(self) -> None:
+        path = write(self.tmp, "i.tsv", "1\t1\t0.5\tnavigational\n")
+        self.assert_refused(f"{path}:1: intent type must be 'inf' or 'nav'", intents=path)
+
+    def test_topics_with_invalid_xml(self) -> None:
+        path = write(self.tmp, "t.xml", "<topic number='1'>\n<query>x</query>\n<subtopic number='1'>\n</topic>\n")
+        self.assert_refused(f"{path}:4: invalid XML", topics=path)
+
+    def test_topics_with_bad_subtopic_type(self) -> None:
+        path = write(self.tmp, "t.xml", "<topic number='1'>\n<subtopic number='1' type='maybe'>x</subtopic></topic>\n")
+        self.assert_refused(f"{path}:2: subtopic type must be 'inf' or 'nav'", topics=path)
+
+    def test_docs_with_invalid_json(self) -> None:
+        path = write(self.tmp, "d.jsonl", '{"docid": "t1-d1"}\n{"docid": \n')
+        self.assert_refused(f"{path}:2: invalid JSON", docs=path)
+
+    def test_docs_with_duplicate_docid(self) -> None:
+        path = write(self.tmp, "d.jsonl", '{"docid": "t1-d1"}\n{"docid": "t1-d1"}\n')
+        self.assert_refused(f"{path}:2: docid t1-d1 listed twice", docs=path)
+
+    def test_docs_with_unsafe_url(self) -> None:
+        path = write(self.tmp, "d.tsv", "docid\turl\nt1-d1\tjavascript:alert(1)\n")
+        self.assert_refused(f"{path}:2: url must start with http", docs=path)
+
+    def test_run_with_wrong_column_count(self) -> None:
+        path = write(self.tmp, "r.run", "1 Q0 t1-d1 1 9 bad\n1 Q0 t1-d2 2 8\n")
+        self.assert_refused(f"{path}:2: expected 6 columns", runs=[self.files["alpha"], path])
+
+    def test_run_with_non_numeric_score(self) -> None:
+        path = write(self.tmp, "r.run", "1 Q0 t1-d1 1 high bad\n")
+        self.assert_refused(f"{path}:1: score must be a number", runs=[path])
+
+    def test_empty_run_file(self) -> None:
+        path = write(self.tmp, "r.run", "")
+        self.assert_refused(f"{path}: file is empty", runs=[path])
+
+    def test_two_runs_with_the_same_name(self) -> None:
+        copy = write(self.tmp, "copy.run", self.files["alpha"].read_text())
+        self.assert_refused(f"{copy}: run name 'alpha' is also the name of {self.files['alpha']}", runs=[self.files["alpha"], copy])
+
+    def test_run_without_any_topic_of_the_qrels(self) -> None:
+        path = write(self.tmp, "r.run", "77 Q0 x 1 1 stray\n")
+        self.assert_refused(f"{path}: none of the run's topics is in the qrels", runs=[path])
+
+    def test_empty_name(self) -> None:
+        self.assert_refused("needs a non-empty --name", name="  ")
+
+    def test_too_long_name(self) -> None:
+        self.assert_refused("longer than 100 characters", name="x" * 101)
+
+    def test_no_run_is_a_usage_error(self) -> None:
+        before = snapshot()
+        with self.assertRaises(CommandError) as ctx:
+            call_command("import_collection", "--name", "toy", "--qrels", str(self.files["qrels"]))
+        self.assertIn("--run", str(ctx.exception))
+        self.assertEqual(snapshot(), before)

@@ -1,0 +1,121 @@
+"""``manage.py load_demo`` and the bundled demo collection: idempotent loading, the printed links,
+the collection's promised shape, recognisably different runs, and files that match their script."""
+
+from __future__ import annotations
+
+import filecmp
+import io
+import json
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import TestCase
+
+from evaluation.io.runs import read_run
+from evaluation.loading import load_collection
+from studyapp.demo import build_demo
+from studyapp.models import Collection, Presentation, Study
+from studyapp.services.demo import DEMO_DIR
+from tests.studyapp.test_import_collection import snapshot
+
+
+class LoadDemoTestCase(TestCase):
+    def load(self, *args: str) -> str:
+        out = io.StringIO()
+        call_command("load_demo", *args, stdout=out)
+        return out.getvalue()
+
+    def test_it_loads_the_demo_and_prints_the_links(self) -> None:
+        out = self.load()
+        study = Study.objects.get(name="Demo study")
+        self.assertIn("Annotator link: /s/demo-study/", out)
+        self.assertIn("Staff login: /admin/  user 'staff'  password '", out)
+        password = out.split("password '")[1].split("'")[0]
+        self.assertTrue(self.client.login(username="staff", password=password))
+        self.assertEqual(Presentation.objects.filter(study=study, kind="pair").count(), 10 * 12 * 4)
+        self.assertEqual(Presentation.objects.filter(study=study).exclude(kind="pair").count(), 24)
+        self.assertEqual(Collection.objects.get(name="demo").documents.exclude(title="").count(), 275)
+
+    def test_running_it_again_is_harmless(self) -> None:
+        self.load()
+        before = snapshot()
+        users = get_user_model().objects.count()
+        out = self.load()
+        self.assertEqual(snapshot(), before)
+        self.assertEqual(get_user_model().objects.count(), users)
+        self.assertIn("Demo collection: already loaded.", out)
+        self.assertIn("password unchanged", out)
+        self.assertIn("Annotator link: /s/demo-study/", out)
+
+    def test_a_given_staff_password_is_set(self) -> None:
+        self.load()
+        self.load("--staff-password", "correct horse battery")
+        self.assertTrue(self.client.login(username="staff", password="correct horse battery"))
+
+
+class DemoDataTestCase(TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.collection = load_collection(DEMO_DIR / "qrels.txt", DEMO_DIR / "intents.tsv", DEMO_DIR / "topics.xml")
+        cls.runs = {p.stem: read_run(p) for p in sorted((DEMO_DIR / "runs").glob("*.run"))}
+
+    def test_it_has_ambiguous_queries_with_typed_weighted_subtopics(self) -> None:
+        topics = self.collection.topics
+        self.assertGreaterEqual(len(topics), 12)
+        types = Counter()
+        for tid, topic in topics.items():
+            with self.subTest(topic=tid):
+                self.assertTrue(topic.query and topic.description)
+                self.assertTrue(3 <= len(topic.intents) <= 5)
+                self.assertAlmostEqual(sum(i.weight for i in topic.intents), 1.0)
+                self.assertTrue(all(i.text for i in topic.intents))
+                types.update(i.type for i in topic.intents)
+        self.assertGreater(types["nav"], 0)
+        self.assertGreater(types["inf"], types["nav"])
+
+    def test_every_query_has_20_to_30_documents_with_display_data_and_graded_judgments(self) -> None:
+        docs = [json.loads(line) for line in (DEMO_DIR / "docs.jsonl").read_text().splitlines()]
+        by_topic = Counter(d["docid"].split("-")[0][4:] for d in docs)
+        self.assertEqual(set(by_topic), set(self.collection.topics))
+        self.assertTrue(all(20 <= n <= 30 for n in by_topic.values()), by_topic)
+        self.assertTrue(all(d["title"] and d["url"].startswith("https://") and d["snippet"] for d in docs))
+        grades = Counter(g for t in self.collection.judgments.values() for d in t.values() for g in d.values())
+        self.assertEqual(set(grades), {0, 1, 2, 3, 4})
+        for tid in self.collection.topics:
+            self.assertEqual(self.collection.relevant_intents(tid), self.collection.topics[tid].intent_ids)
+
+    def _mean(self, run: str, cutoff: int, what: str) -> float:
+        values = []
+        for tid, ranked in self.runs[run].lists.items():
+            weights = self.collection.weights(tid)
+            top = [self.collection.judgments[tid].get(d, {}) for d in ranked[:cutoff]]
+            if what == "coverage":
+                values.append(len({i for g in top for i, v in g.items() if v > 0}) / len(weights))
+            else:  # expected gain per rank, sum of weight x grade
+                values.append(sum(weights[i] * v for g in top for i, v in g.items()) / cutoff)
+        return sum(values) / len(values)
+
+    def test_the_five_runs_behave_recognisably_differently(self) -> None:
+        self.assertEqual(set(self.runs), {"demo-relevance", "demo-diversity", "demo-mixed", "demo-weak", "demo-random"})
+        gain = {r: self._mean(r, 5, "gain") for r in self.runs}
+        coverage = {r: self._mean(r, 5, "coverage") for r in self.runs}
+        self.assertEqual(max(gain, key=gain.get), "demo-relevance")
+        self.assertEqual(max(coverage, key=coverage.get), "demo-diversity")
+        self.assertGreater(coverage["demo-diversity"], coverage["demo-relevance"])
+        self.assertTrue(
+            min(gain["demo-relevance"], gain["demo-diversity"]) <= gain["demo-mixed"] <= max(gain["demo-relevance"], gain["demo-diversity"])
+        )
+        self.assertEqual(min(gain, key=gain.get), "demo-weak")
+        self.assertLess(gain["demo-random"], min(gain["demo-relevance"], gain["demo-diversity"], gain["demo-mixed"]))
+        self.assertTrue(all(len(ranked) == 20 for run in self.runs.values() for ranked in run.lists.values()))
+
+    def test_the_committed_files_match_the_build_script(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            build_demo.build(Path(tmp))
+            names = ["topics.xml", "intents.tsv", "qrels.txt", "docs.jsonl"] + [f"runs/{r}.run" for r in build_demo.RUNS]
+            match, mismatch, errors = filecmp.cmpfiles(DEMO_DIR, tmp, names, shallow=False)
+        self.assertEqual((mismatch, errors), ([], []), "rerun python studyapp/demo/build_demo.py and commit the result")
