@@ -16,7 +16,6 @@ venv: $(BIN)/python
 
 run: venv
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python -m evaluation metrics | head -n 5
 	$(BIN)/python manage.py load_demo
 	@echo "Open http://$(HOST):$(PORT)/ (annotator link and staff login above)"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
