@@ -10,6 +10,7 @@ other way round is swapped and its value negated. Several rows for the same item
 ``(level, topic, subtopic, run_a, run_b)`` are different annotators; :func:`aggregate_preferences`
 averages them from integer sums so that user ties are exact (``sum == 0``).
 """
+
 from __future__ import annotations
 
 import csv
@@ -57,9 +58,7 @@ def read_preferences(path: str | Path) -> pd.DataFrame:
     header = [h.strip() for h in next(reader)]
     missing = [c for c in REQUIRED if c not in header]
     if missing:
-        raise FormatError(
-            path, first + 1, f"header lacks column(s) {', '.join(missing)}; required: {' '.join(REQUIRED)}"
-        )
+        raise FormatError(path, first + 1, f"header lacks column(s) {', '.join(missing)}; required: {' '.join(REQUIRED)}")
     position = {c: header.index(c) for c in (*REQUIRED, *OPTIONAL) if c in header}
     rows: list[tuple[str, str, str, str, str, str, int, int]] = []
     seen: dict[tuple[str, ...], int] = {}
@@ -104,9 +103,7 @@ def _parse_row(path: str | Path, line: int, cells: dict[str, str], seen: dict[tu
     if annotator:
         key = (level, topic, subtopic, run_a, run_b, annotator)
         if key in seen:
-            raise FormatError(
-                path, line, f"annotator {annotator!r} answered this item twice (first on line {seen[key]})"
-            )
+            raise FormatError(path, line, f"annotator {annotator!r} answered this item twice (first on line {seen[key]})")
         seen[key] = line
     return level, topic, subtopic, run_a, run_b, annotator, value, line
 

@@ -6,6 +6,7 @@ with topic ``all`` are means and are ignored. A topic whose value is NaN for *ev
 measure (no relevant documents, spec §1.3) is dropped for all measures with a warning; a NaN for
 only some runs of a topic is an error.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -101,15 +102,11 @@ def score_cube(
         raise EvaluationError("no measures to analyse")
     absent = [m for m in measures if m not in available]
     if absent:
-        raise EvaluationError(
-            f"measure(s) {', '.join(absent)} not in the scores (available: {', '.join(available) or 'none'})"
-        )
+        raise EvaluationError(f"measure(s) {', '.join(absent)} not in the scores (available: {', '.join(available) or 'none'})")
     per_topic = per_topic[per_topic["measure"].isin(measures)]
     no_topics = [m for m in measures if m not in set(per_topic["measure"])]
     if no_topics:
-        raise EvaluationError(
-            f"no per-topic scores for {', '.join(no_topics)} (only means); write scores with --per-topic"
-        )
+        raise EvaluationError(f"no per-topic scores for {', '.join(no_topics)} (only means); write scores with --per-topic")
     runs = list(dict.fromkeys(runs)) if runs is not None else sorted(set(per_topic["run"]), key=natural_key)
     topics = list(dict.fromkeys(topics)) if topics is not None else sorted(set(per_topic["topic"]), key=natural_key)
     if len(runs) < min_runs:

@@ -5,6 +5,7 @@ seed for :func:`numpy.random.default_rng`; ``None`` draws a fresh seed from the 
 *and records it*, so any result can be reproduced from its ``seed`` field; a ``Generator`` is used
 as given (its seed is then unknown and recorded as ``None``).
 """
+
 from __future__ import annotations
 
 import numpy as np

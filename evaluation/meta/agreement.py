@@ -16,6 +16,7 @@ Every statistic is a ratio of weighted sums over pairs, so one kernel serves the
 (weights 1), the cluster bootstrap over topics (weights = topic multiplicities of a resample) and
 the planted-truth simulator (many preference vectors at once), all as matrix products.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -89,7 +90,9 @@ def statistics_from_sums(s: dict[str, FloatArray]) -> dict[str, FloatArray]:
         }
 
 
-def pair_statistics(d: FloatArray, p: FloatArray, *, user_sign: FloatArray | None = None, w: FloatArray | None = None) -> dict[str, FloatArray]:
+def pair_statistics(
+    d: FloatArray, p: FloatArray, *, user_sign: FloatArray | None = None, w: FloatArray | None = None
+) -> dict[str, FloatArray]:
     """All five statistics over all pairs, for R preference vectors and/or R weightings at once.
 
     Parameters
@@ -187,8 +190,15 @@ def agreement(
                 continue
             low[key], high[key] = percentile_interval(samples, confidence, axis=0)
     rows = [
-        (measure, statistic, subset, int(n[subset][g]), float(point[subset, statistic][0, g]),
-         float(low[subset, statistic][g]), float(high[subset, statistic][g]))
+        (
+            measure,
+            statistic,
+            subset,
+            int(n[subset][g]),
+            float(point[subset, statistic][0, g]),
+            float(low[subset, statistic][g]),
+            float(high[subset, statistic][g]),
+        )
         for g, measure in enumerate(measures)
         for statistic in STATISTICS
         for subset in SUBSETS
@@ -197,47 +207,69 @@ def agreement(
     return AgreementResult(table, P, int(np.unique(clusters).size), B, seed if B > 0 else None, confidence, tau_mode)
 
 
+SUMS = ("AD", "N", "NM", "NU", "U", "UJ", "UT")
+
+
+def pair_features(s_m: FloatArray, s_u: FloatArray, u: FloatArray) -> FloatArray:
+    """Per-pair terms of the sums of :func:`weighted_sums` (in ``SUMS`` order): (G, P, 7).
+
+    For fixed user preferences every sum over a weighting ``w`` is ``w @ features``.
+    """
+    G, P = s_m.shape
+    user = np.broadcast_to(s_u, (G, P))
+    strength = np.broadcast_to(u, (G, P))
+    return np.stack(
+        [user * s_m, np.ones((G, P)), np.abs(s_m), np.abs(user), strength, strength * user * s_m, strength * (s_m == 0)],
+        axis=-1,
+    )
+
+
+def _as_statistics(sums: FloatArray) -> dict[str, FloatArray]:
+    """``sums[..., k]`` in ``SUMS`` order -> the five statistics (same leading shape)."""
+    return statistics_from_sums({name: sums[..., k] for k, name in enumerate(SUMS)})
+
+
 def _subset_statistics(
     d: FloatArray, s_u: FloatArray, u: FloatArray, w: FloatArray
 ) -> tuple[dict[tuple[str, str], FloatArray], dict[str, IntArray]]:
-    """Statistics of every subset for R weightings ``w`` (R, P): {(subset, statistic): (R, G)}."""
+    """Statistics of every subset for R weightings ``w`` (R, P): {(subset, statistic): (R, G)}.
+
+    All sums are matrix products of the weights with per-pair features: one product for ``all``
+    and the subranges (masks folded into the features), and per metric one product for each
+    Delta bin and its cells (the bin depends on the metric and on the weighting's mean |d|).
+    """
     s_m = signs(d)
     abs_d = np.abs(d)
-    G = d.shape[0]
+    G, P = d.shape
+    R = w.shape[0]
+    features = pair_features(s_m, s_u, u)  # (G, P, 7)
+    ranges = np.stack([(u > lo) & (u <= hi) for lo, hi in SUBRANGE_BOUNDS]).astype(np.float64)  # (4, P)
+    masks = np.vstack([np.ones((1, P)), ranges])  # all + subranges
+    masked = masks[:, None, :, None] * features[None]  # (5, G, P, 7)
+    sums = (w @ masked.transpose(2, 0, 1, 3).reshape(P, -1)).reshape(R, 5, G, 7)
     out: dict[tuple[str, str], FloatArray] = {}
     n: dict[str, IntArray] = {}
-    ranges = {name: (u > lo) & (u <= hi) for name, (lo, hi) in zip(SUBRANGES, SUBRANGE_BOUNDS)}
-
-    def put(subset: str, stats: dict[str, FloatArray]) -> None:
-        for statistic, value in stats.items():
+    for k, subset in enumerate(("all", *SUBRANGES)):
+        for statistic, value in _as_statistics(sums[:, k]).items():
             out[subset, statistic] = value
-
-    put("all", statistics_from_sums(weighted_sums(s_m, s_u, u, w)))
-    n["all"] = np.full(G, d.shape[1])
-    for name, mask in ranges.items():
-        put(name, statistics_from_sums(weighted_sums(s_m, s_u, u, w * mask)))
-        n[name] = np.full(G, int(mask.sum()))
+        n[subset] = np.full(G, int(masks[k].sum()))
     # Delta bins depend on the metric and, in a resample, on the resample's mean |d| (spec §3.5).
     with np.errstate(invalid="ignore", divide="ignore"):
         delta_bar = (w @ abs_d.T) / w.sum(axis=1, keepdims=True)  # (R, G)
-    observed_bar = abs_d.mean(axis=1)
-    for bin_name in BINS:
-        per_metric: dict[str, list[dict[str, FloatArray]]] = {s: [] for s in (bin_name, *(f"{bin_name}:{r}" for r in SUBRANGES))}
-        counts = {s: np.zeros(G, dtype=np.int64) for s in per_metric}
-        for g in range(G):
-            large = abs_d[g][None, :] > delta_bar[:, g : g + 1]  # (R, P)
-            mask = large if bin_name == "large" else ~large
-            observed = abs_d[g] > observed_bar[g]
-            observed = observed if bin_name == "large" else ~observed
-            per_metric[bin_name].append(statistics_from_sums(weighted_sums(s_m[g : g + 1], s_u, u, w * mask)))
-            counts[bin_name][g] = int(observed.sum())
-            for r_name, r_mask in ranges.items():
-                cell = f"{bin_name}:{r_name}"
-                per_metric[cell].append(statistics_from_sums(weighted_sums(s_m[g : g + 1], s_u, u, w * mask * r_mask)))
-                counts[cell][g] = int((observed & r_mask).sum())
-        for subset, parts in per_metric.items():
-            put(subset, {k: np.concatenate([part[k] for part in parts], axis=1) for k in parts[0]})
-            n[subset] = counts[subset]
+    observed_large = abs_d > abs_d.mean(axis=1, keepdims=True)  # (G, P)
+    bin_sums = np.empty((2, R, 5, G, 7))
+    for g in range(G):
+        large = abs_d[g][None, :] > delta_bar[:, g : g + 1]  # (R, P)
+        cells = (masks[:, :, None] * features[g][None]).transpose(1, 0, 2).reshape(P, -1)  # (P, 5 * 7)
+        bin_sums[1, :, :, g] = ((w * large) @ cells).reshape(R, 5, 7)
+        bin_sums[0, :, :, g] = ((w * ~large) @ cells).reshape(R, 5, 7)
+    for b, bin_name in enumerate(BINS):
+        observed = observed_large if bin_name == "large" else ~observed_large
+        for k, part in enumerate(("", *SUBRANGES)):
+            subset = f"{bin_name}:{part}" if part else bin_name
+            for statistic, value in _as_statistics(bin_sums[b, :, k]).items():
+                out[subset, statistic] = value
+            n[subset] = (observed * masks[k][None, :]).sum(axis=1).astype(np.int64)
     return out, n
 
 

@@ -7,13 +7,13 @@ output; ``--format tsv|csv|json``). Randomised commands take ``--seed`` (without
 and reported on standard error). ``--plots DIR`` writes PNG and SVG figures. Errors print one line
 on standard error and return 2; output files are written atomically, after all work succeeded.
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
 import warnings
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import pandas as pd
 
@@ -97,76 +97,129 @@ def _collection_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _test_options(parser: argparse.ArgumentParser, default: str = "bootstrap") -> None:
-    parser.add_argument("--test", choices=("bootstrap", "tukey"), default=default, help=f"paired bootstrap (spec 4.2) or randomised Tukey HSD (4.3); default {default}")
+    parser.add_argument(
+        "--test",
+        choices=("bootstrap", "tukey"),
+        default=default,
+        help=f"paired bootstrap (spec 4.2) or randomised Tukey HSD (4.3); default {default}",
+    )
     parser.add_argument("--B", type=_positive_int, default=1000, help="resamples (default 1000)")
     parser.add_argument("--alpha", type=_probability, default=0.05, help="significance level (default 0.05)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m evaluation meta", description="Meta-evaluation of diversity metrics (spec sections 3 and 4). See docs/meta.md.")
+    parser = _Parser(
+        prog="python -m evaluation meta", description="Meta-evaluation of diversity metrics (spec sections 3 and 4). See docs/meta.md."
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    p = sub.add_parser("agreement", help="tau, tau_b, MUP, MUP_b of each metric with user preferences (spec 3)",
-                       description="Agreement of every metric with user preferences over run pairs. Output: measure statistic subset n value ci_low ci_high.")
+    p = sub.add_parser(
+        "agreement",
+        help="tau, tau_b, MUP, MUP_b of each metric with user preferences (spec 3)",
+        description="Agreement of every metric with user preferences over run pairs. Output: measure statistic subset n value ci_low ci_high.",
+    )
     _scores_option(p)
     p.add_argument("--preferences", required=True, metavar="FILE", help="preferences 'topic run_a run_b value [level subtopic annotator]'")
     p.add_argument("--intents", metavar="FILE", help="intent weights, needed by --level weighted")
-    p.add_argument("--level", choices=("topic", "weighted", "subtopic"), default="topic", help="which user preference (spec 3.7); subtopic needs scores under topic '<topic>/<subtopic>'")
-    p.add_argument("--bootstrap", type=_count, default=0, metavar="B", help="cluster-bootstrap resamples of topics for percentile intervals (default 0: none)")
+    p.add_argument(
+        "--level",
+        choices=("topic", "weighted", "subtopic"),
+        default="topic",
+        help="which user preference (spec 3.7); subtopic needs scores under topic '<topic>/<subtopic>'",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=_count,
+        default=0,
+        metavar="B",
+        help="cluster-bootstrap resamples of topics for percentile intervals (default 0: none)",
+    )
     p.add_argument("--confidence", type=_probability, default=0.95, help="interval level (default 0.95)")
-    p.add_argument("--tau-mode", choices=("pairs", "scipy"), default="pairs", help="tau/tau_b from per-pair signs (default) or scipy.stats.kendalltau(d, p)")
+    p.add_argument(
+        "--tau-mode",
+        choices=("pairs", "scipy"),
+        default="pairs",
+        help="tau/tau_b from per-pair signs (default) or scipy.stats.kendalltau(d, p)",
+    )
     p.add_argument("--power", metavar="FILE", help="a discpower output to add to the bar chart")
     _common(p, seed=True, plots=True)
 
-    p = sub.add_parser("userprefs", help="per run pair mean preference, preferred side and significance (Chen et al. Table 1)",
-                       description="Output: run_a run_b level n mean preferred test statistic p significant.")
+    p = sub.add_parser(
+        "userprefs",
+        help="per run pair mean preference, preferred side and significance (Chen et al. Table 1)",
+        description="Output: run_a run_b level n mean preferred test statistic p significant.",
+    )
     p.add_argument("--preferences", required=True, metavar="FILE")
     p.add_argument("--intents", metavar="FILE", help="intent weights: adds the weighted level")
     p.add_argument("--test", choices=("t", "wilcoxon", "sign"), default="t", help="two-sided test against 0 (default one-sample t-test)")
     p.add_argument("--alpha", type=_probability, default=0.05)
     _common(p)
 
-    p = sub.add_parser("discpower", help="discriminative power by paired bootstrap or randomised Tukey HSD (spec 4.2-4.4)",
-                       description="Output per metric: measure test pairs significant power delta_required B alpha seed.")
+    p = sub.add_parser(
+        "discpower",
+        help="discriminative power by paired bootstrap or randomised Tukey HSD (spec 4.2-4.4)",
+        description="Output per metric: measure test pairs significant power delta_required B alpha seed.",
+    )
     _scores_option(p)
     _test_options(p)
     p.add_argument("--pairs-out", metavar="FILE", help="also write every pair's ASL: measure run_a run_b diff asl significant")
     _common(p, seed=True, plots=True)
 
-    p = sub.add_parser("intuitiveness", help="concordance test of metric pairs against gold standards (spec 4.5)",
-                       description="Output: gold measure_1 measure_2 disagreements concordance_1 concordance_2 a b p ('all' = every gold at once).")
+    p = sub.add_parser(
+        "intuitiveness",
+        help="concordance test of metric pairs against gold standards (spec 4.5)",
+        description="Output: gold measure_1 measure_2 disagreements concordance_1 concordance_2 a b p ('all' = every gold at once).",
+    )
     _scores_option(p)
-    p.add_argument("--gold", nargs="+", metavar="NAME", help="gold-standard measures (default: the I-rec, Prec, PMP and Ef-P measures in the scores)")
-    p.add_argument("--gs-tie", choices=("both", "neither"), default="both", help="a gold-standard tie agrees with both metrics (default) or neither")
+    p.add_argument(
+        "--gold", nargs="+", metavar="NAME", help="gold-standard measures (default: the I-rec, Prec, PMP and Ef-P measures in the scores)"
+    )
+    p.add_argument(
+        "--gs-tie", choices=("both", "neither"), default="both", help="a gold-standard tie agrees with both metrics (default) or neither"
+    )
     p.add_argument("--matrix-out", metavar="FILE", help="Chen et al. Table 2 layout 'c1/c2 (N)' per gold standard")
     p.add_argument("--agreement", metavar="FILE", help="an agreement output: correlate the MUP order with the intuitiveness order")
     p.add_argument("--ordering-out", metavar="FILE", help="with --agreement: write gold measures tau_b p here")
     _common(p)
 
-    p = sub.add_parser("rankcorr", help="Kendall tau (tau_b), tau_a and symmetric tau_ap of run rankings (spec 4.1)",
-                       description="Output: measure_a measure_b runs tau tau_a tau_ap. Every pair of measures, or each measure against --against.")
+    p = sub.add_parser(
+        "rankcorr",
+        help="Kendall tau (tau_b), tau_a and symmetric tau_ap of run rankings (spec 4.1)",
+        description="Output: measure_a measure_b runs tau tau_a tau_ap. Every pair of measures, or each measure against --against.",
+    )
     _scores_option(p)
     p.add_argument("--against", metavar="FILE", help="second per-topic score table (e.g. reduced or simplified collection)")
     _common(p)
 
-    p = sub.add_parser("unanimity", help="metric unanimity MU of each metric against all others (spec 4.6)",
-                       description="Output: measure MU P_m P_M P_mM pairs.")
+    p = sub.add_parser(
+        "unanimity",
+        help="metric unanimity MU of each metric against all others (spec 4.6)",
+        description="Output: measure MU P_m P_M P_mM pairs.",
+    )
     _scores_option(p)
     p.add_argument("--strict", action="store_true", help="'>' instead of '>=' in the unanimity of the other metrics")
     _common(p)
 
-    p = sub.add_parser("dss", help="document selection sensitivity on random permutations of the relevant documents (spec 4.10)",
-                       description="Output: measure topic dss mean sd n_perm seed; topic 'all:<avg|geom|DD>' rows aggregate.")
+    p = sub.add_parser(
+        "dss",
+        help="document selection sensitivity on random permutations of the relevant documents (spec 4.10)",
+        description="Output: measure topic dss mean sd n_perm seed; topic 'all:<avg|geom|DD>' rows aggregate.",
+    )
     _collection_options(p)
     p.add_argument("--n-perm", type=_positive_int, default=1000, help="permutations per topic (default 1000)")
     p.add_argument("--keep-grades", action="store_true", help="keep grades and weights (default: binary relevance, uniform weights)")
     _common(p, seed=True)
 
-    p = sub.add_parser("loo", help="leave-one-team-out reusability, raw vs condensed lists (spec 4.7)",
-                       description="Output: team run measure list full loo diff abs_error rank_full rank_loo rel_error; team 'all' = means.")
+    p = sub.add_parser(
+        "loo",
+        help="leave-one-team-out reusability, raw vs condensed lists (spec 4.7)",
+        description="Output: team run measure list full loo diff abs_error rank_full rank_loo rel_error; team 'all' = means.",
+    )
     _collection_options(p)
     p.add_argument("--run", action="append", required=True, metavar="FILE", help="run under study (repeatable); feeds the pool")
-    p.add_argument("--pool-run", action="append", default=[], metavar="FILE", help="run that fed the pool but is not under study (repeatable)")
+    p.add_argument(
+        "--pool-run", action="append", default=[], metavar="FILE", help="run that fed the pool but is not under study (repeatable)"
+    )
     p.add_argument("--teams", required=True, metavar="FILE", help="'run team' per line")
     depth = p.add_mutually_exclusive_group()
     depth.add_argument("--pool-depth", type=_positive_int, default=20, help="global pool depth (default 20)")
@@ -175,23 +228,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--order", choices=("score", "rank", "file", "pyndeval"), default="score", help="run ordering (spec 1.4)")
     _common(p)
 
-    p = sub.add_parser("reduce", help="topic set reduction: discriminative power and tau/tau_ap on nested subsets (spec 4.8)",
-                       description="Output: topics measure pairs significant power tau tau_ap test B alpha seed.")
+    p = sub.add_parser(
+        "reduce",
+        help="topic set reduction: discriminative power and tau/tau_ap on nested subsets (spec 4.8)",
+        description="Output: topics measure pairs significant power tau tau_ap test B alpha seed.",
+    )
     _scores_option(p)
-    p.add_argument("--reference", required=True, metavar="NAME", help="measure whose per-topic variance orders the removal (e.g. D#-nDCG@10)")
+    p.add_argument(
+        "--reference", required=True, metavar="NAME", help="measure whose per-topic variance orders the removal (e.g. D#-nDCG@10)"
+    )
     p.add_argument("--sizes", nargs="+", type=_positive_int, required=True, metavar="N", help="reduced topic-set sizes, e.g. 30 10")
     _test_options(p, default="tukey")
     _common(p, seed=True)
 
-    p = sub.add_parser("simplified", help="simplified collections (binary grades, uniform/linear weights) vs the original (spec 4.9)",
-                       description="Output: collection measure pairs significant power tau tau_ap test B alpha seed.")
+    p = sub.add_parser(
+        "simplified",
+        help="simplified collections (binary grades, uniform/linear weights) vs the original (spec 4.9)",
+        description="Output: collection measure pairs significant power tau tau_ap test B alpha seed.",
+    )
     _collection_options(p)
     p.add_argument("--run", action="append", required=True, metavar="FILE", help="run file (repeatable)")
     _test_options(p)
     _common(p, seed=True)
 
-    p = sub.add_parser("simulate", help="planted-truth simulation: how often the truth metric comes out first",
-                       description="Output: truth noise annotators topics signal cheaters n_sim first_by_MUP first_by_tau_b mean_rank_MUP mean_rank_tau_b candidates seed.")
+    p = sub.add_parser(
+        "simulate",
+        help="planted-truth simulation: how often the truth metric comes out first",
+        description="Output: truth noise annotators topics signal cheaters n_sim first_by_MUP first_by_tau_b mean_rank_MUP mean_rank_tau_b candidates seed.",
+    )
     _scores_option(p)
     p.add_argument("--truth", nargs="+", required=True, metavar="NAME", help="planted truth measure(s)")
     p.add_argument("--noise", nargs="+", type=_non_negative, default=[0.25, 0.5, 1.0, 2.0, 4.0], help="annotator noise sd in scale points")
@@ -200,7 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-sim", type=_positive_int, default=200, help="simulated studies per setting (default 200)")
     p.add_argument("--signal", type=float, default=2.0, help="latent preference per sd of the truth difference (default 2)")
     p.add_argument("--cheaters", type=_non_negative, default=0.0, help="probability that an answer is uniform random")
-    p.add_argument("--preferences-out", metavar="FILE", help="also write one simulated study (first truth, noise, annotators) as a preferences file")
+    p.add_argument(
+        "--preferences-out", metavar="FILE", help="also write one simulated study (first truth, noise, annotators) as a preferences file"
+    )
     _common(p, seed=True, plots=True)
     return parser
 
@@ -249,8 +315,9 @@ def _agreement(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
     if args.level == "weighted" and not args.intents:
         raise EvaluationError("--level weighted needs --intents FILE")
     items = preference_items(votes, args.level, _weights(args.intents))
-    result = agreement_with_users(items, _read_scores(args.scores), args.measures, B=args.bootstrap, rng=args.seed,
-                                  confidence=args.confidence, tau_mode=args.tau_mode)
+    result = agreement_with_users(
+        items, _read_scores(args.scores), args.measures, B=args.bootstrap, rng=args.seed, confidence=args.confidence, tau_mode=args.tau_mode
+    )
     _seed(args, out, result.seed)
     if args.plots:
         from evaluation.report import plots
@@ -332,7 +399,9 @@ def _intuitiveness(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
         if args.ordering_out:
             out.files.append((args.ordering_out, render_table(ordering, args.format)))
         else:
-            out.notes.extend(f"{r.gold}: tau_b(MUP order, intuitiveness order) = {r.tau_b:.4f} over {r.measures} measures" for r in ordering.itertuples())
+            out.notes.extend(
+                f"{r.gold}: tau_b(MUP order, intuitiveness order) = {r.tau_b:.4f} over {r.measures} measures" for r in ordering.itertuples()
+            )
     return table
 
 
@@ -403,8 +472,17 @@ def _simulate(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
 
     measures = list(dict.fromkeys([*args.truth, *args.measures])) if args.measures else None
     cube = _cube(args, measures, min_runs=2)
-    result = planted_truth(cube, args.truth, noise=args.noise, annotators=args.annotators, topics=args.topics or [None],
-                           n_sim=args.n_sim, signal=args.signal, cheaters=args.cheaters, rng=args.seed)
+    result = planted_truth(
+        cube,
+        args.truth,
+        noise=args.noise,
+        annotators=args.annotators,
+        topics=args.topics or [None],
+        n_sim=args.n_sim,
+        signal=args.signal,
+        cheaters=args.cheaters,
+        rng=args.seed,
+    )
     _seed(args, out, result.seed)
     for truth, dups in result.excluded.items():
         out.notes.extend(f"truth {truth}: excluded {m}: {reason}" for m, reason in dups)

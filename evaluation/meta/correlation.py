@@ -8,6 +8,7 @@ both strict and best first over the same m items::
 where C(i) counts the items above position i in E that T also ranks above E's i-th item. The
 symmetric form (Sakai 2013; Sakai & Song 2013) averages ``tau_ap(A|B)`` and ``tau_ap(B|A)``.
 """
+
 from __future__ import annotations
 
 import itertools

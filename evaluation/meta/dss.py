@@ -7,6 +7,7 @@ uniform, as in the paper (``keep_grades=True`` keeps the collection's grades and
 Topic aggregates (spec §2.7): ``avg`` (mean), ``geom`` (geometric mean with a 1e-5 floor) and
 ``DD`` (``sum (1 - dd_t) DSS_t / sum (1 - dd_t)``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -53,9 +54,7 @@ def topic_average(values: FloatArray, how: str = "avg", dd: FloatArray | None = 
     raise ValueError(f"topic average must be one of {', '.join(AGGREGATES)}, got {how!r}")
 
 
-def permuted_runs(
-    collection: Collection, n_perm: int, rng: np.random.Generator, depth: int | None = None
-) -> tuple[list, list[str]]:
+def permuted_runs(collection: Collection, n_perm: int, rng: RngLike = None, depth: int | None = None) -> tuple[list, list[str]]:
     """``n_perm`` in-memory runs; run k lists a uniform permutation of ``R_T`` for every topic.
 
     With ``depth`` the lists are cut there (the measures never look deeper). Returns the runs and
@@ -63,6 +62,7 @@ def permuted_runs(
     """
     from evaluation.io.runs import Run
 
+    rng, _ = resolve_rng(rng)
     topics = [t for t in collection.topic_ids if collection.relevant_documents(t)]
     if not topics:
         raise EvaluationError("no topic has relevant documents")

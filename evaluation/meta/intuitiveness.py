@@ -7,6 +7,7 @@ agreements / disagreements. The all-gold extension requires agreement with every
 once. Significance: two-sided exact sign test on the disagreements where exactly one metric
 agrees, ``a = #(only M1)``, ``b = #(only M2)``, ``p = binomtest(a, a + b, 0.5)`` (1 if a + b = 0).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -33,9 +34,7 @@ def pair_signs(cube: ScoreCube) -> FloatArray:
     return signs(cube.values[:, :, a] - cube.values[:, :, b]).reshape(len(cube.measures), -1)
 
 
-def concordance_test(
-    cube: ScoreCube, gold: Sequence[str], measures: Sequence[str] | None = None, *, gs_tie: str = "both"
-) -> pd.DataFrame:
+def concordance_test(cube: ScoreCube, gold: Sequence[str], measures: Sequence[str] | None = None, *, gs_tie: str = "both") -> pd.DataFrame:
     """Concordance of every pair of candidate measures with every gold standard.
 
     Parameters

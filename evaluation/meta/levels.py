@@ -9,6 +9,7 @@ topic that holds the metric values for the pair:
 * subtopic level: ``"<topic>/<subtopic>"`` -- metric values computed on that single subtopic must
   be stored under this topic id in the scores file (see ``docs/meta.md``).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -102,8 +103,7 @@ def drop_undefined(items: pd.DataFrame) -> pd.DataFrame:
     undefined = items["p"].isna()
     if undefined.any():
         warnings.warn(
-            f"{int(undefined.sum())} run pair(s) lack answers for a kept subtopic (weighted preference NaN, "
-            "spec 3.7) and are left out",
+            f"{int(undefined.sum())} run pair(s) lack answers for a kept subtopic (weighted preference NaN, spec 3.7) and are left out",
             EvaluationWarning,
             stacklevel=3,
         )

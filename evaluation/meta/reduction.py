@@ -6,11 +6,11 @@ deliberately pessimistic choice -- so the reduced sets are nested. On each reduc
 recompute discriminative power (§4.4) and the Kendall tau / symmetric tau_ap of the run ranking
 against the full-set ranking (§4.1) for every measure.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
 from evaluation.exceptions import EvaluationError
@@ -59,7 +59,18 @@ def topic_set_reduction(
         for i, measure in enumerate(cube.measures):
             r = rank_correlation(full_means[measure], means[measure], what=measure)
             rows.append(
-                (size, measure, int(power["pairs"][i]), int(power["significant"][i]), float(power["power"][i]),
-                 r.tau, r.tau_ap, test, B, alpha, seed)
+                (
+                    size,
+                    measure,
+                    int(power["pairs"][i]),
+                    int(power["significant"][i]),
+                    float(power["power"][i]),
+                    r.tau,
+                    r.tau_ap,
+                    test,
+                    B,
+                    alpha,
+                    seed,
+                )
             )
     return pd.DataFrame.from_records(rows, columns=COLUMNS)

@@ -8,6 +8,7 @@ study are evaluated with the full and with each LOO_k qrels; for team ``k``'s be
 error ``|M_LOO - M*|`` and the relative error ``|r_LOO - r*|`` of its rank among all runs
 (competition ranking, 1 = best), for raw lists and for condensed lists (``M'``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -155,15 +156,32 @@ def leave_one_out(
                 f, l = full[name], loo[name]
                 rank_f, rank_l = competition_ranks(f)[best], competition_ranks(l)[best]
                 rows.append(
-                    (team, best, measure, kind, f[best], l[best], l[best] - f[best], abs(l[best] - f[best]),
-                     int(rank_f), int(rank_l), abs(int(rank_l) - int(rank_f)))
+                    (
+                        team,
+                        best,
+                        measure,
+                        kind,
+                        f[best],
+                        l[best],
+                        l[best] - f[best],
+                        abs(l[best] - f[best]),
+                        int(rank_f),
+                        int(rank_l),
+                        abs(int(rank_l) - int(rank_f)),
+                    )
                 )
     table = pd.DataFrame.from_records(rows, columns=COLUMNS)
     table = table.astype({"rank_full": "Int64", "rank_loo": "Int64", "rel_error": "float64"})
     means = table.groupby(["measure", "list"], sort=False)[["abs_error", "rel_error"]].mean().reset_index()
     summary = pd.DataFrame(
-        {"team": MEAN_TOPIC, "run": "", "measure": means["measure"], "list": means["list"],
-         "abs_error": means["abs_error"], "rel_error": means["rel_error"]},
+        {
+            "team": MEAN_TOPIC,
+            "run": "",
+            "measure": means["measure"],
+            "list": means["list"],
+            "abs_error": means["abs_error"],
+            "rel_error": means["rel_error"],
+        },
         columns=COLUMNS,
     )
     return pd.concat([table, summary.astype({"rank_full": "Int64", "rank_loo": "Int64"})], ignore_index=True)

@@ -9,6 +9,7 @@ Both are vectorised over resamples, run pairs and metrics: one set of bootstrap 
 (as per-topic multiplicities, so resample sums are matrix products) or one set of row
 permutations is drawn and shared by every pair and every metric (common random numbers).
 """
+
 from __future__ import annotations
 
 import math
@@ -24,6 +25,9 @@ from evaluation.meta._resampling import RngLike, bootstrap_counts, resolve_rng, 
 
 TESTS = ("bootstrap", "tukey")
 TOL = 1e-12
+GEMM_ROWS = 4096  # run pairs per matrix product in bootstrap_asl
+CHUNK = 64  # run pairs per studentisation slice
+FLAT = 1e-12 / (1 - 1e-12)  # r <= FLAT * q  <=>  r <= 1e-12 * (q + r)
 SUMMARY_COLUMNS = ["measure", "test", "pairs", "significant", "power", "delta_required", "B", "alpha", "seed"]
 PAIR_COLUMNS = ["measure", "run_a", "run_b", "diff", "asl", "significant"]
 
@@ -34,9 +38,7 @@ def run_pairs(m: int) -> tuple[IntArray, IntArray]:
     return a.astype(np.int64), b.astype(np.int64)
 
 
-def bootstrap_asl(
-    z: FloatArray, counts: IntArray, alpha: float = 0.05, *, tol: float = TOL
-) -> tuple[FloatArray, FloatArray]:
+def bootstrap_asl(z: FloatArray, counts: IntArray, alpha: float = 0.05, *, tol: float = TOL) -> tuple[FloatArray, FloatArray]:
     """Paired bootstrap ASL for K paired samples under one shared set of resamples (spec §4.2).
 
     Parameters
@@ -76,36 +78,45 @@ def bootstrap_asl(
         t0 = np.where(flat, np.where(np.abs(z_bar) <= tol, 0.0, np.copysign(np.inf, z_bar)), z_bar / (s / math.sqrt(n)))
     w = z - z_bar[:, None]
     w[flat] = 0.0
-    s1 = counts @ w.T  # (B, K) resample sums
-    s2 = counts @ (w * w).T  # (B, K) resample sums of squares
-    abs_t = _abs_studentised(s1, s2, n, tol)
-    asl = (abs_t >= np.abs(t0) - tol).mean(axis=0)
     k = min(B, max(1, math.ceil(B * alpha)))
-    t_alpha = np.partition(abs_t, B - k, axis=0)[B - k]
+    counts_t = np.ascontiguousarray(counts.T)
+    threshold = np.abs(t0) - tol
+    asl = np.empty(K)
+    t_alpha = np.empty(K)
+    # Resample sums for a large block of pairs come from two big matrix products (efficient,
+    # also multi-threaded); the studentisation then runs on small cache-sized slices. Every
+    # step covers all B resamples at once: there is no loop over resamples.
+    for top in range(0, K, GEMM_ROWS):
+        block = w[top : top + GEMM_ROWS]
+        s1 = block @ counts_t  # (pairs, B) resample sums
+        s2 = (block * block) @ counts_t  # (pairs, B) resample sums of squares
+        for lo in range(0, block.shape[0], CHUNK):
+            rows = slice(top + lo, top + lo + CHUNK)
+            u = _squared_studentised(s1[lo : lo + CHUNK], s2[lo : lo + CHUNK], n, tol)  # t*^2 / (n - 1)
+            limit = threshold[rows, None]
+            asl[rows] = (u >= np.copysign(limit * limit, limit) / (n - 1)).mean(axis=1)
+            t_alpha[rows] = np.sqrt(np.partition(u, B - k, axis=1)[:, B - k] * (n - 1))
     with np.errstate(invalid="ignore"):
         delta = t_alpha * s / math.sqrt(n)
     return asl, delta
 
 
-def _abs_studentised(s1: FloatArray, s2: FloatArray, n: int, tol: float) -> FloatArray:
-    """``|mean / (sd / sqrt n)|`` of resamples from their sums (overwrites ``s1`` and ``s2``)."""
-    mean = np.divide(s1, n, out=s1)
-    zero_mean = np.abs(mean) <= tol
-    var = s2
-    var -= n * mean * mean
-    var /= n - 1
-    # Zero spread (every drawn value equal): the sums leave rounding residue, so compare the
-    # variance with the squared magnitude of the values (an exact 0 is caught too).
-    flat = var <= 1e-12 * (var + mean * mean)
-    np.maximum(var, 0.0, out=var)
+def _squared_studentised(s1: FloatArray, s2: FloatArray, n: int, tol: float) -> FloatArray:
+    """``t*^2 / (n - 1)`` of resamples from their sums (overwrites ``s1`` and ``s2``).
+
+    With ``q = s1^2 / n`` and ``r = s2 - q = (n - 1) sd^2``: ``t^2 = (n - 1) q / r``. Zero spread (all
+    drawn values equal; the sums leave rounding residue, hence the relative test ``r <= 1e-12 (q + r)``)
+    gives ``inf``, or 0 when the mean is 0 too (``|s1| <= n tol``; spec §4.2).
+    """
+    q = np.multiply(s1, s1, out=s1)
+    q /= n
+    r = np.subtract(s2, q, out=s2)
+    flat = np.flatnonzero(r <= FLAT * q)
+    zero_mean = q.flat[flat] <= n * tol * tol
     with np.errstate(divide="ignore", invalid="ignore"):
-        sd = np.sqrt(var, out=var)
-        sd /= math.sqrt(n)
-        abs_t = np.abs(mean, out=mean)
-        abs_t /= sd
-    abs_t[flat] = np.inf
-    abs_t[flat & zero_mean] = 0.0
-    return abs_t
+        ratio = np.divide(q, r, out=q)
+    ratio.flat[flat] = np.where(zero_mean, 0.0, np.inf)
+    return ratio
 
 
 def tukey_asl(x: FloatArray, perms: IntArray) -> tuple[FloatArray, FloatArray]:

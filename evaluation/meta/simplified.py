@@ -5,6 +5,7 @@ Five versions of a collection: ``popularity+graded`` (the original), ``popularit
 ``I_q^+``. Each simplified collection is compared with the original by discriminative power and
 by Kendall tau / symmetric tau_ap of the run rankings, measure by measure.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
@@ -66,8 +67,19 @@ def compare_collections(
         for i, measure in enumerate(cube.measures):
             r = rank_correlation(base_means[measure], means[measure], what=f"{measure} on {name}")
             rows.append(
-                (name, measure, int(power["pairs"][i]), int(power["significant"][i]), float(power["power"][i]),
-                 r.tau, r.tau_ap, test, B, alpha, seed)
+                (
+                    name,
+                    measure,
+                    int(power["pairs"][i]),
+                    int(power["significant"][i]),
+                    float(power["power"][i]),
+                    r.tau,
+                    r.tau_ap,
+                    test,
+                    B,
+                    alpha,
+                    seed,
+                )
             )
     return pd.DataFrame.from_records(rows, columns=COLUMNS)
 

@@ -18,6 +18,7 @@ the reason. A candidate that differs from ``T`` only on topics a simulation did 
 out of that simulation only. This is also a power analysis: how many topics and annotators a
 study needs before it can tell the metrics apart.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -36,8 +37,19 @@ from evaluation.meta.agreement import pair_statistics, signs
 from evaluation.meta.significance import run_pairs
 
 COLUMNS = [
-    "truth", "noise", "annotators", "topics", "signal", "cheaters", "n_sim",
-    "first_by_MUP", "first_by_tau_b", "mean_rank_MUP", "mean_rank_tau_b", "candidates", "seed",
+    "truth",
+    "noise",
+    "annotators",
+    "topics",
+    "signal",
+    "cheaters",
+    "n_sim",
+    "first_by_MUP",
+    "first_by_tau_b",
+    "mean_rank_MUP",
+    "mean_rank_tau_b",
+    "candidates",
+    "seed",
 ]
 RANKED = ("MUP", "tau_b")
 
@@ -80,8 +92,7 @@ class StudyPairs:
         d = (cube.values[:, :, b] - cube.values[:, :, a]).reshape(len(cube.measures), -1)
         topics = np.array(cube.topics, dtype=object)
         runs = np.array(cube.runs, dtype=object)
-        return cls(np.repeat(topics, a.size), np.tile(runs[a], n), np.tile(runs[b], n),
-                   np.repeat(np.arange(n), a.size), d, cube.measures)
+        return cls(np.repeat(topics, a.size), np.tile(runs[a], n), np.tile(runs[b], n), np.repeat(np.arange(n), a.size), d, cube.measures)
 
 
 def latent_preference(d_truth: FloatArray, signal: float) -> FloatArray:
@@ -91,10 +102,15 @@ def latent_preference(d_truth: FloatArray, signal: float) -> FloatArray:
     return np.zeros_like(d_truth) if sd == 0 else signal * d_truth / sd
 
 
-def simulate_answers(mu: FloatArray, model: UserModel, n_sim: int, rng: np.random.Generator) -> np.ndarray:
+def simulate_answers(mu: FloatArray, model: UserModel, n_sim: int, rng: RngLike = None) -> np.ndarray:
     """Integer answers of shape (n_sim, P, annotators) on the 9-point scale."""
+    rng, _ = resolve_rng(rng)
     shape = (n_sim, mu.size, model.annotators)
-    answers = np.rint(mu[None, :, None] + rng.normal(0.0, model.noise, size=shape)) if model.noise > 0 else np.broadcast_to(np.rint(mu)[None, :, None], shape)
+    answers = (
+        np.rint(mu[None, :, None] + rng.normal(0.0, model.noise, size=shape))
+        if model.noise > 0
+        else np.broadcast_to(np.rint(mu)[None, :, None], shape)
+    )
     answers = np.clip(answers, -SCALE, SCALE).astype(np.int64)
     if model.cheaters > 0:
         cheat = rng.random(shape) < model.cheaters
@@ -120,12 +136,13 @@ def recovery(
     *,
     n_sim: int = 200,
     topics: int | None = None,
-    rng: np.random.Generator,
+    rng: RngLike = None,
 ) -> dict[str, FloatArray]:
     """Simulate ``n_sim`` studies and rank the truth among the candidates by MUP and tau_b.
 
     Returns ``first_<stat>`` (bool, n_sim) and ``rank_<stat>`` (1 = best; competition rank).
     """
+    rng, _ = resolve_rng(rng)
     g_truth = pairs.measures.index(truth)
     excluded = {m for m, _ in duplicates_of(pairs, truth)}
     keep = np.array([m not in excluded for m in pairs.measures])
@@ -203,9 +220,21 @@ def planted_truth(
         model = UserModel(noise=float(sigma), signal=signal, annotators=int(k), cheaters=cheaters)
         r = recovery(pairs, truth, model, n_sim=n_sim, topics=n_topics, rng=generator)
         rows.append(
-            (truth, float(sigma), int(k), int(n_topics) if n_topics else len(cube.topics), signal, cheaters, n_sim,
-             float(r["first_MUP"].mean()), float(r["first_tau_b"].mean()),
-             float(np.nanmean(r["rank_MUP"])), float(np.nanmean(r["rank_tau_b"])), int(r["candidates"].max()), seed)
+            (
+                truth,
+                float(sigma),
+                int(k),
+                int(n_topics) if n_topics else len(cube.topics),
+                signal,
+                cheaters,
+                n_sim,
+                float(r["first_MUP"].mean()),
+                float(r["first_tau_b"].mean()),
+                float(np.nanmean(r["rank_MUP"])),
+                float(np.nanmean(r["rank_tau_b"])),
+                int(r["candidates"].max()),
+                seed,
+            )
         )
     return SimulationResult(pd.DataFrame.from_records(rows, columns=COLUMNS), excluded, seed)
 

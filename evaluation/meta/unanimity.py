@@ -10,6 +10,7 @@ of all other metrics::
 
 ``P(M) = 0`` gives NaN, ``P(m, M) = 0`` gives ``-inf``. Differences with ``|d| <= 1e-12`` are ties.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -6,6 +6,7 @@ preference (positive: ``run_b`` preferred), the preferred side and a two-sided t
 preferences against 0. Chen et al. do not name their test; the default one-sample t-test is our
 choice (register 25); options: Wilcoxon signed-rank, exact sign test.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -53,9 +54,7 @@ def one_sample_test(values: FloatArray, test: str = "t") -> tuple[float, float]:
     return float(r.statistic), float(r.pvalue)
 
 
-def preference_summary(
-    votes: pd.DataFrame, weights: Weights | None = None, *, test: str = "t", alpha: float = 0.05
-) -> pd.DataFrame:
+def preference_summary(votes: pd.DataFrame, weights: Weights | None = None, *, test: str = "t", alpha: float = 0.05) -> pd.DataFrame:
     """Chen et al. Table 1: per run pair and level, mean preference, preferred side and significance.
 
     Levels without data are skipped (the weighted level needs ``weights`` and subtopic answers).

@@ -10,13 +10,13 @@ either complete or absent) and returns the paths:
 * :func:`asl_curves` -- sorted ASLs per metric against pair index (Sakai 2006);
 * :func:`recovery_curves` -- planted-truth recovery versus noise.
 """
+
 from __future__ import annotations
 
 import io
 import math
 import os
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -74,14 +74,16 @@ def _grid(n: int, max_cols: int = 4) -> tuple[int, int]:
     return math.ceil(n / cols), cols
 
 
-def agreement_heatmaps(table: pd.DataFrame, directory: str | Path, *, statistic: str = "tau_b", stem: str = "agreement_heatmaps") -> list[Path]:
+def agreement_heatmaps(
+    table: pd.DataFrame, directory: str | Path, *, statistic: str = "tau_b", stem: str = "agreement_heatmaps"
+) -> list[Path]:
     """Chen et al. Fig. 1: ``statistic`` per bin x subrange cell for every metric, N annotated."""
     from evaluation.report.tables import agreement_grid
 
     plt = _pyplot()
     measures = list(dict.fromkeys(table["measure"]))
     rows, cols = _grid(len(measures))
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.2 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.4 * rows + 0.6), squeeze=False, layout="constrained")
     image = None
     for ax, measure in zip(axes.flat, measures):
         values, counts = agreement_grid(table, measure, statistic)
@@ -93,8 +95,9 @@ def agreement_heatmaps(table: pd.DataFrame, directory: str | Path, *, statistic:
         for i in range(data.shape[0]):
             for j in range(data.shape[1]):
                 text = "n/a" if np.isnan(data[i, j]) else f"{data[i, j]:.2f}"
-                ax.text(j, i, f"{text}\nN={counts.iat[i, j]}", ha="center", va="center", fontsize=6)
-    for ax in list(axes.flat)[len(measures):]:
+                dark = np.isfinite(data[i, j]) and abs(data[i, j]) > 0.6
+                ax.text(j, i, f"{text}\nN={counts.iat[i, j]}", ha="center", va="center", fontsize=6, color="white" if dark else "black")
+    for ax in list(axes.flat)[len(measures) :]:
         ax.axis("off")
     if image is not None:
         fig.colorbar(image, ax=axes, shrink=0.8, label=statistic)
@@ -113,7 +116,7 @@ def metric_bars(table: pd.DataFrame, directory: str | Path, *, power: pd.DataFra
     overall = overall.sort_values("MUP", ascending=False)
     x = np.arange(len(overall))
     width = 0.8 / len(series)
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(overall) + 2), 3.8))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(overall) + 2), 3.8), layout="constrained")
     for k, name in enumerate(series):
         ax.bar(x + (k - (len(series) - 1) / 2) * width, overall[name].to_numpy(dtype=float), width, label=name)
     ax.set_xticks(x, overall.index, rotation=45, ha="right", fontsize=8)
@@ -124,10 +127,12 @@ def metric_bars(table: pd.DataFrame, directory: str | Path, *, power: pd.DataFra
     return save_figure(fig, directory, stem)
 
 
-def asl_curves(pairs: pd.DataFrame, directory: str | Path, *, alpha: float = 0.05, max_asl: float = 0.1, stem: str = "asl_curves") -> list[Path]:
+def asl_curves(
+    pairs: pd.DataFrame, directory: str | Path, *, alpha: float = 0.05, max_asl: float = 0.1, stem: str = "asl_curves"
+) -> list[Path]:
     """Sakai's ASL curves: each metric's sorted ASLs against pair index (region ASL <= ``max_asl``)."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    fig, ax = plt.subplots(figsize=(6.0, 4.0), layout="constrained")
     for measure, group in pairs.groupby("measure", sort=False):
         asl = np.sort(group["asl"].to_numpy(dtype=float))
         ax.plot(np.arange(1, asl.size + 1), asl, label=str(measure), linewidth=1)
@@ -140,18 +145,36 @@ def asl_curves(pairs: pd.DataFrame, directory: str | Path, *, alpha: float = 0.0
     return save_figure(fig, directory, stem)
 
 
-def recovery_curves(sim: pd.DataFrame, directory: str | Path, *, statistics: Sequence[str] = ("MUP", "tau_b"), stem: str = "recovery") -> list[Path]:
-    """Share of simulations in which the planted truth comes out first, versus noise."""
+def recovery_curves(sim: pd.DataFrame, directory: str | Path, *, statistic: str = "MUP", stem: str = "recovery") -> list[Path]:
+    """Share of simulations in which the planted truth comes out first by ``statistic``, versus
+    noise: one panel per (annotators, topics) setting, one line per truth metric."""
     plt = _pyplot()
-    fig, axes = plt.subplots(1, len(statistics), figsize=(5.0 * len(statistics), 3.6), squeeze=False)
-    for ax, statistic in zip(axes.flat, statistics):
-        for (truth, k, topics), group in sim.groupby(["truth", "annotators", "topics"], sort=False):
-            group = group.sort_values("noise")
-            ax.plot(group["noise"], group[f"first_by_{statistic}"], marker="o", label=f"{truth} (k={k}, {topics} topics)")
-        ax.set_ylim(0, 1.02)
-        ax.axhline(0.95, color="grey", linestyle="--", linewidth=0.8)
-        ax.set_xlabel("annotator noise (sd, scale points)")
-        ax.set_ylabel(f"truth first by {statistic}")
-        ax.legend(fontsize=6)
+    annotators = sorted(set(sim["annotators"]))
+    topics = sorted(set(sim["topics"]))
+    fig, axes = plt.subplots(
+        len(annotators),
+        len(topics),
+        figsize=(3.4 * len(topics) + 1.8, 2.6 * len(annotators) + 0.5),
+        squeeze=False,
+        sharex=True,
+        sharey=True,
+        layout="constrained",
+    )
+    for i, k in enumerate(annotators):
+        for j, n in enumerate(topics):
+            ax = axes[i, j]
+            cell = sim[(sim["annotators"] == k) & (sim["topics"] == n)]
+            for truth, group in cell.groupby("truth", sort=False):
+                group = group.sort_values("noise")
+                ax.plot(group["noise"], group[f"first_by_{statistic}"], marker="o", markersize=3, label=str(truth))
+            ax.axhline(0.95, color="grey", linestyle="--", linewidth=0.8)
+            ax.set_ylim(0, 1.02)
+            ax.set_title(f"{k} annotator(s), {n} topics", fontsize=8)
+            if i == len(annotators) - 1:
+                ax.set_xlabel("noise sd (scale points)", fontsize=8)
+            if j == 0:
+                ax.set_ylabel(f"truth first by {statistic}", fontsize=8)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right center", fontsize=7)
     fig.suptitle("Planted-truth recovery", fontsize=10)
     return save_figure(fig, directory, stem)

@@ -3,6 +3,7 @@
 Numbers are written losslessly (``repr`` of floats), integers as integers, NaN as ``nan`` (JSON
 ``null``), infinities as ``inf``/``-inf`` (JSON strings), like the score tables.
 """
+
 from __future__ import annotations
 
 import csv
@@ -110,6 +111,7 @@ def agreement_grid(table: pd.DataFrame, measure: str, statistic: str = "tau_b") 
 
 def to_markdown(frame: pd.DataFrame, digits: int = 4) -> str:
     """A GitHub-flavoured Markdown table (floats rounded to ``digits``) for notes and docs."""
+
     def show(v: object) -> str:
         if isinstance(v, (float, np.floating)):
             return "nan" if np.isnan(v) else f"{v:.{digits}f}"

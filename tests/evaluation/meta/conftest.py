@@ -1,0 +1,70 @@
+"""Shared fixtures: the public reference runs scored by the engine, and small hand-made tables."""
+
+from __future__ import annotations
+
+import glob
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+REFERENCE = Path("/work/shared/reference")
+QRELS = REFERENCE / "trec2014" / "qrels.diversity.tsv"
+INTENTS = REFERENCE / "trec2014" / "intent_probs_din.tsv"
+RUNS = sorted(glob.glob(str(REFERENCE / "runs" / "public" / "*.run")))
+
+# Clearly different candidate metrics for the planted-truth and agreement tests.
+PUBLIC_MEASURES = [
+    "D-Q@10",
+    "D#-Q@10",
+    "D-nDCG@10",
+    "D#-nDCG@10",
+    "alpha-nDCG@10",
+    "nERR-IA@10",
+    "nDCG-IA@10",
+    "IA-ERR@10",
+    "I-rec@10",
+    "P-IA@10",
+    "RBU(p=0.8,e=0.05)@20",
+    "NRBP",
+    "DIN-nDCG@10",
+    "P+Q@10",
+    "Prec@10",
+    "PMP@10",
+    "Ef-P@10",
+]
+
+
+@pytest.fixture(scope="session")
+def public_collection():
+    if not QRELS.exists() or len(RUNS) != 8:
+        pytest.skip("shared reference data not available")
+    from evaluation import load_collection, read_run
+
+    return load_collection(QRELS, INTENTS), [read_run(p) for p in RUNS]
+
+
+@pytest.fixture(scope="session")
+def public_scores(public_collection) -> pd.DataFrame:
+    """Per-topic scores of the 8 public runs x 50 topics (rows with topic 'all' included)."""
+    from evaluation import evaluate
+
+    collection, runs = public_collection
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return evaluate(collection, runs, PUBLIC_MEASURES, per_topic=True)
+
+
+@pytest.fixture(scope="session")
+def public_scores_file(public_scores, tmp_path_factory) -> Path:
+    from evaluation.io.scores import write_scores
+
+    path = tmp_path_factory.mktemp("scores") / "public.tsv"
+    write_scores(public_scores, path)
+    return path
+
+
+def tidy(values: dict[tuple[str, str, str], float]) -> pd.DataFrame:
+    """A score frame from ``{(run, topic, measure): value}``."""
+    return pd.DataFrame([(r, t, m, v) for (r, t, m), v in values.items()], columns=["run", "topic", "measure", "value"])

@@ -1,0 +1,404 @@
+"""``python -m evaluation meta ...`` through :func:`evaluation.meta.cli.main` (status, files, errors)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evaluation.meta.cli import main
+
+from .conftest import INTENTS, QRELS, RUNS
+
+MEASURES = ["D-Q@10", "alpha-nDCG@10", "I-rec@10", "nERR-IA@10"]
+
+
+def read(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, sep="\t", keep_default_na=False, na_values=["nan"])
+
+
+@pytest.fixture(scope="module")
+def study(public_scores_file, tmp_path_factory) -> dict[str, Path]:
+    """A simulated preference study on the public runs (truth D-Q@10), written by `simulate`."""
+    folder = tmp_path_factory.mktemp("study")
+    prefs = folder / "prefs.tsv"
+    status = main(
+        [
+            "simulate",
+            "--scores",
+            str(public_scores_file),
+            "--truth",
+            "D-Q@10",
+            "--measures",
+            *MEASURES,
+            "--noise",
+            "1",
+            "--n-sim",
+            "5",
+            "--seed",
+            "3",
+            "--preferences-out",
+            str(prefs),
+            "-o",
+            str(folder / "sim.tsv"),
+        ]
+    )
+    assert status == 0
+    return {"scores": public_scores_file, "prefs": prefs, "dir": folder}
+
+
+def test_agreement_writes_the_pinned_header_and_figures(study, tmp_path: Path) -> None:
+    out = tmp_path / "agreement.tsv"
+    status = main(
+        [
+            "agreement",
+            "--scores",
+            str(study["scores"]),
+            "--preferences",
+            str(study["prefs"]),
+            "--measures",
+            *MEASURES,
+            "--bootstrap",
+            "50",
+            "--seed",
+            "1",
+            "-o",
+            str(out),
+            "--plots",
+            str(tmp_path / "fig"),
+        ]
+    )
+    assert status == 0
+    assert out.read_text().splitlines()[0] == "measure\tstatistic\tsubset\tn\tvalue\tci_low\tci_high"
+    table = read(out)
+    assert set(table["statistic"]) == {"tau", "tau_b", "MUP", "MUP_b", "MUP_b_published"}
+    mup = table[(table["statistic"] == "MUP") & (table["subset"] == "all")].set_index("measure")["value"]
+    assert mup.idxmax() == "D-Q@10"  # the planted truth
+    assert {p.name for p in (tmp_path / "fig").iterdir()} == {
+        "agreement_heatmaps.png",
+        "agreement_heatmaps.svg",
+        "metric_bars.png",
+        "metric_bars.svg",
+    }
+
+
+def test_agreement_json_and_csv(study, capsys) -> None:
+    assert (
+        main(
+            [
+                "agreement",
+                "--scores",
+                str(study["scores"]),
+                "--preferences",
+                str(study["prefs"]),
+                "--measures",
+                "D-Q@10",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
+    records = json.loads(capsys.readouterr().out)
+    assert records[0]["measure"] == "D-Q@10" and records[0]["ci_low"] is None
+    assert (
+        main(
+            ["agreement", "--scores", str(study["scores"]), "--preferences", str(study["prefs"]), "--measures", "D-Q@10", "--format", "csv"]
+        )
+        == 0
+    )
+    assert capsys.readouterr().out.startswith("measure,statistic,subset,n,value,ci_low,ci_high\n")
+
+
+def test_userprefs(study, tmp_path: Path) -> None:
+    out = tmp_path / "userprefs.tsv"
+    assert main(["userprefs", "--preferences", str(study["prefs"]), "--test", "sign", "-o", str(out)]) == 0
+    table = read(out)
+    assert list(table.columns) == ["run_a", "run_b", "level", "n", "mean", "preferred", "test", "statistic", "p", "significant"]
+    assert len(table) == 28 and set(table["level"]) == {"topic"} and set(table["n"]) == {50}
+
+
+def test_discpower_with_pairs_and_asl_curves(study, tmp_path: Path) -> None:
+    out, pairs = tmp_path / "power.tsv", tmp_path / "pairs.tsv"
+    assert (
+        main(
+            [
+                "discpower",
+                "--scores",
+                str(study["scores"]),
+                "--measures",
+                *MEASURES,
+                "--B",
+                "200",
+                "--seed",
+                "4",
+                "--pairs-out",
+                str(pairs),
+                "-o",
+                str(out),
+                "--plots",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
+    summary = read(out)
+    assert list(summary.columns) == ["measure", "test", "pairs", "significant", "power", "delta_required", "B", "alpha", "seed"]
+    assert summary["pairs"].tolist() == [28] * 4 and summary["seed"].tolist() == [4] * 4
+    assert len(read(pairs)) == 4 * 28
+    assert (tmp_path / "asl_curves.svg").exists()
+
+
+def test_intuitiveness_with_default_gold_and_table2(study, tmp_path: Path, capsys) -> None:
+    out, matrix = tmp_path / "c.tsv", tmp_path / "m.tsv"
+    assert (
+        main(
+            [
+                "intuitiveness",
+                "--scores",
+                str(study["scores"]),
+                "--measures",
+                "D-Q@10",
+                "alpha-nDCG@10",
+                "nERR-IA@10",
+                "-o",
+                str(out),
+                "--matrix-out",
+                str(matrix),
+            ]
+        )
+        == 0
+    )
+    table = read(out)
+    assert set(table["gold"]) == {"I-rec@10", "Prec@10", "PMP@10", "Ef-P@10", "all"}
+    assert list(table.columns) == ["gold", "measure_1", "measure_2", "disagreements", "concordance_1", "concordance_2", "a", "b", "p"]
+    cells = read(matrix)
+    assert cells.columns.tolist()[:2] == ["gold", "measure"]
+    assert cells.loc[0, "alpha-nDCG@10"].endswith(")")
+
+
+def test_rankcorr_unanimity_and_reduce(study, tmp_path: Path) -> None:
+    scores = str(study["scores"])
+    assert main(["rankcorr", "--scores", scores, "--measures", *MEASURES, "-o", str(tmp_path / "r.tsv")]) == 0
+    assert len(read(tmp_path / "r.tsv")) == 6
+    assert main(["rankcorr", "--scores", scores, "--measures", *MEASURES, "--against", scores, "-o", str(tmp_path / "a.tsv")]) == 0
+    assert read(tmp_path / "a.tsv")["tau_ap"].round(12).tolist() == [1.0] * 4
+    assert main(["unanimity", "--scores", scores, "--measures", *MEASURES, "-o", str(tmp_path / "u.tsv")]) == 0
+    assert read(tmp_path / "u.tsv")["pairs"].tolist() == [50 * 8 * 7] * 4
+    assert (
+        main(
+            [
+                "reduce",
+                "--scores",
+                scores,
+                "--reference",
+                "D-Q@10",
+                "--measures",
+                "I-rec@10",
+                "--sizes",
+                "30",
+                "10",
+                "--B",
+                "100",
+                "--seed",
+                "2",
+                "-o",
+                str(tmp_path / "red.tsv"),
+            ]
+        )
+        == 0
+    )
+    assert read(tmp_path / "red.tsv")["topics"].tolist() == [50, 50, 30, 30, 10, 10]
+
+
+def test_collection_commands(tmp_path: Path) -> None:
+    if not QRELS.exists():
+        pytest.skip("reference data not available")
+    teams = tmp_path / "teams.txt"
+    teams.write_text("".join(f"{Path(r).stem} team{i % 3}\n" for i, r in enumerate(RUNS)))
+    runs = [arg for r in RUNS[:4] for arg in ("--run", r)]
+    pool = [arg for r in RUNS[4:] for arg in ("--pool-run", r)]
+    assert (
+        main(
+            [
+                "loo",
+                "--qrels",
+                str(QRELS),
+                "--intents",
+                str(INTENTS),
+                *runs,
+                *pool,
+                "--teams",
+                str(teams),
+                "--measures",
+                "D#-nDCG@10",
+                "--pool-depth",
+                "10",
+                "-o",
+                str(tmp_path / "loo.tsv"),
+            ]
+        )
+        == 0
+    )
+    loo = read(tmp_path / "loo.tsv")
+    assert set(loo["list"]) == {"raw", "condensed"} and "all" in set(loo["team"])
+    assert (
+        main(
+            ["dss", "--qrels", str(QRELS), "--measures", "alpha-nDCG@10", "--n-perm", "20", "--seed", "1", "-o", str(tmp_path / "dss.tsv")]
+        )
+        == 0
+    )
+    assert read(tmp_path / "dss.tsv")["seed"].unique().tolist() == [1]
+    assert (
+        main(
+            [
+                "simplified",
+                "--qrels",
+                str(QRELS),
+                "--intents",
+                str(INTENTS),
+                *runs,
+                "--measures",
+                "D#-nDCG@10",
+                "--B",
+                "50",
+                "--seed",
+                "1",
+                "-o",
+                str(tmp_path / "s.tsv"),
+            ]
+        )
+        == 0
+    )
+    assert len(read(tmp_path / "s.tsv")) == 5
+
+
+def test_simulate_reports_duplicates_and_seed(study, tmp_path: Path, capsys) -> None:
+    assert (
+        main(
+            [
+                "simulate",
+                "--scores",
+                str(study["scores"]),
+                "--truth",
+                "I-rec@10",
+                "--measures",
+                "D-Q@10",
+                "--noise",
+                "0.5",
+                "--n-sim",
+                "10",
+                "-o",
+                str(tmp_path / "sim.tsv"),
+                "--plots",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
+    err = capsys.readouterr().err
+    assert "note: seed=" in err
+    table = read(tmp_path / "sim.tsv")
+    assert table["n_sim"].tolist() == [10] and (tmp_path / "recovery.png").exists()
+
+
+# ERRORS =======================================================================================
+def one_error_line(capsys) -> str:
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("topic\trun_a\trun_b\n1\ta\tb\n", "header lacks column(s) value"),
+        ("topic\trun_a\trun_b\tvalue\n251\tpub-random\tpub-short\t7\n", "prefs.tsv:2: value must be in [-4, 4]"),
+    ],
+)
+def test_bad_preferences(study, tmp_path: Path, capsys, body: str, message: str) -> None:
+    prefs = tmp_path / "prefs.tsv"
+    prefs.write_text(body)
+    out = tmp_path / "out.tsv"
+    assert main(["agreement", "--scores", str(study["scores"]), "--preferences", str(prefs), "-o", str(out)]) == 2
+    assert message in one_error_line(capsys)
+    assert not out.exists() and not list(tmp_path.glob(".out.tsv*"))
+
+
+def test_missing_scores_are_named(study, tmp_path: Path, capsys) -> None:
+    scores = read(study["scores"])
+    scores = scores[~((scores["run"] == "pub-random") & (scores["topic"] == "251") & (scores["measure"] == "D-Q@10"))]
+    partial = tmp_path / "partial.tsv"
+    scores.to_csv(partial, sep="\t", index=False)
+    out = tmp_path / "out.tsv"
+    assert main(["agreement", "--scores", str(partial), "--preferences", str(study["prefs"]), "-o", str(out)]) == 2
+    assert "run=pub-random topic=251 measure=D-Q@10" in one_error_line(capsys)
+    assert main(["discpower", "--scores", str(partial), "--measures", "D-Q@10", "-o", str(out)]) == 2
+    assert "scores missing" in one_error_line(capsys)
+    assert not out.exists()
+
+
+def test_absent_measure_and_bad_arguments(study, capsys) -> None:
+    assert main(["discpower", "--scores", str(study["scores"]), "--measures", "nDCG@10"]) == 2
+    assert "nDCG@10 not in the scores" in one_error_line(capsys)
+    assert main(["discpower", "--scores", str(study["scores"]), "--B", "0"]) == 2
+    assert "--B" in one_error_line(capsys)
+    assert main(["agreement", "--scores", str(study["scores"]), "--preferences", str(study["prefs"]), "--level", "weighted"]) == 2
+    assert "needs --intents" in one_error_line(capsys)
+    assert main(["nosuchcommand"]) == 2
+    one_error_line(capsys)
+    assert main(["rankcorr", "--scores", str(study["dir"] / "absent.tsv")]) == 2
+    assert "no such file" in one_error_line(capsys)
+
+
+def test_help_exits_zero(capsys) -> None:
+    assert main(["--help"]) == 0
+    assert "agreement" in capsys.readouterr().out
+    assert main(["simulate", "--help"]) == 0
+    assert "--truth" in capsys.readouterr().out
+
+
+def test_intuitiveness_ordering_against_mup(study, tmp_path: Path) -> None:
+    agreement_out, ordering = tmp_path / "agreement.tsv", tmp_path / "ordering.tsv"
+    candidates = ["D-Q@10", "alpha-nDCG@10", "nERR-IA@10", "D#-nDCG@10"]
+    assert (
+        main(
+            [
+                "agreement",
+                "--scores",
+                str(study["scores"]),
+                "--preferences",
+                str(study["prefs"]),
+                "--measures",
+                *candidates,
+                "-o",
+                str(agreement_out),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "intuitiveness",
+                "--scores",
+                str(study["scores"]),
+                "--measures",
+                *candidates,
+                "--gold",
+                "I-rec@10",
+                "--agreement",
+                str(agreement_out),
+                "--ordering-out",
+                str(ordering),
+                "-o",
+                str(tmp_path / "c.tsv"),
+            ]
+        )
+        == 0
+    )
+    table = read(ordering)
+    assert table["gold"].tolist() == ["I-rec@10"] and table["measures"].tolist() == [4]
+    assert -1 <= table["tau_b"].iloc[0] <= 1

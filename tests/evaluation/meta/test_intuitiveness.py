@@ -1,0 +1,81 @@
+"""Concordance (intuitiveness) test: spec §4.5 worked example, tie rules, Table 2 layout."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evaluation.exceptions import EvaluationError
+from evaluation.meta._matrix import ScoreCube
+from evaluation.meta.intuitiveness import concordance_test, intuitiveness_scores, ordering_agreement
+from evaluation.report.tables import concordance_matrix
+
+# Spec §4.5: 2 topics x 3 runs.
+EXAMPLE = ScoreCube(
+    np.array(
+        [
+            [[0.5, 0.4, 0.3], [0.2, 0.7, 0.7]],  # M1
+            [[0.3, 0.6, 0.2], [0.4, 0.1, 0.9]],  # M2
+            [[0.5, 1.0, 0.5], [0.5, 0.5, 1.0]],  # I-rec
+        ]
+    ),
+    ("M1", "M2", "I-rec"),
+    ("t1", "t2"),
+    ("r1", "r2", "r3"),
+)
+
+
+def test_worked_example() -> None:
+    row = concordance_test(EXAMPLE, ["I-rec"]).iloc[0]
+    assert (row["gold"], row["measure_1"], row["measure_2"]) == ("I-rec", "M1", "M2")
+    assert row["disagreements"] == 2  # t1 (r1, r2) and t2 (r1, r2); t2 (r2, r3) is an M1 tie
+    assert row["concordance_1"] == pytest.approx(0.5) and row["concordance_2"] == pytest.approx(1.0)
+    assert (row["a"], row["b"], row["p"]) == (0, 1, 1.0)
+
+
+def test_gold_ties_can_count_for_neither() -> None:
+    row = concordance_test(EXAMPLE, ["I-rec"], gs_tie="neither").iloc[0]
+    assert row["concordance_1"] == pytest.approx(0.0) and row["concordance_2"] == pytest.approx(0.5)
+
+
+def test_all_gold_extension_requires_every_gold_standard() -> None:
+    values = np.concatenate([EXAMPLE.values, EXAMPLE.values[:1]])  # second gold = M1 itself
+    cube = ScoreCube(values, ("M1", "M2", "I-rec", "G2"), EXAMPLE.topics, EXAMPLE.runs)
+    table = concordance_test(cube, ["I-rec", "G2"]).set_index("gold")
+    assert list(table.index) == ["I-rec", "G2", "all"]
+    assert table.loc["G2", "concordance_1"] == 1.0 and table.loc["G2", "concordance_2"] == 0.0
+    # all: M1 agrees with both only on the gold tie; M2 agrees with I-rec twice but never with G2
+    assert table.loc["all", "concordance_1"] == pytest.approx(0.5) and table.loc["all", "concordance_2"] == 0.0
+
+
+def test_sign_test_and_table2_layout() -> None:
+    rng = np.random.default_rng(0)
+    gold = rng.random((30, 4))
+    good = gold + rng.normal(0, 0.05, gold.shape)
+    bad = rng.random((30, 4))
+    cube = ScoreCube(
+        np.stack([good, bad, rng.random((30, 4)), gold]), ("good", "bad", "other", "GS"), tuple(map(str, range(30))), ("a", "b", "c", "d")
+    )
+    table = concordance_test(cube, ["GS"])
+    row = table[(table["measure_1"] == "good") & (table["measure_2"] == "bad")].iloc[0]
+    assert row["concordance_1"] > row["concordance_2"] and row["a"] > row["b"] and row["p"] < 0.01
+    matrix = concordance_matrix(table, "GS")
+    n = row["disagreements"]
+    assert matrix.loc["good", "bad"] == f"{row['concordance_1']:.3f}/{row['concordance_2']:.3f} ({n})"
+    assert matrix.loc["bad", "good"] == f"{row['concordance_2']:.3f}/{row['concordance_1']:.3f} ({n})"
+    assert matrix.loc["good", "good"] == ""
+    scores = intuitiveness_scores(table)
+    assert scores.set_index("measure").loc["good", "score"] > scores.set_index("measure").loc["bad", "score"]
+    mup = pd.Series({"good": 0.9, "other": 0.2, "bad": 0.1})
+    ordering = ordering_agreement(scores, mup)
+    assert ordering["gold"].tolist() == ["GS"] and ordering["measures"].iloc[0] == 3
+
+
+def test_needs_two_candidates_and_a_gold() -> None:
+    with pytest.raises(EvaluationError, match="at least 2 candidate"):
+        concordance_test(EXAMPLE, ["I-rec", "M2"])
+    with pytest.raises(EvaluationError, match="gold-standard"):
+        concordance_test(EXAMPLE, [])
+    with pytest.raises(ValueError, match="gs_tie"):
+        concordance_test(EXAMPLE, ["I-rec"], gs_tie="half")

@@ -1,0 +1,57 @@
+"""Report helpers: lossless tidy rendering and the figures."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evaluation.meta.agreement import agreement
+from evaluation.report import plots
+from evaluation.report.tables import agreement_grid, render_table, to_markdown
+
+FRAME = pd.DataFrame({"name": ["a", "b"], "n": [1, 2], "x": [0.1, math.nan], "flag": [True, False], "big": [math.inf, -1.5]})
+
+
+def test_render_table_formats() -> None:
+    assert render_table(FRAME, "tsv") == "name\tn\tx\tflag\tbig\na\t1\t0.1\ttrue\tinf\nb\t2\tnan\tfalse\t-1.5\n"
+    assert render_table(FRAME, "csv").splitlines()[1] == "a,1,0.1,true,inf"
+    records = json.loads(render_table(FRAME, "json"))
+    assert records[1] == {"name": "b", "n": 2, "x": None, "flag": False, "big": -1.5}
+    assert records[0]["big"] == "inf"
+    assert to_markdown(FRAME).splitlines()[2] == "| a | 1 | 0.1000 | True | inf |"
+
+
+def test_round_trip_keeps_full_precision() -> None:
+    frame = pd.DataFrame({"v": [1 / 3, 2 / 3]})
+    back = pd.read_csv(__import__("io").StringIO(render_table(frame)), sep="\t")
+    assert back["v"].tolist() == frame["v"].tolist()
+
+
+def test_figures_are_written_as_png_and_svg(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    d = rng.normal(size=(3, 40))
+    p = np.clip(np.rint(d[0] * 2), -4, 4)
+    table = agreement(d, p, ["A", "B", "C"]).table
+    values, counts = agreement_grid(table, "A")
+    assert values.shape == (2, 4) and counts.to_numpy().sum() == np.count_nonzero(p)
+    paths = plots.agreement_heatmaps(table, tmp_path) + plots.metric_bars(table, tmp_path)
+    pairs = pd.DataFrame({"measure": ["A"] * 3, "asl": [0.01, 0.2, 0.04]})
+    paths += plots.asl_curves(pairs, tmp_path)
+    sim = pd.DataFrame(
+        {
+            "truth": ["A", "A"],
+            "annotators": [3, 3],
+            "topics": [50, 50],
+            "noise": [0.5, 1.0],
+            "first_by_MUP": [1.0, 0.8],
+            "first_by_tau_b": [1.0, 0.7],
+        }
+    )
+    paths += plots.recovery_curves(sim, tmp_path)
+    assert len(paths) == 8 and all(p.stat().st_size > 1000 for p in paths)
+    assert {p.suffix for p in paths} == {".png", ".svg"}
+    assert not list(tmp_path.glob(".*tmp"))
