@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from evaluation._argtypes import positive_int
 from evaluation.collection import Collection
 from evaluation.engine import evaluate
 from evaluation.exceptions import EvaluationError
@@ -22,16 +23,6 @@ from evaluation.loading import load_collection
 from evaluation.metrics import REGISTRY
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def _add_collection_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("collection")
     group.add_argument(
@@ -39,7 +30,7 @@ def _add_collection_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--intents", help="intent probabilities 'topic intent prob [inf|nav]' (NTCIR Iprob/DINprob)")
     group.add_argument("--topics", help="TREC topic XML with <subtopic number= type=nav|inf>")
-    group.add_argument("--keep-intents", type=_positive_int, metavar="K", help="keep the K heaviest intents per topic, renormalised")
+    group.add_argument("--keep-intents", type=positive_int, metavar="K", help="keep the K heaviest intents per topic, renormalised")
     group.add_argument(
         "--weights", choices=("original", "uniform", "linear"), default="original", help="intent weights (simplified collections, spec 4.9)"
     )

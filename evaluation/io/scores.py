@@ -50,14 +50,15 @@ def render_scores(frame: pd.DataFrame, fmt: str = "tsv") -> str:
     return buffer.getvalue()
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and rename: never a half-written file."""
+def write_atomic(path: str | Path, content: str | bytes) -> None:
+    """Write ``content`` to ``path`` via a temporary file and rename: never a half-written file."""
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        binary = isinstance(content, bytes)
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})) as handle:
+            handle.write(content)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

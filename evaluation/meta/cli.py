@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 import pandas as pd
 
+from evaluation._argtypes import positive_int
 from evaluation.exceptions import EvaluationError
 from evaluation.io.scores import write_atomic
 from evaluation.report.tables import FORMATS, concordance_matrix, render_table
@@ -34,16 +35,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 # ----------------------------------------------------------------------------- arguments
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -103,7 +94,7 @@ def _test_options(parser: argparse.ArgumentParser, default: str = "bootstrap") -
         default=default,
         help=f"paired bootstrap (spec 4.2) or randomised Tukey HSD (4.3); default {default}",
     )
-    parser.add_argument("--B", type=_positive_int, default=1000, help="resamples (default 1000)")
+    parser.add_argument("--B", type=positive_int, default=1000, help="resamples (default 1000)")
     parser.add_argument("--alpha", type=_probability, default=0.05, help="significance level (default 0.05)")
 
 
@@ -206,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Output: measure topic dss mean sd n_perm seed; topic 'all:<avg|geom|DD>' rows aggregate.",
     )
     _collection_options(p)
-    p.add_argument("--n-perm", type=_positive_int, default=1000, help="permutations per topic (default 1000)")
+    p.add_argument("--n-perm", type=positive_int, default=1000, help="permutations per topic (default 1000)")
     p.add_argument("--keep-grades", action="store_true", help="keep grades and weights (default: binary relevance, uniform weights)")
     _common(p, seed=True)
 
@@ -222,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--teams", required=True, metavar="FILE", help="'run team' per line")
     depth = p.add_mutually_exclusive_group()
-    depth.add_argument("--pool-depth", type=_positive_int, default=20, help="global pool depth (default 20)")
+    depth.add_argument("--pool-depth", type=positive_int, default=20, help="global pool depth (default 20)")
     depth.add_argument("--pool-depths", metavar="FILE", help="'topic depth' per line (topics not listed: 20)")
     p.add_argument("--official", metavar="NAME", help="measure that picks each team's best run (default: first measure)")
     p.add_argument("--order", choices=("score", "rank", "file", "pyndeval"), default="score", help="run ordering (spec 1.4)")
@@ -237,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--reference", required=True, metavar="NAME", help="measure whose per-topic variance orders the removal (e.g. D#-nDCG@10)"
     )
-    p.add_argument("--sizes", nargs="+", type=_positive_int, required=True, metavar="N", help="reduced topic-set sizes, e.g. 30 10")
+    p.add_argument("--sizes", nargs="+", type=positive_int, required=True, metavar="N", help="reduced topic-set sizes, e.g. 30 10")
     _test_options(p, default="tukey")
     _common(p, seed=True)
 
@@ -259,9 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
     _scores_option(p)
     p.add_argument("--truth", nargs="+", required=True, metavar="NAME", help="planted truth measure(s)")
     p.add_argument("--noise", nargs="+", type=_non_negative, default=[0.25, 0.5, 1.0, 2.0, 4.0], help="annotator noise sd in scale points")
-    p.add_argument("--annotators", nargs="+", type=_positive_int, default=[3], help="answers per run pair")
-    p.add_argument("--topics", nargs="+", type=_positive_int, help="topics drawn per simulated study (default: all)")
-    p.add_argument("--n-sim", type=_positive_int, default=200, help="simulated studies per setting (default 200)")
+    p.add_argument("--annotators", nargs="+", type=positive_int, default=[3], help="answers per run pair")
+    p.add_argument("--topics", nargs="+", type=positive_int, help="topics drawn per simulated study (default: all)")
+    p.add_argument("--n-sim", type=positive_int, default=200, help="simulated studies per setting (default 200)")
     p.add_argument("--signal", type=float, default=2.0, help="latent preference per sd of the truth difference (default 2)")
     p.add_argument("--cheaters", type=_non_negative, default=0.0, help="probability that an answer is uniform random")
     p.add_argument(

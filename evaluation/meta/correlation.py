@@ -22,6 +22,7 @@ import pandas as pd
 from evaluation.exceptions import EvaluationError, EvaluationWarning
 from evaluation.meta._matrix import ScoreCube
 from evaluation.meta.agreement import kendall_taus
+from evaluation.meta.significance import discriminative_power
 
 COLUMNS = ["measure_a", "measure_b", "runs", "tau", "tau_a", "tau_ap"]
 
@@ -106,3 +107,42 @@ def rankcorr_table(cube: ScoreCube, other: ScoreCube | None = None) -> pd.DataFr
             r = rank_correlation(means[m], other_means[m], what=m)
             rows.append((m, m, r.runs, r.tau, r.tau_a, r.tau_ap))
     return pd.DataFrame.from_records(rows, columns=COLUMNS)
+
+
+def power_and_correlation_rows(
+    key: object,
+    cube: ScoreCube,
+    base_means: Mapping[str, pd.Series] | pd.DataFrame,
+    *,
+    test: str,
+    B: int,
+    alpha: float,
+    rng,
+    seed: int | None,
+    label: str = "",
+) -> list[tuple]:
+    """Rows ``key measure pairs significant power tau tau_ap test B alpha seed`` comparing ``cube``
+    with a base condition: its discriminative power (spec §4.4) and the Kendall tau / symmetric
+    tau_ap of its run ranking against ``base_means`` (spec §4.1). Shared by the topic-set
+    reduction (§4.8) and the simplified-collection comparison (§4.9)."""
+    power = discriminative_power(cube, test=test, B=B, alpha=alpha, rng=rng).summary
+    means = cube.means()
+    rows = []
+    for i, measure in enumerate(cube.measures):
+        r = rank_correlation(base_means[measure], means[measure], what=f"{measure}{label}")
+        rows.append(
+            (
+                key,
+                measure,
+                int(power["pairs"][i]),
+                int(power["significant"][i]),
+                float(power["power"][i]),
+                r.tau,
+                r.tau_ap,
+                test,
+                B,
+                alpha,
+                seed,
+            )
+        )
+    return rows

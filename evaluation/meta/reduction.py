@@ -16,8 +16,7 @@ import pandas as pd
 from evaluation.exceptions import EvaluationError
 from evaluation.meta._matrix import ScoreCube, natural_key
 from evaluation.meta._resampling import RngLike, resolve_rng
-from evaluation.meta.correlation import rank_correlation
-from evaluation.meta.significance import discriminative_power
+from evaluation.meta.correlation import power_and_correlation_rows
 
 COLUMNS = ["topics", "measure", "pairs", "significant", "power", "tau", "tau_ap", "test", "B", "alpha", "seed"]
 
@@ -54,23 +53,5 @@ def topic_set_reduction(
     for size in [n, *sorted(set(sizes) - {n}, reverse=True)]:
         removed = set(order[: n - size])
         reduced = cube.restrict(topics=[t for t in cube.topics if t not in removed])
-        power = discriminative_power(reduced, test=test, B=B, alpha=alpha, rng=generator).summary
-        means = reduced.means()
-        for i, measure in enumerate(cube.measures):
-            r = rank_correlation(full_means[measure], means[measure], what=measure)
-            rows.append(
-                (
-                    size,
-                    measure,
-                    int(power["pairs"][i]),
-                    int(power["significant"][i]),
-                    float(power["power"][i]),
-                    r.tau,
-                    r.tau_ap,
-                    test,
-                    B,
-                    alpha,
-                    seed,
-                )
-            )
+        rows.extend(power_and_correlation_rows(size, reduced, full_means, test=test, B=B, alpha=alpha, rng=generator, seed=seed))
     return pd.DataFrame.from_records(rows, columns=COLUMNS)

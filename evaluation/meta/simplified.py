@@ -16,8 +16,7 @@ from evaluation.collection import Collection
 from evaluation.exceptions import EvaluationError
 from evaluation.meta._matrix import ScoreCube, score_cube
 from evaluation.meta._resampling import RngLike, resolve_rng
-from evaluation.meta.correlation import rank_correlation
-from evaluation.meta.significance import discriminative_power
+from evaluation.meta.correlation import power_and_correlation_rows
 
 ORIGINAL = "popularity+graded"
 SIMPLIFICATIONS: dict[str, Callable[[Collection], Collection]] = {
@@ -62,25 +61,9 @@ def compare_collections(
     for name, cube in cubes.items():
         if cube.runs != base.runs or cube.topics != base.topics or cube.measures != base.measures:
             raise EvaluationError(f"collection {name} does not have the same runs, topics and measures as {reference}")
-        power = discriminative_power(cube, test=test, B=B, alpha=alpha, rng=seed).summary
-        means = cube.means()
-        for i, measure in enumerate(cube.measures):
-            r = rank_correlation(base_means[measure], means[measure], what=f"{measure} on {name}")
-            rows.append(
-                (
-                    name,
-                    measure,
-                    int(power["pairs"][i]),
-                    int(power["significant"][i]),
-                    float(power["power"][i]),
-                    r.tau,
-                    r.tau_ap,
-                    test,
-                    B,
-                    alpha,
-                    seed,
-                )
-            )
+        rows.extend(
+            power_and_correlation_rows(name, cube, base_means, test=test, B=B, alpha=alpha, rng=seed, seed=seed, label=f" on {name}")
+        )
     return pd.DataFrame.from_records(rows, columns=COLUMNS)
 
 

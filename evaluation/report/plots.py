@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from evaluation.io.scores import write_atomic
 
 FORMATS = ("png", "svg")
 
@@ -45,7 +45,7 @@ def save_figure(fig, directory: str | Path, stem: str) -> list[Path]:
             buffer = io.BytesIO()
             fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight", metadata=_metadata(fmt))
             path = directory / f"{stem}.{fmt}"
-            _write_bytes_atomic(path, buffer.getvalue())
+            write_atomic(path, buffer.getvalue())
             paths.append(path)
     finally:
         plt.close(fig)
@@ -55,18 +55,6 @@ def save_figure(fig, directory: str | Path, stem: str) -> list[Path]:
 def _metadata(fmt: str) -> dict:
     # Drop the creation date so identical inputs give identical files.
     return {"Date": None} if fmt == "svg" else {}
-
-
-def _write_bytes_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _grid(n: int, max_cols: int = 4) -> tuple[int, int]:
