@@ -41,6 +41,11 @@ def resolve_measures(measures: Iterable[str | Measure]) -> list[Measure]:
     return out
 
 
+# Per-rank blocks are (runs, topics, ranks, intents) float64 arrays; runs are scored in batches
+# so that one such block stays under this many cells (about 32 MB), whatever the run depth.
+BATCH_CELLS = 4_000_000
+
+
 def score_matrix(
     collection: Collection,
     runs: Sequence[Run],
@@ -48,23 +53,34 @@ def score_matrix(
     *,
     progress: bool = False,
 ) -> np.ndarray:
-    """Raw per-topic scores ``(M, R, T)`` before topic-set rules (NaN only where a metric says so)."""
+    """Raw per-topic scores ``(M, R, T)`` before topic-set rules (NaN only where a metric says so).
+
+    Runs are laid out in batches whose per-rank arrays stay under :data:`BATCH_CELLS` cells, so
+    deep runs (depth 1000) and many runs fit in memory; ideals are computed once per collection.
+    """
     table = table_for(collection)
-    cutoffs = [m.cutoff for m in measures if m.cutoff is not None]
-    raw = build_ranking(table, runs, depth=max(cutoffs, default=0))
-    views: dict[bool, Ranking] = {False: raw}
+    depth = max([m.cutoff for m in measures if m.cutoff is not None] + [len(docs) for run in runs for docs in run.lists.values()] + [1])
+    per_run = table.n_topics * depth * table.n_intents
+    size = max(1, BATCH_CELLS // max(per_run, 1))
+    batches = [list(range(start, min(start + size, len(runs)))) for start in range(0, len(runs), size)]
     out = np.empty((len(measures), len(runs), table.n_topics))
-    iterator: Iterable[tuple[int, Measure]] = enumerate(measures)
+    bar = None
     if progress:
         from tqdm import tqdm
 
-        iterator = tqdm(iterator, total=len(measures), desc="measures", unit="measure", delay=2.0, leave=False)
-    for n, measure in iterator:
-        if measure.condensed and True not in views:
-            views[True] = raw.condense()
-        view = views[measure.condensed]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[n] = measure.spec.kernel(view, measure.cutoff, **measure.params)
+        bar = tqdm(total=len(measures) * len(batches), desc="scoring", unit="measure", delay=2.0, leave=False)
+    for batch in batches:
+        raw = build_ranking(table, [runs[r] for r in batch], depth=depth)
+        views: dict[bool, Ranking] = {False: raw}
+        for n, measure in enumerate(measures):
+            if measure.condensed and True not in views:
+                views[True] = raw.condense()
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[n, batch] = measure.spec.kernel(views[measure.condensed], measure.cutoff, **measure.params)
+            if bar is not None:
+                bar.update()
+    if bar is not None:
+        bar.close()
     return out
 
 
