@@ -245,13 +245,28 @@ class AssignmentInline(ReadOnlyInline):
     raw_id_fields = ["presentation"]
 
 
+class ConsentInline(ReadOnlyInline):
+    model = m.Consent
+    fields = ["version", "accepted_at", "text_sha256"]
+
+
 @admin.register(m.Annotator)
 class AnnotatorAdmin(admin.ModelAdmin):
-    list_display = ["pseudonym", "study", "external_id", "status", "n_answers", "created_at", "last_seen_at"]
-    list_filter = ["study", "status"]
+    list_display = ["pseudonym", "study", "platform", "external_id", "status", "n_answers", "created_at", "last_seen_at"]
+    list_filter = ["study", "status", "platform"]
     search_fields = ["pseudonym", "external_id"]
-    readonly_fields = ["token", "created_at"]
-    inlines = [AssignmentInline]
+    readonly_fields = [
+        "token",
+        "created_at",
+        "consent_version",
+        "consented_at",
+        "instructions_read_at",
+        "practice_value",
+        "practice_answered_at",
+        "comprehension_attempts",
+        "comprehension_passed_at",
+    ]
+    inlines = [ConsentInline, AssignmentInline]
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("study").annotate(_answers=Count("assignments__preference"))
@@ -259,6 +274,15 @@ class AnnotatorAdmin(admin.ModelAdmin):
     @admin.display(description="answers", ordering="_answers")
     def n_answers(self, obj: m.Annotator) -> int:
         return obj._answers
+
+
+@admin.register(m.Consent)
+class ConsentAdmin(admin.ModelAdmin):
+    list_display = ["annotator", "version", "accepted_at"]
+    list_filter = ["annotator__study", "version"]
+    search_fields = ["annotator__pseudonym", "annotator__external_id"]
+    list_select_related = ["annotator"]
+    raw_id_fields = ["annotator"]
 
 
 @admin.register(m.Assignment)
@@ -278,7 +302,7 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 @admin.register(m.Preference)
 class PreferenceAdmin(admin.ModelAdmin):
-    list_display = ["assignment", "value", "canonical", "server_seconds", "client_ms", "late", "answered_at"]
+    list_display = ["assignment", "value", "canonical", "server_seconds", "client_ms", "visible_ms", "late", "answered_at"]
     list_filter = ["assignment__annotator__study", "late", "value"]
     search_fields = ["assignment__annotator__pseudonym", "request_id"]
     list_select_related = ["assignment__annotator", "assignment__presentation__topic", "assignment__presentation__subtopic__topic",

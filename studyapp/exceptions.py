@@ -44,3 +44,11 @@ class InvalidAnswer(StudyError):
 
 class AnnotatorExcluded(StudyError):
     """The annotator was excluded by quality control and gets no more items."""
+
+
+class ConsentOutdated(StudyError):
+    """The consent form answered an older version of the consent text; it must be shown again."""
+
+    def __init__(self, accepted: str, current: str) -> None:
+        self.accepted, self.current = accepted, current
+        super().__init__(f"consent version {accepted!r} was accepted, but the study now asks for version {current!r}")

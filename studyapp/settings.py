@@ -5,6 +5,8 @@ Deployment settings come from the environment (12-factor); study parameters live
 - ``DATABASE_URL``: e.g. ``sqlite:////tmp/x.sqlite3`` or ``postgres://user:pw@host/db``;
   default ``db.sqlite3`` in the repository root (WAL mode, busy timeout).
 - ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG`` (0/1), ``DJANGO_ALLOWED_HOSTS`` (comma separated).
+- ``STUDYAPP_HEARTBEAT_SECONDS`` (60): how often an open annotator page renews its leases;
+  ``STUDYAPP_REDIRECT_SECONDS`` (3): how long the completion page shows the code before redirecting.
 """
 
 from __future__ import annotations
@@ -28,6 +30,19 @@ def env_bool(name: str, default: bool) -> bool:
     if raw.lower() in {"0", "false", "no", "off"}:
         return False
     raise ImproperlyConfigured(f"{name} must be a boolean (0/1), got {raw!r}")
+
+
+def env_int(name: str, default: int, minimum: int = 0) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    return value
 
 
 DEBUG = env_bool("DJANGO_DEBUG", True)
@@ -110,6 +125,12 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+
+# Annotator pages: how often an open page renews the annotator's leases, and how long the completion
+# page shows the code before it redirects to the platform.
+STUDYAPP_HEARTBEAT_SECONDS = env_int("STUDYAPP_HEARTBEAT_SECONDS", 60, minimum=1)
+STUDYAPP_REDIRECT_SECONDS = env_int("STUDYAPP_REDIRECT_SECONDS", 3)
+CSRF_FAILURE_VIEW = "studyapp.views.site.csrf_failure"
 
 LOGGING = {
     "version": 1,

@@ -1,10 +1,19 @@
 from django.contrib import admin
 from django.urls import path
 
-from studyapp import views
+from studyapp.views import annotator, site
 
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("s/<slug:slug>/", views.study_entry, name="study_entry"),
+    path("", site.home, name="home"),
+    path("s/<slug:slug>/", annotator.study_entry, name="study_entry"),
+    path("s/<slug:slug>/consent/", annotator.consent, name="study_consent"),
+    path("s/<slug:slug>/instructions/", annotator.instructions, name="study_instructions"),
+    path("s/<slug:slug>/practice/", annotator.practice, name="study_practice"),
+    path("s/<slug:slug>/check/", annotator.comprehension, name="study_comprehension"),
+    path("s/<slug:slug>/item/", annotator.next_item, name="study_next_item"),
+    path("s/<slug:slug>/item/<int:pk>/", annotator.item, name="study_item"),
+    path("s/<slug:slug>/item/<int:pk>/answer/", annotator.answer, name="study_answer"),
+    path("s/<slug:slug>/heartbeat/", annotator.heartbeat, name="study_heartbeat"),
+    path("s/<slug:slug>/done/", annotator.done, name="study_done"),
     path("admin/", admin.site.urls),
 ]

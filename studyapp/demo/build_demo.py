@@ -67,7 +67,7 @@ def parse(path: Path) -> list[Query]:
         if not line or line.startswith("#"):
             continue
         tag, rest = line.split(" ", 1)
-        parts = [p.strip() for p in rest.split(" | ")]
+        parts = [p.strip() for p in rest.removeprefix("| ").split(" | ")]  # "N | title | ..." has no leading field
         try:
             if tag == "T":
                 queries.append(Query(*parts))

@@ -4,7 +4,7 @@ Low-level first: ``collection`` (what was imported) <- ``study`` (what is asked)
 (who answered what).
 """
 
-from studyapp.models.annotation import Annotator, Assignment, Preference
+from studyapp.models.annotation import Annotator, Assignment, Consent, Preference
 from studyapp.models.collection import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
 from studyapp.models.study import Presentation, Study, StudyRun, StudySubtopic, StudyTopic
 
@@ -12,6 +12,7 @@ __all__ = [
     "Annotator",
     "Assignment",
     "Collection",
+    "Consent",
     "Document",
     "Judgment",
     "Preference",

@@ -28,26 +28,40 @@ def new_pseudonym() -> str:
 
 
 class Annotator(models.Model):
-    """A pseudonymous participant of one study, identified by a secret token (and external ids)."""
+    """A pseudonymous participant of one study, identified by a secret token (and external ids).
 
-    NEW, ACTIVE, FINISHED, REFUSED, EXCLUDED = "new", "active", "finished", "refused", "excluded"
+    The token is the per-annotator secret: the browser session holds it, and every annotator page
+    looks the annotator up by it. The onboarding fields record how far the annotator got before the
+    items (``services.flow`` turns them into the next step).
+    """
+
+    NEW, ACTIVE, FINISHED, REFUSED, EXCLUDED, SCREENED = "new", "active", "finished", "refused", "excluded", "screened"
     STATUSES = [
         (NEW, "arrived, no items yet"),
         (ACTIVE, "working"),
         (FINISHED, "finished"),
         (REFUSED, "refused: study full"),
         (EXCLUDED, "excluded by quality control"),
+        (SCREENED, "screened out: failed the comprehension check"),
     ]
+    ANONYMOUS, PROLIFIC, MTURK = "", "prolific", "mturk"
+    PLATFORMS = [(ANONYMOUS, "none (anonymous link)"), (PROLIFIC, "Prolific"), (MTURK, "Amazon Mechanical Turk")]
 
     study = models.ForeignKey(Study, models.CASCADE, related_name="annotators")
     pseudonym = models.CharField(max_length=20, unique=True, default=new_pseudonym)
     token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
-    external_id = models.CharField(max_length=100, blank=True, help_text="e.g. the Prolific PID")
-    external_ids = models.JSONField(default=dict, blank=True, help_text="all ids given on arrival (query string)")
+    platform = models.CharField(max_length=10, choices=PLATFORMS, blank=True, default=ANONYMOUS)
+    external_id = models.CharField(max_length=100, blank=True, help_text="e.g. the Prolific PID or the MTurk worker id")
+    external_ids = models.JSONField(default=dict, blank=True, help_text="the platform parameters of the latest arrival (query string)")
     status = models.CharField(max_length=10, choices=STATUSES, default=NEW)
     exclusion_reason = models.TextField(blank=True)
-    consent_version = models.CharField(max_length=50, blank=True)
+    consent_version = models.CharField(max_length=50, blank=True, help_text="the consent version accepted last")
     consented_at = models.DateTimeField(null=True, blank=True)
+    instructions_read_at = models.DateTimeField(null=True, blank=True)
+    practice_value = models.SmallIntegerField(null=True, blank=True, help_text="the practice answer as shown (-4..4)")
+    practice_answered_at = models.DateTimeField(null=True, blank=True)
+    comprehension_attempts = models.PositiveSmallIntegerField(default=0)
+    comprehension_passed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -55,14 +69,37 @@ class Annotator(models.Model):
     class Meta:
         ordering = ["study", "created_at"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "external_id"], condition=~Q(external_id=""), name="annotator_unique_external_id"),
+            models.UniqueConstraint(
+                fields=["study", "platform", "external_id"], condition=~Q(external_id=""), name="annotator_unique_external_id"
+            ),
             models.CheckConstraint(
-                condition=Q(status__in=["new", "active", "finished", "refused", "excluded"]), name="annotator_status_valid"
+                condition=Q(status__in=["new", "active", "finished", "refused", "excluded", "screened"]), name="annotator_status_valid"
+            ),
+            models.CheckConstraint(condition=Q(platform__in=["", "prolific", "mturk"]), name="annotator_platform_valid"),
+            models.CheckConstraint(
+                condition=Q(practice_value__isnull=True) | (Q(practice_value__gte=PREFERENCE_MIN) & Q(practice_value__lte=PREFERENCE_MAX)),
+                name="annotator_practice_value_range",
             ),
         ]
 
     def __str__(self) -> str:
         return self.pseudonym
+
+
+class Consent(models.Model):
+    """One accepted consent: which version of the study's consent text, when, and a digest of the text shown."""
+
+    annotator = models.ForeignKey(Annotator, models.CASCADE, related_name="consents")
+    version = models.CharField(max_length=50)
+    text_sha256 = models.CharField(max_length=64, help_text="SHA-256 of the consent text as shown")
+    accepted_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["annotator", "accepted_at"]
+        constraints = [models.UniqueConstraint(fields=["annotator", "version"], name="consent_unique_version")]
+
+    def __str__(self) -> str:
+        return f"{self.annotator}: consent version {self.version}"
 
 
 class Assignment(models.Model):
@@ -113,14 +150,17 @@ class Preference(models.Model):
 
     ``value`` is as shown; ``canonical`` is re-oriented to (run_a, run_b): positive means run_b
     preferred. Decision time is kept twice: measured by the server (first served -> answer
-    arrived) and by the browser.
+    arrived) and by the browser (first shown -> submitted, kept across reloads), plus the browser's
+    visible time (Page Visibility API) and time to the first input.
     """
 
     assignment = models.OneToOneField(Assignment, models.CASCADE, related_name="preference")
     value = models.SmallIntegerField(help_text="as shown: -4 left much better .. +4 right much better")
     canonical = models.SmallIntegerField(help_text="re-oriented: positive = run_b preferred")
     server_seconds = models.FloatField(null=True, blank=True)
-    client_ms = models.PositiveIntegerField(null=True, blank=True)
+    client_ms = models.PositiveIntegerField(null=True, blank=True, help_text="the browser's decision time: first shown -> submitted")
+    visible_ms = models.PositiveIntegerField(null=True, blank=True, help_text="of that, how long the page was visible")
+    first_interaction_ms = models.PositiveIntegerField(null=True, blank=True, help_text="first shown -> first input on the page")
     request_id = models.CharField(max_length=64, blank=True, help_text="client-generated, makes answering idempotent")
     answered_at = models.DateTimeField()
     late = models.BooleanField(default=False, help_text="arrived after the lease had expired")

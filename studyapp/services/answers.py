@@ -20,6 +20,10 @@ from studyapp.services.assignment import touch
 CLIENT_MS_MAX = 2**31 - 1
 
 
+def _clamp(ms: int | None) -> int | None:
+    return min(ms, CLIENT_MS_MAX) if ms is not None else None
+
+
 def canonical_value(value: int, a_on_left: bool) -> int:
     """Re-orient a shown answer (positive = right better) to (run_a, run_b) (positive = run_b better)."""
     return value if a_on_left else -value
@@ -30,14 +34,21 @@ def record_answer(
     value: int,
     *,
     client_ms: int | None = None,
+    visible_ms: int | None = None,
+    first_interaction_ms: int | None = None,
     request_id: str = "",
     now: datetime | None = None,
 ) -> tuple[Preference, bool]:
-    """Store the answer of ``assignment``; returns (preference, created)."""
+    """Store the answer of ``assignment``; returns (preference, created).
+
+    ``client_ms``, ``visible_ms`` and ``first_interaction_ms`` are the browser's own measurements
+    (see :class:`~studyapp.models.Preference`); the server's decision time is computed here.
+    """
     if isinstance(value, bool) or not isinstance(value, int) or not PREFERENCE_MIN <= value <= PREFERENCE_MAX:
         raise InvalidAnswer(f"the answer must be an integer from {PREFERENCE_MIN} to {PREFERENCE_MAX}, got {value!r}")
-    if client_ms is not None and (isinstance(client_ms, bool) or not isinstance(client_ms, int) or client_ms < 0):
-        raise InvalidAnswer(f"client_ms must be a non-negative integer, got {client_ms!r}")
+    for name, ms in (("client_ms", client_ms), ("visible_ms", visible_ms), ("first_interaction_ms", first_interaction_ms)):
+        if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int) or ms < 0):
+            raise InvalidAnswer(f"{name} must be a non-negative integer, got {ms!r}")
     now = now or timezone.now()
     with transaction.atomic():
         existing = Preference.objects.filter(assignment_id=assignment.pk).first()
@@ -52,7 +63,9 @@ def record_answer(
                     value=value,
                     canonical=canonical_value(value, current.a_on_left),
                     server_seconds=max(0.0, (now - served).total_seconds()),
-                    client_ms=min(client_ms, CLIENT_MS_MAX) if client_ms is not None else None,
+                    client_ms=_clamp(client_ms),
+                    visible_ms=_clamp(visible_ms),
+                    first_interaction_ms=_clamp(first_interaction_ms),
                     request_id=(request_id or "")[:64],
                     answered_at=now,
                     late=not current.lease_live(now),

@@ -329,19 +329,23 @@ def _serialised(study: Study, attempt: Callable[[Locker], Any]) -> Any:
         return attempt(_locker(blocking=True))
 
 
-def register(study: Study, *, external_id: str = "", external_ids: dict | None = None, now: datetime | None = None) -> Annotator:
-    """The annotator for ``external_id`` in ``study`` (created on first arrival); a new one without id."""
+def register(
+    study: Study, *, external_id: str = "", external_ids: dict | None = None, platform: str = "", now: datetime | None = None
+) -> Annotator:
+    """The annotator for (``platform``, ``external_id``) in ``study`` (created on first arrival); a new one without id."""
     now = _now(now)
     external_id = (external_id or "").strip()[:100]
     if external_id:
-        existing = Annotator.objects.filter(study=study, external_id=external_id).first()
+        existing = Annotator.objects.filter(study=study, platform=platform, external_id=external_id).first()
         if existing is not None:
             return existing
     try:
         with transaction.atomic():
-            return Annotator.objects.create(study=study, external_id=external_id, external_ids=external_ids or {}, created_at=now)
+            return Annotator.objects.create(
+                study=study, platform=platform, external_id=external_id, external_ids=external_ids or {}, created_at=now
+            )
     except IntegrityError:  # the same participant arrived twice at the same moment
-        return Annotator.objects.get(study=study, external_id=external_id)
+        return Annotator.objects.get(study=study, platform=platform, external_id=external_id)
 
 
 def admit(annotator: Annotator, *, now: datetime | None = None, rng: random.Random | None = None) -> list[Assignment]:

@@ -92,6 +92,7 @@ def study_status(study: Study, *, now: datetime | None = None) -> dict[str, Any]
             "finished": statuses[Annotator.FINISHED],
             "refused": statuses[Annotator.REFUSED],
             "excluded": statuses[Annotator.EXCLUDED],
+            "screened": statuses[Annotator.SCREENED],
         },
         "annotators_needed": math.ceil(open_slots / quota) if quota else 0,
         "progress": round(filled / (len(regular) * k), 4) if regular else 1.0,
@@ -112,7 +113,7 @@ def render_text(report: dict[str, Any]) -> str:
         f"  answer slots         needed {s['needed']}, filled {s['filled']}, leased {s['leased']}, open {s['open']}"
         f" ({report['progress']:.1%} filled)",
         f"  annotators           active {n['active']} (working now {n['active_now']}), finished {n['finished']},"
-        f" refused {n['refused']}, excluded {n['excluded']}, not started {n['new']}",
+        f" refused {n['refused']}, excluded {n['excluded']}, screened out {n['screened']}, not started {n['new']}",
         f"  still needed         about {report['annotators_needed']} annotators"
         f" ({report['items_per_annotator']} items each, {report['check_items_per_annotator']} checks)",
     ]

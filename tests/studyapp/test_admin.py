@@ -1,5 +1,5 @@
 """The admin: every model's list and change pages load for staff, and studies are created from a JSON
-configuration through the same service as ``create_study``. Plus the annotator entry placeholder."""
+configuration through the same service as ``create_study``. Plus the landing page."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from studyapp.models import Presentation, Study
+from studyapp.services import flow
 from tests.studyapp.base import TOY_CONFIG, BaseTestCase
 
 
@@ -18,7 +19,9 @@ class AdminTestCase(BaseTestCase):
         super().setUp()
         self.staff = get_user_model().objects.create_superuser("staff", "staff@example.org", "pw-for-tests")
         self.client.force_login(self.staff)
-        self.answer_all(self.arrive("alice"))
+        alice = self.arrive("alice")
+        flow.give_consent(self.study, alice, flow.Arrival(), self.study.consent_version, now=self.now)
+        self.answer_all(alice)
 
     def test_every_model_has_a_working_list_and_change_page(self) -> None:
         for model in apps.get_app_config("studyapp").get_models():
@@ -69,9 +72,8 @@ class AdminTestCase(BaseTestCase):
         self.assertNotContains(response, 'name="depth"')
         self.assertContains(response, 'name="status"')
 
-    def test_the_entry_page_shows_the_study_and_its_room(self) -> None:
+    def test_the_home_page_links_the_demo_study_and_the_admin(self) -> None:
         self.client.logout()
-        response = self.client.get(reverse("study_entry", args=["toy-study"]))
-        self.assertContains(response, "Toy study")
-        self.assertContains(response, "room for about 5 more participants")
-        self.assertEqual(self.client.get("/s/nope/").status_code, 404)
+        response = self.client.get(reverse("home"))
+        self.assertContains(response, reverse("admin:index"))
+        self.assertNotContains(response, "Try the demo study")  # no demo loaded in this test

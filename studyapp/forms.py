@@ -1,0 +1,84 @@
+"""Every input of the annotator pages goes through one of these forms (views never read raw parameters)."""
+
+from __future__ import annotations
+
+import re
+
+from django import forms
+
+from studyapp.models import Annotator
+from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
+from studyapp.services.flow import Arrival
+from studyapp.services.onboarding import COMPREHENSION
+
+PLATFORM_ID = re.compile(r"^[A-Za-z0-9_.:@-]{1,100}$")
+MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
+# Where MTurk may tell us to post the finished assignment (anything else would make us an open form relay).
+MTURK_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
+MS_MAX = 2**31 - 1
+
+PROLIFIC_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
+MTURK_KEYS = ("workerId", "assignmentId", "hitId", "turkSubmitTo")
+
+
+class ArrivalForm(forms.Form):
+    """The platform parameters of the study link: Prolific, MTurk, or none (an anonymous annotator)."""
+
+    PROLIFIC_PID = forms.CharField(required=False, max_length=100)
+    STUDY_ID = forms.CharField(required=False, max_length=100)
+    SESSION_ID = forms.CharField(required=False, max_length=100)
+    workerId = forms.CharField(required=False, max_length=100)
+    assignmentId = forms.CharField(required=False, max_length=100)
+    hitId = forms.CharField(required=False, max_length=100)
+    turkSubmitTo = forms.CharField(required=False, max_length=200)
+
+    def clean(self):
+        data = super().clean()
+        for key in (*PROLIFIC_KEYS, "workerId", "assignmentId", "hitId"):
+            if data.get(key) and not PLATFORM_ID.match(data[key]):
+                self.add_error(key, "unexpected characters")
+        submit_to = (data.get("turkSubmitTo") or "").rstrip("/")
+        if submit_to and submit_to not in MTURK_SUBMIT_HOSTS:
+            self.add_error("turkSubmitTo", "not an MTurk address")
+        data["turkSubmitTo"] = submit_to
+        return data
+
+    def arrival(self) -> Arrival:
+        data = self.cleaned_data
+        if data.get("assignmentId") == MTURK_PREVIEW:
+            return Arrival(Annotator.MTURK, preview=True)
+        if data.get("PROLIFIC_PID"):
+            ids = {k: data[k] for k in PROLIFIC_KEYS if data.get(k)}
+            return Arrival(Annotator.PROLIFIC, data["PROLIFIC_PID"], ids)
+        if data.get("workerId"):
+            ids = {k: data[k] for k in MTURK_KEYS if data.get(k)}
+            return Arrival(Annotator.MTURK, data["workerId"], ids)
+        return Arrival()
+
+
+class ConsentForm(forms.Form):
+    agree = forms.BooleanField(required=True, label="I have read the information above and agree to take part.")
+    version = forms.CharField(max_length=50, widget=forms.HiddenInput)
+
+
+class PracticeForm(forms.Form):
+    value = forms.IntegerField(min_value=PREFERENCE_MIN, max_value=PREFERENCE_MAX)
+
+
+class AnswerForm(forms.Form):
+    """One answer: the value as shown, the client's request id (idempotency) and the browser's timings."""
+
+    value = forms.IntegerField(min_value=PREFERENCE_MIN, max_value=PREFERENCE_MAX)
+    request_id = forms.RegexField(regex=r"^[A-Za-z0-9_-]{8,64}$")
+    client_ms = forms.IntegerField(required=False, min_value=0, max_value=MS_MAX)
+    visible_ms = forms.IntegerField(required=False, min_value=0, max_value=MS_MAX)
+    first_interaction_ms = forms.IntegerField(required=False, min_value=0, max_value=MS_MAX)
+
+
+class ComprehensionForm(forms.Form):
+    """The comprehension questions; every one must be answered (an incomplete form uses no attempt)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for q in COMPREHENSION:
+            self.fields[q.key] = forms.ChoiceField(label=q.text, choices=q.options, widget=forms.RadioSelect)

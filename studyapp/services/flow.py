@@ -1,0 +1,261 @@
+"""The annotator's way through a study, from the platform link to the completion code.
+
+Steps, in order: ``consent`` -> ``instructions`` -> ``practice`` -> ``comprehension`` -> ``items`` ->
+``done``. :func:`next_step` derives where an annotator stands from their row alone, so a reload, a
+new browser (platform ids) or a lost connection always lands on the same page. Terminal states
+(``closed``, ``full``, ``screened``, ``excluded``) are shown as a message.
+
+* **Capacity before consent.** A newcomer is only shown the consent form when the study is open and
+  has room for a full quota (:func:`check_room`); otherwise the screen-out page, nothing stored.
+* **Admission at consent.** Accepting the consent leases the whole quota (``assignment.admit``), so
+  nobody who went through the instructions finds the study full afterwards. Onboarding requests
+  keep those leases alive like any other request.
+* **Comprehension check, two attempts.** Failing twice screens the annotator out (Prolific's rule:
+  they are asked to return the study, never rejected) and releases their items for others.
+* **Completion only after the last answer.** ``done`` requires every assignment answered (or
+  released); :func:`after_answer` marks the annotator finished right after storing the last one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from studyapp.exceptions import ConsentOutdated, StudyClosed, StudyFull, StudyUnavailable
+from studyapp.models import Annotator, Assignment, Consent, Study
+from studyapp.services import assignment as engine
+from studyapp.services.onboarding import COMPREHENSION_ATTEMPTS, PracticeFeedback, practice_feedback, practice_item, wrong_answers
+
+CONSENT, INSTRUCTIONS, PRACTICE, COMPREHENSION, ITEMS, DONE = "consent", "instructions", "practice", "comprehension", "items", "done"
+CLOSED, FULL, SCREENED, EXCLUDED = "closed", "full", "screened", "excluded"
+TERMINAL = (CLOSED, FULL, SCREENED, EXCLUDED)
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """Who arrives, as the platform link says (validated by ``forms.ArrivalForm``)."""
+
+    platform: str = Annotator.ANONYMOUS
+    external_id: str = ""
+    external_ids: dict[str, str] = field(default_factory=dict)
+    preview: bool = False  # MTurk's ASSIGNMENT_ID_NOT_AVAILABLE: show the task, store nothing
+
+    def to_session(self) -> dict:
+        return {"platform": self.platform, "external_id": self.external_id, "external_ids": dict(self.external_ids)}
+
+    @classmethod
+    def from_session(cls, data: dict | None) -> Arrival:
+        data = data or {}
+        return cls(str(data.get("platform", "")), str(data.get("external_id", "")), dict(data.get("external_ids", {})))
+
+
+@dataclass(frozen=True)
+class ComprehensionResult:
+    passed: bool
+    wrong: list[str]
+    attempts_left: int
+
+
+def _now(now: datetime | None) -> datetime:
+    return now if now is not None else timezone.now()
+
+
+def next_step(annotator: Annotator) -> str:
+    """Where ``annotator`` stands; the page to show them."""
+    study = annotator.study
+    status = annotator.status
+    if status == Annotator.EXCLUDED:
+        return EXCLUDED
+    if status == Annotator.SCREENED:
+        return SCREENED
+    if status == Annotator.REFUSED:
+        return FULL
+    if status == Annotator.FINISHED:
+        return DONE
+    if study.status == Study.CLOSED:
+        return CLOSED
+    if annotator.consented_at is None or annotator.consent_version != study.consent_version or status == Annotator.NEW:
+        return CONSENT  # never consented, consented to an older text, or not admitted yet (study paused then)
+    if annotator.instructions_read_at is None:
+        return INSTRUCTIONS
+    if annotator.practice_answered_at is None:
+        return PRACTICE
+    if annotator.comprehension_passed_at is None:
+        return COMPREHENSION
+    return ITEMS
+
+
+def find(study: Study, arrival: Arrival) -> Annotator | None:
+    """The annotator who arrived before with the same platform id (they resume where they were)."""
+    if not arrival.external_id:
+        return None
+    return Annotator.objects.filter(study=study, platform=arrival.platform, external_id=arrival.external_id).first()
+
+
+def by_token(study: Study, token: str) -> Annotator | None:
+    """The annotator whose secret token the browser session holds."""
+    if not token:
+        return None
+    return Annotator.objects.select_related("study").filter(study=study, token=token).first()
+
+
+def returned(annotator: Annotator, arrival: Arrival, *, now: datetime | None = None) -> None:
+    """A known annotator came back through the link: keep the latest platform parameters, record the activity."""
+    now = _now(now)
+    if arrival.external_ids and arrival.external_ids != annotator.external_ids:
+        annotator.external_ids = {**annotator.external_ids, **arrival.external_ids}
+        annotator.save(update_fields=["external_ids"])
+    seen(annotator, now=now)
+
+
+def seen(annotator: Annotator, *, now: datetime | None = None) -> None:
+    """Any request of an admitted annotator keeps their leases alive (the heartbeat calls only this)."""
+    if annotator.status == Annotator.ACTIVE:
+        engine.touch(annotator, _now(now))
+
+
+def check_room(study: Study, *, now: datetime | None = None) -> None:
+    """Before consent: raise :class:`StudyClosed` or :class:`StudyFull` when a newcomer cannot start."""
+    if study.status != Study.OPEN:
+        raise StudyClosed(f"study {study.name!r} is {study.status}", study.screenout_code)
+    if engine.capacity(study, now=_now(now)).newcomers < 1:
+        raise StudyFull(f"study {study.name!r} has no room for another full set of items", study.screenout_code)
+
+
+def consent_digest(study: Study) -> str:
+    return hashlib.sha256(study.consent_text.encode()).hexdigest()
+
+
+def give_consent(
+    study: Study,
+    annotator: Annotator | None,
+    arrival: Arrival,
+    version: str,
+    *,
+    now: datetime | None = None,
+    rng: random.Random | None = None,
+) -> Annotator:
+    """Record consent to ``version`` of the study's text and, for a newcomer, lease their quota.
+
+    Raises :class:`ConsentOutdated` when ``version`` is not the study's current one (the page was
+    older than the text) and :class:`StudyClosed` for a newcomer of a study that is not open (nothing
+    stored). A newcomer whom admission refuses (the study filled up since the capacity check) is
+    stored as refused, with their consent: :func:`next_step` then says ``full``.
+    """
+    now = _now(now)
+    if version != study.consent_version:
+        raise ConsentOutdated(version, study.consent_version)
+    if (annotator is None or annotator.status == Annotator.NEW) and study.status != Study.OPEN:
+        raise StudyClosed(f"study {study.name!r} is {study.status}", study.screenout_code)
+    if annotator is None:
+        annotator = engine.register(
+            study, platform=arrival.platform, external_id=arrival.external_id, external_ids=arrival.external_ids, now=now
+        )
+    with transaction.atomic():
+        Consent.objects.get_or_create(
+            annotator=annotator, version=version, defaults={"text_sha256": consent_digest(study), "accepted_at": now}
+        )
+        annotator.consent_version, annotator.consented_at = version, now
+        annotator.save(update_fields=["consent_version", "consented_at"])
+    if annotator.status == Annotator.NEW:
+        try:
+            engine.admit(annotator, now=now, rng=rng)
+        except StudyUnavailable:
+            pass  # full: stored as refused (next_step says so); closed meanwhile: still new, asked again later
+    else:
+        seen(annotator, now=now)
+    return annotator
+
+
+def read_instructions(annotator: Annotator, *, now: datetime | None = None) -> None:
+    now = _now(now)
+    if annotator.instructions_read_at is None:
+        annotator.instructions_read_at = now
+        annotator.save(update_fields=["instructions_read_at"])
+    seen(annotator, now=now)
+
+
+def practice_for(annotator: Annotator):
+    """The practice item of this annotator (sides fixed per annotator)."""
+    return practice_item(annotator.token)
+
+
+def answer_practice(annotator: Annotator, value: int, *, now: datetime | None = None) -> PracticeFeedback:
+    """Keep the first practice answer and return the feedback on it."""
+    now = _now(now)
+    if annotator.practice_answered_at is None:
+        annotator.practice_value, annotator.practice_answered_at = value, now
+        annotator.save(update_fields=["practice_value", "practice_answered_at"])
+    seen(annotator, now=now)
+    return practice_feedback(annotator.practice_value, practice_for(annotator).good_on_left)
+
+
+def practice_result(annotator: Annotator) -> PracticeFeedback | None:
+    if annotator.practice_value is None:
+        return None
+    return practice_feedback(annotator.practice_value, practice_for(annotator).good_on_left)
+
+
+def check_comprehension(annotator: Annotator, answers: dict[str, str], *, now: datetime | None = None) -> ComprehensionResult:
+    """Score one attempt; the second failed attempt screens the annotator out and frees their items."""
+    now = _now(now)
+    with transaction.atomic():
+        me = Annotator.objects.select_for_update().get(pk=annotator.pk)
+        if me.comprehension_passed_at is not None:
+            result = ComprehensionResult(True, [], COMPREHENSION_ATTEMPTS - me.comprehension_attempts)
+        elif me.status == Annotator.SCREENED or me.comprehension_attempts >= COMPREHENSION_ATTEMPTS:
+            result = ComprehensionResult(False, [], 0)
+        else:
+            me.comprehension_attempts += 1
+            wrong = wrong_answers(answers)
+            if not wrong:
+                me.comprehension_passed_at = now
+            elif me.comprehension_attempts >= COMPREHENSION_ATTEMPTS:
+                _screen_out(me, "failed the comprehension check twice", now)
+            me.save(update_fields=["comprehension_attempts", "comprehension_passed_at", "status", "exclusion_reason"])
+            result = ComprehensionResult(not wrong, wrong, COMPREHENSION_ATTEMPTS - me.comprehension_attempts)
+    for name in ("comprehension_attempts", "comprehension_passed_at", "status", "exclusion_reason"):
+        setattr(annotator, name, getattr(me, name))
+    if me.status == Annotator.ACTIVE:
+        seen(annotator, now=now)
+    return result
+
+
+def _screen_out(annotator: Annotator, reason: str, now: datetime) -> None:
+    annotator.status, annotator.exclusion_reason = Annotator.SCREENED, reason
+    # Their unanswered items go back to the pool at once instead of waiting for the lease to expire.
+    annotator.assignments.filter(preference__isnull=True, released_at__isnull=True).update(released_at=now)
+
+
+def open_assignments(annotator: Annotator):
+    return annotator.assignments.filter(preference__isnull=True, released_at__isnull=True).order_by("position")
+
+
+def own_assignment(annotator: Annotator, pk: int) -> Assignment | None:
+    """The assignment ``pk`` if it belongs to ``annotator`` (anyone else's id looks like a missing one)."""
+    return Assignment.objects.select_related("presentation").filter(pk=pk, annotator=annotator).first()
+
+
+def after_answer(annotator: Annotator, *, now: datetime | None = None) -> Assignment | None:
+    """The next open item, or None after marking the annotator finished (the completion page opens then)."""
+    now = _now(now)
+    following = open_assignments(annotator).first()
+    if following is None and annotator.status == Annotator.ACTIVE:
+        Annotator.objects.filter(pk=annotator.pk, status=Annotator.ACTIVE).update(
+            status=Annotator.FINISHED, finished_at=now, last_seen_at=now
+        )
+        annotator.refresh_from_db(fields=["status", "finished_at", "last_seen_at"])
+    return following
+
+
+def progress(annotator: Annotator) -> tuple[int, int]:
+    """(answered, quota): answers given and items of the annotator's sequence (released ones left out)."""
+    quota = annotator.assignments.filter(Q(released_at__isnull=True) | Q(preference__isnull=False)).count()
+    answered = annotator.assignments.filter(preference__isnull=False).count()
+    return answered, quota

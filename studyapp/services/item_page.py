@@ -1,0 +1,73 @@
+"""What an item page shows: the query, the information need(s) and the two result pages by side.
+
+At topic level every kept subtopic is listed (in the collection's order, never by weight, and
+without weights); at subtopic level only that subtopic, phrased as the need to judge against.
+Which presentation side is on the left comes from the assignment, so a reload shows the same sides.
+Text is returned raw: the templates escape it (snippets may contain markup).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from studyapp.models import Assignment, Document, StudySubtopic, Subtopic
+from studyapp.models.study import TOPIC
+from studyapp.services.onboarding import Result
+
+DISPLAY_URL_MAX = 70
+
+
+@dataclass(frozen=True)
+class ItemPage:
+    assignment: Assignment
+    number: int  # 1-based position among the annotator's items
+    quota: int
+    query: str
+    level: str
+    needs: list[str]
+    left: list[Result]
+    right: list[Result]
+
+    @property
+    def depth(self) -> int:
+        return max(len(self.left), len(self.right))
+
+
+def display_url(url: str) -> str:
+    """``https://www.example.org/a/b`` -> ``example.org › a › b`` (shortened), as result pages show it."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").removeprefix("www.")
+    text = " \u203a ".join([host, *(s for s in parts.path.split("/") if s)])
+    return text if len(text) <= DISPLAY_URL_MAX else text[: DISPLAY_URL_MAX - 1] + "\u2026"
+
+
+def _safe_link(url: str) -> str:
+    return url if urlsplit(url).scheme in ("http", "https") else ""
+
+
+def results(documents: list[Document]) -> list[Result]:
+    return [
+        Result(rank, doc.display_title, _safe_link(doc.url), display_url(doc.url) if doc.url else "", doc.snippet)
+        for rank, doc in enumerate(documents, start=1)
+    ]
+
+
+def _need(subtopic: Subtopic) -> str:
+    return subtopic.text or f"Meaning {subtopic.number} of the query"
+
+
+def needs(assignment: Assignment) -> list[str]:
+    p = assignment.presentation
+    if p.level != TOPIC:
+        return [_need(p.subtopic)]
+    kept = StudySubtopic.objects.filter(study_topic__study_id=p.study_id, study_topic__topic_id=p.topic_id).select_related("subtopic")
+    return [_need(k.subtopic) for k in sorted(kept, key=lambda k: (k.subtopic.position, k.subtopic.number))]
+
+
+def item_page(assignment: Assignment, number: int, quota: int) -> ItemPage:
+    """Everything the item template draws for ``assignment`` (the ``number``-th of ``quota``)."""
+    p = assignment.presentation
+    a, b = results(p.documents("a")), results(p.documents("b"))
+    left, right = (a, b) if assignment.a_on_left else (b, a)
+    return ItemPage(assignment, number, quota, p.topic.display_query, p.level, needs(assignment), left, right)

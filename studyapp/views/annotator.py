@@ -1,0 +1,491 @@
+"""The annotator pages: entry -> consent -> instructions -> practice -> comprehension check -> items -> done.
+
+Each view parses the request with a form, calls ``services.flow`` and renders or redirects. Where an
+annotator stands comes from ``flow.next_step``; asking for any other page redirects there, so
+reloads, back/forward and returning through the platform link all land on the right page.
+
+The browser session holds the annotator's secret token per study (the per-annotator secret): an
+assignment id of someone else answers 404, exactly like an id that does not exist. Annotator pages
+are never cached (``never_cache``), so back/forward asks the server again.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from functools import wraps
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from studyapp.exceptions import ConsentOutdated, StudyClosed, StudyFull
+from studyapp.forms import AnswerForm, ArrivalForm, ComprehensionForm, ConsentForm, PracticeForm
+from studyapp.models import Annotator, Study
+from studyapp.services import assignment as engine
+from studyapp.services import flow
+from studyapp.services.answers import record_answer
+from studyapp.services.item_page import item_page
+from studyapp.services.onboarding import COMPREHENSION, COMPREHENSION_ATTEMPTS, PRACTICE_NEEDS, PRACTICE_QUERY
+from studyapp.views.site import wants_json
+
+TOKENS = "studyapp.tokens"  # session: {study id: annotator token}
+ARRIVALS = "studyapp.arrivals"  # session: {study id: platform parameters of a newcomer who has not consented yet}
+
+STEP_URLS = {
+    flow.CONSENT: "study_consent",
+    flow.INSTRUCTIONS: "study_instructions",
+    flow.PRACTICE: "study_practice",
+    flow.COMPREHENSION: "study_comprehension",
+    flow.ITEMS: "study_next_item",
+    flow.DONE: "study_done",
+}
+
+# The 9-point scale, left to right: (value as shown, accessible name). Keys 1-9 choose them in order.
+SCALE = [
+    (-4, "Left much better"),
+    (-3, "Left better"),
+    (-2, "Left somewhat better"),
+    (-1, "Left slightly better"),
+    (0, "About the same"),
+    (1, "Right slightly better"),
+    (2, "Right somewhat better"),
+    (3, "Right better"),
+    (4, "Right much better"),
+]
+
+
+# -- session and messages ---------------------------------------------------------------------------
+
+
+def _session_annotator(request: HttpRequest, study: Study) -> Annotator | None:
+    return flow.by_token(study, request.session.get(TOKENS, {}).get(str(study.pk), ""))
+
+
+def _bind(request: HttpRequest, study: Study, annotator: Annotator) -> None:
+    tokens = dict(request.session.get(TOKENS, {}))
+    if tokens.get(str(study.pk)) != annotator.token:
+        request.session.cycle_key()  # a new identity in this browser gets a new session key (no fixation)
+        tokens[str(study.pk)] = annotator.token
+        request.session[TOKENS] = tokens
+    arrivals = dict(request.session.get(ARRIVALS, {}))
+    if arrivals.pop(str(study.pk), None) is not None:
+        request.session[ARRIVALS] = arrivals
+
+
+def _unbind(request: HttpRequest, study: Study) -> None:
+    tokens = dict(request.session.get(TOKENS, {}))
+    if tokens.pop(str(study.pk), None) is not None:
+        request.session[TOKENS] = tokens
+
+
+def _pending(request: HttpRequest, study: Study) -> dict | None:
+    return request.session.get(ARRIVALS, {}).get(str(study.pk))
+
+
+def _set_pending(request: HttpRequest, study: Study, arrival: flow.Arrival) -> None:
+    request.session[ARRIVALS] = {**request.session.get(ARRIVALS, {}), str(study.pk): arrival.to_session()}
+
+
+def _message(request: HttpRequest, study: Study | None, kind: str, *, status: int = 200, **extra) -> HttpResponse:
+    """A friendly page for every state in which the annotator cannot go on (or has to go back)."""
+    code = study.screenout_code if study is not None else ""
+    pages = {
+        "unknown": ("Study not found", ["We could not find this study. Please check the link you were given."]),
+        "bad_link": ("This link is not valid", ["The study link has parameters we cannot read. Please open it again from your platform."]),
+        "closed": ("This study is closed", ["Thank you for your interest. This study has ended and takes no more answers."]),
+        "paused": ("This study is paused", ["It takes no new participants at the moment. Please try again later."]),
+        "full": (
+            "This study is full",
+            [
+                "Thank you for your interest. All places in this study are taken at the moment, so you cannot take part.",
+                "Please return to your platform and enter the code below." if code else "Please return the study on your platform.",
+            ],
+        ),
+        "screened": (
+            "Thank you for your time",
+            [
+                "Your answers to the check questions did not match the instructions twice, so this study cannot use your answers.",
+                "Please return the study on your platform (on Prolific: \u201creturn submission\u201d); you will not be penalised.",
+            ],
+        ),
+        "excluded": (
+            "Thank you for your time",
+            ["This study cannot take more answers from you. Please return the study on your platform."],
+        ),
+        "declined": ("You did not agree to take part", ["Nothing was recorded. Please return the study on your platform."]),
+        "expired": (
+            "Your session has ended",
+            [
+                "We could not find your session in this browser (it may have expired, or cookies are blocked).",
+                "If you came from Prolific or MTurk, open the study link there again: you will continue where you stopped.",
+            ],
+        ),
+        "not_found": ("Page not found", ["This page does not exist or is not yours."]),
+    }
+    title, paragraphs = pages[kind]
+    context = {"study": study, "kind": kind, "title": title, "paragraphs": paragraphs, **extra}
+    if kind == "full" and code and study.redirect_url:
+        context["link"] = (study.redirect_url.replace("{code}", code), "Return to your platform")
+    if kind in ("full", "closed", "paused"):
+        context["code"] = code if kind == "full" else ""
+    return render(request, "studyapp/annotator/message.html", context, status=status)
+
+
+def _terminal(request: HttpRequest, study: Study, step: str) -> HttpResponse:
+    return _message(request, study, step)
+
+
+def _go(study: Study, step: str) -> HttpResponse:
+    return redirect(STEP_URLS.get(step, "study_entry"), slug=study.slug)
+
+
+def _item_url(study: Study, pk: int) -> str:
+    return reverse("study_item", args=[study.slug, pk])
+
+
+def study_page(view: Callable) -> Callable:
+    """Resolve the slug (friendly 404 for an unknown one) and never cache an annotator page."""
+
+    @wraps(view)
+    @never_cache
+    def wrapper(request: HttpRequest, slug: str, *args, **kwargs) -> HttpResponse:
+        study = Study.objects.filter(slug=slug).first()
+        if study is None:
+            if wants_json(request):
+                return JsonResponse({"error": "unknown", "message": "This study does not exist."}, status=404)
+            return _message(request, None, "unknown", status=404)
+        return view(request, study, *args, **kwargs)
+
+    return wrapper
+
+
+def _at(request: HttpRequest, study: Study, *steps: str) -> tuple[Annotator | None, HttpResponse | None]:
+    """The session's annotator if they stand at one of ``steps``; else the response that takes them where they belong."""
+    annotator = _session_annotator(request, study)
+    if annotator is None:
+        return None, _message(request, study, "expired", status=403)
+    step = flow.next_step(annotator)
+    if step not in steps:
+        return None, (_terminal(request, study, step) if step in flow.TERMINAL else _go(study, step))
+    return annotator, None
+
+
+def _page(request: HttpRequest, template: str, study: Study, annotator: Annotator | None, **context) -> HttpResponse:
+    heartbeat = annotator is not None and annotator.status == Annotator.ACTIVE
+    status = context.pop("status", 200)
+    context = {
+        "study": study,
+        "annotator": annotator,
+        "heartbeat_url": reverse("study_heartbeat", args=[study.slug]) if heartbeat else "",
+        "heartbeat_seconds": settings.STUDYAPP_HEARTBEAT_SECONDS,
+        **context,
+    }
+    return render(request, template, context, status=status)
+
+
+# -- entry, consent, onboarding ---------------------------------------------------------------------
+
+
+@study_page
+@require_http_methods(["GET", "HEAD"])
+def study_entry(request: HttpRequest, study: Study) -> HttpResponse:
+    """``/s/<slug>/?PROLIFIC_PID=...`` (or MTurk ids, or none): resume, preview, or start with consent."""
+    form = ArrivalForm(request.GET)
+    if not form.is_valid():
+        return _message(request, study, "bad_link", status=400)
+    arrival = form.arrival()
+    if arrival.preview:
+        return render(request, "studyapp/annotator/preview.html", {"study": study})
+    session_annotator = _session_annotator(request, study)
+    annotator = flow.find(study, arrival) if arrival.external_id else session_annotator
+    if arrival.external_id and annotator is None and session_annotator is not None:
+        _unbind(request, study)  # another participant in the same browser: they start afresh
+    if annotator is not None:
+        _bind(request, study, annotator)
+        flow.returned(annotator, arrival)
+        step = flow.next_step(annotator)
+        return _terminal(request, study, step) if step in flow.TERMINAL else _go(study, step)
+    try:
+        flow.check_room(study)
+    except StudyFull:
+        return _message(request, study, "full")
+    except StudyClosed:
+        return _message(request, study, study.status)
+    _set_pending(request, study, arrival)
+    return _go(study, flow.CONSENT)
+
+
+def _consent_page(request: HttpRequest, study: Study, annotator: Annotator | None, form: ConsentForm, *, notice: str = "", status=200):
+    if notice:
+        form = ConsentForm(initial={"version": study.consent_version})
+    return _page(request, "studyapp/annotator/consent.html", study, annotator, form=form, notice=notice, status=status)
+
+
+@study_page
+@require_http_methods(["GET", "HEAD", "POST"])
+def consent(request: HttpRequest, study: Study) -> HttpResponse:
+    """The versioned consent text; accepting it stores the version and time and leases the quota."""
+    annotator = _session_annotator(request, study)
+    if annotator is not None:
+        step = flow.next_step(annotator)
+        if step != flow.CONSENT:
+            return _terminal(request, study, step) if step in flow.TERMINAL else _go(study, step)
+    elif _pending(request, study) is None:
+        return redirect("study_entry", slug=study.slug)  # came straight here: start as an anonymous arrival
+    if annotator is None or annotator.status == Annotator.NEW:
+        try:
+            flow.check_room(study)  # capacity before consent, again: the study may have filled meanwhile
+        except StudyFull:
+            return _message(request, study, "full")
+        except StudyClosed:
+            return _message(request, study, study.status)
+    if request.method != "POST":
+        changed = annotator is not None and annotator.consented_at is not None
+        notice = "The consent information has changed since you agreed. Please read it again." if changed else ""
+        return _consent_page(request, study, annotator, ConsentForm(initial={"version": study.consent_version}), notice=notice)
+    if "decline" in request.POST:
+        return _message(request, study, "declined")
+    form = ConsentForm(request.POST)
+    if not form.is_valid():
+        return _consent_page(request, study, annotator, form, status=400)
+    try:
+        annotator = flow.give_consent(study, annotator, flow.Arrival.from_session(_pending(request, study)), form.cleaned_data["version"])
+    except ConsentOutdated:
+        notice = "The consent information was updated while this page was open. Please read it again."
+        return _consent_page(request, study, annotator, form, notice=notice, status=409)
+    except StudyClosed:
+        return _message(request, study, study.status)
+    _bind(request, study, annotator)
+    if annotator.status == Annotator.NEW:  # consented, but the study stopped taking people just now
+        return _message(request, study, "paused" if study.status == Study.PAUSED else "closed")
+    step = flow.next_step(annotator)
+    return _terminal(request, study, step) if step in flow.TERMINAL else _go(study, step)
+
+
+@study_page
+@require_http_methods(["GET", "HEAD", "POST"])
+def instructions(request: HttpRequest, study: Study) -> HttpResponse:
+    """The study's instructions with an annotated example."""
+    annotator, elsewhere = _at(request, study, flow.INSTRUCTIONS)
+    if elsewhere:
+        return elsewhere
+    if request.method == "POST":
+        flow.read_instructions(annotator)
+        return _go(study, flow.next_step(annotator))
+    flow.seen(annotator)
+    return _page(request, "studyapp/annotator/instructions.html", study, annotator, scale=SCALE)
+
+
+@study_page
+@require_http_methods(["GET", "HEAD", "POST"])
+def practice(request: HttpRequest, study: Study) -> HttpResponse:
+    """One practice item, then feedback on the answer (the first answer counts)."""
+    annotator, elsewhere = _at(request, study, flow.PRACTICE, flow.COMPREHENSION)
+    if elsewhere:
+        return elsewhere
+    feedback = flow.practice_result(annotator)
+    if request.method == "POST" and feedback is None:
+        form = PracticeForm(request.POST)
+        if form.is_valid():
+            flow.answer_practice(annotator, form.cleaned_data["value"])
+            return redirect("study_practice", slug=study.slug)
+    else:
+        form = PracticeForm()
+        flow.seen(annotator)
+    item = flow.practice_for(annotator)
+    return _page(
+        request,
+        "studyapp/annotator/practice.html",
+        study,
+        annotator,
+        form=form,
+        feedback=feedback,
+        chosen=dict(SCALE).get(annotator.practice_value, ""),
+        query=PRACTICE_QUERY,
+        needs=PRACTICE_NEEDS,
+        left=item.left,
+        right=item.right,
+        scale=SCALE,
+        status=400 if form.errors else 200,
+    )
+
+
+@study_page
+@require_http_methods(["GET", "HEAD", "POST"])
+def comprehension(request: HttpRequest, study: Study) -> HttpResponse:
+    """A few questions on the instructions; two attempts, then the annotator is screened out."""
+    annotator, elsewhere = _at(request, study, flow.COMPREHENSION)
+    if elsewhere:
+        return elsewhere
+    notice = ""
+    status = 200
+    if request.method == "POST":
+        form = ComprehensionForm(request.POST)
+        if form.is_valid():
+            result = flow.check_comprehension(annotator, form.cleaned_data)
+            if result.passed or result.attempts_left == 0:
+                step = flow.next_step(annotator)
+                return _terminal(request, study, step) if step in flow.TERMINAL else _go(study, step)
+            wrong = len(result.wrong)
+            notice = (
+                f"{wrong} of your {len(COMPREHENSION)} answers {'was' if wrong == 1 else 'were'} not right. Please read the summary "
+                f"below and try once more ({result.attempts_left} attempt left)."
+            )
+            form = ComprehensionForm()
+        else:
+            status = 400
+    else:
+        form = ComprehensionForm()
+        flow.seen(annotator)
+    attempt = annotator.comprehension_attempts + 1
+    return _page(
+        request,
+        "studyapp/annotator/comprehension.html",
+        study,
+        annotator,
+        form=form,
+        notice=notice,
+        attempt=attempt,
+        attempts=COMPREHENSION_ATTEMPTS,
+        status=status,
+    )
+
+
+# -- items ------------------------------------------------------------------------------------------
+
+
+@study_page
+@require_http_methods(["GET", "HEAD"])
+def next_item(request: HttpRequest, study: Study) -> HttpResponse:
+    """The annotator's current item (``/item/``): redirects to its own address, or to the completion page."""
+    annotator, elsewhere = _at(request, study, flow.ITEMS)
+    if elsewhere:
+        return elsewhere
+    current = engine.current_assignment(annotator)
+    if current is None:
+        return _go(study, flow.next_step(annotator))
+    return redirect(_item_url(study, current.pk))
+
+
+@study_page
+@require_http_methods(["GET", "HEAD"])
+def item(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
+    """One item: the query, the need(s), two result pages side by side and the 9-point scale."""
+    annotator, elsewhere = _at(request, study, flow.ITEMS)
+    if elsewhere:
+        return elsewhere
+    if flow.own_assignment(annotator, pk) is None:
+        return _message(request, study, "not_found", status=404)
+    current = engine.current_assignment(annotator)  # first serve time, lease renewal, stable order
+    if current is None:
+        return _go(study, flow.next_step(annotator))
+    if current.pk != pk:  # answered already (back button) or not its turn yet
+        return redirect(_item_url(study, current.pk))
+    answered, quota = flow.progress(annotator)
+    page = item_page(current, answered + 1, quota)
+    return _page(
+        request,
+        "studyapp/annotator/item.html",
+        study,
+        annotator,
+        page=page,
+        scale=SCALE,
+        answered=answered,
+        request_id=secrets.token_hex(16),
+        answer_url=reverse("study_answer", args=[study.slug, current.pk]),
+    )
+
+
+def _refuse(request: HttpRequest, status: int, error: str, message: str, next_url: str = "") -> HttpResponse:
+    if wants_json(request):
+        return JsonResponse({"error": error, "message": message, "next": next_url}, status=status)
+    return render(
+        request, "studyapp/annotator/message.html", {"title": "Your answer was not stored", "paragraphs": [message]}, status=status
+    )
+
+
+@study_page
+@require_POST
+def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
+    """Store an answer (idempotent: a repeat returns the stored one). JSON for the page's script, else a redirect."""
+    annotator = _session_annotator(request, study)
+    if annotator is None:
+        return _refuse(request, 403, "session", "Your session has ended. Please open the study link from your platform again.")
+    assignment = flow.own_assignment(annotator, pk)
+    if assignment is None:
+        return _refuse(request, 404, "not_found", "This item does not exist or is not yours.")
+    step = flow.next_step(annotator)
+    entry = reverse("study_entry", args=[study.slug])
+    answered_before = hasattr(assignment, "preference")
+    if step != flow.ITEMS and not (step == flow.DONE and answered_before):
+        return _refuse(request, 409, step, "This study takes no more answers from you.", entry)
+    if assignment.served_at is None:
+        return _refuse(request, 409, "not_served", "This item was not shown yet.", reverse("study_next_item", args=[study.slug]))
+    form = AnswerForm(request.POST)
+    if not form.is_valid():
+        return _refuse(request, 400, "invalid", "Please choose a point on the scale.", _item_url(study, pk))
+    data = form.cleaned_data
+    preference, created = record_answer(
+        assignment,
+        data["value"],
+        client_ms=data["client_ms"],
+        visible_ms=data["visible_ms"],
+        first_interaction_ms=data["first_interaction_ms"],
+        request_id=data["request_id"],
+    )
+    following = flow.after_answer(annotator)
+    next_url = _item_url(study, following.pk) if following is not None else reverse("study_done", args=[study.slug])
+    if not wants_json(request):
+        return redirect(next_url)
+    answered, quota = flow.progress(annotator)
+    return JsonResponse(
+        {
+            "stored": True,
+            "created": created,
+            "value": preference.value,
+            "next": next_url,
+            "finished": following is None,
+            "answered": answered,
+            "quota": quota,
+        }
+    )
+
+
+@study_page
+@require_POST
+def heartbeat(request: HttpRequest, study: Study) -> HttpResponse:
+    """Sent by open annotator pages every minute: keeps the annotator's leases alive."""
+    annotator = _session_annotator(request, study)
+    if annotator is None:
+        return JsonResponse({"error": "session", "message": "Your session has ended."}, status=403)
+    flow.seen(annotator)
+    return JsonResponse({"ok": True, "status": annotator.status})
+
+
+@study_page
+@require_http_methods(["GET", "HEAD"])
+def done(request: HttpRequest, study: Study) -> HttpResponse:
+    """The completion code and/or redirect: only reachable once every item is answered."""
+    annotator, elsewhere = _at(request, study, flow.DONE)
+    if elsewhere:
+        return elsewhere
+    ids = annotator.external_ids or {}
+    mturk = None
+    if annotator.platform == Annotator.MTURK and ids.get("turkSubmitTo") and ids.get("assignmentId"):
+        mturk = {"action": ids["turkSubmitTo"] + "/mturk/externalSubmit", "assignment_id": ids["assignmentId"]}
+    return render(
+        request,
+        "studyapp/annotator/done.html",
+        {
+            "study": study,
+            "annotator": annotator,
+            "code": study.completion_code,
+            "redirect_url": study.completion_redirect(),
+            "redirect_seconds": settings.STUDYAPP_REDIRECT_SECONDS,
+            "mturk": mturk,
+        },
+    )

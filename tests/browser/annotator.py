@@ -1,0 +1,106 @@
+"""What a participant does in the browser, step by step (shared by the browser tests)."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlsplit
+
+from playwright.sync_api import BrowserContext, Page, Route, expect
+
+from studyapp.models import Annotator, Preference
+
+PROLIFIC = "https://app.prolific.com/"
+DESKTOP = {"width": 1280, "height": 900}
+
+
+class Participant:
+    """One browser context (its own cookies and storage) of one participant, plus what it saw.
+
+    Every request leaving the live server is answered here: the Prolific completion URL by a stub
+    page, anything else is aborted and remembered in ``external`` (the pages must be self-contained).
+    """
+
+    def __init__(self, browser, server: str, **context_options) -> None:
+        self.server = server
+        self.external: list[str] = []
+        self.context: BrowserContext = browser.new_context(**{"viewport": DESKTOP, **context_options})
+        self.context.route("**/*", self._route)
+        self.page: Page = self.context.new_page()
+        self.page.set_default_timeout(15_000)
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+
+    def _route(self, route: Route) -> None:
+        url = route.request.url
+        if url.startswith(self.server):
+            route.continue_()
+        elif url.startswith(PROLIFIC):
+            route.fulfill(status=200, content_type="text/html", body="<!doctype html><title>Prolific</title><h1>Prolific stub</h1>")
+        else:
+            self.external.append(url)
+            route.abort()
+
+    def close(self) -> None:
+        self.context.close()
+
+    # -- the onboarding ---------------------------------------------------------------------------
+
+    def arrive(self, slug: str, pid: str | None = None) -> None:
+        query = f"?PROLIFIC_PID={pid}&STUDY_ID=e2e&SESSION_ID=s-{pid}" if pid else ""
+        self.page.goto(f"{self.server}/s/{slug}/{query}")
+
+    def onboard(self, slug: str, pid: str | None = None) -> None:
+        """Arrive, consent, read the instructions, do the practice item, pass the check; ends on item 1."""
+        page = self.page
+        self.arrive(slug, pid)
+        expect(page.locator("[data-page=consent]")).to_be_visible()
+        page.get_by_label("I have read the information above and agree to take part.").check()
+        page.get_by_role("button", name="I agree, start").click()
+        expect(page.locator("[data-page=instructions]")).to_be_visible()
+        page.get_by_role("button", name="Continue to a practice item").click()
+        expect(page.locator("[data-page=practice]")).to_be_visible()
+        page.get_by_role("radio", name="Left better", exact=True).check()
+        page.get_by_role("button", name="Submit answer").click()
+        expect(page.locator("[data-page=practice-feedback]")).to_be_visible()
+        page.get_by_role("link", name="Continue").click()
+        page.get_by_label("Two lists of search results for the same query").check()
+        page.get_by_label("Left much better").check()
+        page.get_by_label("When you see no real difference between the two lists").check()
+        page.get_by_role("button", name="Check my answers").click()
+        page.wait_for_url("**/item/*/")
+
+    # -- items ------------------------------------------------------------------------------------
+
+    def assignment_id(self) -> int:
+        return int(urlsplit(self.page.url).path.rstrip("/").split("/")[-1])
+
+    def progress(self) -> str:
+        return self.page.locator("#progress-label").inner_text()
+
+    def sides(self) -> tuple[list[str], list[str]]:
+        """The titles shown on the left and on the right."""
+        left = self.page.locator(".serp-left .title").all_inner_texts()
+        right = self.page.locator(".serp-right .title").all_inner_texts()
+        return left, right
+
+    def submit_and_wait(self, action) -> None:
+        """Run ``action`` (which submits) and wait until the browser has moved on to the next page."""
+        before = self.page.url
+        action()
+        self.page.wait_for_url(lambda url: url != before)
+
+    def answer(self, value: int) -> None:
+        """Choose ``value`` with the mouse and submit."""
+        self.page.locator(f".opt-{value + 5}").click()
+        self.submit_and_wait(lambda: self.page.get_by_role("button", name="Submit answer").click())
+
+    def timing(self) -> dict:
+        return json.loads(self.page.evaluate(f"localStorage.getItem('studyapp.timing.{self.assignment_id()}') || 'null'") or "null")
+
+
+def preferences(annotator: Annotator) -> list[Preference]:
+    return list(Preference.objects.filter(assignment__annotator=annotator).select_related("assignment").order_by("assignment__position"))
+
+
+def annotator_of(study, pid: str) -> Annotator:
+    return Annotator.objects.get(study=study, platform="prolific", external_id=pid)

@@ -1,0 +1,75 @@
+"""``/s/<slug>/check/``: the comprehension check, two attempts (Prolific's rule), then screened out."""
+
+from __future__ import annotations
+
+from studyapp.models import Annotator
+from studyapp.services import assignment as engine
+from tests.studyapp.annotator_base import RIGHT_ANSWERS, WRONG_ANSWERS, AnnotatorTestCase
+
+
+class ComprehensionTestCase(AnnotatorTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.carol_client = self.fresh_client()
+        self.carol = self.consent(self.carol_client, "carol")
+        self.carol_client.post(self.url("study_instructions"))
+        self.carol_client.post(self.url("study_practice"), {"value": 2})
+
+    def check(self, answers: dict):
+        return self.carol_client.post(self.url("study_comprehension"), answers)
+
+    def test_it_shows_the_questions(self) -> None:
+        response = self.carol_client.get(self.url("study_comprehension"))
+        self.assertContains(response, "Attempt 1 of 2")
+        self.assertContains(response, "What do you compare on each page")
+        self.assertContains(response, 'type="radio"', count=9)
+
+    def test_passing_at_once_leads_to_the_items(self) -> None:
+        self.assertRedirects(self.check(RIGHT_ANSWERS), self.url("study_next_item"), fetch_redirect_response=False)
+        self.carol.refresh_from_db()
+        self.assertEqual(self.carol.comprehension_attempts, 1)
+        self.assertIsNotNone(self.carol.comprehension_passed_at)
+
+    def test_a_failed_first_attempt_gets_a_second_one(self) -> None:
+        response = self.check({**RIGHT_ANSWERS, "answer": "same"})
+        self.assertContains(response, "1 of your 3 answers was not right")
+        self.assertContains(response, "Summary of the instructions")
+        self.assertContains(response, "Attempt 2 of 2")
+        self.assertNotContains(response, "checked")
+        self.assertRedirects(self.check(RIGHT_ANSWERS), self.url("study_next_item"), fetch_redirect_response=False)
+        self.carol.refresh_from_db()
+        self.assertEqual((self.carol.comprehension_attempts, self.carol.status), (2, Annotator.ACTIVE))
+
+    def test_failing_twice_screens_out_and_frees_the_items(self) -> None:
+        room = engine.capacity(self.study).open_slots
+        self.check(WRONG_ANSWERS)
+        response = self.check(WRONG_ANSWERS)
+        self.assertContains(response, "did not match the instructions twice")
+        self.assertContains(response, "return the study")
+        self.assertNotContains(response, "TOYDONE")
+        self.carol.refresh_from_db()
+        self.assertEqual(self.carol.status, Annotator.SCREENED)
+        self.assertEqual(self.carol.exclusion_reason, "failed the comprehension check twice")
+        self.assertEqual(engine.capacity(self.study).open_slots, room + self.study.regular_items_per_annotator)
+        for name in ("study_next_item", "study_comprehension", "study_done"):
+            with self.subTest(page=name):
+                self.assertContains(self.carol_client.get(self.url(name), follow=True), "did not match the instructions twice")
+        self.assertContains(self.fresh_client().get(self.entry(PROLIFIC_PID="carol")), "did not match the instructions twice")
+
+    def test_an_incomplete_form_uses_no_attempt(self) -> None:
+        response = self.check({"compare": "lists"})
+        self.assertContains(response, "Please answer every question", status_code=400)
+        self.carol.refresh_from_db()
+        self.assertEqual(self.carol.comprehension_attempts, 0)
+
+    def test_the_items_stay_closed_until_it_is_passed(self) -> None:
+        self.assertRedirects(
+            self.carol_client.get(self.url("study_next_item")), self.url("study_comprehension"), fetch_redirect_response=False
+        )
+
+    def test_it_requires_a_csrf_token(self) -> None:
+        client = self.fresh_client(enforce_csrf_checks=True)
+        client.get(self.entry(PROLIFIC_PID="carol"))
+        self.assertEqual(client.post(self.url("study_comprehension"), RIGHT_ANSWERS).status_code, 403)
+        self.carol.refresh_from_db()
+        self.assertEqual(self.carol.comprehension_attempts, 0)

@@ -1,0 +1,52 @@
+"""``/s/<slug>/done/``: the completion code and redirect, only after the server stored the last answer."""
+
+from __future__ import annotations
+
+from studyapp.models import Annotator, Study
+from tests.studyapp.annotator_base import RIGHT_ANSWERS, AnnotatorTestCase
+
+
+class DoneTestCase(AnnotatorTestCase):
+    def test_it_is_closed_until_every_item_is_answered(self) -> None:
+        self.assertRedirects(self.client.get(self.url("study_done")), self.url("study_next_item"), fetch_redirect_response=False)
+        item = self.serve(self.client)
+        self.answer(self.client, item)
+        response = self.client.get(self.url("study_done"), follow=True)
+        self.assertNotContains(response, "TOYDONE")
+
+    def test_it_shows_the_code_after_the_last_answer(self) -> None:
+        self.answer_everything(self.client)
+        response = self.client.get(self.url("study_done"))
+        self.assertContains(response, "TOYDONE")
+        self.assertContains(response, "All your answers are saved")
+        self.assertNotContains(response, 'http-equiv="refresh"')
+
+    def test_a_prolific_study_redirects_with_the_code(self) -> None:
+        Study.objects.filter(pk=self.study.pk).update(redirect_url="https://app.prolific.com/submissions/complete?cc={code}")
+        self.answer_everything(self.client)
+        response = self.client.get(self.url("study_done"))
+        target = "https://app.prolific.com/submissions/complete?cc=TOYDONE"
+        self.assertContains(response, f'<meta http-equiv="refresh" content="3;url={target}">')
+        self.assertContains(response, f'href="{target}"')
+        self.assertContains(response, "Return to Prolific now")
+
+    def test_mturk_workers_get_the_submit_form(self) -> None:
+        client = self.fresh_client()
+        client.get(self.entry(workerId="W1", assignmentId="ASG1", hitId="H1", turkSubmitTo="https://www.mturk.com"))
+        client.post(self.url("study_consent"), {"agree": "on", "version": "1"})
+        client.post(self.url("study_instructions"))
+        client.post(self.url("study_practice"), {"value": 0})
+        client.post(self.url("study_comprehension"), RIGHT_ANSWERS)
+        self.answer_everything(client)
+        response = client.get(self.url("study_done"))
+        self.assertContains(response, 'action="https://www.mturk.com/mturk/externalSubmit"')
+        self.assertContains(response, 'name="assignmentId" value="ASG1"')
+
+    def test_a_finished_annotator_keeps_the_code_when_the_study_closes(self) -> None:
+        self.answer_everything(self.client)
+        Study.objects.filter(pk=self.study.pk).update(status=Study.CLOSED)
+        self.assertContains(self.client.get(self.url("study_done")), "TOYDONE")
+        self.assertEqual(Annotator.objects.get(pk=self.alice.pk).status, Annotator.FINISHED)
+
+    def test_it_needs_the_session(self) -> None:
+        self.assertContains(self.fresh_client().get(self.url("study_done")), "Your session has ended", status_code=403)

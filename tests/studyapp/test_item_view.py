@@ -1,0 +1,134 @@
+"""``/s/<slug>/item/`` and ``/s/<slug>/item/<id>/``: what an item page shows, to whom, in which order, and its weight."""
+
+from __future__ import annotations
+
+import re
+
+from django.contrib.staticfiles import finders
+
+from studyapp.models import Assignment, Document, Presentation, StudySubtopic, Topic
+from studyapp.services.item_page import display_url, item_page
+from tests.studyapp.annotator_base import AnnotatorTestCase
+
+PAGE_BUDGET = 100 * 1024  # bytes: the item page with its stylesheet and script
+
+
+class ItemTestCase(AnnotatorTestCase):
+    def test_the_next_item_address_leads_to_the_current_item(self) -> None:
+        response = self.client.get(self.url("study_next_item"))
+        first = self.alice.assignments.order_by("position").first()
+        self.assertRedirects(response, self.url("study_item", first.pk), fetch_redirect_response=False)
+
+    def test_it_shows_the_query_two_result_pages_and_the_scale(self) -> None:
+        assignment = self.serve(self.client)
+        response = self.client.get(self.url("study_item", assignment.pk))
+        p = assignment.presentation
+        self.assertContains(response, p.topic.query)
+        self.assertContains(response, "Left / A")
+        self.assertContains(response, "Right / B")
+        self.assertContains(response, "Item 1 / 6")
+        self.assertContains(response, '<progress aria-labelledby="progress-label" max="6" value="0">')
+        self.assertContains(response, 'type="radio" name="value"', count=9)
+        self.assertNotContains(response, "checked")
+        self.assertContains(response, 'type="submit" class="button primary" disabled')
+        for name in ("Left much better", "About the same", "Right much better", "Left slightly better", "Right better"):
+            self.assertContains(response, f'<span class="sr-only">{name}</span>')
+        self.assertContains(response, f'data-assignment="{assignment.pk}"')
+        self.assertContains(response, 'name="request_id"')
+        self.assertContains(response, "csrfmiddlewaretoken")
+        self.assertEqual(response["Cache-Control"], "max-age=0, no-cache, no-store, must-revalidate, private")
+
+    def test_result_pages_have_equal_depth_and_safe_links(self) -> None:
+        assignment = self.serve(self.client)
+        html = self.client.get(self.url("study_item", assignment.pk)).content.decode()
+        left, right = html.split('class="serp serp-right"')
+        self.assertEqual(left.count('class="result"'), right.count('class="result"'))
+        links = re.findall(r"<a [^>]*class=\"title\"[^>]*>", html)
+        self.assertTrue(links)
+        for link in links:
+            self.assertIn('target="_blank"', link)
+            self.assertIn('rel="noopener noreferrer"', link)
+
+    def test_the_sides_follow_the_assignment(self) -> None:
+        assignment = self.serve(self.client)
+        page = item_page(assignment, 1, 6)
+        a, b = assignment.presentation.documents("a"), assignment.presentation.documents("b")
+        shown_left = [r.title for r in page.left]
+        expected = a if assignment.a_on_left else b
+        self.assertEqual(shown_left, [d.display_title for d in expected])
+
+    def shown(self, level: str) -> Assignment:
+        """An (unsaved) assignment of a topic-1 presentation at ``level``, run_a on the left."""
+        presentation = Presentation.objects.filter(study=self.study, level=level, topic__topic_id="1").order_by("id").first()
+        return Assignment(presentation=presentation, a_on_left=True)
+
+    def test_topic_level_shows_every_kept_subtopic_without_weights(self) -> None:
+        page = item_page(self.shown("topic"), 1, 6)
+        self.assertEqual(page.needs, ["the animal", "the car"])
+        self.assertEqual(page.query, "jaguar")
+        weights = StudySubtopic.objects.filter(study_topic__study=self.study).values_list("weight", flat=True)
+        self.assertTrue(all(f"{w:g}" not in " ".join(page.needs) for w in weights))
+
+    def test_subtopic_level_shows_only_that_subtopic(self) -> None:
+        assignment = self.shown("subtopic")
+        page = item_page(assignment, 1, 6)
+        self.assertEqual(page.needs, [assignment.presentation.subtopic.text])
+
+    def test_collection_text_is_escaped(self) -> None:
+        Document.objects.update(title="<b>bold</b> & co", snippet="<script>alert('x')</script><img src=x onerror=alert(1)>")
+        Topic.objects.update(query="<i>query</i>")
+        assignment = self.serve(self.client)
+        response = self.client.get(self.url("study_item", assignment.pk))
+        self.assertContains(response, "&lt;b&gt;bold&lt;/b&gt; &amp; co")
+        self.assertContains(response, "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;")
+        self.assertContains(response, "&lt;i&gt;query&lt;/i&gt;")
+        self.assertNotContains(response, "<script>alert")
+        self.assertNotContains(response, "<img src=x")
+
+    def test_a_reload_shows_the_same_item_with_the_same_sides_and_keeps_the_first_serve_time(self) -> None:
+        assignment = self.serve(self.client)
+        served = Assignment.objects.get(pk=assignment.pk).served_at
+        first = self.client.get(self.url("study_item", assignment.pk)).content
+        again = self.client.get(self.url("study_item", assignment.pk)).content
+        strip = re.compile(rb'(value="[0-9a-f]{32}"|name="csrfmiddlewaretoken" value="[^"]+")')
+        self.assertEqual(strip.sub(b"", first), strip.sub(b"", again))
+        self.assertEqual(Assignment.objects.get(pk=assignment.pk).served_at, served)
+
+    def test_another_annotators_item_is_a_404(self) -> None:
+        bobs = self.serve(self.bob_client)
+        response = self.client.get(self.url("study_item", bobs.pk))
+        self.assertContains(response, "Page not found", status_code=404)
+        self.assertContains(self.client.get(self.url("study_item", 999999)), "Page not found", status_code=404)
+
+    def test_an_answered_or_later_item_redirects_to_the_current_one(self) -> None:
+        first = self.serve(self.client)
+        later = self.alice.assignments.order_by("-position").first()
+        self.assertRedirects(
+            self.client.get(self.url("study_item", later.pk)), self.url("study_item", first.pk), fetch_redirect_response=False
+        )
+        self.answer(self.client, first)
+        second = self.serve(self.client)
+        self.assertRedirects(
+            self.client.get(self.url("study_item", first.pk)), self.url("study_item", second.pk), fetch_redirect_response=False
+        )
+
+    def test_without_a_session_it_asks_to_open_the_link_again(self) -> None:
+        first = self.alice.assignments.order_by("position").first()
+        response = self.fresh_client().get(self.url("study_item", first.pk))
+        self.assertContains(response, "Your session has ended", status_code=403)
+
+    def test_the_page_is_self_contained_and_under_100_kb(self) -> None:
+        Document.objects.update(snippet="x" * 300, title="A long title of a search result " * 3, url="https://example.org/" + "p/" * 40)
+        assignment = self.serve(self.client)
+        html = self.client.get(self.url("study_item", assignment.pk)).content.decode()
+        assets = re.findall(r'<(?:script|link)[^>]*(?:src|href)="([^"]+)"', html)
+        self.assertEqual(sorted(assets), ["/static/studyapp/annotator.css", "/static/studyapp/annotator.js", "data:,"])
+        size = len(html.encode()) + sum(
+            len(open(finders.find(a.removeprefix("/static/")), "rb").read()) for a in assets if a.startswith("/static/")
+        )
+        self.assertLess(size, PAGE_BUDGET)
+
+    def test_display_urls(self) -> None:
+        self.assertEqual(display_url("https://www.example.org/a/b/"), "example.org \u203a a \u203a b")
+        self.assertEqual(display_url("http://example.org"), "example.org")
+        self.assertLessEqual(len(display_url("https://example.org/" + "x" * 200)), 70)
