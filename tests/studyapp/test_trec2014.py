@@ -16,10 +16,10 @@ from studyapp.services.importing import import_collection
 from studyapp.services.study_config import parse_config
 from studyapp.services.study_design import create_study
 
-# shared/ sits beside the repository (CI clones main with shared/ next to it).
-SHARED = Path(os.environ.get("STUDYAPP_SHARED", Path(__file__).resolve().parents[3] / "shared"))
-TREC = SHARED / "reference" / "trec2014"
-RUNS = sorted((SHARED / "reference" / "runs" / "public").glob("*.run"))
+# The repository's unchanged copy of shared/reference (provenance in its README).
+REFERENCE = Path(os.environ.get("DIVERSITY_REFERENCE", Path(__file__).resolve().parents[1] / "evaluation" / "data" / "reference"))
+TREC = REFERENCE / "trec2014"
+RUNS = sorted((REFERENCE / "runs" / "public").glob("*.run"))
 FIVE = ["pub-greedyrr", "pub-noisyrel", "pub-random", "pub-relfirst", "pub-unjudged"]
 CONFIG = {"runs": FIVE, "topic_rule": {"count": 10, "min_subtopics": 3}, "subtopics_per_topic": 3, "levels": ["topic", "subtopic"]}
 
@@ -27,7 +27,7 @@ CONFIG = {"runs": FIVE, "topic_rule": {"count": 10, "min_subtopics": 3}, "subtop
 class Trec2014TestCase(TestCase):
     @classmethod
     def setUpTestData(cls) -> None:
-        assert TREC.is_dir() and len(RUNS) == 8, f"reference data not found under {SHARED}"
+        assert TREC.is_dir() and len(RUNS) == 8, f"reference data not found under {REFERENCE}"
         cls.summary = import_collection("trec2014", qrels=TREC / "qrels.diversity.tsv", intents=TREC / "intent_probs.tsv", runs=RUNS)
         cls.design = create_study("trec2014", "TREC 2014 study", parse_config(CONFIG))
 

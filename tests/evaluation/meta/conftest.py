@@ -9,7 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-REFERENCE = Path("/work/shared/reference")
+from tests.evaluation.golden import REFERENCE
+
 QRELS = REFERENCE / "trec2014" / "qrels.diversity.tsv"
 INTENTS = REFERENCE / "trec2014" / "intent_probs_din.tsv"
 RUNS = sorted(glob.glob(str(REFERENCE / "runs" / "public" / "*.run")))
