@@ -39,8 +39,7 @@ PUBLIC_MEASURES = [
 
 @pytest.fixture(scope="session")
 def public_collection():
-    if not QRELS.exists() or len(RUNS) != 8:
-        pytest.skip("shared reference data not available")
+    assert QRELS.exists() and len(RUNS) == 8, f"reference data missing under {REFERENCE}"
     from evaluation import load_collection, read_run
 
     return load_collection(QRELS, INTENTS), [read_run(p) for p in RUNS]
