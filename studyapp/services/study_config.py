@@ -33,6 +33,41 @@ DEFAULT_INSTRUCTIONS = (
 _CODE = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
 
+@dataclass(frozen=True)
+class TextRule:
+    """What a text setting accepts; ``required`` texts may not be empty (an empty code or URL means none)."""
+
+    required: bool = False
+    max_length: int | None = None
+    pattern: re.Pattern[str] | None = None
+    what: str = ""
+
+
+_CODE_RULE = TextRule(pattern=_CODE, what="must be 1-100 letters, digits, '-' or '_'")
+TEXT_RULES = {
+    "consent_text": TextRule(required=True),
+    "consent_version": TextRule(required=True, max_length=50),
+    "instructions": TextRule(required=True),
+    "completion_code": _CODE_RULE,
+    "screenout_code": _CODE_RULE,
+    "redirect_url": TextRule(max_length=500, pattern=re.compile(r"^https?://\S+$"), what="must be an http(s):// URL"),
+}
+
+
+def text_problem(key: str, value: Any) -> str | None:
+    """Why ``value`` is no valid text setting ``key`` (see :data:`TEXT_RULES`), or None."""
+    rule = TEXT_RULES[key]
+    if not isinstance(value, str):
+        return f"{key} must be a string, got {json.dumps(value)}"
+    if rule.required and not value.strip():
+        return f"{key} must not be empty (annotators could not go on without it); leave the key out for the default"
+    if rule.max_length is not None and len(value) > rule.max_length:
+        return f"{key} must be at most {rule.max_length} characters"
+    if rule.pattern is not None and value and not rule.pattern.match(value):
+        return f"{key} {rule.what}, got {value!r}"
+    return None
+
+
 def _field_default(name: str) -> Any:
     return Study._meta.get_field(name).default
 
@@ -99,18 +134,14 @@ class _Checker:
         else:
             self.values[key] = float(value)
 
-    def text(self, key: str, *, max_length: int | None = None, pattern: re.Pattern[str] | None = None, what: str = "") -> None:
+    def text(self, key: str) -> None:
         if key not in self.raw:
             return
-        value = self.raw[key]
-        if not isinstance(value, str):
-            self.errors.append(f"{key} must be a string, got {json.dumps(value)}")
-        elif max_length is not None and len(value) > max_length:
-            self.errors.append(f"{key} must be at most {max_length} characters")
-        elif pattern is not None and value and not pattern.match(value):
-            self.errors.append(f"{key} {what}, got {value!r}")
+        problem = text_problem(key, self.raw[key])
+        if problem:
+            self.errors.append(problem)
         else:
-            self.values[key] = value.strip()
+            self.values[key] = self.raw[key].strip()
 
     def string_list(self, key: str, *, min_length: int) -> None:
         if key not in self.raw:
@@ -173,12 +204,8 @@ def parse_config(raw: Any) -> StudyConfig:
     c.integer("fast_limit", 0, 10000)
     c.integer("lease_minutes", 1, 24 * 60)
     c.number("check_share", 0, 0.5)
-    c.text("consent_text")
-    c.text("consent_version", max_length=50)
-    c.text("instructions")
-    c.text("completion_code", pattern=_CODE, what="must be 1-100 letters, digits, '-' or '_'")
-    c.text("screenout_code", pattern=_CODE, what="must be 1-100 letters, digits, '-' or '_'")
-    c.text("redirect_url", max_length=500, pattern=re.compile(r"^https?://\S+$"), what="must be an http(s):// URL")
+    for key in TEXT_RULES:
+        c.text(key)
     if "same_pair_both_levels" in raw:
         if not isinstance(raw["same_pair_both_levels"], bool):
             c.errors.append(f"same_pair_both_levels must be true or false, got {json.dumps(raw['same_pair_both_levels'])}")

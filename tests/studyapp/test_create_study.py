@@ -203,6 +203,20 @@ class CreateStudyTestCase(TestCase):
         self.assert_rejected({**TOY_CONFIG, "consent_text": 5}, "consent_text must be a string")
         self.assert_rejected({**TOY_CONFIG, "same_pair_both_levels": "no"}, "same_pair_both_levels must be true or false")
 
+    def test_required_texts_may_not_be_empty_or_blank(self) -> None:
+        # An empty consent_version made every consent POST fail validation: nobody could start.
+        for key in ("consent_version", "consent_text", "instructions"):
+            for value in ("", "   ", "\n\t"):
+                with self.subTest(key=key, value=value):
+                    self.assert_rejected({**TOY_CONFIG, key: value}, f"{key} must not be empty")
+        self.assert_rejected({**TOY_CONFIG, "consent_version": "v" * 51}, "consent_version must be at most 50 characters")
+        self.assert_rejected({**TOY_CONFIG, "consent_version": 2}, "consent_version must be a string, got 2")
+
+    def test_texts_are_stored_stripped(self) -> None:
+        self.create({**TOY_CONFIG, "consent_version": "  v2 ", "instructions": " Read. "})
+        study = Study.objects.get(name="Toy study")
+        self.assertEqual((study.consent_version, study.instructions), ("v2", "Read."))
+
     def test_quota_larger_than_one_annotator_can_see(self) -> None:
         # 3 pairs x 2 topics, and per (topic, pair) either the topic level or 2 subtopics: at most 12
         self.assert_rejected({**TOY_CONFIG, "items_per_annotator": 13}, "asks for 13 regular items but one annotator can see at most 12")
