@@ -40,6 +40,16 @@ SUBSETS = ("all", *BINS, *SUBRANGES, *(f"{b}:{s}" for b in BINS for s in SUBRANG
 TABLE_COLUMNS = ["measure", "statistic", "subset", "n", "value", "ci_low", "ci_high"]
 TIE = 1e-12
 TAU_MODES = ("pairs", "scipy")
+CONVENTIONS = {
+    "metric_tie": "|d_M(c)| <= 1e-12 is a metric tie (spec 3.1)",
+    "user_tie": "integer sum of answers == 0; weighted level |p| <= 1e-12 (spec 3.1, 3.7)",
+    "J_on_ties": "J(c) = 0 when the metric or the users tie (register 22)",
+    "MUP_b": "tau_b-consistent: sum u J / sqrt(sum u (1 - T0) * sum u) (spec 3.4 default, register 24)",
+    "MUP_b_published": "Formula 3 as printed: sum u J / sqrt(sum u (1 + T0) * sum u)",
+    "delta_bins": "large iff |d_M| > mean |d_M| over the pairs, per metric; recomputed on each resample (spec 3.5)",
+    "subranges": "(0-1], (1-2], (2-3], (3-4] of |p|; |p| = 0 in none (spec 3.6)",
+    "interval": "percentile interval of a cluster bootstrap resampling topics; NaN resamples ignored",
+}
 
 
 def signs(values: FloatArray, tol: float = TIE) -> FloatArray:

@@ -3,9 +3,12 @@
 Every command reads per-topic scores as written by ``python -m evaluation score --per-topic``
 (``run topic measure value``; rows with topic ``all`` are ignored) or, for ``dss``, ``loo`` and
 ``simplified``, a collection and runs, and writes one tidy table (``-o FILE``, default standard
-output; ``--format tsv|csv|json``). Randomised commands take ``--seed`` (without it a seed is drawn
-and reported on standard error). ``--plots DIR`` writes PNG and SVG figures. Errors print one line
-on standard error and return 2; output files are written atomically, after all work succeeded.
+output; ``--format tsv|csv|json``); with ``-o FILE`` the settings that produced it go to
+``FILE.settings.json`` (:mod:`evaluation.meta.provenance`). Randomised commands take ``--seed``
+(without it a seed is drawn) and print the seed used on standard error. ``--plots DIR`` writes PNG
+and SVG figures. Errors print one line on standard error and return 2; companion input files are
+validated before any work, and output files and figures are written atomically only after all
+work succeeded.
 """
 
 from __future__ import annotations
@@ -13,16 +16,25 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 import pandas as pd
 
 from evaluation._argtypes import positive_int
 from evaluation.exceptions import EvaluationError
 from evaluation.io.scores import write_atomic
-from evaluation.report.tables import FORMATS, concordance_matrix, render_table
+from evaluation.meta.provenance import draw_seed, render_settings, settings_path, settings_record
+from evaluation.report.tables import FORMATS, concordance_matrix, read_table, render_table
 
 DEFAULT_GOLD = ("I-rec", "Prec", "PMP", "Ef-P")
+# Options naming input files (recorded as inputs in the settings sidecar).
+INPUT_OPTIONS = ("scores", "preferences", "intents", "power", "agreement", "against", "qrels", "run", "pool_run", "teams", "pool_depths")
+# Options naming output files: their directories must exist before any work is done.
+OUTPUT_OPTIONS = ("output", "pairs_out", "matrix_out", "ordering_out", "preferences_out")
+# Columns a companion input must have: a discpower summary, an agreement table.
+POWER_COLUMNS = ("measure", "power")
+AGREEMENT_COLUMNS = ("measure", "statistic", "subset", "value")
 
 
 class _UsageError(Exception):
@@ -67,7 +79,7 @@ def _non_negative(text: str) -> float:
 
 def _common(parser: argparse.ArgumentParser, *, seed: bool = False, plots: bool = False) -> None:
     out = parser.add_argument_group("output")
-    out.add_argument("-o", "--output", metavar="FILE", help="output file (default: standard output)")
+    out.add_argument("-o", "--output", metavar="FILE", help="output file (default: standard output); its settings go to FILE.settings.json")
     out.add_argument("--format", choices=FORMATS, default="tsv", help="tidy table format (default tsv)")
     if seed:
         out.add_argument("--seed", type=_count, help="random seed (default: drawn and reported on stderr)")
@@ -268,7 +280,17 @@ class _Output:
 
     def __init__(self) -> None:
         self.files: list[tuple[str, str]] = []
+        self.figures: list[tuple[Path, bytes]] = []
         self.notes: list[str] = []
+        self.seed: int | None = None
+        self.seed_drawn = False
+        self.conventions: Mapping[str, object] = {}
+
+    def figure(self, directory: str, stem: str, fig) -> None:
+        """Render ``fig`` now (PNG and SVG in memory); it is written with the other outputs."""
+        from evaluation.report.plots import render_figure
+
+        self.figures.extend(render_figure(fig, directory, stem))
 
 
 def _read_scores(path: str) -> pd.DataFrame:
@@ -292,42 +314,35 @@ def _weights(path: str | None):
     return intent_weights(read_intents(path))
 
 
-def _seed(args: argparse.Namespace, out: _Output, used: int | None) -> None:
-    if getattr(args, "seed", None) is None and used is not None:
-        out.notes.append(f"seed={used} (pass --seed {used} to reproduce)")
+def _seed(args: argparse.Namespace, out: _Output) -> int:
+    """The seed this run uses (``--seed``, else a fresh one), recorded for stderr and the settings."""
+    out.seed_drawn = args.seed is None
+    out.seed = draw_seed() if out.seed_drawn else args.seed
+    return out.seed
 
 
 def _agreement(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
     from evaluation.io.preferences import read_preferences
-    from evaluation.meta.agreement import agreement_with_users
+    from evaluation.meta.agreement import CONVENTIONS, agreement_with_users
     from evaluation.meta.levels import preference_items
 
-    votes = read_preferences(args.preferences)
+    if args.power and not args.plots:
+        raise EvaluationError("--power adds bars to the figures: it needs --plots DIR")
     if args.level == "weighted" and not args.intents:
         raise EvaluationError("--level weighted needs --intents FILE")
-    items = preference_items(votes, args.level, _weights(args.intents))
+    power = read_table(args.power, POWER_COLUMNS) if args.power else None
+    items = preference_items(read_preferences(args.preferences), args.level, _weights(args.intents))
+    seed = _seed(args, out) if args.bootstrap else None
     result = agreement_with_users(
-        items, _read_scores(args.scores), args.measures, B=args.bootstrap, rng=args.seed, confidence=args.confidence, tau_mode=args.tau_mode
+        items, _read_scores(args.scores), args.measures, B=args.bootstrap, rng=seed, confidence=args.confidence, tau_mode=args.tau_mode
     )
-    _seed(args, out, result.seed)
+    out.conventions = CONVENTIONS
     if args.plots:
         from evaluation.report import plots
 
-        power = _read_scores_like(args.power) if args.power else None
-        plots.agreement_heatmaps(result.table, args.plots)
-        plots.metric_bars(result.table, args.plots, power=power)
+        out.figure(args.plots, "agreement_heatmaps", plots.agreement_heatmaps_figure(result.table))
+        out.figure(args.plots, "metric_bars", plots.metric_bars_figure(result.table, power=power))
     return result.table
-
-
-def _read_scores_like(path: str) -> pd.DataFrame:
-    """A tidy table written by one of these commands (TSV, CSV or JSON)."""
-    from evaluation.io._lines import read_text
-
-    text = read_text(path)
-    if text.lstrip().startswith("["):
-        return pd.read_json(path, orient="records")
-    sep = "\t" if "\t" in text.splitlines()[0] else ","
-    return pd.read_csv(path, sep=sep, keep_default_na=False, na_values=["nan"])
 
 
 def _userprefs(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
@@ -338,16 +353,17 @@ def _userprefs(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
 
 
 def _discpower(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
-    from evaluation.meta.significance import discriminative_power
+    from evaluation.meta.significance import CONVENTIONS, discriminative_power
 
-    result = discriminative_power(_cube(args, min_runs=2), test=args.test, B=args.B, alpha=args.alpha, rng=args.seed)
-    _seed(args, out, result.seed)
+    cube = _cube(args, min_runs=2)
+    result = discriminative_power(cube, test=args.test, B=args.B, alpha=args.alpha, rng=_seed(args, out))
+    out.conventions = CONVENTIONS
     if args.pairs_out:
         out.files.append((args.pairs_out, render_table(result.pairs, args.format)))
     if args.plots:
         from evaluation.report import plots
 
-        plots.asl_curves(result.pairs, args.plots, alpha=args.alpha)
+        out.figure(args.plots, "asl_curves", plots.asl_curves_figure(result.pairs, alpha=args.alpha))
     return result.summary
 
 
@@ -360,9 +376,22 @@ def _gold_names(args: argparse.Namespace, available: Sequence[str]) -> list[str]
     return gold
 
 
-def _intuitiveness(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
-    from evaluation.meta.intuitiveness import concordance_test, intuitiveness_scores, ordering_agreement
+def _mup_overall(path: str) -> pd.Series:
+    """MUP per measure over all pairs from an agreement output (validated before any work)."""
+    table = read_table(path, AGREEMENT_COLUMNS)
+    rows = table[(table["statistic"] == "MUP") & (table["subset"] == "all")]
+    if rows.empty:
+        raise EvaluationError(f"{path}: no MUP rows for subset 'all' (is it an agreement output?)")
+    return rows.set_index("measure")["value"].astype(float)
 
+
+def _intuitiveness(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
+    from evaluation.meta.intuitiveness import CONVENTIONS, concordance_test, intuitiveness_scores, ordering_agreement
+
+    if args.ordering_out and not args.agreement:
+        raise EvaluationError("--ordering-out needs --agreement FILE")
+    mup = _mup_overall(args.agreement) if args.agreement else None
+    out.conventions = CONVENTIONS
     scores = _read_scores(args.scores)
     available = list(dict.fromkeys(scores["measure"]))
     gold = _gold_names(args, available)
@@ -379,14 +408,8 @@ def _intuitiveness(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
             matrix.insert(0, "gold", g)
             blocks.append(matrix)
         out.files.append((args.matrix_out, render_table(pd.concat(blocks, ignore_index=True), args.format)))
-    if args.ordering_out and not args.agreement:
-        raise EvaluationError("--ordering-out needs --agreement FILE")
-    if args.agreement:
-        agreement = _read_scores_like(args.agreement)
-        rows = agreement[(agreement["statistic"] == "MUP") & (agreement["subset"] == "all")]
-        if rows.empty:
-            raise EvaluationError(f"{args.agreement}: no MUP rows for subset 'all' (is it an agreement output?)")
-        ordering = ordering_agreement(intuitiveness_scores(table), rows.set_index("measure")["value"])
+    if mup is not None:
+        ordering = ordering_agreement(intuitiveness_scores(table), mup)
         if args.ordering_out:
             out.files.append((args.ordering_out, render_table(ordering, args.format)))
         else:
@@ -423,8 +446,9 @@ def _load(args: argparse.Namespace):
 def _dss(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
     from evaluation.meta.dss import document_selection_sensitivity
 
-    result = document_selection_sensitivity(_load(args), args.measures, n_perm=args.n_perm, rng=args.seed, keep_grades=args.keep_grades)
-    _seed(args, out, result.seed)
+    collection = _load(args)
+    seed = _seed(args, out)
+    result = document_selection_sensitivity(collection, args.measures, n_perm=args.n_perm, rng=seed, keep_grades=args.keep_grades)
     return result.table.assign(seed=result.seed)
 
 
@@ -440,26 +464,27 @@ def _loo(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
 
 def _reduce(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
     from evaluation.meta.reduction import topic_set_reduction
+    from evaluation.meta.significance import CONVENTIONS
 
     measures = list(dict.fromkeys([args.reference, *(args.measures or [])])) if args.measures else None
     cube = _cube(args, measures, min_runs=2)
-    table = topic_set_reduction(cube, args.reference, args.sizes, test=args.test, B=args.B, alpha=args.alpha, rng=args.seed)
-    _seed(args, out, int(table["seed"].iloc[0]) if table["seed"].notna().all() else None)
-    return table
+    out.conventions = CONVENTIONS
+    return topic_set_reduction(cube, args.reference, args.sizes, test=args.test, B=args.B, alpha=args.alpha, rng=_seed(args, out))
 
 
 def _simplified(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
     from evaluation.io.runs import read_run
+    from evaluation.meta.significance import CONVENTIONS
     from evaluation.meta.simplified import simplified_comparison
 
     runs = [read_run(path) for path in args.run]
-    table = simplified_comparison(_load(args), runs, args.measures, test=args.test, B=args.B, alpha=args.alpha, rng=args.seed)
-    _seed(args, out, int(table["seed"].iloc[0]))
-    return table
+    collection = _load(args)
+    out.conventions = CONVENTIONS
+    return simplified_comparison(collection, runs, args.measures, test=args.test, B=args.B, alpha=args.alpha, rng=_seed(args, out))
 
 
 def _simulate(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
-    from evaluation.meta.simulate import UserModel, planted_truth, simulate_preferences
+    from evaluation.meta.simulate import CONVENTIONS, UserModel, planted_truth, simulate_preferences
 
     measures = list(dict.fromkeys([*args.truth, *args.measures])) if args.measures else None
     cube = _cube(args, measures, min_runs=2)
@@ -472,20 +497,20 @@ def _simulate(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
         n_sim=args.n_sim,
         signal=args.signal,
         cheaters=args.cheaters,
-        rng=args.seed,
+        rng=_seed(args, out),
     )
-    _seed(args, out, result.seed)
+    out.conventions = CONVENTIONS
     for truth, dups in result.excluded.items():
         out.notes.extend(f"truth {truth}: excluded {m}: {reason}" for m, reason in dups)
     if args.preferences_out:
         model = UserModel(noise=args.noise[0], signal=args.signal, annotators=args.annotators[0], cheaters=args.cheaters)
-        votes = simulate_preferences(cube, args.truth[0], model, rng=result.seed)
+        votes = simulate_preferences(cube, args.truth[0], model, rng=out.seed)
         columns = ["topic", "run_a", "run_b", "value", "level", "annotator"]
         out.files.append((args.preferences_out, render_table(votes[columns], "csv" if args.preferences_out.endswith(".csv") else "tsv")))
     if args.plots:
         from evaluation.report import plots
 
-        plots.recovery_curves(result.table, args.plots)
+        out.figure(args.plots, "recovery", plots.recovery_curves_figure(result.table))
     return result.table
 
 
@@ -512,14 +537,12 @@ def main(argv: list[str] | None = None) -> int:
         warnings.simplefilter("always")
         try:
             args = build_parser().parse_args(argv)
+            _check_outputs(args)
             table = COMMANDS[args.command](args, out)
             text = render_table(table, args.format)
-            for path, content in out.files:
-                write_atomic(path, content)
             if args.output:
-                write_atomic(args.output, text)
-            else:
-                sys.stdout.write(text)
+                out.files.append((settings_path(args.output), render_settings(_settings(args, out))))
+            _write(out, args.output, text)
         except SystemExit as exc:  # --help
             return int(exc.code or 0)
         except BrokenPipeError:  # pragma: no cover - e.g. piped into head
@@ -529,9 +552,45 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {_one_line(exc)}", file=sys.stderr)
             return 2
     _print_warnings(caught)
+    if out.seed is not None:
+        hint = f" (drawn; pass --seed {out.seed} to reproduce)" if out.seed_drawn else ""
+        print(f"note: seed={out.seed}{hint}", file=sys.stderr)
     for note in out.notes:
         print(f"note: {note}", file=sys.stderr)
     return 0
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Fail before any work when an output cannot be written (missing directory, --plots a file)."""
+    given = vars(args)
+    for name in OUTPUT_OPTIONS:
+        path = given.get(name)
+        if path and not Path(path).resolve().parent.is_dir():
+            raise EvaluationError(f"{path}: directory {Path(path).parent} does not exist")
+    plots = given.get("plots")
+    if plots and Path(plots).exists() and not Path(plots).is_dir():
+        raise EvaluationError(f"{plots}: --plots needs a directory, this is a file")
+
+
+def _settings(args: argparse.Namespace, out: _Output) -> dict[str, object]:
+    """The settings sidecar of this run (spec 3.8, 4): inputs, options, seed, conventions."""
+    given = vars(args)
+    inputs = {name: given[name] for name in INPUT_OPTIONS if given.get(name)}
+    options = {name: value for name, value in given.items() if name not in (*INPUT_OPTIONS, "command", "seed")}
+    return settings_record(args.command, inputs=inputs, options=options, seed=out.seed, conventions=out.conventions)
+
+
+def _write(out: _Output, output: str | None, text: str) -> None:
+    """Write companion outputs, figures, then the table (standard output when ``output`` is None)."""
+    from evaluation.report.plots import write_files
+
+    for path, content in out.files:
+        write_atomic(path, content)
+    write_files(out.figures)
+    if output:
+        write_atomic(output, text)
+    else:
+        sys.stdout.write(text)
 
 
 def _one_line(exc: BaseException) -> str:

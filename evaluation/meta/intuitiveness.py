@@ -25,6 +25,11 @@ from evaluation.meta.significance import run_pairs
 
 GS_TIES = ("both", "neither")
 ALL_GOLD = "all"
+CONVENTIONS = {
+    "disagreement": "d_1 d_2 < 0 on a topic and run pair; |d| <= 1e-12 is a tie, never a disagreement (spec 4.5)",
+    "sign_test": "exact two-sided binomial test on a = only M1 agrees, b = only M2 agrees (register 29)",
+    "intuitiveness_order": "mean concordance of a metric over its comparisons with every other candidate (our choice, Chen 6.1)",
+}
 COLUMNS = ["gold", "measure_1", "measure_2", "disagreements", "concordance_1", "concordance_2", "a", "b", "p"]
 
 

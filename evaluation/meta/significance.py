@@ -30,6 +30,13 @@ CHUNK = 64  # run pairs per studentisation slice
 FLAT = 1e-12 / (1 - 1e-12)  # r <= FLAT * q  <=>  r <= 1e-12 * (q + r)
 SUMMARY_COLUMNS = ["measure", "test", "pairs", "significant", "power", "delta_required", "B", "alpha", "seed"]
 PAIR_COLUMNS = ["measure", "run_a", "run_b", "diff", "asl", "significant"]
+CONVENTIONS = {
+    "bootstrap": "paired, two-sided, studentised (Sakai 2006); spec 4.2 zero-spread rules, tolerance 1e-12",
+    "tukey": "randomised Tukey HSD permuting each topic row; D_b >= |x_j - x_k| - 1e-12 counts (spec 4.3)",
+    "resamples": "one set of B resamples shared by every run pair and metric (common random numbers)",
+    "significant": "ASL < alpha (spec 4.4)",
+    "delta_required": "bootstrap: max over pairs of t_alpha s / sqrt(n); tukey: ceil(B alpha)-th largest D_b",
+}
 
 
 def run_pairs(m: int) -> tuple[IntArray, IntArray]:

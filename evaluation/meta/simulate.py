@@ -52,6 +52,12 @@ COLUMNS = [
     "seed",
 ]
 RANKED = ("MUP", "tau_b")
+CONVENTIONS = {
+    "user_model": "answer = clip(round(signal d_T / sd(d_T) + N(0, noise^2)), -4, 4); uniform on -4..4 with probability cheaters",
+    "recovery": "the truth is strictly first among the candidates by MUP / tau_b (a tie for first is not a recovery)",
+    "duplicates": "candidates with the truth's sign on every pair are excluded and reported",
+    "topics": "a random subset of that many topics per simulated study (never more than the scores hold)",
+}
 
 
 @dataclass(frozen=True)
@@ -147,14 +153,13 @@ def recovery(
     excluded = {m for m, _ in duplicates_of(pairs, truth)}
     keep = np.array([m not in excluded for m in pairs.measures])
     n_topics = int(pairs.topic_index.max()) + 1
+    check_topics(topics, n_topics)
     answers = simulate_answers(latent_preference(pairs.d[g_truth], model.signal), model, n_sim, rng)
     total = answers.sum(axis=2)
     p = total / model.annotators
-    if topics is None or topics >= n_topics:
+    if topics is None or topics == n_topics:
         w = np.ones_like(p)
     else:
-        if topics < 1:
-            raise ValueError(f"topics must be >= 1, got {topics}")
         drawn = np.argsort(rng.random((n_sim, n_topics)), axis=1)[:, :topics]
         chosen = np.zeros((n_sim, n_topics), dtype=bool)
         np.put_along_axis(chosen, drawn, True, axis=1)
@@ -176,6 +181,16 @@ def recovery(
         out[f"rank_{name}"] = np.where(valid, 1 + strictly.sum(axis=1), np.nan)
     out["candidates"] = rivals.sum(axis=1) + 1
     return out
+
+
+def check_topics(topics: int | None, available: int) -> None:
+    """A study draws ``topics`` distinct topics: between 1 and the ``available`` ones (None: all)."""
+    if topics is None:
+        return
+    if topics < 1:
+        raise ValueError(f"topics must be >= 1, got {topics}")
+    if topics > available:
+        raise EvaluationError(f"cannot draw {topics} topics per simulated study: the scores have only {available} topics")
 
 
 @dataclass(frozen=True)
@@ -201,7 +216,8 @@ def planted_truth(
 ) -> SimulationResult:
     """Recovery of each planted truth metric versus noise, annotators per pair and number of topics.
 
-    ``topics=None`` uses every topic; an integer draws that many topics per simulation.
+    ``topics=None`` uses every topic; an integer draws that many topics per simulation (more than
+    the cube holds is an error, never silently all of them).
     """
     if n_sim < 1:
         raise ValueError(f"n_sim must be >= 1, got {n_sim}")
@@ -212,6 +228,8 @@ def planted_truth(
         raise EvaluationError("the simulation needs at least 2 candidate measures")
     if len(cube.runs) < 2:
         raise EvaluationError("the simulation needs at least 2 runs")
+    for n_topics in topics:
+        check_topics(n_topics, len(cube.topics))
     generator, seed = resolve_rng(rng)
     pairs = StudyPairs.from_cube(cube)
     rows = []

@@ -1,7 +1,9 @@
 """Figures of the meta-evaluation (matplotlib, Agg backend, imported only when a figure is drawn).
 
-Each function writes ``<stem>.png`` and ``<stem>.svg`` into a directory (atomically: a figure is
-either complete or absent) and returns the paths:
+Each ``*_figure`` function builds one figure; the function of the same name without the suffix
+writes it as ``<stem>.png`` and ``<stem>.svg`` into a directory (atomically: a figure is either
+complete or absent) and returns the paths. :func:`render_figure` renders to bytes in memory, so a
+caller (the CLI) can write figures only once everything else has succeeded.
 
 * :func:`agreement_heatmaps` -- tau_b (or another statistic) per Delta bin x preference subrange,
   one panel per metric, with N in every cell (Chen et al., Fig. 1);
@@ -34,22 +36,31 @@ def _pyplot():
     return plt
 
 
-def save_figure(fig, directory: str | Path, stem: str) -> list[Path]:
-    """Write ``fig`` as PNG and SVG into ``directory`` (created if needed); close it."""
+def render_figure(fig, directory: str | Path, stem: str) -> list[tuple[Path, bytes]]:
+    """``fig`` as PNG and SVG bytes with their target paths in ``directory``; closes the figure."""
     plt = _pyplot()
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = []
+    rendered = []
     try:
         for fmt in FORMATS:
             buffer = io.BytesIO()
             fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight", metadata=_metadata(fmt))
-            path = directory / f"{stem}.{fmt}"
-            write_atomic(path, buffer.getvalue())
-            paths.append(path)
+            rendered.append((Path(directory) / f"{stem}.{fmt}", buffer.getvalue()))
     finally:
         plt.close(fig)
-    return paths
+    return rendered
+
+
+def write_files(files: list[tuple[Path, bytes]]) -> list[Path]:
+    """Write rendered figures atomically, creating their directories; returns the paths."""
+    for path, content in files:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, content)
+    return [path for path, _ in files]
+
+
+def save_figure(fig, directory: str | Path, stem: str) -> list[Path]:
+    """Write ``fig`` as PNG and SVG into ``directory`` (created if needed); close it."""
+    return write_files(render_figure(fig, directory, stem))
 
 
 def _metadata(fmt: str) -> dict:
@@ -65,6 +76,11 @@ def _grid(n: int, max_cols: int = 4) -> tuple[int, int]:
 def agreement_heatmaps(
     table: pd.DataFrame, directory: str | Path, *, statistic: str = "tau_b", stem: str = "agreement_heatmaps"
 ) -> list[Path]:
+    """Write :func:`agreement_heatmaps_figure` into ``directory``."""
+    return save_figure(agreement_heatmaps_figure(table, statistic=statistic), directory, stem)
+
+
+def agreement_heatmaps_figure(table: pd.DataFrame, *, statistic: str = "tau_b"):
     """Chen et al. Fig. 1: ``statistic`` per bin x subrange cell for every metric, N annotated."""
     from evaluation.report.tables import agreement_grid
 
@@ -90,11 +106,17 @@ def agreement_heatmaps(
     if image is not None:
         fig.colorbar(image, ax=axes, shrink=0.8, label=statistic)
     fig.suptitle(f"{statistic} by Delta bin (rows) and preference subrange (columns)", fontsize=10)
-    return save_figure(fig, directory, stem)
+    return fig
 
 
 def metric_bars(table: pd.DataFrame, directory: str | Path, *, power: pd.DataFrame | None = None, stem: str = "metric_bars") -> list[Path]:
-    """Chen et al. Fig. 2: MUP, MUP_b, tau, tau_b (+ discriminative power) per metric, sorted by MUP."""
+    """Write :func:`metric_bars_figure` into ``directory``."""
+    return save_figure(metric_bars_figure(table, power=power), directory, stem)
+
+
+def metric_bars_figure(table: pd.DataFrame, *, power: pd.DataFrame | None = None):
+    """Chen et al. Fig. 2: MUP, MUP_b, tau, tau_b (+ discriminative ``power`` of a discpower
+    summary, column ``power`` per ``measure``) per metric, sorted by MUP."""
     plt = _pyplot()
     overall = table[table["subset"] == "all"].pivot(index="measure", columns="statistic", values="value")
     series = ["MUP", "MUP_b", "tau", "tau_b"]
@@ -112,12 +134,17 @@ def metric_bars(table: pd.DataFrame, directory: str | Path, *, power: pd.DataFra
     ax.set_ylabel("value")
     ax.legend(fontsize=8, ncols=len(series))
     ax.set_title("Agreement with users (sorted by MUP)", fontsize=10)
-    return save_figure(fig, directory, stem)
+    return fig
 
 
 def asl_curves(
     pairs: pd.DataFrame, directory: str | Path, *, alpha: float = 0.05, max_asl: float = 0.1, stem: str = "asl_curves"
 ) -> list[Path]:
+    """Write :func:`asl_curves_figure` into ``directory``."""
+    return save_figure(asl_curves_figure(pairs, alpha=alpha, max_asl=max_asl), directory, stem)
+
+
+def asl_curves_figure(pairs: pd.DataFrame, *, alpha: float = 0.05, max_asl: float = 0.1):
     """Sakai's ASL curves: each metric's sorted ASLs against pair index (region ASL <= ``max_asl``)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.0, 4.0), layout="constrained")
@@ -130,10 +157,15 @@ def asl_curves(
     ax.set_ylabel("ASL")
     ax.legend(fontsize=6, ncols=2)
     ax.set_title("ASL curves (closer to the origin = more discriminative)", fontsize=10)
-    return save_figure(fig, directory, stem)
+    return fig
 
 
 def recovery_curves(sim: pd.DataFrame, directory: str | Path, *, statistic: str = "MUP", stem: str = "recovery") -> list[Path]:
+    """Write :func:`recovery_curves_figure` into ``directory``."""
+    return save_figure(recovery_curves_figure(sim, statistic=statistic), directory, stem)
+
+
+def recovery_curves_figure(sim: pd.DataFrame, *, statistic: str = "MUP"):
     """Share of simulations in which the planted truth comes out first by ``statistic``, versus
     noise: one panel per (annotators, topics) setting, one line per truth metric."""
     plt = _pyplot()
@@ -165,4 +197,4 @@ def recovery_curves(sim: pd.DataFrame, directory: str | Path, *, statistic: str 
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside right center", fontsize=7)
     fig.suptitle("Planted-truth recovery", fontsize=10)
-    return save_figure(fig, directory, stem)
+    return fig

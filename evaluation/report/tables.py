@@ -15,6 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from evaluation.exceptions import FormatError
+
 FORMATS = ("tsv", "csv", "json")
 
 
@@ -71,6 +73,31 @@ def render_table(frame: pd.DataFrame, fmt: str = "tsv") -> str:
     for row in rows:
         writer.writerow([_cell(v) for v in row])
     return buffer.getvalue()
+
+
+def read_table(path: str, required: Sequence[str]) -> pd.DataFrame:
+    """Read back a tidy table written by :func:`render_table` (TSV, CSV or JSON, by content).
+
+    Raises FormatError naming ``path`` when it is empty, unparsable or lacks a ``required`` column,
+    so a companion input (``--power``, ``--agreement``) fails before any work is done.
+    """
+    from evaluation.io._lines import read_text
+
+    text = read_text(path)
+    if not text.strip():
+        raise FormatError(path, 0, "file is empty")
+    try:
+        if text.lstrip().startswith("["):
+            frame = pd.DataFrame.from_records(json.loads(text))
+        else:
+            sep = "\t" if "\t" in text.lstrip().splitlines()[0] else ","
+            frame = pd.read_csv(io.StringIO(text), sep=sep, keep_default_na=False, na_values=["nan"])
+    except (ValueError, TypeError) as exc:
+        raise FormatError(path, 0, f"not a TSV, CSV or JSON table ({' '.join(str(exc).split())})") from None
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise FormatError(path, 0, f"lacks column(s) {', '.join(missing)}; required: {' '.join(required)}")
+    return frame
 
 
 def concordance_matrix(table: pd.DataFrame, gold: str, measures: Sequence[str] | None = None, digits: int = 3) -> pd.DataFrame:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from evaluation.meta.cli import main
 from tests.evaluation.golden import REFERENCE
 
 QRELS = REFERENCE / "trec2014" / "qrels.diversity.tsv"
@@ -35,6 +36,15 @@ PUBLIC_MEASURES = [
     "PMP@10",
     "Ef-P@10",
 ]
+
+
+# Candidates of the CLI tests.
+MEASURES = ["D-Q@10", "alpha-nDCG@10", "I-rec@10", "nERR-IA@10"]
+
+
+def read(path: Path) -> pd.DataFrame:
+    """A TSV table written by ``python -m evaluation meta``."""
+    return pd.read_csv(path, sep="\t", keep_default_na=False, na_values=["nan"])
 
 
 @pytest.fixture(scope="session")
@@ -68,3 +78,33 @@ def public_scores_file(public_scores, tmp_path_factory) -> Path:
 def tidy(values: dict[tuple[str, str, str], float]) -> pd.DataFrame:
     """A score frame from ``{(run, topic, measure): value}``."""
     return pd.DataFrame([(r, t, m, v) for (r, t, m), v in values.items()], columns=["run", "topic", "measure", "value"])
+
+
+@pytest.fixture(scope="session")
+def study(public_scores_file, tmp_path_factory) -> dict[str, Path]:
+    """A simulated preference study on the public runs (truth D-Q@10), written by `simulate`."""
+    folder = tmp_path_factory.mktemp("study")
+    prefs = folder / "prefs.tsv"
+    status = main(
+        [
+            "simulate",
+            "--scores",
+            str(public_scores_file),
+            "--truth",
+            "D-Q@10",
+            "--measures",
+            *MEASURES,
+            "--noise",
+            "1",
+            "--n-sim",
+            "5",
+            "--seed",
+            "3",
+            "--preferences-out",
+            str(prefs),
+            "-o",
+            str(folder / "sim.tsv"),
+        ]
+    )
+    assert status == 0
+    return {"scores": public_scores_file, "prefs": prefs, "dir": folder}

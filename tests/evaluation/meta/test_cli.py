@@ -3,50 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from evaluation.meta.cli import main
 
-from .conftest import INTENTS, QRELS, RUNS
-
-MEASURES = ["D-Q@10", "alpha-nDCG@10", "I-rec@10", "nERR-IA@10"]
-
-
-def read(path: Path) -> pd.DataFrame:
-    return pd.read_csv(path, sep="\t", keep_default_na=False, na_values=["nan"])
-
-
-@pytest.fixture(scope="module")
-def study(public_scores_file, tmp_path_factory) -> dict[str, Path]:
-    """A simulated preference study on the public runs (truth D-Q@10), written by `simulate`."""
-    folder = tmp_path_factory.mktemp("study")
-    prefs = folder / "prefs.tsv"
-    status = main(
-        [
-            "simulate",
-            "--scores",
-            str(public_scores_file),
-            "--truth",
-            "D-Q@10",
-            "--measures",
-            *MEASURES,
-            "--noise",
-            "1",
-            "--n-sim",
-            "5",
-            "--seed",
-            "3",
-            "--preferences-out",
-            str(prefs),
-            "-o",
-            str(folder / "sim.tsv"),
-        ]
-    )
-    assert status == 0
-    return {"scores": public_scores_file, "prefs": prefs, "dir": folder}
+from .conftest import INTENTS, MEASURES, QRELS, RUNS, read
 
 
 def test_agreement_writes_the_pinned_header_and_figures(study, tmp_path: Path) -> None:
@@ -401,3 +365,92 @@ def test_intuitiveness_ordering_against_mup(study, tmp_path: Path) -> None:
     table = read(ordering)
     assert table["gold"].tolist() == ["I-rec@10"] and table["measures"].tolist() == [4]
     assert -1 <= table["tau_b"].iloc[0] <= 1
+
+
+# COMPANION INPUTS AND ALL-OR-NOTHING OUTPUT ===================================================
+def agreement_args(study, *extra: str) -> list[str]:
+    return ["agreement", "--scores", str(study["scores"]), "--preferences", str(study["prefs"]), "--measures", *MEASURES, *extra]
+
+
+def svg_legend_and_patches(path: Path) -> tuple[list[str], int]:
+    """Text labels (matplotlib writes each as an SVG comment) and the number of drawn patches."""
+    svg = path.read_text()
+    return re.findall(r"<!-- (.*?) -->", svg), len(re.findall(r'<g id="patch_', svg))
+
+
+def test_power_file_without_power_column_is_a_one_line_error_and_writes_nothing(study, tmp_path: Path, capsys) -> None:
+    power = tmp_path / "power.tsv"
+    power.write_text("measure\tpairs\nD-Q@10\t28\n")
+    out, figs = tmp_path / "agreement.tsv", tmp_path / "figs"
+    assert main(agreement_args(study, "--power", str(power), "--plots", str(figs), "-o", str(out))) == 2
+    assert one_error_line(capsys) == f"error: {power}: lacks column(s) power; required: measure power"
+    assert not figs.exists() and not out.exists() and not Path(f"{out}.settings.json").exists()
+
+
+def test_agreement_file_without_statistic_column_is_a_one_line_error(study, tmp_path: Path, capsys) -> None:
+    agreement_file = tmp_path / "agreement.csv"
+    agreement_file.write_text("measure,subset,value\nD-Q@10,all,0.5\n")
+    out = tmp_path / "c.tsv"
+    args = ["intuitiveness", "--scores", str(study["scores"]), "--gold", "I-rec@10", "--agreement", str(agreement_file), "-o", str(out)]
+    assert main(args) == 2
+    assert one_error_line(capsys) == f"error: {agreement_file}: lacks column(s) statistic; required: measure statistic subset value"
+    assert not out.exists()
+    agreement_file.write_text("")
+    assert main(args) == 2
+    assert one_error_line(capsys) == f"error: {agreement_file}: file is empty"
+
+
+def test_power_needs_plots(study, capsys) -> None:
+    assert main(agreement_args(study, "--power", str(study["dir"] / "power.tsv"))) == 2
+    assert "--power adds bars to the figures: it needs --plots DIR" in one_error_line(capsys)
+
+
+def test_unwritable_output_fails_before_any_figure_is_written(study, tmp_path: Path, capsys) -> None:
+    figs = tmp_path / "figs"
+    pairs = tmp_path / "absent" / "pairs.tsv"
+    args = ["discpower", "--scores", str(study["scores"]), "--measures", *MEASURES, "--B", "20", "--seed", "1"]
+    assert main([*args, "--plots", str(figs), "--pairs-out", str(pairs), "-o", str(tmp_path / "p.tsv")]) == 2
+    assert f"{pairs}: directory {pairs.parent} does not exist" in one_error_line(capsys)
+    assert not figs.exists() and not (tmp_path / "p.tsv").exists()
+    (tmp_path / "file").write_text("")
+    assert main([*args, "--plots", str(tmp_path / "file")]) == 2
+    assert "--plots needs a directory" in one_error_line(capsys)
+
+
+def test_bar_chart_with_discriminative_power_end_to_end(study, tmp_path: Path) -> None:
+    """`discpower -o power.tsv`, then `agreement --power power.tsv --plots DIR` draws a 5th bar series."""
+    power = tmp_path / "power.tsv"
+    assert main(["discpower", "--scores", str(study["scores"]), "--measures", *MEASURES, "--B", "50", "--seed", "2", "-o", str(power)]) == 0
+    with_power, without = tmp_path / "with", tmp_path / "without"
+    assert main(agreement_args(study, "--power", str(power), "--plots", str(with_power), "-o", str(tmp_path / "a.tsv"))) == 0
+    assert main(agreement_args(study, "--plots", str(without))) == 0
+    labels, patches = svg_legend_and_patches(with_power / "metric_bars.svg")
+    plain_labels, plain_patches = svg_legend_and_patches(without / "metric_bars.svg")
+    assert "power" in labels and "power" not in plain_labels
+    assert {"MUP", "MUP_b", "tau", "tau_b"} <= set(plain_labels) and set(MEASURES) <= set(labels)
+    assert patches - plain_patches == len(MEASURES) + 1  # one bar per measure and a legend swatch
+    assert (with_power / "metric_bars.png").stat().st_size > 1000
+
+
+def test_simulate_more_topics_than_available_is_an_error(study, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "sim.tsv"
+    args = [
+        "simulate",
+        "--scores",
+        str(study["scores"]),
+        "--truth",
+        "D-Q@10",
+        "--measures",
+        *MEASURES,
+        "--n-sim",
+        "5",
+        "--seed",
+        "1",
+        "--noise",
+        "1",
+    ]
+    assert main([*args, "--topics", "10", "60", "-o", str(out)]) == 2
+    assert one_error_line(capsys) == "error: cannot draw 60 topics per simulated study: the scores have only 50 topics"
+    assert not out.exists()
+    assert main([*args, "--topics", "10", "50", "-o", str(out)]) == 0
+    assert read(out)["topics"].tolist() == [10, 50]

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
+from evaluation.exceptions import FormatError
 from evaluation.meta.agreement import agreement
 from evaluation.report import plots
-from evaluation.report.tables import agreement_grid, render_table, to_markdown
+from evaluation.report.tables import agreement_grid, read_table, render_table, to_markdown
 
 FRAME = pd.DataFrame({"name": ["a", "b"], "n": [1, 2], "x": [0.1, math.nan], "flag": [True, False], "big": [math.inf, -1.5]})
 
@@ -55,3 +57,43 @@ def test_figures_are_written_as_png_and_svg(tmp_path: Path) -> None:
     assert len(paths) == 8 and all(p.stat().st_size > 1000 for p in paths)
     assert {p.suffix for p in paths} == {".png", ".svg"}
     assert not list(tmp_path.glob(".*tmp"))
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "csv", "json"])
+def test_read_table_reads_back_every_format(tmp_path: Path, fmt: str) -> None:
+    path = tmp_path / f"t.{fmt}"
+    path.write_text(render_table(FRAME, fmt))
+    back = read_table(str(path), ["name", "x"])
+    assert back["name"].tolist() == ["a", "b"] and back["n"].tolist() == [1, 2]
+    assert back["x"].iloc[0] == 0.1 and math.isnan(back["x"].iloc[1])
+
+
+def test_read_table_names_the_file_and_the_missing_columns(tmp_path: Path) -> None:
+    path = tmp_path / "power.tsv"
+    path.write_text("measure\tpairs\nA\t3\n")
+    with pytest.raises(FormatError, match=r"power.tsv: lacks column\(s\) power, test; required: measure power test$"):
+        read_table(str(path), ["measure", "power", "test"])
+    path.write_text("  \n")
+    with pytest.raises(FormatError, match="power.tsv: file is empty"):
+        read_table(str(path), ["measure"])
+    with pytest.raises(FormatError, match="no such file"):
+        read_table(str(tmp_path / "absent.tsv"), ["measure"])
+
+
+def test_metric_bars_draw_power_in_mup_order() -> None:
+    """Chen et al. Fig. 2: one bar series per statistic, sorted by MUP; power joined by measure."""
+    d = np.array([[0.1, 0.2, -0.1, 0.3], [-0.1, 0.2, 0.1, -0.3], [0.1, -0.2, 0.1, 0.3]])
+    p = np.array([1.0, 2.0, -1.0, 3.0])
+    table = agreement(d, p, ["A", "B", "C"]).table
+    mup = table[(table["statistic"] == "MUP") & (table["subset"] == "all")].set_index("measure")["value"]
+    assert mup.to_dict() == pytest.approx({"A": 1.0, "B": -3 / 7, "C": 1 / 7})  # sum u = 7
+    power = pd.DataFrame({"measure": ["C", "A", "B"], "power": [0.5, 0.25, 0.75]})
+    fig = plots.metric_bars_figure(table, power=power)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["A", "C", "B"]  # by MUP, descending
+    heights = [[bar.get_height() for bar in container] for container in ax.containers]
+    assert len(heights) == 5
+    assert heights[0] == pytest.approx([1.0, 1 / 7, -3 / 7])  # MUP
+    assert heights[4] == pytest.approx([0.25, 0.5, 0.75])  # power of A, C, B
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["MUP", "MUP_b", "tau", "tau_b", "power"]
+    plots.render_figure(fig, ".", "unused")  # closes the figure

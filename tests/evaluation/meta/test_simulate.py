@@ -97,6 +97,17 @@ def test_bad_inputs() -> None:
         planted_truth(small_cube(), ["X"], n_sim=5)
     with pytest.raises(ValueError, match="n_sim"):
         planted_truth(small_cube(), ["T"], n_sim=0)
+    with pytest.raises(ValueError, match="topics must be >= 1"):
+        planted_truth(small_cube(), ["T"], topics=[0], n_sim=5)
+
+
+def test_more_topics_than_the_scores_hold_is_an_error_not_all_topics() -> None:
+    with pytest.raises(EvaluationError, match="cannot draw 13 topics per simulated study: the scores have only 12 topics"):
+        planted_truth(small_cube(), ["T"], noise=[0.5], topics=[6, 13], n_sim=5, rng=1)
+    every = planted_truth(small_cube(), ["T"], noise=[2.0], topics=[12], n_sim=50, rng=1).table
+    default = planted_truth(small_cube(), ["T"], noise=[2.0], topics=[None], n_sim=50, rng=1).table
+    pd.testing.assert_frame_equal(every, default)  # exactly the available number is all of them
+    assert every["topics"].tolist() == [12]
 
 
 @pytest.mark.slow
