@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -157,6 +158,79 @@ def test_bootstrap_is_deterministic_for_a_seed_and_records_it() -> None:
     assert not one.table["ci_low"].equals(other.table["ci_low"])
     rows = one.table[one.table["subset"] == "all"]
     assert (rows["ci_low"] <= rows["value"] + 1e-12).all() and (rows["value"] <= rows["ci_high"] + 1e-12).all()
+
+
+def reference_statistics(d: np.ndarray, p: np.ndarray) -> dict[tuple[str, str], float]:
+    """Spec §3.2-3.6 for one metric, written out pair by pair: {(subset, statistic): value}."""
+    sign = lambda x: 0 if abs(x) <= 1e-12 else (1 if x > 0 else -1)  # noqa: E731
+    mean_abs = sum(abs(x) for x in d) / len(d)
+    members: dict[str, list[int]] = {"all": list(range(len(d)))}
+    members["large"] = [c for c in members["all"] if abs(d[c]) > mean_abs]
+    members["small"] = [c for c in members["all"] if abs(d[c]) <= mean_abs]
+    for lo in range(4):
+        name = f"({lo}-{lo + 1}]"
+        members[name] = [c for c in members["all"] if lo < abs(p[c]) <= lo + 1]
+        for b in ("small", "large"):
+            members[f"{b}:{name}"] = [c for c in members[b] if c in members[name]]
+    out = {}
+    for subset, pairs in members.items():
+        J = [sign(d[c]) * sign(p[c]) for c in pairs]
+        u = [abs(p[c]) for c in pairs]
+        A, D, N = J.count(1), J.count(-1), len(pairs)
+        n_m = sum(sign(d[c]) == 0 for c in pairs)
+        n_u = sum(sign(p[c]) == 0 for c in pairs)
+        U, UJ = sum(u), sum(x * j for x, j in zip(u, J))
+        UT = sum(abs(p[c]) for c in pairs if sign(d[c]) == 0)
+        nan = float("nan")
+        out[subset, "tau"] = (A - D) / N if N else nan
+        out[subset, "tau_b"] = (A - D) / math.sqrt((N - n_m) * (N - n_u)) if N > n_m and N > n_u else nan
+        out[subset, "MUP"] = UJ / U if U > 0 else nan
+        out[subset, "MUP_b"] = UJ / math.sqrt((U - UT) * U) if U - UT > 1e-12 * U and U > 0 else nan
+        out[subset, "MUP_b_published"] = UJ / math.sqrt((U + UT) * U) if U > 0 else nan
+    return out
+
+
+def reference_intervals(d: np.ndarray, p: np.ndarray, clusters: np.ndarray, B: int, seed: int, level: float) -> dict:
+    """Slow cluster bootstrap: per resample, draw k topics with replacement (the same draws as
+    ``bootstrap_counts``: ``default_rng(seed).integers(0, k, (B, k))``), list every pair of every
+    drawn topic (repeats included) and recompute everything, bins too, from that list."""
+    k = int(clusters.max()) + 1
+    draws = np.random.default_rng(seed).integers(0, k, size=(B, k))
+    samples: dict[tuple[str, str], list[float]] = {}
+    for row in draws:
+        pairs = [c for topic in row for c in np.flatnonzero(clusters == topic)]
+        for key, value in reference_statistics(d[pairs], p[pairs]).items():
+            samples.setdefault(key, []).append(value)
+    tail = (1 - level) / 2 * 100
+    out = {}
+    for key, values in samples.items():
+        finite = np.array([v for v in values if not math.isnan(v)])
+        out[key] = (np.percentile(finite, tail), np.percentile(finite, 100 - tail)) if finite.size else (np.nan, np.nan)
+    return out
+
+
+def test_cluster_bootstrap_intervals_match_a_slow_reference() -> None:
+    """Every statistic x subset interval of two metrics equals the one-resample-at-a-time reference
+    (10 topics x 6 pairs, metric ties, user ties, preferences in thirds)."""
+    rng = np.random.default_rng(21)
+    clusters = np.repeat(np.arange(10), 6)
+    d = rng.normal(0, 0.2, size=(2, 60)) * (rng.random((2, 60)) > 0.25)
+    p = rng.integers(-12, 13, size=60) / 3.0
+    result = agreement(d, p, ["A", "B"], clusters=clusters, B=150, rng=77, confidence=0.9)
+    for g, measure in enumerate(["A", "B"]):
+        point = reference_statistics(d[g], p)
+        expected = reference_intervals(d[g], p, clusters, B=150, seed=77, level=0.9)
+        rows = result.table[result.table["measure"] == measure].set_index(["subset", "statistic"])
+        assert len(rows) == len(expected) == 5 * len(SUBSETS)
+        for key, (low, high) in expected.items():
+            np.testing.assert_allclose(
+                rows.loc[key, ["value", "ci_low", "ci_high"]].to_numpy(float),
+                [point[key], low, high],
+                rtol=1e-10,
+                atol=1e-12,
+                err_msg=str(key),
+            )
+    assert result.table["ci_low"].notna().sum() > 100  # most intervals are defined
 
 
 def test_cluster_bootstrap_resamples_whole_topics() -> None:

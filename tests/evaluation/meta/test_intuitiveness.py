@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 
 from evaluation.exceptions import EvaluationError
 from evaluation.meta._matrix import ScoreCube
-from evaluation.meta.intuitiveness import concordance_test, intuitiveness_scores, ordering_agreement
+from evaluation.meta.intuitiveness import COLUMNS, concordance_test, intuitiveness_scores, ordering_agreement
 from evaluation.report.tables import concordance_matrix
 
 # Spec §4.5: 2 topics x 3 runs.
@@ -70,6 +71,37 @@ def test_sign_test_and_table2_layout() -> None:
     mup = pd.Series({"good": 0.9, "other": 0.2, "bad": 0.1})
     ordering = ordering_agreement(scores, mup)
     assert ordering["gold"].tolist() == ["GS"] and ordering["measures"].iloc[0] == 3
+
+
+def test_tau_b_between_mup_order_and_intuitiveness_order_by_hand() -> None:
+    """Chen et al. §6.1 on a hand-made concordance table.
+
+    Gold G, candidates A, B, C, D. Intuitiveness score = mean concordance over a metric's
+    comparisons: A (0.8 + 0.6 + 0.9) / 3 = 0.7667, B (0.4 + 0.7 + 0.4) / 3 = 0.5, C (0.5 + 0.3 + 0.7)
+    / 3 = 0.5, D (0.2 + 0.6 + 0.3) / 3 = 0.3667; the (A, E) row without disagreements has NaN
+    concordances and counts for neither, so E has no score and is left out of the ordering.
+    MUP: A 0.1, B 0.5, C 0.4, D 0.2. Over the 6 metric pairs: (A,B) discordant, (A,C) discordant,
+    (A,D) discordant, (B,C) tied in intuitiveness, (B,D) concordant, (C,D) concordant:
+    tau_b = (2 - 3) / sqrt((6 - 1) (6 - 0)) = -1 / sqrt(30).
+    """
+    rows = [
+        ("A", "B", 10, 0.8, 0.4),
+        ("A", "C", 10, 0.6, 0.5),
+        ("A", "D", 10, 0.9, 0.2),
+        ("B", "C", 10, 0.7, 0.3),
+        ("B", "D", 10, 0.4, 0.6),
+        ("C", "D", 10, 0.7, 0.3),
+        ("A", "E", 0, np.nan, np.nan),  # no disagreement: no information for either
+    ]
+    table = pd.DataFrame([("G", *r, 0, 0, 1.0) for r in rows], columns=[*COLUMNS[:6], "a", "b", "p"])
+    scores = intuitiveness_scores(table).set_index("measure")
+    assert scores["score"].to_dict() == pytest.approx({"A": 2.3 / 3, "B": 1.5 / 3, "C": 1.5 / 3, "D": 1.1 / 3})
+    assert scores["comparisons"].to_dict() == {"A": 3, "B": 3, "C": 3, "D": 3}  # E never compared
+    mup = pd.Series({"A": 0.1, "B": 0.5, "C": 0.4, "D": 0.2, "E": 0.9})
+    ordering = ordering_agreement(intuitiveness_scores(table), mup)
+    assert ordering[["gold", "measures"]].values.tolist() == [["G", 4]]
+    assert ordering["tau_b"].iloc[0] == pytest.approx(-1 / np.sqrt(30))
+    assert ordering["tau_b"].iloc[0] == pytest.approx(sps.kendalltau([2.3, 1.5, 1.5, 1.1], [0.1, 0.5, 0.4, 0.2]).statistic)
 
 
 def test_needs_two_candidates_and_a_gold() -> None:

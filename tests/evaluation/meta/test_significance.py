@@ -7,6 +7,7 @@ import itertools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from evaluation.exceptions import EvaluationError
@@ -129,6 +130,26 @@ def test_discriminative_power_is_deterministic_and_shares_resamples() -> None:
     np.testing.assert_allclose(asl["M0"], asl["M1"])
     assert len(one.pairs) == 3 * 10 and set(one.summary["pairs"]) == {10}
     assert one.summary["power"].tolist() == (one.summary["significant"] / 10).tolist()
+
+
+def test_tukey_hsd_is_deterministic_for_a_seed() -> None:
+    """Same seed: identical tables, and exactly the ASLs of the permutations ``default_rng(seed)``
+    draws; another seed draws other permutations."""
+    values = np.round(np.random.default_rng(4).random((2, 12, 5)), 1)  # coarse: ties across runs
+    c = cube(values, measures=2)
+    one = discriminative_power(c, test="tukey", B=250, rng=31)
+    two = discriminative_power(c, test="tukey", B=250, rng=31)
+    pd.testing.assert_frame_equal(one.summary, two.summary)
+    pd.testing.assert_frame_equal(one.pairs, two.pairs)
+    assert one.seed == 31 and set(one.summary["seed"]) == {31} and set(one.summary["test"]) == {"tukey"}
+    perms = row_permutations(np.random.default_rng(31), 250, 12, 5)
+    a, b = run_pairs(5)
+    for g in range(2):
+        asl, d = tukey_asl(values[g], perms)
+        np.testing.assert_array_equal(one.pairs[one.pairs["measure"] == f"M{g}"]["asl"], asl[a, b])
+        assert one.summary["delta_required"].iloc[g] == d[250 - math.ceil(250 * 0.05)]
+    other = discriminative_power(c, test="tukey", B=250, rng=32)
+    assert not np.array_equal(other.pairs["asl"], one.pairs["asl"])
 
 
 @pytest.mark.parametrize("test", ["bootstrap", "tukey"])
