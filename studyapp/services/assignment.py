@@ -6,8 +6,12 @@ How it works
   transaction leases their whole sequence of ``items_per_annotator`` presentations: the regular
   ones that most need answers (fewest valid answers + live leases), never beyond k per
   presentation, honouring the level exclusion, spread over run pairs, levels and topics, plus
-  the check items. If a full quota cannot be found, nothing is leased and the annotator is
-  refused with the screen-out code: nobody starves halfway.
+  the check items. When that spread comes up short, a fill-first pass (per topic and run pair the
+  level with more items) finds a full quota whenever one exists. If none exists, nothing is leased
+  and the annotator is refused with the screen-out code: nobody starves halfway.
+* **Capacity is the admission rule, simulated.** :func:`capacity` admits imaginary newcomers one
+  after another with the same code (nothing written): how many more get a full quota, and which
+  open slots no full quota can hold (the tail ``study_status`` reports as unfillable).
 * **Items are served one at a time** (:func:`current_assignment`) in sequence order; a reload
   returns the same assignment with the same sides. Sides are balanced per annotator (half of
   the items show run_a on the left) and stored on the assignment.
@@ -92,6 +96,10 @@ class _History:
             self.pairs[item.pair] += 1
             self.topics[item.topic] += 1
 
+    def copy(self) -> _History:
+        return _History(set(self.seen), {g: set(v) for g, v in self.group_levels.items()}, Counter(self.levels),
+                        Counter(self.pairs), Counter(self.topics))  # fmt: skip
+
     def excludes(self, item: _Item, same_pair_both_levels: bool) -> bool:
         if item.id in self.seen:
             return True
@@ -102,15 +110,25 @@ class _History:
 
 @dataclass(frozen=True)
 class Capacity:
-    """Room left in a study at ``now`` (answers + live leases count as taken)."""
+    """Room left in a study at ``now`` as admission sees it (answers + live leases count as taken).
+
+    ``newcomers`` is how many more annotators :func:`admit` would give a full quota if they arrived
+    one after another now, simulated with the admission code itself: exact for the next newcomer
+    (:func:`can_admit`), an estimate beyond (admission breaks ties at random). The ``unfillable``
+    slots are the open ones left after them: no full quota can hold them, because the most
+    admission then finds for one more newcomer is ``next_quota`` < ``regular_quota`` items.
+    """
 
     open_slots: int
     regular_quota: int
+    newcomers: int
+    unfillable: dict[str, int]  # level -> open answer slots that no full quota can hold
+    unfillable_presentations: int
+    next_quota: int  # regular items admission would find for the newcomer after ``newcomers``
 
     @property
-    def newcomers(self) -> int:
-        """About how many more annotators can get a full quota (exact admission happens in :func:`admit`)."""
-        return self.open_slots // self.regular_quota if self.regular_quota else 0
+    def unfillable_slots(self) -> int:
+        return sum(self.unfillable.values())
 
 
 def _now(now: datetime | None) -> datetime:
@@ -131,13 +149,50 @@ def live_counts(study: Study, now: datetime, presentation_ids: Iterable[int] | N
     return dict(qs.order_by().values("presentation_id").annotate(n=Count("id")).values_list("presentation_id", "n"))
 
 
+class _Room:
+    """The open answer slots of a study's regular presentations, on which admissions are simulated (nothing is written)."""
+
+    def __init__(self, study: Study, now: datetime) -> None:
+        self.study = study
+        self.items = [i for i in _items(study) if i.kind == Presentation.PAIR]
+        self.counts = live_counts(study, now)
+        self.quota = study.regular_items_per_annotator
+        self.rng = random.Random(0)  # a fixed seed: the same state always gives the same report
+
+    def open_slots(self) -> dict[int, int]:
+        k = self.study.annotators_per_presentation
+        return {i.id: k - self.counts.get(i.id, 0) for i in self.items if self.counts.get(i.id, 0) < k}
+
+    def admit_one(self) -> int:
+        """Give one newcomer what :func:`admit` would; returns how many regular items it found (all taken if a full quota)."""
+        share, tiebreak = _spread(self.items, self.rng)
+        picked = _greedy(self.items, self.quota, self.counts, self.study.annotators_per_presentation, _History(), set(), share,
+                         tiebreak, self.study.same_pair_both_levels)  # fmt: skip
+        if len(picked) == self.quota:
+            for item in picked:
+                self.counts[item.id] = self.counts.get(item.id, 0) + 1
+        return len(picked)
+
+
+def can_admit(study: Study, *, now: datetime | None = None) -> bool:
+    """Would :func:`admit` find a full quota for a newcomer now? The pre-check before consent (no locks)."""
+    room = _Room(study, _now(now))
+    return room.quota > 0 and room.admit_one() == room.quota
+
+
 def capacity(study: Study, *, now: datetime | None = None) -> Capacity:
-    """Open answer slots over the regular presentations; a cheap pre-check before consent."""
-    now = _now(now)
-    counts = live_counts(study, now)
-    k = study.annotators_per_presentation
-    ids = Presentation.objects.filter(study=study, kind=Presentation.PAIR).values_list("id", flat=True)
-    return Capacity(sum(max(0, k - counts.get(i, 0)) for i in ids), study.regular_items_per_annotator)
+    """How many more newcomers get a full quota, and which open slots none can get (see :class:`Capacity`)."""
+    room = _Room(study, _now(now))
+    open_slots = sum(room.open_slots().values())
+    newcomers, found = 0, 0
+    while room.quota > 0 and (found := room.admit_one()) == room.quota:
+        newcomers += 1
+    left = room.open_slots()
+    levels = {i.id: i.level for i in room.items}
+    unfillable = Counter()
+    for pid, slots in left.items():
+        unfillable[levels[pid]] += slots
+    return Capacity(open_slots, room.quota, newcomers, dict(unfillable), len(left), found)
 
 
 def _history(annotator: Annotator, items: dict[int, _Item]) -> _History:
@@ -172,9 +227,7 @@ def _pick_regular(
     """Lease up to ``want`` regular presentations; returns (picked, some rows were skipped as locked)."""
     k = study.annotators_per_presentation
     counts = live_counts(study, now)
-    by_level = Counter(c.level for c in candidates)
-    share = {level: n / len(candidates) for level, n in by_level.items()} if candidates else {}
-    tiebreak = {c.id: rng.random() for c in candidates}
+    share, tiebreak = _spread(candidates, rng)
     unavailable: set[int] = set()
     picked: list[_Item] = []
     contended = False
@@ -197,6 +250,13 @@ def _pick_regular(
     return picked, contended
 
 
+def _spread(candidates: list[_Item], rng: random.Random) -> tuple[dict[str, float], dict[int, float]]:
+    """Each level's share of the candidates (the level balance aims at it) and a random tiebreak per candidate."""
+    by_level = Counter(c.level for c in candidates)
+    share = {level: n / len(candidates) for level, n in by_level.items()}
+    return share, {c.id: rng.random() for c in candidates}
+
+
 def _greedy(
     candidates: list[_Item],
     n: int,
@@ -208,9 +268,12 @@ def _greedy(
     tiebreak: dict[int, float],
     same_pair_both_levels: bool,
 ) -> list[_Item]:
-    """Choose ``n`` items: most needed first, then the level, pair and topic the annotator has least."""
-    trial = _History(set(history.seen), {g: set(v) for g, v in history.group_levels.items()}, Counter(history.levels),
-                     Counter(history.pairs), Counter(history.topics))  # fmt: skip
+    """Choose ``n`` items: most needed first, then the level, pair and topic the annotator has least.
+
+    If that spread comes up short, :func:`_fill_first` is tried: it finds ``n`` whenever the level
+    exclusion allows that many, so a newcomer is refused only when no full quota exists.
+    """
+    trial = history.copy()
     pool = sorted(
         (c for c in candidates if c.id not in unavailable and counts.get(c.id, 0) < k),
         key=lambda c: (counts.get(c.id, 0), tiebreak[c.id]),
@@ -219,6 +282,7 @@ def _greedy(
     for c in pool:
         open_levels.setdefault(c.group, set()).add(c.level)
     mixed = {g: len(levels) > 1 for g, levels in open_levels.items()}
+    available = list(pool)
     chosen: list[_Item] = []
     for _ in range(n):
         tier: list[_Item] = []
@@ -248,6 +312,27 @@ def _greedy(
         chosen.append(best)
         trial.add(best)
         pool.remove(best)
+    if len(chosen) < n:
+        fuller = _fill_first(available, n, history, same_pair_both_levels)
+        return fuller if len(fuller) > len(chosen) else chosen
+    return chosen
+
+
+def _fill_first(pool: list[_Item], n: int, history: _History, same_pair_both_levels: bool) -> list[_Item]:
+    """As many of ``pool`` (most needed first) as the annotator may take, up to ``n``.
+
+    Per (topic, pair) the level with the most items comes first, so the level exclusion costs the
+    fewest items: this reaches ``n`` whenever any choice does.
+    """
+    trial = history.copy()
+    sizes = Counter((c.group, c.level) for c in pool if not trial.excludes(c, same_pair_both_levels))
+    chosen: list[_Item] = []
+    for c in sorted(pool, key=lambda c: -sizes[c.group, c.level]):  # stable: most needed first within a size
+        if len(chosen) == n:
+            break
+        if not trial.excludes(c, same_pair_both_levels):
+            chosen.append(c)
+            trial.add(c)
     return chosen
 
 

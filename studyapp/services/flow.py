@@ -6,7 +6,8 @@ new browser (platform ids) or a lost connection always lands on the same page. T
 (``closed``, ``full``, ``screened``, ``excluded``) are shown as a message.
 
 * **Capacity before consent.** A newcomer is only shown the consent form when the study is open and
-  has room for a full quota (:func:`check_room`); otherwise the screen-out page, nothing stored.
+  admission would find a full quota for them (:func:`check_room`, the same rule as ``assignment.admit``);
+  otherwise the screen-out page, nothing stored.
 * **Admission at consent.** Accepting the consent leases the whole quota (``assignment.admit``), so
   nobody who went through the instructions finds the study full afterwards. Onboarding requests
   keep those leases alive like any other request.
@@ -124,7 +125,7 @@ def check_room(study: Study, *, now: datetime | None = None) -> None:
     """Before consent: raise :class:`StudyClosed` or :class:`StudyFull` when a newcomer cannot start."""
     if study.status != Study.OPEN:
         raise StudyClosed(f"study {study.name!r} is {study.status}", study.screenout_code)
-    if engine.capacity(study, now=_now(now)).newcomers < 1:
+    if not engine.can_admit(study, now=_now(now)):
         raise StudyFull(f"study {study.name!r} has no room for another full set of items", study.screenout_code)
 
 

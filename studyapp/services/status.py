@@ -5,7 +5,6 @@ The JSON keys are documented in ``docs/studyapp.md`` (``study_status --format js
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from datetime import datetime
 from typing import Any
@@ -15,10 +14,24 @@ from django.utils import timezone
 
 from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
 from studyapp.models.study import SUBTOPIC, TOPIC
+from studyapp.services.assignment import Capacity, capacity
 
 
 def _level_key(kind: str, level: str) -> str:
     return "check" if kind != Presentation.PAIR else level
+
+
+def unfillable_reason(study: Study, room: Capacity) -> str:
+    """Why the unfillable slots of ``room`` fit no full quota ('' when there are none)."""
+    if not room.unfillable_slots:
+        return ""
+    rules = "never the same presentation twice" + ("" if study.same_pair_both_levels else ", one level per topic and run pair")
+    return (
+        f"after {room.newcomers} more annotator(s), {room.unfillable_slots} open answer slot(s) on {room.unfillable_presentations} "
+        f"presentation(s) fit no full quota: admission would find only {room.next_quota} of the {room.regular_quota} regular "
+        f"items a newcomer needs ({rules}); newcomers are refused rather than given fewer items. To finish them, lower "
+        f"items_per_annotator in the admin."
+    )
 
 
 def study_status(study: Study, *, now: datetime | None = None) -> dict[str, Any]:
@@ -48,7 +61,7 @@ def study_status(study: Study, *, now: datetime | None = None) -> dict[str, Any]
     filled = sum(min(answers_per_p[p], k) for p in regular)
     leased = sum(min(leases_per_p[p], max(0, k - answers_per_p[p])) for p in regular)
     open_slots = len(regular) * k - filled - leased
-    quota = study.regular_items_per_annotator
+    room = capacity(study, now=now)
 
     statuses = Counter(Annotator.objects.filter(study=study).values_list("status", flat=True))
     active_live = (
@@ -94,7 +107,14 @@ def study_status(study: Study, *, now: datetime | None = None) -> dict[str, Any]
             "excluded": statuses[Annotator.EXCLUDED],
             "screened": statuses[Annotator.SCREENED],
         },
-        "annotators_needed": math.ceil(open_slots / quota) if quota else 0,
+        "annotators_needed": room.newcomers,
+        "unfillable_slots": {
+            TOPIC: room.unfillable.get(TOPIC, 0),
+            SUBTOPIC: room.unfillable.get(SUBTOPIC, 0),
+            "total": room.unfillable_slots,
+            "presentations": room.unfillable_presentations,
+        },
+        "unfillable_reason": unfillable_reason(study, room),
         "progress": round(filled / (len(regular) * k), 4) if regular else 1.0,
     }
 
@@ -114,7 +134,12 @@ def render_text(report: dict[str, Any]) -> str:
         f" ({report['progress']:.1%} filled)",
         f"  annotators           active {n['active']} (working now {n['active_now']}), finished {n['finished']},"
         f" refused {n['refused']}, excluded {n['excluded']}, screened out {n['screened']}, not started {n['new']}",
-        f"  still needed         about {report['annotators_needed']} annotators"
+        f"  still needed         {report['annotators_needed']} annotators who get a full quota"
         f" ({report['items_per_annotator']} items each, {report['check_items_per_annotator']} checks)",
     ]
+    u = report["unfillable_slots"]
+    if u["total"]:
+        lines.append(
+            f"  unfillable           topic {u['topic']}, subtopic {u['subtopic']}, total {u['total']}: {report['unfillable_reason']}"
+        )
     return "\n".join(lines)

@@ -8,7 +8,6 @@ topic-level presentation + one per kept subtopic at subtopic level), plus check 
 
 from __future__ import annotations
 
-import math
 import secrets
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -20,6 +19,7 @@ from django.utils.text import slugify
 from studyapp.exceptions import InvalidStudyConfig
 from studyapp.models import Collection, Judgment, Presentation, RankedItem, Run, Study, StudyRun, StudySubtopic, StudyTopic, Subtopic, Topic
 from studyapp.models.study import SUBTOPIC, TOPIC
+from studyapp.services.assignment import capacity
 from studyapp.services.check_items import CheckPlan, plan_checks
 from studyapp.services.collections import to_evaluation_collection
 from studyapp.services.study_config import StudyConfig
@@ -37,7 +37,8 @@ class DesignSummary:
     topics: int
     kept_subtopics: int
     presentations: dict[str, int] = field(default_factory=dict)  # topic, subtopic, check, total
-    annotators_needed: int = 0
+    annotators_needed: int = 0  # newcomers admission gives a full quota (see assignment.capacity)
+    unfillable_slots: int = 0  # answer slots no full quota can hold
 
     def lines(self) -> list[str]:
         p = self.presentations
@@ -48,7 +49,12 @@ class DesignSummary:
             f"{p['check']} check items; {p['total']} in all.",
             f"Each presentation wants {self.study.annotators_per_presentation} answers; each annotator answers "
             f"{self.study.items_per_annotator} items ({self.study.check_items_per_annotator} checks): "
-            f"about {self.annotators_needed} annotators are needed.",
+            f"{self.annotators_needed} annotators are needed"
+            + (
+                f"; {self.unfillable_slots} answer slots then fit no full quota and stay open (see study_status)."
+                if self.unfillable_slots
+                else "."
+            ),
             f"Annotator link: /s/{self.study.slug}/",
         ]
 
@@ -250,7 +256,7 @@ def create_study(collection_name: str, name: str, config: StudyConfig) -> Design
         "check": sum(1 for p in presentations if p.kind != Presentation.PAIR),
         "total": len(presentations),
     }
-    regular = counts["topic"] + counts["subtopic"]
+    room = capacity(study)
     return DesignSummary(
         study=study,
         runs=len(plan.runs),
@@ -258,7 +264,8 @@ def create_study(collection_name: str, name: str, config: StudyConfig) -> Design
         topics=len(plan.topics),
         kept_subtopics=sum(len(v) for v in plan.kept.values()),
         presentations=counts,
-        annotators_needed=math.ceil(regular * study.annotators_per_presentation / study.regular_items_per_annotator),
+        annotators_needed=room.newcomers,
+        unfillable_slots=room.unfillable_slots,
     )
 
 

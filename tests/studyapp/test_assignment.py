@@ -57,6 +57,39 @@ class AssignmentTestCase(BaseTestCase):
         self.assertEqual(dave.assignments.count(), 0)
         self.assertEqual(engine.capacity(self.study, now=self.now).open_slots, 0)
 
+    def test_a_full_quota_is_found_whenever_the_level_exclusion_allows_one(self) -> None:
+        # 12 = every (topic, pair) at subtopic level: the level spread alone would take some topic
+        # levels and find only 10, so admission falls back to filling first.
+        big = make_toy_study("Big quota", items_per_annotator=12)
+        self.assertEqual(engine.capacity(big, now=self.now).newcomers, 2)
+        for name in ("alice", "bob"):
+            items = self.items(self.arrive(name, study=big))
+            self.assertEqual(len(items), 12)
+            self.assertEqual({a.presentation.level for a in items}, {"subtopic"})
+        self.assertEqual(engine.capacity(big, now=self.now).unfillable, {"topic": 12})
+        with self.assertRaises(StudyFull):
+            self.arrive("carol", study=big)  # only topic levels are left: one per (topic, pair), 6 < 12
+
+    def test_capacity_agrees_with_admission_at_every_arrival(self) -> None:
+        # Exact for the next newcomer; the count beyond it is a simulation (tie-breaks are random).
+        for quota in (5, 8, 9):
+            with self.subTest(quota=quota):
+                study = make_toy_study(f"Quota {quota}", items_per_annotator=quota)
+                for n in range(20):
+                    room = engine.capacity(study, now=self.now)
+                    self.assertEqual(room.newcomers > 0, engine.can_admit(study, now=self.now))
+                    try:
+                        annotator = self.arrive(f"q{quota}-{n}", study=study)
+                    except StudyFull:
+                        break
+                    self.assertGreater(room.newcomers, 0)
+                    self.answer_all(annotator)
+                self.assertEqual(room.newcomers, 0)
+                self.assertGreater(room.unfillable_slots, 0)  # 36 slots are no multiple of these quotas
+                self.assertEqual(room.unfillable_slots, room.open_slots)
+                self.assertEqual(room.unfillable_slots, sum(room.unfillable.values()))
+                self.assertLess(room.next_quota, quota)
+
     def test_it_never_gives_one_annotator_a_presentation_twice(self) -> None:
         for name in CAST:
             self.arrive(name)

@@ -222,6 +222,11 @@ class CreateStudyTestCase(TestCase):
         self.assert_rejected({**TOY_CONFIG, "items_per_annotator": 13}, "asks for 13 regular items but one annotator can see at most 12")
         self.create({**TOY_CONFIG, "items_per_annotator": 13, "same_pair_both_levels": True})  # 18 when both levels are allowed
 
+    def test_the_summary_counts_annotators_as_admission_does(self) -> None:
+        self.assertIn("6 annotators are needed.", self.create(TOY_CONFIG))
+        out = self.create({**TOY_CONFIG, "items_per_annotator": 9}, name="Tail")
+        self.assertIn("3 annotators are needed; 9 answer slots then fit no full quota and stay open (see study_status).", out)
+
     def test_too_many_check_items(self) -> None:
         self.assert_rejected(
             {**TOY_CONFIG, "items_per_annotator": 12, "check_share": 0.5}, "6 check items per annotator are needed but only 4"

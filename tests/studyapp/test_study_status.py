@@ -8,14 +8,17 @@ import json
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from studyapp.exceptions import StudyFull
+from studyapp.models import Study
 from studyapp.services import assignment as engine
+from studyapp.services import flow
 from studyapp.services.status import study_status
-from tests.studyapp.base import BaseTestCase
+from tests.studyapp.base import BaseTestCase, make_toy_study
 
 KEYS = {
     "study", "slug", "status", "collection", "now", "annotators_per_presentation", "items_per_annotator",
     "check_items_per_annotator", "presentations", "answers", "complete", "over_covered", "slots", "live_leases",
-    "annotators", "annotators_needed", "progress",
+    "annotators", "annotators_needed", "unfillable_slots", "unfillable_reason", "progress",
 }  # fmt: skip
 
 
@@ -26,6 +29,8 @@ class StudyStatusTestCase(BaseTestCase):
         self.assertEqual(report["presentations"], {"topic": 6, "subtopic": 12, "check": 0, "total": 18})
         self.assertEqual(report["slots"], {"needed": 36, "filled": 0, "leased": 0, "open": 36})
         self.assertEqual(report["annotators_needed"], 6)
+        self.assertEqual(report["unfillable_slots"], {"topic": 0, "subtopic": 0, "total": 0, "presentations": 0})
+        self.assertEqual(report["unfillable_reason"], "")
         self.assertEqual(report["progress"], 0.0)
 
     def test_progress_after_work(self) -> None:
@@ -50,6 +55,53 @@ class StudyStatusTestCase(BaseTestCase):
         report = study_status(self.study, now=self.later(hours=1))
         self.assertEqual(report["complete"], {"topic": 6, "subtopic": 12, "total": 18})
         self.assertEqual((report["progress"], report["annotators_needed"], report["over_covered"]), (1.0, 0, 0))
+
+    def fill(self, study: Study, prefix: str = "tail") -> int:
+        """Admit and finish annotators until admission refuses one; returns how many were admitted."""
+        for n in range(100):
+            try:
+                annotator = self.arrive(f"{prefix}-{n}", study=study)
+            except StudyFull:
+                return n
+            self.answer_all(annotator)
+        raise AssertionError("the study never filled")
+
+    def test_the_tail_that_no_full_quota_can_hold_is_reported(self) -> None:
+        # 36 answer slots, 9 items each: ceil(36 / 9) = 4 would be the naive estimate, but with one level
+        # per (topic, pair) only 3 newcomers get a full quota and 9 slots stay open for good.
+        tail = make_toy_study("Tail study", items_per_annotator=9)
+        before = study_status(tail, now=self.now)
+        self.assertEqual(before["annotators_needed"], 3)
+        self.assertEqual(before["unfillable_slots"]["total"], 9)
+        self.assertEqual(self.fill(tail), before["annotators_needed"])  # a simulation of admission: right here
+        report = study_status(tail, now=self.later(hours=1))
+        self.assertEqual(report["annotators_needed"], 0)
+        unfillable = report["unfillable_slots"]
+        self.assertEqual(unfillable["total"], report["slots"]["open"])
+        self.assertEqual(unfillable["topic"] + unfillable["subtopic"], 9)
+        self.assertLessEqual(unfillable["presentations"], 9)
+        self.assertIn(
+            f"after 0 more annotator(s), 9 open answer slot(s) on {unfillable['presentations']} presentation(s) fit no full quota",
+            report["unfillable_reason"],
+        )
+        self.assertIn("of the 9 regular items a newcomer needs (never the same presentation twice, one level per topic and run pair)",
+                      report["unfillable_reason"])  # fmt: skip
+        with self.assertRaises(StudyFull):  # the entry page agrees: refused before consent
+            flow.check_room(tail, now=self.later(hours=1))
+        out = io.StringIO()
+        call_command("study_status", "tail-study", stdout=out)
+        self.assertIn("still needed         0 annotators who get a full quota", out.getvalue())
+        self.assertIn(f"unfillable           topic {unfillable['topic']}, subtopic {unfillable['subtopic']}, total 9:", out.getvalue())
+
+    def test_lowering_the_quota_lets_newcomers_take_the_tail(self) -> None:
+        tail = make_toy_study("Tail study", items_per_annotator=9)
+        self.fill(tail)
+        Study.objects.filter(pk=tail.pk).update(items_per_annotator=1)
+        tail.refresh_from_db()
+        report = study_status(tail, now=self.later(hours=1))
+        self.assertEqual((report["annotators_needed"], report["unfillable_slots"]["total"], report["unfillable_reason"]), (9, 0, ""))
+        self.assertEqual(self.fill(tail, prefix="short"), 9)
+        self.assertEqual(study_status(tail, now=self.later(hours=2))["progress"], 1.0)
 
     def test_the_command_prints_text_and_json(self) -> None:
         self.arrive("alice")
