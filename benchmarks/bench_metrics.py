@@ -21,12 +21,13 @@ import random
 import sys
 import time
 from collections.abc import Callable
+from itertools import chain
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evaluation import Run, build_collection, score_matrix  # noqa: E402
+from evaluation import build_collection, judgments_from_arrays, runs_from_arrays, score_matrix  # noqa: E402
 from evaluation.metrics import default_measures, parse_measure  # noqa: E402
 
 QRELS = ROOT / "tests" / "evaluation" / "data" / "reference" / "trec2014" / "qrels.diversity.tsv"
@@ -59,16 +60,10 @@ def make_runs(qrels: list[tuple[str, str, str, int]], n_runs: int, depth: int, s
 
 def ours(qrels, runs, measures) -> Callable[[], object]:
     def go():
-        judgments: dict[str, dict[str, dict[str, int]]] = {}
-        for t, s, d, g in qrels:
-            judgments.setdefault(t, {}).setdefault(d, {})[s] = max(g, 0)
-        collection = build_collection(judgments)
-        built = []
-        for n, rows in enumerate(runs):
-            lists: dict[str, list[tuple[float, str]]] = {}
-            for t, d, s in rows:
-                lists.setdefault(t, []).append((-s, d))
-            built.append(Run(f"r{n}", {t: [d for _, d in sorted(v)] for t, v in lists.items()}))
+        collection = build_collection(judgments_from_arrays(*([line[n] for line in qrels] for n in range(4))))
+        rows = list(chain.from_iterable(runs))
+        names = list(chain.from_iterable([f"r{n}"] * len(lines) for n, lines in enumerate(runs)))
+        built = runs_from_arrays(names, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], order="pyndeval")
         return score_matrix(collection, built, [m if not isinstance(m, str) else parse_measure(m) for m in measures])
 
     return go

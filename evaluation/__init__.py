@@ -9,10 +9,10 @@ Quick start::
 No Django import anywhere in this package.
 """
 
-from evaluation.collection import Collection, Intent, Topic, build_collection
+from evaluation.collection import Collection, Intent, Topic, build_collection, judgments_from_arrays
 from evaluation.engine import evaluate, resolve_measures, score_matrix
 from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError, UnknownMetricError
-from evaluation.io import Run, read_intents, read_qrels, read_run, read_scores, read_topics, write_scores
+from evaluation.io import Run, read_intents, read_qrels, read_run, read_scores, read_topics, runs_from_arrays, write_scores
 from evaluation.loading import load_collection
 from evaluation.metrics import REGISTRY, Measure, parse_measure
 
@@ -29,6 +29,7 @@ __all__ = [
     "UnknownMetricError",
     "build_collection",
     "evaluate",
+    "judgments_from_arrays",
     "load_collection",
     "parse_measure",
     "read_intents",
@@ -37,6 +38,7 @@ __all__ = [
     "read_scores",
     "read_topics",
     "resolve_measures",
+    "runs_from_arrays",
     "score_matrix",
     "write_scores",
 ]

@@ -14,15 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from functools import cached_property
-from itertools import chain
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from evaluation._types import BoolArray, FloatArray, IntArray
-from evaluation.collection import Collection
-from evaluation.io.runs import Run
+from evaluation.collection import Collection, QrelsColumns
+from evaluation.io.runs import RankedLists, Run
 
 
 class Memoised:
@@ -51,56 +50,60 @@ class TopicTable(Memoised):
         self.W = np.zeros((T, I))
         self.nav = np.zeros((T, I), dtype=bool)
         self.listed = np.zeros((T, I), dtype=bool)
-        # documents: one row per (topic, judged doc); two sentinel rows (unjudged, padding) at the end
-        self.doc_index: list[pd.Index] = []  # per topic: docid -> row offset within the topic
-        docids: list[str] = []
-        cells_row: list[int] = []
-        cells_col: list[int] = []
-        cells_grade: list[int] = []
-        start = 0
-        self.topic_rows: list[tuple[int, int]] = []
         for t, tid in enumerate(self.topic_ids):
-            topic = collection.topics[tid]
             weights = collection.weights(tid)
-            col = {iid: n for n, iid in enumerate(topic.intent_ids)}
-            for intent in topic.intents:
-                n = col[intent.id]
+            for n, intent in enumerate(collection.topics[tid].intents):
                 self.W[t, n] = weights[intent.id]
                 self.nav[t, n] = intent.type == "nav"
                 self.listed[t, n] = True
-            docs = collection.judgments.get(tid, {})
-            names = sorted(docs)
-            for r, doc in enumerate(names, start=start):
-                grades = docs[doc]
-                cells_row.extend([r] * len(grades))
-                cells_col.extend(col[i] for i in grades)
-                cells_grade.extend(grades.values())
-            self.doc_index.append(pd.Index(names, dtype=object))
-            self.topic_rows.append((start, start + len(names)))
-            docids.extend(names)
-            start += len(names)
-        self.n_docs = start
-        self.UNJUDGED = start
-        self.PAD = start + 1
-        self.grades = np.zeros((start + 2, I), dtype=np.int16)
-        self.grades[cells_row, cells_col] = cells_grade
-        self.judged_row = np.ones(start + 2, dtype=bool)
-        self.judged_row[start:] = False
-        self.docids = np.array(docids + ["", ""], dtype=object)
-        self.gmax = np.zeros((T, I), dtype=np.int64)
-        self.n_rel = np.zeros((T, I), dtype=np.int64)
-        self.n_rel_docs = np.zeros(T, dtype=np.int64)
-        for t, (a, b) in enumerate(self.topic_rows):
-            if b > a:
-                block = self.grades[a:b]
-                self.gmax[t] = block.max(axis=0)
-                self.n_rel[t] = (block >= 1).sum(axis=0)
-                self.n_rel_docs[t] = (block >= 1).any(axis=1).sum()
+        self._lay_out_documents(collection.qrels_columns)
         self.rel = self.n_rel > 0  # I_q^+
         self.n_rel_intents = self.rel.sum(axis=1)  # M+
         self.W_plus = np.where(self.rel, self.W, 0.0).sum(axis=1)  # W+
         self.max_grade = int(self.gmax.max()) if self.gmax.size else 0
         self._cache: dict[Hashable, Any] = {}
+
+    def _lay_out_documents(self, qrels: QrelsColumns) -> None:
+        """Judged documents as rows sorted by (topic, docid), a grade matrix, and per-topic counts.
+
+        Two sentinel rows follow the judged ones: ``UNJUDGED`` and ``PAD`` (grades 0).
+        """
+        T, I = self.n_topics, self.n_intents
+        topic = np.array([self.topic_index.get(t, -1) for t in qrels.topics] + [-1], dtype=np.int64)[qrels.topic]
+        column = np.full((T + 1, len(qrels.intents) + 1), -1, dtype=np.int64)  # last row / column: absent topic / no intent
+        where = {iid: n for n, iid in enumerate(qrels.intents)}
+        for t, ids in enumerate(self.intent_ids):
+            for n, iid in enumerate(ids):
+                if iid in where:
+                    column[t, where[iid]] = n
+        # docids in sorted order, so that (topic, docid) keys sort like the rows
+        self.docid_index = pd.Index(sorted(qrels.docids.tolist()), dtype=object)
+        V = self.n_docids = max(len(self.docid_index), 1)
+        doc_rank = self.docid_index.get_indexer(qrels.docids)[qrels.docid]
+        judged = topic >= 0
+        self.row_keys, row = np.unique(topic[judged] * V + doc_rank[judged], return_inverse=True)
+        n_docs = self.n_docs = self.row_keys.size
+        self.UNJUDGED, self.PAD = n_docs, n_docs + 1
+        self.topic_of_row = np.append(self.row_keys // V, [0, 0])  # sentinel rows: topic 0, grades 0
+        bounds = np.searchsorted(self.row_keys // V, np.arange(T + 1)).tolist()
+        self.topic_rows: list[tuple[int, int]] = list(zip(bounds[:-1], bounds[1:]))
+        self.docids = np.append(self.docid_index.to_numpy()[self.row_keys % V], ["", ""]).astype(object)
+        col = column[topic[judged], qrels.intent[judged]]
+        graded = col >= 0
+        self.grades = np.zeros((n_docs + 2, I), dtype=np.int16)
+        self.grades[row[graded], col[graded]] = qrels.grade[judged][graded]
+        self.judged_row = np.ones(n_docs + 2, dtype=bool)
+        self.judged_row[n_docs:] = False
+        starts = np.array(bounds[:-1], dtype=np.int64)
+        self.gmax = _per_topic(np.maximum, self.grades[:n_docs], starts)
+        self.n_rel = _per_topic(np.add, self.grades[:n_docs] >= 1, starts)
+        self.n_rel_docs = _per_topic(np.add, (self.grades[:n_docs] >= 1).any(axis=1), starts)
+
+    def rows_of(self, topic: IntArray, doc_code: IntArray) -> IntArray:
+        """Rows of ``(topic, docid)`` pairs, docids given as ``docid_index`` positions (-1: unknown);
+        ``UNJUDGED`` for pairs the qrels do not judge."""
+        row = pd.Index(self.row_keys).get_indexer(np.where(doc_code >= 0, topic * self.n_docids + doc_code, -1))
+        return np.where(row >= 0, row, self.UNJUDGED)
 
     @cached_property
     def W_hat(self) -> FloatArray:
@@ -141,10 +144,8 @@ class TopicTable(Memoised):
     @cached_property
     def doc_global_gain(self) -> FloatArray:
         """``GG(d) = sum_i w_i g_i(d)`` for every document row (spec §1.2)."""
-        topic_of_row = np.repeat(np.arange(self.n_topics), [b - a for a, b in self.topic_rows])
         gg = np.zeros(self.n_docs + 2)
-        if self.n_docs:
-            gg[: self.n_docs] = (self.grades[: self.n_docs] * self.W[topic_of_row]).sum(axis=1)
+        gg[: self.n_docs] = (self.grades[: self.n_docs] * self.W[self.topic_of_row[: self.n_docs]]).sum(axis=1)
         return gg
 
     def global_ideal(self, length: int) -> FloatArray:
@@ -166,6 +167,16 @@ class TopicTable(Memoised):
         """``R`` of the D-measures: documents with ``GG > 0`` per topic."""
         gg = self.doc_global_gain
         return np.array([int((gg[a:b] > 0).sum()) for a, b in self.topic_rows], dtype=np.int64)
+
+
+def _per_topic(ufunc: np.ufunc, values: np.ndarray, starts: IntArray) -> np.ndarray:
+    """``ufunc``-reduce ``values`` (rows grouped by topic, groups starting at ``starts``) per topic;
+    0 for topics without rows."""
+    out = np.zeros((starts.size,) + values.shape[1:], dtype=np.int64)
+    if values.shape[0]:
+        filled = np.append(starts[1:], values.shape[0]) > starts
+        out[filled] = ufunc.reduceat(values.astype(np.int64), starts[filled], axis=0)
+    return out
 
 
 def _fit(array: np.ndarray, length: int) -> np.ndarray:
@@ -232,25 +243,28 @@ def build_ranking(table: TopicTable, runs: Sequence[Run], depth: int | None = No
     """Lay out ``runs`` over the table's topics; depth = longest list (at least ``depth``).
 
     Topics absent from a run get an empty list (score 0, spec §1.4); topics absent from the
-    collection are ignored.
+    collection are ignored. Every distinct docid of a vocabulary is looked up once.
     """
-    T = table.n_topics
-    lengths = np.zeros((len(runs), T), dtype=np.int64)
-    for r, run in enumerate(runs):
-        for tid, docs in run.lists.items():
-            t = table.topic_index.get(tid)
-            if t is not None:
-                lengths[r, t] = len(docs)
-    K = max(int(lengths.max()) if lengths.size else 0, depth or 0, 1)
-    rows = np.full((len(runs), T, K), table.PAD, dtype=np.int64)
-    position = np.arange(K)
-    for t, tid in enumerate(table.topic_ids):
-        lists = [run.lists.get(tid, ()) for run in runs]
-        flat = list(chain.from_iterable(lists))
-        if not flat:
-            continue
-        found = table.doc_index[t].get_indexer(flat)  # one hashed lookup for every run's list
-        found = np.where(found >= 0, found + table.topic_rows[t][0], table.UNJUDGED)
-        mask = position[None, :] < lengths[:, t, None]
-        rows[:, t][mask] = found
+    flat = [RankedLists.of(run.lists) for run in runs]
+    R, T = len(runs), table.n_topics
+    list_topic = np.array([table.topic_index.get(t, -1) for lists in flat for t in lists.topics], dtype=np.int64)
+    list_run = np.repeat(np.arange(R), [len(lists.topics) for lists in flat])
+    list_length = np.concatenate([lists.lengths for lists in flat] + [np.zeros(0, dtype=np.int64)])
+    known: dict[int, IntArray] = {}
+    for lists in flat:
+        if id(lists.vocabulary) not in known:
+            known[id(lists.vocabulary)] = table.docid_index.get_indexer(lists.vocabulary)
+    doc_code = np.concatenate([known[id(lists.vocabulary)][lists.codes] for lists in flat] + [np.zeros(0, dtype=np.int64)])
+    entry_list = np.repeat(np.arange(list_topic.size), list_length)
+    first = np.cumsum(list_length) - list_length
+    rank = np.arange(entry_list.size) - first[entry_list]
+    topic = list_topic[entry_list]
+    kept = topic >= 0
+    rows_of = table.rows_of(topic[kept], doc_code[kept])
+    in_table = list_topic >= 0
+    K = max(int(list_length[in_table].max(initial=0)), depth or 0, 1)
+    rows = np.full((R, T, K), table.PAD, dtype=np.int64)
+    rows[list_run[entry_list[kept]], topic[kept], rank[kept]] = rows_of
+    lengths = np.zeros((R, T), dtype=np.int64)
+    lengths[list_run[in_table], list_topic[in_table]] = list_length[in_table]
     return Ranking(table, rows, lengths)

@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Literal
 
+import numpy as np
+import pandas as pd
+
+from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning
 
 IntentType = Literal["inf", "nav"]
@@ -63,6 +67,172 @@ class Topic:
 Judgments = dict[str, dict[str, dict[str, int]]]
 
 
+@dataclass(frozen=True, eq=False)
+class QrelsColumns:
+    """Judgments as parallel arrays, one entry per (topic, docid, intent) grade.
+
+    ``topic``, ``docid`` and ``intent`` index ``topics``, ``docids`` (object array of distinct
+    docids) and ``intents``; ``intent == -1`` (grade 0) marks a document judged relevant to no
+    intent, the empty inner dict of :data:`Judgments` (spec §1.3).
+    """
+
+    topics: tuple[str, ...]
+    docids: np.ndarray
+    intents: tuple[str, ...]
+    topic: IntArray
+    docid: IntArray
+    intent: IntArray
+    grade: IntArray
+
+    @classmethod
+    def of(cls, judgments: Mapping[str, Mapping[str, Mapping[str, int]]]) -> QrelsColumns:
+        """The columns of any judgments mapping (topic -> docid -> intent -> grade)."""
+        if isinstance(judgments, ColumnJudgments):
+            return judgments.columns
+        entries = [
+            (n, doc, intent, grade)
+            for n, docs in enumerate(judgments.values())
+            for doc, grades in docs.items()
+            for intent, grade in (grades.items() if grades else ((None, 0),))
+        ]
+        doc_code, docids = pd.factorize(np.array([e[1] for e in entries], dtype=object))
+        intent_code, intents = pd.factorize(np.array([e[2] for e in entries], dtype=object))
+        return cls(
+            topics=tuple(judgments),
+            docids=np.asarray(docids, dtype=object),
+            intents=tuple(intents),
+            topic=np.array([e[0] for e in entries], dtype=np.int64),
+            docid=doc_code.astype(np.int64),
+            intent=intent_code.astype(np.int64),
+            grade=np.array([e[3] for e in entries], dtype=np.int64),
+        )
+
+    def select(self, topic_ids: Sequence[str]) -> QrelsColumns:
+        """The entries of ``topic_ids`` only, topics renumbered in that order."""
+        position = {t: n for n, t in enumerate(topic_ids)}
+        new = np.array([position.get(t, -1) for t in self.topics] + [-1], dtype=np.int64)[self.topic]
+        keep = new >= 0
+        return replace(
+            self, topics=tuple(topic_ids), topic=new[keep], docid=self.docid[keep], intent=self.intent[keep], grade=self.grade[keep]
+        )
+
+    def relevant_pairs(self) -> set[tuple[str, str]]:
+        """``(topic, intent)`` pairs with at least one document of grade >= 1 (``I_q^+``, spec §1.1)."""
+        rel = self.grade >= 1
+        n = max(len(self.intents), 1)
+        codes = np.unique(self.topic[rel] * n + self.intent[rel])
+        return {(self.topics[c // n], self.intents[c % n]) for c in codes.tolist()}
+
+    def intent_ids(self) -> dict[str, set[str]]:
+        """The intents each topic's entries name."""
+        named = self.intent >= 0
+        n = max(len(self.intents), 1)
+        out: dict[str, set[str]] = {t: set() for t in self.topics}
+        for c in np.unique(self.topic[named] * n + self.intent[named]).tolist():
+            out[self.topics[c // n]].add(self.intents[c % n])
+        return out
+
+
+class ColumnJudgments(Mapping[str, dict[str, dict[str, int]]]):
+    """:data:`Judgments` stored as :class:`QrelsColumns` (what :func:`judgments_from_arrays` builds).
+
+    Reads like the nested dict; a topic's dict is only built when that topic is looked up, so
+    evaluation, which reads the columns, never pays for it.
+    """
+
+    def __init__(self, columns: QrelsColumns) -> None:
+        self.columns = columns
+        self._position = {t: n for n, t in enumerate(columns.topics)}
+        self._built: dict[str, dict[str, dict[str, int]]] = {}
+
+    def __getitem__(self, topic: str) -> dict[str, dict[str, int]]:
+        if topic not in self._built:
+            self._built[topic] = self._topic_dict(self._position[topic])
+        return self._built[topic]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.columns.topics)
+
+    def __len__(self) -> int:
+        return len(self.columns.topics)
+
+    def __repr__(self) -> str:
+        return f"ColumnJudgments({len(self)} topics, {self.columns.grade.size} entries)"
+
+    def select(self, topic_ids: Sequence[str]) -> ColumnJudgments:
+        return ColumnJudgments(self.columns.select(topic_ids))
+
+    def _topic_dict(self, n: int) -> dict[str, dict[str, int]]:
+        c = self.columns
+        mine = np.flatnonzero(c.topic == n)
+        docs: dict[str, dict[str, int]] = {}
+        for doc, intent, grade in zip(c.docids[c.docid[mine]].tolist(), c.intent[mine].tolist(), c.grade[mine].tolist()):
+            grades = docs.setdefault(doc, {})
+            if intent >= 0:
+                grades[c.intents[intent]] = grade
+        return docs
+
+
+def judgments_from_arrays(
+    topics: Sequence[str] | np.ndarray,
+    intents: Sequence[str | None] | np.ndarray,
+    docids: Sequence[str] | np.ndarray,
+    grades: Sequence[int] | np.ndarray,
+    *,
+    on_duplicate: Literal["error", "max"] = "error",
+) -> ColumnJudgments:
+    """Judgments from parallel arrays, one entry per qrels line ``topic intent docid grade``.
+
+    The in-memory counterpart of :func:`~evaluation.io.qrels.read_qrels`: negative grades are
+    judged nonrelevant (0, spec §1.2); intent ``None`` marks a document judged relevant to no
+    intent (grade must be 0); a repeated ``(topic, intent, docid)`` is an error, or keeps the
+    highest grade with ``on_duplicate="max"``.
+    """
+    if on_duplicate not in ("error", "max"):
+        raise ValueError(f"on_duplicate must be 'error' or 'max', got {on_duplicate!r}")
+    grade = np.asarray(grades)
+    if grade.dtype.kind not in "iub" and grade.size:
+        raise EvaluationError(f"grades must be integers, got {grade.dtype}")
+    grade = np.maximum(grade.astype(np.int64), 0)
+    topic_code, topic_names = pd.factorize(np.asarray(topics, dtype=object))
+    doc_code, docid_names = pd.factorize(np.asarray(docids, dtype=object))
+    intent_code, intent_names = pd.factorize(np.asarray(intents, dtype=object))
+    if not topic_code.size == doc_code.size == intent_code.size == grade.size:
+        raise EvaluationError("topics, intents, docids and grades must have the same length")
+    if (topic_code < 0).any() or (doc_code < 0).any():
+        raise EvaluationError("every judgment needs a topic and a docid")
+    if (grade[intent_code < 0] != 0).any():
+        raise EvaluationError("intent None means 'relevant to no intent' and needs grade 0")
+    key = (topic_code * (len(intent_names) + 1) + intent_code + 1) * max(len(docid_names), 1) + doc_code
+    repeated = pd.Series(key).duplicated().to_numpy() & (intent_code >= 0)
+    if repeated.any():
+        n = int(np.argmax(repeated))
+        if on_duplicate == "error":
+            raise EvaluationError(f"duplicate judgment for topic {topic_names[topic_code[n]]} intent {intent_names[intent_code[n]]} doc {docid_names[doc_code[n]]}")
+        group, _ = pd.factorize(key)
+        best = np.zeros(group.max() + 1, dtype=np.int64)
+        np.maximum.at(best, group, grade)
+        grade = best[group]
+    keep = ~repeated
+    columns = QrelsColumns(
+        topics=tuple(topic_names),
+        docids=np.asarray(docid_names, dtype=object),
+        intents=tuple(intent_names),
+        topic=topic_code[keep].astype(np.int64),
+        docid=doc_code[keep].astype(np.int64),
+        intent=intent_code[keep].astype(np.int64),
+        grade=grade[keep],
+    )
+    return ColumnJudgments(columns)
+
+
+def select_topics(judgments: Mapping[str, dict[str, dict[str, int]]], topic_ids: Sequence[str]) -> Mapping[str, dict[str, dict[str, int]]]:
+    """The judgments of ``topic_ids`` in that order (topics without judgments get none)."""
+    if isinstance(judgments, ColumnJudgments):
+        return judgments.select(topic_ids)
+    return {t: judgments.get(t, {}) for t in topic_ids}
+
+
 @dataclass(frozen=True)
 class Collection:
     """Topics with intents and graded per-intent judgments (qrels).
@@ -76,7 +246,7 @@ class Collection:
     """
 
     topics: dict[str, Topic]
-    judgments: Judgments
+    judgments: Judgments | ColumnJudgments
     uniform_over: Literal["relevant", "listed"] = "relevant"
     name: str = ""
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
@@ -101,11 +271,13 @@ class Collection:
 
     @cached_property
     def _relevant_intents(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for tid, topic in self.topics.items():
-            found = {i for grades in self.judgments.get(tid, {}).values() for i, g in grades.items() if g >= 1}
-            out[tid] = [i for i in topic.intent_ids if i in found]
-        return out
+        found = self.qrels_columns.relevant_pairs()
+        return {tid: [i for i in topic.intent_ids if (tid, i) in found] for tid, topic in self.topics.items()}
+
+    @cached_property
+    def qrels_columns(self) -> QrelsColumns:
+        """The judgments as parallel arrays (what :class:`~evaluation.arrays.TopicTable` reads)."""
+        return QrelsColumns.of(self.judgments)
 
     def relevant_documents(self, topic: str) -> list[str]:
         """``R_T``: documents relevant (grade >= 1) to at least one intent of ``topic``, sorted."""
@@ -129,7 +301,8 @@ class Collection:
 
     @property
     def max_grade(self) -> int:
-        return max((g for docs in self.judgments.values() for grades in docs.values() for g in grades.values()), default=0)
+        grades = self.qrels_columns.grade
+        return int(grades.max()) if grades.size else 0
 
     # --------------------------------------------------------------- transforms
     def _derive(self, **changes) -> Collection:
@@ -210,11 +383,11 @@ class Collection:
         unknown = [t for t in ids if t not in self.topics]
         if unknown:
             raise EvaluationError(f"unknown topic(s): {', '.join(unknown)}")
-        return self._derive(topics={t: self.topics[t] for t in ids}, judgments={t: self.judgments.get(t, {}) for t in ids})
+        return self._derive(topics={t: self.topics[t] for t in ids}, judgments=select_topics(self.judgments, ids))
 
 
 def build_collection(
-    judgments: Judgments,
+    judgments: Judgments | ColumnJudgments,
     intents: Mapping[str, list[Intent]] | None = None,
     topics: Mapping[str, Topic] | None = None,
     *,
@@ -231,12 +404,12 @@ def build_collection(
     intents = intents or {}
     topics = topics or {}
     order = [t for t in topics if t in judgments] + sorted(t for t in judgments if t not in topics)
+    named = _named_intents(judgments)
     result: dict[str, Topic] = {}
     for tid in order:
         given = {i.id: i for i in intents.get(tid, [])}
         described = {i.id: i for i in topics[tid].intents} if tid in topics else {}
-        ids = set(given) | set(described)
-        ids |= {i for grades in judgments[tid].values() for i in grades}
+        ids = set(given) | set(described) | named[tid]
         if given:
             unweighted = sorted(i for i in ids if i not in given)
             if unweighted:
@@ -262,4 +435,11 @@ def build_collection(
         for intent in topic.intents:
             if intent.weight is not None and (intent.weight < 0 or not math.isfinite(intent.weight)):
                 raise EvaluationError(f"topic {tid} intent {intent.id}: weight must be >= 0, got {intent.weight}")
-    return Collection(result, {t: judgments[t] for t in order}, uniform_over=uniform_over, name=name)
+    return Collection(result, select_topics(judgments, order), uniform_over=uniform_over, name=name)
+
+
+def _named_intents(judgments: Mapping[str, dict[str, dict[str, int]]]) -> dict[str, set[str]]:
+    """The intents the judgments name, per topic."""
+    if isinstance(judgments, ColumnJudgments):
+        return judgments.columns.intent_ids()
+    return {tid: {i for grades in docs.values() for i in grades} for tid, docs in judgments.items()}

@@ -59,7 +59,7 @@ def score_matrix(
     deep runs (depth 1000) and many runs fit in memory; ideals are computed once per collection.
     """
     table = table_for(collection)
-    depth = max([m.cutoff for m in measures if m.cutoff is not None] + [len(docs) for run in runs for docs in run.lists.values()] + [1])
+    depth = max([m.cutoff for m in measures if m.cutoff is not None] + [run.depth for run in runs] + [1])
     per_run = table.n_topics * depth * table.n_intents
     size = max(1, BATCH_CELLS // max(per_run, 1))
     batches = [list(range(start, min(start + size, len(runs)))) for start in range(0, len(runs), size)]

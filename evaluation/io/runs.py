@@ -14,11 +14,17 @@ A document listed twice for a topic is kept at its first (highest-ranked) positi
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import chain
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
+import pandas as pd
+
+from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError
 from evaluation.io._lines import expect_columns, numbered_fields, parse_float, parse_int
 
@@ -36,9 +42,66 @@ class Run:
     def __post_init__(self) -> None:
         if not self.name:
             raise EvaluationError("a run needs a non-empty name")
+        if isinstance(self.lists, RankedLists):
+            return  # built by runs_from_arrays, which already removed or rejected duplicates
         for topic, docs in self.lists.items():
             if len(set(docs)) != len(docs):
                 raise EvaluationError(f"run {self.name} topic {topic}: duplicate docids; use dedupe_ranked()")
+
+    @property
+    def depth(self) -> int:
+        """Length of the run's longest list."""
+        if isinstance(self.lists, RankedLists):
+            return int(self.lists.lengths.max(initial=0))
+        return max(map(len, self.lists.values()), default=0)
+
+
+@dataclass(frozen=True, eq=False)
+class RankedLists(Mapping[str, tuple[str, ...]]):
+    """A run's ranked lists stored flat: reads like ``{topic: (docid, ...)}``.
+
+    The list of ``topics[n]`` is ``vocabulary[codes[offsets[n]:offsets[n + 1]]]``, best first.
+    Runs built together by :func:`runs_from_arrays` share one vocabulary, so laying them out over a
+    collection looks every distinct docid up once. Lists hold no repeated docid.
+    """
+
+    topics: tuple[str, ...]
+    offsets: IntArray
+    codes: IntArray
+    vocabulary: np.ndarray
+
+    @classmethod
+    def of(cls, lists: Mapping[str, Sequence[str]]) -> RankedLists:
+        """The flat form of any mapping topic -> ranked docids."""
+        if isinstance(lists, RankedLists):
+            return lists
+        values = list(lists.values())
+        offsets = np.zeros(len(values) + 1, dtype=np.int64)
+        np.cumsum([len(v) for v in values], out=offsets[1:])
+        docids = np.array(list(chain.from_iterable(values)), dtype=object)
+        return cls(tuple(lists), offsets, np.arange(docids.size), docids)
+
+    @property
+    def lengths(self) -> IntArray:
+        return np.diff(self.offsets)
+
+    @cached_property
+    def _position(self) -> dict[str, int]:
+        return {t: n for n, t in enumerate(self.topics)}
+
+    def __getitem__(self, topic: str) -> tuple[str, ...]:
+        n = self._position[topic]
+        return tuple(self.vocabulary[self.codes[self.offsets[n] : self.offsets[n + 1]]].tolist())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.topics)
+
+    def __len__(self) -> int:
+        return len(self.topics)
+
+
+def _duplicate_message(run: str, topic: str, dropped: Sequence[str]) -> str:
+    return f"run {run} topic {topic}: duplicate docid(s) {', '.join(sorted(set(dropped)))}"
 
 
 def dedupe_ranked(docs: Sequence[str], *, run: str, topic: str, on_duplicate_doc: str = "keep_first", where: str = "") -> tuple[str, ...]:
@@ -53,7 +116,7 @@ def dedupe_ranked(docs: Sequence[str], *, run: str, topic: str, on_duplicate_doc
         seen.add(doc)
         out.append(doc)
     if dropped:
-        message = f"run {run} topic {topic}: duplicate docid(s) {', '.join(sorted(set(dropped)))}"
+        message = _duplicate_message(run, topic, dropped)
         if on_duplicate_doc == "error":
             raise EvaluationError(f"{where}{message}")
         warnings.warn(f"{message}; kept the highest-ranked occurrence", EvaluationWarning, stacklevel=3)
@@ -68,10 +131,7 @@ def read_run(
     name: str | None = None,
 ) -> Run:
     """Read a TREC run file. The run is named after the tag column of its first line unless ``name``."""
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
-    if on_duplicate_doc not in ("keep_first", "error"):
-        raise ValueError(f"on_duplicate_doc must be 'keep_first' or 'error', got {on_duplicate_doc!r}")
+    _check_options(order, on_duplicate_doc)
     rows: dict[str, list[tuple[float, int, int, str]]] = {}
     tag = None
     ranks: dict[tuple[str, int], int] = {}
@@ -105,3 +165,127 @@ def read_run(
                 seen[doc] = number
         lists[topic] = dedupe_ranked([e[3] for e in entries], run=run_name, topic=topic)
     return Run(run_name, lists)
+
+
+def _check_options(order: str, on_duplicate_doc: str) -> None:
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+    if on_duplicate_doc not in ("keep_first", "error"):
+        raise ValueError(f"on_duplicate_doc must be 'keep_first' or 'error', got {on_duplicate_doc!r}")
+
+
+def runs_from_arrays(
+    runs: Sequence[str] | np.ndarray,
+    topics: Sequence[str] | np.ndarray,
+    docids: Sequence[str] | np.ndarray,
+    scores: Sequence[float] | np.ndarray | None = None,
+    *,
+    ranks: Sequence[int] | np.ndarray | None = None,
+    order: RunOrder = "score",
+    on_duplicate_doc: Literal["keep_first", "error"] = "keep_first",
+) -> list[Run]:
+    """Runs from parallel arrays, one entry per run line ``run topic docid [rank] score``.
+
+    The in-memory counterpart of :func:`read_run` for any number of runs at once, with the same
+    ordering options (spec §1.4: ``score`` = score desc then docid desc, ``pyndeval`` = score desc
+    then docid asc, ``rank``, ``file``) and the same duplicate rule (keep the highest-ranked
+    occurrence with a warning, or raise). Runs, and topics within a run, come in order of first
+    appearance.
+    """
+    _check_options(order, on_duplicate_doc)
+    run_code, run_names = _factorize_blocks(np.asarray(runs, dtype=object))
+    topic_code, topic_names = _factorize_blocks(np.asarray(topics, dtype=object))
+    doc_code, vocabulary = pd.factorize(np.asarray(docids, dtype=object))
+    if not run_code.size == topic_code.size == doc_code.size:
+        raise EvaluationError("runs, topics and docids must have the same length")
+    if (run_code < 0).any() or (topic_code < 0).any() or (doc_code < 0).any():
+        raise EvaluationError("every run line needs a run name, a topic and a docid")
+    group = run_code * max(len(topic_names), 1) + topic_code
+    vocabulary = np.asarray(vocabulary, dtype=object)
+    position = _list_order(group, doc_code, vocabulary, order, scores, ranks, run_names, topic_names)
+    position = _drop_repeated(position, group, doc_code, vocabulary, on_duplicate_doc, run_names, topic_names)
+    return _split_runs(group[position], doc_code[position].astype(np.int64), len(run_names), run_names, topic_names, vocabulary)
+
+
+def _factorize_blocks(values: np.ndarray) -> tuple[IntArray, pd.Index]:
+    """``pd.factorize`` (codes by first appearance) that hashes only the first value of each block
+    of equal neighbours: run names and topics come in long blocks."""
+    if values.size == 0:
+        return np.zeros(0, dtype=np.int64), pd.Index([], dtype=object)
+    heads = np.flatnonzero(np.append(True, values[1:] != values[:-1]))
+    codes, names = pd.factorize(values[heads])
+    return np.repeat(codes.astype(np.int64), np.diff(np.append(heads, values.size))), pd.Index(names, dtype=object)
+
+
+def _list_order(group, doc_code, vocabulary, order, scores, ranks, run_names, topic_names) -> IntArray:
+    """Permutation of the entries into list order: by (run, topic) group, then spec §1.4's key."""
+    if order == "file":
+        return np.argsort(group, kind="stable")
+    if order == "rank":
+        if ranks is None:
+            raise ValueError("order='rank' needs ranks")
+        rank = np.asarray(ranks, dtype=np.int64)
+        if rank.shape != group.shape:
+            raise EvaluationError("ranks must be integers, one per entry")
+        position = np.lexsort((rank, group))
+        same = (np.diff(group[position]) == 0) & (np.diff(rank[position]) == 0)
+        if same.any():
+            n = position[int(np.argmax(same))]
+            run, topic = divmod(int(group[n]), max(len(topic_names), 1))
+            raise EvaluationError(f"run {run_names[run]} topic {topic_names[topic]}: rank {rank[n]} repeated")
+        return position
+    if scores is None:
+        raise ValueError(f"order={order!r} needs scores")
+    score = np.asarray(scores, dtype=np.float64)
+    if score.shape != group.shape or not np.isfinite(score).all():
+        raise EvaluationError("scores must be finite numbers, one per entry")
+    step, fall = np.diff(group), np.diff(score)
+    if ((step > 0) | ((step == 0) & (fall < 0))).all():
+        return np.arange(group.size)  # already in list order, no tie (the usual run file)
+    position = np.lexsort((-score, group))
+    tied = (np.diff(group[position]) == 0) & (np.diff(score[position]) == 0)
+    if not tied.any():
+        return position
+    # equal scores in a list: docid breaks the tie (descending for "score", ascending for "pyndeval")
+    members = np.unique(np.concatenate([position[:-1][tied], position[1:][tied]]))
+    names = vocabulary[doc_code[members]].tolist()
+    rank_of = {d: n for n, d in enumerate(sorted(set(names)))}
+    tie_key = np.zeros(group.size, dtype=np.int64)
+    tie_key[members] = [rank_of[d] for d in names]
+    return np.lexsort((-tie_key if order == "score" else tie_key, -score, group))
+
+
+def _drop_repeated(position, group, doc_code, vocabulary, on_duplicate_doc, run_names, topic_names) -> IntArray:
+    """Keep each docid's first (highest-ranked) entry in its list; warn about the rest, or raise."""
+    key = group[position] * max(len(vocabulary), 1) + doc_code[position]
+    repeated = pd.Series(key).duplicated().to_numpy()
+    if not repeated.any():
+        return position
+    n_topics = max(len(topic_names), 1)
+    for g in np.unique(group[position][repeated]).tolist():
+        run, topic = run_names[g // n_topics], topic_names[g % n_topics]
+        dropped = vocabulary[doc_code[position[repeated & (group[position] == g)]]].tolist()
+        message = _duplicate_message(run, topic, dropped)
+        if on_duplicate_doc == "error":
+            raise EvaluationError(message)
+        warnings.warn(f"{message}; kept the highest-ranked occurrence", EvaluationWarning, stacklevel=3)
+    return position[~repeated]
+
+
+def _split_runs(group: IntArray, codes: IntArray, n_runs: int, run_names, topic_names, vocabulary: np.ndarray) -> list[Run]:
+    """One :class:`Run` per run code from entries sorted by (run, topic) group and rank."""
+    n_topics = max(len(topic_names), 1)
+    starts = np.flatnonzero(np.diff(group, prepend=-1))
+    ends = np.append(starts[1:], group.size)
+    first_group = np.searchsorted(group[starts] // n_topics, np.arange(n_runs + 1))
+    out = []
+    for r in range(n_runs):
+        a, b = first_group[r], first_group[r + 1]
+        lists = RankedLists(
+            topics=tuple(topic_names[group[starts[a:b]] % n_topics].tolist()),
+            offsets=np.append(starts[a:b], ends[b - 1]) - starts[a],
+            codes=codes[starts[a] : ends[b - 1]],
+            vocabulary=vocabulary,
+        )
+        out.append(Run(str(run_names[r]), lists))
+    return out

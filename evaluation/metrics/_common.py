@@ -85,9 +85,7 @@ def per_doc(ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.nd
 
 def topic_of_row(table: TopicTable) -> np.ndarray:
     """Topic index of every document row (sentinel rows map to topic 0, their grades are 0)."""
-    return table.memo(
-        ("topic_of_row",), lambda: np.concatenate([np.repeat(np.arange(table.n_topics), [b - a for a, b in table.topic_rows]), [0, 0]])
-    )
+    return table.topic_of_row
 
 
 def binary(ranking: Ranking, rel_level: int = 1) -> np.ndarray:

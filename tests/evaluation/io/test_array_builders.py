@@ -1,0 +1,173 @@
+"""In-memory builders: ``runs_from_arrays`` and ``judgments_from_arrays`` give what the file readers
+give (same ordering options of spec §1.4, same duplicate rules), and evaluate identically."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evaluation import (
+    EvaluationError,
+    EvaluationWarning,
+    build_collection,
+    judgments_from_arrays,
+    load_collection,
+    read_qrels,
+    read_run,
+    runs_from_arrays,
+    score_matrix,
+)
+from evaluation.collection import ColumnJudgments, QrelsColumns
+from evaluation.io.runs import RankedLists
+from evaluation.metrics import default_measures
+from tests.evaluation.toy import TOY_QRELS
+
+ORDERS = ("score", "pyndeval", "rank", "file")
+
+
+def _run_text(lines: list[tuple[str, str, str, int, float]]) -> str:
+    return "".join(f"{t} Q0 {d} {rank} {score!r} {run}\n" for run, t, d, rank, score in lines)
+
+
+def _from_lines(lines: list[tuple[str, str, str, int, float]], **options):
+    runs, topics, docids, ranks, scores = (list(c) for c in zip(*lines))
+    return runs_from_arrays(runs, topics, docids, scores, ranks=ranks, **options)
+
+
+# TESTS: runs ========================================================================================
+
+# file order b, a, c, d9, d10; ranks a 1, c 2, b 3, d10 4, d9 5; scores a 2.0, the rest tied at 1.0
+TIED = [("r", "q1", "b", 3, 1.0), ("r", "q1", "a", 1, 2.0), ("r", "q1", "c", 2, 1.0), ("r", "q1", "d9", 5, 1.0), ("r", "q1", "d10", 4, 1.0)]
+
+
+@pytest.mark.parametrize(
+    ("order", "expected"),
+    [
+        ("score", ["a", "d9", "d10", "c", "b"]),
+        ("pyndeval", ["a", "b", "c", "d10", "d9"]),
+        ("rank", ["a", "c", "b", "d10", "d9"]),
+        ("file", ["b", "a", "c", "d9", "d10"]),
+    ],
+)
+def test_orderings_match_read_run(tmp_path: Path, order: str, expected: list[str]) -> None:
+    (built,) = _from_lines(TIED, order=order)
+    path = tmp_path / "tied.run"
+    path.write_text(_run_text(TIED))
+    assert list(built.lists["q1"]) == expected == list(read_run(path, order=order).lists["q1"])
+    assert built.name == "r"
+
+
+def test_several_runs_and_topics_in_order_of_first_appearance() -> None:
+    lines = [("A", "q2", "z", 1, 1.0), ("B", "q1", "y", 1, 3.0), ("A", "q1", "y", 1, 1.0), ("A", "q2", "w", 2, 0.5), ("B", "q1", "x", 2, 4.0)]
+    a, b = _from_lines(lines)
+    assert (a.name, b.name) == ("A", "B")
+    assert list(a.lists) == ["q2", "q1"] and dict(a.lists) == {"q2": ("z", "w"), "q1": ("y",)}
+    assert dict(b.lists) == {"q1": ("x", "y")}
+    assert a.depth == 2 and b.depth == 2
+
+
+def test_duplicate_docids_warn_and_keep_the_highest_ranked() -> None:
+    lines = [("r", "q1", "a", 3, 1.0), ("r", "q1", "b", 2, 2.0), ("r", "q1", "a", 1, 3.0), ("r", "q2", "a", 1, 1.0)]
+    with pytest.warns(EvaluationWarning, match=r"run r topic q1: duplicate docid\(s\) a"):
+        (run,) = _from_lines(lines)
+    assert dict(run.lists) == {"q1": ("a", "b"), "q2": ("a",)}
+    with pytest.raises(EvaluationError, match="q1.*duplicate.*a"):
+        _from_lines(lines, on_duplicate_doc="error")
+
+
+def test_bad_arrays_are_errors() -> None:
+    with pytest.raises(EvaluationError, match="finite"):
+        runs_from_arrays(["r"], ["q"], ["d"], [float("nan")])
+    with pytest.raises(EvaluationError, match="same length"):
+        runs_from_arrays(["r", "r"], ["q"], ["d"], [1.0])
+    with pytest.raises(EvaluationError, match="rank 1 repeated"):
+        runs_from_arrays(["r", "r"], ["q", "q"], ["a", "b"], ranks=[1, 1], order="rank")
+    with pytest.raises(ValueError, match="order"):
+        runs_from_arrays(["r"], ["q"], ["d"], [1.0], order="random")  # type: ignore[arg-type]
+
+
+LINE = st.tuples(
+    st.sampled_from(["r1", "r2", "r3"]),
+    st.sampled_from(["q1", "q2"]),
+    st.sampled_from(["a", "b", "c", "d9", "d10", "x"]),
+    st.sampled_from([0.0, 0.5, 1.0, 2.0, -1.0]),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(LINE, min_size=1, max_size=30), st.sampled_from(ORDERS))
+def test_any_lines_give_the_lists_of_read_run(tmp_path: Path, raw: list, order: str) -> None:
+    """Ties, duplicates and interleaved runs: every run equals read_run of its own file."""
+    lines = [(run, topic, doc, n + 1, score) for n, (run, topic, doc, score) in enumerate(raw)]  # unique ranks
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvaluationWarning)
+        built = {run.name: run for run in _from_lines(lines, order=order)}
+        for name, run in built.items():
+            path = tmp_path / f"{name}.run"
+            path.write_text(_run_text([line for line in lines if line[0] == name]))
+            expected = read_run(path, order=order)
+            assert {t: tuple(d) for t, d in expected.lists.items()} == dict(run.lists)
+    assert list(built) == list(dict.fromkeys(line[0] for line in lines))
+
+
+def test_ranked_lists_read_like_a_dict() -> None:
+    lists = RankedLists.of({"q1": ["a", "b"], "q2": [], "q3": ("c",)})
+    assert dict(lists) == {"q1": ("a", "b"), "q2": (), "q3": ("c",)}
+    assert list(lists.lengths) == [2, 0, 1] and len(lists) == 3 and "q2" in lists and "zz" not in lists
+    assert RankedLists.of(lists) is lists
+
+
+# TESTS: judgments ===================================================================================
+
+
+def test_judgments_from_arrays_equal_read_qrels_and_build_the_same_collection() -> None:
+    expected = read_qrels(TOY_QRELS)
+    rows = [(t, i, d, g) for t, docs in expected.items() for d, grades in docs.items() for i, g in (grades.items() or [(None, 0)])]
+    judgments = judgments_from_arrays(*(list(c) for c in zip(*rows)))
+    assert isinstance(judgments, ColumnJudgments)
+    assert dict(judgments) == expected
+    a, b = build_collection(judgments), build_collection(expected)
+    assert a.topics == b.topics and a.max_grade == b.max_grade
+    assert a.relevant_intents("T1") == b.relevant_intents("T1") and a.judged_documents("T1") == b.judged_documents("T1")
+
+
+def test_negative_grades_none_intents_and_duplicates() -> None:
+    judgments = judgments_from_arrays(["q", "q", "q"], ["1", None, "2"], ["a", "b", "a"], [-2, 0, 3])
+    assert dict(judgments) == {"q": {"a": {"1": 0, "2": 3}, "b": {}}}
+    with pytest.raises(EvaluationError, match="duplicate judgment for topic q intent 1 doc a"):
+        judgments_from_arrays(["q", "q"], ["1", "1"], ["a", "a"], [1, 2])
+    kept = judgments_from_arrays(["q", "q", "q"], ["1", "1", "2"], ["a", "a", "a"], [1, 2, 0], on_duplicate="max")
+    assert dict(kept) == {"q": {"a": {"1": 2, "2": 0}}}
+    with pytest.raises(EvaluationError, match="integers"):
+        judgments_from_arrays(["q"], ["1"], ["a"], [1.5])
+    with pytest.raises(EvaluationError, match="grade 0"):
+        judgments_from_arrays(["q"], [None], ["a"], [1])
+
+
+def test_columns_of_a_dict_and_topic_selection() -> None:
+    columns = QrelsColumns.of({"q": {"a": {"1": 2}, "b": {}}, "p": {"c": {"2": 1}}})
+    assert columns.relevant_pairs() == {("q", "1"), ("p", "2")}
+    assert columns.intent_ids() == {"q": {"1"}, "p": {"2"}}
+    picked = columns.select(["p", "zz"])
+    assert picked.topics == ("p", "zz") and picked.grade.tolist() == [1]
+
+
+def test_array_built_inputs_score_like_file_inputs() -> None:
+    """The trec2014 reference collection and runs, built from arrays, score exactly like the readers' objects."""
+    from tests.evaluation.golden import REFERENCE
+
+    qrels = REFERENCE / "trec2014" / "qrels.diversity.tsv"
+    paths = sorted((REFERENCE / "runs" / "public").glob("*.run"))[:3]
+    lines = [line.split() for line in qrels.read_text().splitlines() if line.strip()]
+    from_arrays = build_collection(judgments_from_arrays(*([f[n] for f in lines] for n in range(3)), [int(f[3]) for f in lines]))
+    run_lines = [(p.name, *line.split()) for p in paths for line in p.read_text().splitlines() if line.strip()]
+    runs = runs_from_arrays([r[0] for r in run_lines], [r[1] for r in run_lines], [r[3] for r in run_lines], [float(r[5]) for r in run_lines])
+    measures = default_measures(cutoffs=(5, 20))
+    got = score_matrix(from_arrays, runs, measures)
+    expected = score_matrix(load_collection(qrels), [read_run(p) for p in paths], measures)
+    np.testing.assert_array_equal(got, expected)
