@@ -15,6 +15,9 @@ new browser (platform ids) or a lost connection always lands on the same page. T
   they are asked to return the study, never rejected) and releases their items for others.
 * **Completion only after the last answer.** ``done`` requires every assignment answered (or
   released); :func:`after_answer` marks the annotator finished right after storing the last one.
+* **Answers are never refused for the step.** An answer to the annotator's own served item is
+  stored whatever their step or the study's status (consent text changed, study closed, annotator
+  excluded); :func:`after_answer` then says which page comes next.
 """
 
 from __future__ import annotations
@@ -243,8 +246,13 @@ def own_assignment(annotator: Annotator, pk: int) -> Assignment | None:
     return Assignment.objects.select_related("presentation").filter(pk=pk, annotator=annotator).first()
 
 
-def after_answer(annotator: Annotator, *, now: datetime | None = None) -> Assignment | None:
-    """The next open item, or None after marking the annotator finished (the completion page opens then)."""
+def after_answer(annotator: Annotator, *, now: datetime | None = None) -> tuple[str, Assignment | None]:
+    """The annotator's step after a stored answer and, on ``items``, the next open item.
+
+    The last answer marks the annotator finished (the completion page opens then), whatever the
+    study's status; otherwise the step may be another page, e.g. the consent again after its text
+    changed, or the closed page.
+    """
     now = _now(now)
     following = open_assignments(annotator).first()
     if following is None and annotator.status == Annotator.ACTIVE:
@@ -252,7 +260,8 @@ def after_answer(annotator: Annotator, *, now: datetime | None = None) -> Assign
             status=Annotator.FINISHED, finished_at=now, last_seen_at=now
         )
         annotator.refresh_from_db(fields=["status", "finished_at", "last_seen_at"])
-    return following
+    step = next_step(annotator)
+    return step, following if step == ITEMS else None
 
 
 def progress(annotator: Annotator) -> tuple[int, int]:

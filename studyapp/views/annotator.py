@@ -139,8 +139,13 @@ def _terminal(request: HttpRequest, study: Study, step: str) -> HttpResponse:
     return _message(request, study, step)
 
 
+def _step_url(study: Study, step: str) -> str:
+    """The page of ``step``; terminal steps are told on the entry page."""
+    return reverse(STEP_URLS.get(step, "study_entry"), args=[study.slug])
+
+
 def _go(study: Study, step: str) -> HttpResponse:
-    return redirect(STEP_URLS.get(step, "study_entry"), slug=study.slug)
+    return redirect(_step_url(study, step))
 
 
 def _item_url(study: Study, pk: int) -> str:
@@ -411,18 +416,18 @@ def _refuse(request: HttpRequest, status: int, error: str, message: str, next_ur
 @study_page
 @require_POST
 def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
-    """Store an answer (idempotent: a repeat returns the stored one). JSON for the page's script, else a redirect."""
+    """Store an answer (idempotent: a repeat returns the stored one). JSON for the page's script, else a redirect.
+
+    Never loses data: an answer to the annotator's own served item is stored whatever their step or
+    the study's status, then the reply names the page that comes next (the next item, the consent
+    again, the closed page, the completion page).
+    """
     annotator = _session_annotator(request, study)
     if annotator is None:
         return _refuse(request, 403, "session", "Your session has ended. Please open the study link from your platform again.")
     assignment = flow.own_assignment(annotator, pk)
     if assignment is None:
         return _refuse(request, 404, "not_found", "This item does not exist or is not yours.")
-    step = flow.next_step(annotator)
-    entry = reverse("study_entry", args=[study.slug])
-    answered_before = hasattr(assignment, "preference")
-    if step != flow.ITEMS and not (step == flow.DONE and answered_before):
-        return _refuse(request, 409, step, "This study takes no more answers from you.", entry)
     if assignment.served_at is None:
         return _refuse(request, 409, "not_served", "This item was not shown yet.", reverse("study_next_item", args=[study.slug]))
     form = AnswerForm(request.POST)
@@ -437,8 +442,8 @@ def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
         first_interaction_ms=data["first_interaction_ms"],
         request_id=data["request_id"],
     )
-    following = flow.after_answer(annotator)
-    next_url = _item_url(study, following.pk) if following is not None else reverse("study_done", args=[study.slug])
+    step, following = flow.after_answer(annotator)
+    next_url = _item_url(study, following.pk) if following is not None else _step_url(study, step)
     if not wants_json(request):
         return redirect(next_url)
     answered, quota = flow.progress(annotator)
@@ -448,7 +453,8 @@ def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
             "created": created,
             "value": preference.value,
             "next": next_url,
-            "finished": following is None,
+            "step": step,
+            "finished": step == flow.DONE,
             "answered": answered,
             "quota": quota,
         }

@@ -164,3 +164,35 @@ def test_an_answer_survives_a_lost_connection_and_a_reload(browser, server, make
     stored = Preference.objects.get(assignment_id=first)
     assert stored.value == -3
     assert stored.server_seconds * 1000 > stored.client_ms  # the browser's time stops at the click, the server's at arrival
+
+
+def test_a_refused_answer_is_kept_until_stored_and_only_a_404_drops_it(browser, server, make_study) -> None:
+    study = make_study()
+    person = Participant(browser, server)
+    try:
+        person.onboard(study.slug, "oda")
+        page = person.page
+        first = person.assignment_id()
+        pending = f"localStorage.getItem('studyapp.pending.{first}')"
+        refusal = '{"error": "conflict", "message": "Not now."}'
+        page.route("**/answer/", lambda route: route.fulfill(status=409, content_type="application/json", body=refusal))
+        page.locator(".opt-7").click()
+        page.get_by_role("button", name="Submit answer").click()
+        expect(page.get_by_role("status")).to_contain_text("Not now.")
+        assert page.evaluate(pending) is not None  # kept in the browser ...
+        assert not Preference.objects.filter(assignment_id=first).exists()
+
+        page.unroute("**/answer/")
+        page.reload()  # ... and sent again when its page loads
+        page.wait_for_url(lambda url: not url.endswith(f"/item/{first}/"), timeout=20_000)
+        assert page.evaluate(pending) is None
+
+        second = person.assignment_id()
+        page.route("**/answer/", lambda route: route.fulfill(status=404, content_type="application/json", body='{"error": "not_found"}'))
+        page.locator(".opt-1").click()
+        page.get_by_role("button", name="Submit answer").click()
+        expect(page.get_by_role("status")).to_contain_text("Reload the page")
+        assert page.evaluate(f"localStorage.getItem('studyapp.pending.{second}')") is None  # 404: not this annotator's item
+    finally:
+        person.close()
+    assert Preference.objects.get(assignment_id=first).value == 2

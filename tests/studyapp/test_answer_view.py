@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
-from studyapp.models import Annotator, Preference, Study
+from django.utils import timezone
+
+from studyapp.models import Annotator, Assignment, Preference, Study
+from studyapp.services.answers import record_answer
+from studyapp.services.status import study_status
 from tests.studyapp.annotator_base import JSON, AnnotatorTestCase
 
 
@@ -90,7 +95,52 @@ class AnswerTestCase(AnnotatorTestCase):
         self.assertEqual(retry.status_code, 200)
         self.assertEqual(json.loads(retry.content)["next"], self.url("study_done"))
 
-    def test_a_closed_study_takes_no_more_answers(self) -> None:
+    # -- answers are never refused for the annotator's step (nothing the page holds is thrown away) --
+
+    def test_an_answer_given_while_the_study_was_closed_is_stored_and_leads_to_the_closed_page(self) -> None:
         Study.objects.filter(pk=self.study.pk).update(status=Study.CLOSED)
-        self.assertEqual(self.answer(self.client, self.item).status_code, 409)
-        self.assertFalse(Preference.objects.exists())
+        response = self.answer(self.client, self.item, -2)
+        self.assertEqual(response.status_code, 200)
+        reply = json.loads(response.content)
+        self.assertEqual((reply["stored"], reply["created"], reply["step"], reply["finished"]), (True, True, "closed", False))
+        self.assertEqual(reply["next"], self.url("study_entry"))
+        self.assertEqual(Preference.objects.get(assignment=self.item).value, -2)
+        self.assertContains(self.client.get(reply["next"]), "This study is closed")
+
+    def test_an_answer_given_while_the_consent_text_changed_is_stored_and_asks_for_consent_again(self) -> None:
+        Study.objects.filter(pk=self.study.pk).update(consent_version="2", consent_text="Version two.")
+        reply = json.loads(self.answer(self.client, self.item, 3).content)
+        self.assertEqual((reply["stored"], reply["step"], reply["next"]), (True, "consent", self.url("study_consent")))
+        preference = Preference.objects.get(assignment=self.item)
+        self.assertEqual((preference.value, preference.late), (3, False))
+        self.assertContains(self.client.get(reply["next"]), "The consent information has changed")
+        # after consenting again the annotator goes on with the next item; the stored answer stays
+        response = self.client.post(self.url("study_consent"), {"agree": "on", "version": "2"})
+        self.assertRedirects(response, self.url("study_next_item"), fetch_redirect_response=False)
+        self.assertNotEqual(self.serve(self.client).pk, self.item.pk)
+
+    def test_a_plain_form_post_after_a_change_redirects_to_the_right_page(self) -> None:
+        Study.objects.filter(pk=self.study.pk).update(consent_version="2")
+        response = self.client.post(self.url("study_answer", self.item.pk), {"value": 0, "request_id": "req-12345"})
+        self.assertRedirects(response, self.url("study_consent"), fetch_redirect_response=False)
+        self.assertTrue(Preference.objects.filter(assignment=self.item).exists())
+
+    def test_an_excluded_annotators_answer_is_stored_and_counted_as_such(self) -> None:
+        Annotator.objects.filter(pk=self.alice.pk).update(status=Annotator.EXCLUDED, exclusion_reason="too fast")
+        reply = json.loads(self.answer(self.client, self.item).content)
+        self.assertEqual((reply["stored"], reply["step"], reply["next"]), (True, "excluded", self.url("study_entry")))
+        self.assertEqual(study_status(self.study)["answers"]["from_excluded"], 1)
+
+    def test_a_late_answer_in_a_closed_study_is_stored_and_flagged_late(self) -> None:
+        Assignment.objects.filter(pk=self.item.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
+        Study.objects.filter(pk=self.study.pk).update(status=Study.CLOSED)
+        self.assertEqual(self.answer(self.client, self.item).status_code, 200)
+        self.assertTrue(Preference.objects.get(assignment=self.item).late)
+
+    def test_the_last_answer_after_closing_still_earns_the_completion_page(self) -> None:
+        for assignment in self.alice.assignments.exclude(pk=self.item.pk):
+            record_answer(assignment, 1, request_id=f"pre-{assignment.pk}")
+        Study.objects.filter(pk=self.study.pk).update(status=Study.CLOSED)
+        reply = json.loads(self.answer(self.client, self.item).content)
+        self.assertEqual((reply["finished"], reply["step"], reply["next"]), (True, "done", self.url("study_done")))
+        self.assertContains(self.client.get(reply["next"]), "TOYDONE")

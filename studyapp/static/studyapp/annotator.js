@@ -1,5 +1,6 @@
 /* Annotator pages: the 9-point scale (mouse, touch, keys 1-9, arrows + Enter), answers that survive a
-   lost connection (kept in localStorage and retried with a visible notice), the browser's timings,
+   lost connection or a refusal (kept in localStorage until the server stored them or said 404, retried
+   with a visible notice), the browser's timings,
    and the heartbeat that keeps the annotator's leases alive. No dependencies. */
 (function () {
   "use strict";
@@ -213,6 +214,9 @@
     retryTimer = window.setTimeout(function () { send(load(pendingKey) || current); }, delay);
   }
 
+  // Besides a stored answer (2xx, a repeat included), only a 404 (no such item of this annotator) lets the browser forget it.
+  function definitive(status) { return status === 404; }
+
   var current = null;
   function send(pending) {
     current = pending;
@@ -231,7 +235,9 @@
         } else if (response.status >= 500 || response.status === 429) {
           retryLater();
         } else {
-          if (response.status !== 403) drop(pendingKey); // 403: a stale token; the saved answer is sent after a reload
+          // Only a 404 is final (no such item of this annotator). Any other refusal keeps the answer in
+          // this browser: it is sent again on the next load of its page (e.g. after a new session).
+          if (definitive(response.status)) drop(pendingKey);
           sending = false;
           attempt = 0;
           unlock();
@@ -257,7 +263,7 @@
       if (key && key.indexOf("studyapp.pending.") === 0 && key !== pendingKey) {
         (function (k, other) {
           if (!other || !other.url) return drop(k);
-          post(other.url, other.fields).then(function (r) { if (r.status < 500) drop(k); }, function () { /* next page load */ });
+          post(other.url, other.fields).then(function (r) { if (r.ok || definitive(r.status)) drop(k); }, function () { /* next page load */ });
         })(key, load(key));
       }
     }
