@@ -4,7 +4,12 @@ Deployment settings come from the environment (12-factor); study parameters live
 
 - ``DATABASE_URL``: e.g. ``sqlite:////tmp/x.sqlite3`` or ``postgres://user:pw@host/db``;
   default ``db.sqlite3`` in the repository root (WAL mode, busy timeout).
-- ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG`` (0/1), ``DJANGO_ALLOWED_HOSTS`` (comma separated).
+- ``DJANGO_DEBUG`` (0/1, default 0): participants must never see Django's technical error pages.
+- ``DJANGO_SECRET_KEY``; without it a random key is generated once and kept in ``DJANGO_SECRET_KEY_FILE``
+  (default ``.django-secret-key`` in the repository root, git-ignored, readable by its owner only).
+- ``DJANGO_ALLOWED_HOSTS`` (comma separated; default localhost, 127.0.0.1, [::1]).
+- ``STUDYAPP_STATIC_FROM_APPS`` (0/1, default 1): whitenoise serves static files straight from the apps,
+  so ``make run`` needs no ``collectstatic``; set 0 after ``collectstatic`` to serve the compressed copies.
 - ``STUDYAPP_HEARTBEAT_SECONDS`` (60): how often an open annotator page renews its leases;
   ``STUDYAPP_REDIRECT_SECONDS`` (3): how long the completion page shows the code before redirecting.
 """
@@ -12,7 +17,10 @@ Deployment settings come from the environment (12-factor); study parameters live
 from __future__ import annotations
 
 import os
+import secrets
+import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import dj_database_url
@@ -45,13 +53,35 @@ def env_int(name: str, default: int, minimum: int = 0) -> int:
     return value
 
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG=0")
-    SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
-ALLOWED_HOSTS = [h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h]
+def stored_secret_key(path: Path) -> str:
+    """The key kept in ``path``, created with a random value on first use (safe when processes race)."""
+    try:
+        key = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        key = ""
+    if key:
+        return key
+    key = secrets.token_urlsafe(50)
+    draft = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(key + "\n")
+        os.link(draft, path)  # atomic: the first process to get here wins
+    except FileExistsError:
+        return path.read_text(encoding="ascii").strip()
+    except OSError as exc:  # e.g. a read-only checkout: run anyway, sessions end with the process
+        print(f"warning: cannot keep a secret key in {path} ({exc}); using a temporary one", file=sys.stderr)
+    finally:
+        draft.unlink(missing_ok=True)
+    return key
+
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "").strip() or stored_secret_key(
+    Path(os.environ.get("DJANGO_SECRET_KEY_FILE") or BASE_DIR / ".django-secret-key")
+)
+ALLOWED_HOSTS = [h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h]
 CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
 
 INSTALLED_APPS = [
@@ -121,6 +151,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+WHITENOISE_USE_FINDERS = env_bool("STUDYAPP_STATIC_FROM_APPS", True)
+if WHITENOISE_USE_FINDERS:  # then the collected folder is optional: no warning when it is missing
+    warnings.filterwarnings("ignore", message="No directory at", category=UserWarning)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
