@@ -2,12 +2,15 @@
 
 :class:`TopicTable` is built once per collection: intent weights ``W[t, i]`` (zero padded),
 types, judged documents as rows of a grade matrix, and the ideal lists of spec §1.5.
-:class:`Ranking` holds the ranked lists of several runs as ``rows[run, topic, rank]`` into that
-grade matrix, so ``grades[run, topic, rank, intent]`` is one fancy-indexing step. A Ranking also
+:class:`Ranking` holds the ranked lists of several runs as ``rows[rank, run, topic]`` into that
+grade matrix, so ``grades[intent, rank, run, topic]`` is one gathering step. A Ranking also
 memoises per-rank intermediates (cumulative gains, cascade products, ...) so that a metric at
 several cutoffs, and metrics sharing a building block, cost one pass.
 
 Axis conventions: ``R`` runs, ``T`` topics, ``K`` ranks, ``I`` intents (max over topics).
+Per-rank arrays are ``(K, R, T)`` and per-intent ones ``(I, K, R, T)``: rank and intent lead, so
+every step along them (running sums over ranks, sums over intents) works on whole contiguous
+``(R, T)`` blocks, and per-topic values ``(T,)`` broadcast against the trailing axis.
 """
 
 from __future__ import annotations
@@ -120,6 +123,11 @@ class TopicTable(Memoised):
             out[t] = w.size == 0 or bool(np.all(w == w[0]))
         return out
 
+    @cached_property
+    def grades_by_intent(self) -> np.ndarray:
+        """``grades`` transposed to ``(I, n_docs + 2)``: gathering rows from it gives ``(I, ...)`` arrays."""
+        return np.ascontiguousarray(self.grades.T)
+
     def topic_block(self, t: int) -> np.ndarray:
         a, b = self.topic_rows[t]
         return self.grades[a:b]
@@ -202,7 +210,7 @@ class Ranking(Memoised):
     Parameters
     ----------
     table : the collection's :class:`TopicTable`.
-    rows : int array ``(R, T, K)``; ``table.UNJUDGED`` for unjudged docs, ``table.PAD`` past the end.
+    rows : int array ``(K, R, T)``; ``table.UNJUDGED`` for unjudged docs, ``table.PAD`` past the end.
     lengths : int array ``(R, T)``, the list lengths (before padding).
     condensed : whether unjudged documents were removed (spec §1.6).
     """
@@ -212,17 +220,17 @@ class Ranking(Memoised):
         self.rows = rows
         self.lengths = lengths
         self.condensed = condensed
-        self.n_runs, self.n_topics, self.depth = rows.shape
+        self.depth, self.n_runs, self.n_topics = rows.shape
         self._cache: dict[Hashable, Any] = {}
 
     @cached_property
     def grades(self) -> np.ndarray:
-        """``(R, T, K, I)`` int16 grades; 0 for unjudged, padding and intents a topic lacks."""
-        return self.table.grades[self.rows]
+        """``(I, K, R, T)`` int16 grades; 0 for unjudged, padding and intents a topic lacks."""
+        return np.take(self.table.grades_by_intent, self.rows, axis=1)
 
     @cached_property
     def present(self) -> BoolArray:
-        """``(R, T, K)``: a document occupies this rank."""
+        """``(K, R, T)``: a document occupies this rank."""
         return self.rows != self.table.PAD
 
     @cached_property
@@ -232,11 +240,11 @@ class Ranking(Memoised):
     def condense(self) -> Ranking:
         """The condensed lists (spec §1.6): unjudged documents removed, order kept, then padded."""
         keep = self.judged
-        order = np.argsort(~keep, axis=2, kind="stable")
-        rows = np.take_along_axis(self.rows, order, axis=2)
-        kept = np.take_along_axis(keep, order, axis=2)
+        order = np.argsort(~keep, axis=0, kind="stable")
+        rows = np.take_along_axis(self.rows, order, axis=0)
+        kept = np.take_along_axis(keep, order, axis=0)
         rows = np.where(kept, rows, self.table.PAD)
-        return Ranking(self.table, rows, keep.sum(axis=2), condensed=True)
+        return Ranking(self.table, rows, keep.sum(axis=0), condensed=True)
 
 
 def build_ranking(table: TopicTable, runs: Sequence[Run], depth: int | None = None) -> Ranking:
@@ -263,8 +271,8 @@ def build_ranking(table: TopicTable, runs: Sequence[Run], depth: int | None = No
     rows_of = table.rows_of(topic[kept], doc_code[kept])
     in_table = list_topic >= 0
     K = max(int(list_length[in_table].max(initial=0)), depth or 0, 1)
-    rows = np.full((R, T, K), table.PAD, dtype=np.int64)
-    rows[list_run[entry_list[kept]], topic[kept], rank[kept]] = rows_of
+    rows = np.full((K, R, T), table.PAD, dtype=np.int64)
+    rows[rank[kept], list_run[entry_list[kept]], topic[kept]] = rows_of
     lengths = np.zeros((R, T), dtype=np.int64)
     lengths[list_run[in_table], list_topic[in_table]] = list_length[in_table]
     return Ranking(table, rows, lengths)

@@ -1,5 +1,9 @@
-"""Building blocks shared by the metric families: discounts, safe division, cumulative sums,
-and the memoised per-rank arrays of a :class:`~evaluation.arrays.Ranking`."""
+"""Building blocks shared by the metric families: discounts, safe division, running sums along
+ranks, and the memoised per-rank arrays of a :class:`~evaluation.arrays.Ranking`.
+
+Layout (see :mod:`evaluation.arrays`): per-rank arrays ``(K, R, T)``, per-intent per-rank arrays
+``(I, K, R, T)``, per-(topic, intent) table arrays enter as :func:`by_intent` views ``(I, 1, 1, T)``.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,8 @@ import numpy as np
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking, TopicTable
 
-RANK_AXIS = 2  # (R, T, K[, I])
+RANK_AXIS = 0  # of per-rank arrays (K, R, T)
+INTENT_RANK_AXIS = 1  # of per-intent arrays (I, K, R, T)
 
 
 def ranks(length: int) -> FloatArray:
@@ -30,6 +35,18 @@ def discount(kind: str, length: int, beta: float = 0.8) -> FloatArray:
     raise ValueError(f"unknown discount {kind!r}")
 
 
+def along(values: np.ndarray, axis: int, ndim: int) -> np.ndarray:
+    """View of the 1-d ``values`` lying along ``axis`` of an ``ndim``-d array (for broadcasting)."""
+    shape = [1] * ndim
+    shape[axis] = values.size
+    return values.reshape(shape)
+
+
+def by_intent(values: np.ndarray) -> np.ndarray:
+    """A per-(topic, intent) table ``(T, I)`` as an ``(I, 1, 1, T)`` view, to broadcast against ``(I, K, R, T)``."""
+    return values.T[:, None, None, :]
+
+
 def safe_divide(num: np.ndarray, den: np.ndarray) -> FloatArray:
     """``num / den`` with 0 where ``den == 0`` (an ideal of zero means nothing to find)."""
     num, den = np.broadcast_arrays(np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64))
@@ -46,25 +63,33 @@ def at(cumulative: np.ndarray, k: int, axis: int = RANK_AXIS) -> np.ndarray:
     return np.take(cumulative, k - 1, axis=axis)
 
 
-def exclusive_cumsum(x: np.ndarray, axis: int = RANK_AXIS) -> np.ndarray:
-    """Sum of the entries strictly before each position along ``axis`` (0 at the first).
+def scan(ufunc: np.ufunc, x: np.ndarray, axis: int = RANK_AXIS, *, exclusive: bool = False) -> np.ndarray:
+    """Running ``ufunc`` (add, multiply, maximum) along ``axis``: ``ufunc.accumulate``, bit for bit.
 
-    Computed as a shifted cumulative sum, never ``cumsum - x``: the difference is not exactly the
-    sum of the earlier entries in floating point (a tank filled to exactly ``H`` must read full).
+    ``exclusive`` gives the value strictly before each position (the identity at the first), as a
+    shifted scan, never ``cumsum - x``: the difference is not exactly the sum of the earlier
+    entries in floating point (a tank filled to exactly ``H`` must read full).
+
+    ``accumulate`` walks every line along ``axis`` separately; when there are many more lines than
+    positions (the usual short rank axis over many runs and topics), the same operations in the
+    same order run as one whole-slice step per position instead.
     """
-    x = np.moveaxis(x, axis, -1)
-    out = np.zeros(x.shape, dtype=np.result_type(x.dtype, np.int64) if x.dtype.kind in "biu" else x.dtype)
-    np.cumsum(x[..., :-1], axis=-1, out=out[..., 1:])
-    return np.moveaxis(out, -1, axis)
-
-
-def exclusive_cumprod(x: np.ndarray, axis: int = RANK_AXIS) -> np.ndarray:
-    """Product of the entries strictly before each position along ``axis`` (1 at the first)."""
-    x = np.moveaxis(x, axis, -1)
-    out = np.empty(x.shape)
-    out[..., 0] = 1.0
-    np.cumprod(x[..., :-1], axis=-1, out=out[..., 1:])
-    return np.moveaxis(out, -1, axis)
+    x = np.moveaxis(x, axis, 0)
+    out = np.empty(x.shape, dtype=x.dtype)
+    if exclusive:
+        if x.shape[0]:
+            out[0] = ufunc.identity
+        source, target = x[:-1], out[1:]
+    else:
+        source, target = x, out
+    n = source.shape[0]
+    if n and x[0].size >= 16 * n:
+        target[0] = source[0]
+        for k in range(1, n):
+            ufunc(target[k - 1], source[k], out=target[k])
+    elif n:
+        ufunc.accumulate(source, axis=0, out=target)
+    return np.moveaxis(out, 0, axis)
 
 
 def cutoff_or_depth(ranking: Ranking, k: int | None) -> int:
@@ -73,14 +98,20 @@ def cutoff_or_depth(ranking: Ranking, k: int | None) -> int:
 
 # ------------------------------------------------------------------ memoised blocks
 def per_doc(ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.ndarray]) -> np.ndarray:
-    """Gather a per-document table ``(n_docs + 2, ...)`` (memoised on the topic table) into ranks.
+    """Gather a per-document table (memoised on the topic table) at the ranked rows.
 
-    Values that depend on the document alone (binary relevance, relevance probabilities, ...) are
-    computed once per judged document and then fancy-indexed to ``(R, T, K, ...)``.
+    ``build(table)`` gives ``(n_docs + 2,)`` values, gathered to ``(K, R, T)``, or ``(n_docs + 2, I)``
+    values, gathered to ``(I, K, R, T)``. Values that depend on the document alone (binary relevance,
+    relevance probabilities, ...) are computed once per judged document.
     """
     table = ranking.table
-    values = table.memo(("per_doc", key), lambda: build(table))
-    return ranking.memo(("per_doc", key), lambda: values[ranking.rows])
+
+    def intent_major() -> np.ndarray:
+        values = build(table)
+        return values if values.ndim == 1 else np.ascontiguousarray(values.T)
+
+    values = table.memo(("per_doc", key), intent_major)
+    return ranking.memo(("per_doc", key), lambda: np.take(values, ranking.rows, axis=values.ndim - 1))
 
 
 def topic_of_row(table: TopicTable) -> np.ndarray:
@@ -88,58 +119,60 @@ def topic_of_row(table: TopicTable) -> np.ndarray:
     return table.topic_of_row
 
 
+def relevant(ranking: Ranking, rel_level: int = 1) -> np.ndarray:
+    """``J[i, k, r, t] = g >= rel_level`` as booleans."""
+    return ranking.memo(("J?", rel_level), lambda: ranking.grades >= rel_level)
+
+
 def binary(ranking: Ranking, rel_level: int = 1) -> np.ndarray:
-    """``J[r, t, k, i] = 1[g >= rel_level]`` as float64."""
-    return per_doc(ranking, ("J", rel_level), lambda table: (table.grades >= rel_level).astype(np.float64))
+    """``J[i, k, r, t] = 1[g >= rel_level]`` as float64."""
+    return ranking.memo(("J", rel_level), lambda: relevant(ranking, rel_level).astype(np.float64))
 
 
-def seen_before(ranking: Ranking, rel_level: int = 1) -> np.ndarray:
+def relevant_count(ranking: Ranking) -> np.ndarray:
+    """``C_i(r)``: documents relevant to ``i`` at or above rank ``r`` (int32, ``(I, K, R, T)``)."""
+    return ranking.memo(("C",), lambda: scan(np.add, relevant(ranking).astype(np.int32), INTENT_RANK_AXIS))
+
+
+def seen_before(ranking: Ranking) -> np.ndarray:
     """``c_i(r)``: documents relevant to ``i`` strictly above rank ``r`` (int32; spec §2 symbols)."""
-
-    def build() -> np.ndarray:
-        hits = (ranking.grades >= rel_level).astype(np.int32)
-        return np.cumsum(hits, axis=RANK_AXIS, dtype=np.int32) - hits
-
-    return ranking.memo(("c", rel_level), build)
+    return ranking.memo(("c",), lambda: relevant_count(ranking) - relevant(ranking))
 
 
 def novelty_decay(ranking: Ranking, alpha: float) -> np.ndarray:
     """``(1 - alpha)^{c_i(r)}`` via a lookup table (exact powers, no elementwise ``pow``)."""
     powers = (1.0 - alpha) ** np.arange(ranking.depth + 1, dtype=np.float64)
-    return ranking.memo(("decay", alpha), lambda: powers[seen_before(ranking)])
+    return ranking.memo(("decay", alpha), lambda: np.take(powers, seen_before(ranking)))
 
 
-def first_relevant_rank(ranking: Ranking) -> np.ndarray:
-    """0-based rank of the first document relevant to each intent, ``depth`` when none: ``(R, T, I)``."""
-
-    def build() -> np.ndarray:
-        J = ranking.grades >= 1
-        first = np.argmax(J, axis=RANK_AXIS)
-        return np.where(J.any(axis=RANK_AXIS), first, ranking.depth)
-
-    return ranking.memo(("first_rel",), build)
+def covered(ranking: Ranking, k: int) -> np.ndarray:
+    """``(I, R, T)``: some document in the top ``k`` is relevant to the intent (and it is in ``I_q^+``)."""
+    if k <= 0:
+        return np.zeros((ranking.table.n_intents, ranking.n_runs, ranking.n_topics), dtype=bool)
+    return at(relevant_count(ranking), k, INTENT_RANK_AXIS) > 0
 
 
 def global_gain(ranking: Ranking) -> np.ndarray:
-    """``GG(r) = sum_i w_i g_i(d_r)``: ``(R, T, K)`` (spec §1.2)."""
-    return ranking.memo(("GG",), lambda: ranking.table.doc_global_gain[ranking.rows])
+    """``GG(r) = sum_i w_i g_i(d_r)``: ``(K, R, T)`` (spec §1.2)."""
+    return ranking.memo(("GG",), lambda: np.take(ranking.table.doc_global_gain, ranking.rows))
 
 
 def din_gain(ranking: Ranking) -> np.ndarray:
     """DIN gain ``DG(r)`` (spec §2.5): navigational intents earn only at their first relevant doc."""
+    table = ranking.table
+    if not table.nav.any():
+        return global_gain(ranking)  # every intent informational: DG = GG
 
     def build() -> np.ndarray:
-        g = ranking.grades
-        found_before = exclusive_cumsum((g > 0).astype(np.int32))
-        counts = ~ranking.table.nav[None, :, None, :] | (found_before == 0)
-        return np.einsum("rtki,rtki,ti->rtk", g, counts, ranking.table.W, optimize=False)
+        counts = ~by_intent(table.nav) | (seen_before(ranking) == 0)
+        return np.einsum("ikrt,ikrt,it->krt", ranking.grades, counts, table.W.T, optimize=False)
 
     return ranking.memo(("DG",), build)
 
 
 def cumulative(ranking: Ranking, key: str, per_rank: np.ndarray) -> np.ndarray:
-    """Memoised cumulative sum along ranks of an already-memoised per-rank array."""
-    return ranking.memo(("cum", key), lambda: np.cumsum(per_rank, axis=RANK_AXIS))
+    """Memoised running sum along ranks of an already-memoised per-rank array ``(K, R, T)``."""
+    return ranking.memo(("cum", key), lambda: scan(np.add, per_rank))
 
 
 def ntcir_round(x: np.ndarray) -> np.ndarray:

@@ -24,19 +24,20 @@ DISCOUNTS = {"dcg": "log", "err": "rr", "rbp": "rbp"}
 def per_subtopic(ranking: Ranking, k: int, alpha: float, disc: str, beta: float) -> FloatArray:
     """``alphaM_i@k`` (R, T, I): each subtopic's cascade measure over its exact ideal (all of R_i first)."""
     d = discount(DISCOUNTS[disc], k, beta)
-    J = binary(ranking)[:, :, :k]
-    num = (J * novelty_decay(ranking, alpha)[:, :, :k] * d[None, None, :, None]).sum(axis=2)
+    novel = ranking.memo(("J·decay", alpha), lambda: binary(ranking) * novelty_decay(ranking, alpha))
+    num = (novel[:, :k] * d[: novel.shape[1], None, None]).sum(axis=1)
     ideal_prefix = np.cumsum(d * (1.0 - alpha) ** np.arange(k))
     n_rel = np.minimum(ranking.table.n_rel, k)
     den = np.where(n_rel > 0, ideal_prefix[np.maximum(n_rel - 1, 0)], 0.0)
-    return safe_divide(num, den[None])
+    return np.moveaxis(safe_divide(num, den.T[:, None, :]), 0, -1)
 
 
 def _cascade(ranking: Ranking, k: int, alpha: float, disc: str, beta: float) -> FloatArray:
     d = discount(DISCOUNTS[disc], k, beta)
-    gains = (novelty_gain(ranking, alpha)[:, :, :k] * d[None, None, :]).sum(axis=2)
+    gains = novelty_gain(ranking, alpha)[:k]
+    gains = (gains * d[: gains.shape[0], None, None]).sum(axis=0)
     ideal = (greedy_ideal_gains(ranking.table, alpha, k) * d[None, :]).sum(axis=1)
-    return safe_divide(gains, ideal[None, :])
+    return safe_divide(gains, ideal)
 
 
 def _topic_average(values: np.ndarray, table: TopicTable, params: dict) -> np.ndarray:
@@ -95,11 +96,11 @@ def alpha_sharp_ia(
     else:
         sub = per_subtopic(ranking, k, alpha, disc, beta)
         if avg == "micro":
-            score = (sub * table.W_hat[None]).sum(axis=2)
+            score = (sub * table.W_hat).sum(axis=2)
         elif avg == "geom":
-            score = np.exp((np.log(np.maximum(sub, geom_eps)) * table.W_hat[None]).sum(axis=2))
-            score = np.where(table.n_rel_intents[None, :] > 0, score, 0.0)
+            score = np.exp((np.log(np.maximum(sub, geom_eps)) * table.W_hat).sum(axis=2))
+            score = np.where(table.n_rel_intents > 0, score, 0.0)
         else:
             smr = np.nan_to_num(difficulty(table).smr)
-            score = (sub * smr[None]).sum(axis=2)
+            score = (sub * smr).sum(axis=2)
     return lam * intent_recall(ranking, k) + (1.0 - lam) * score

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from evaluation._types import FloatArray
-from evaluation.arrays import Ranking
-from evaluation.metrics._common import at, binary, cumulative, din_gain, first_relevant_rank, safe_divide
+from evaluation.arrays import Ranking, TopicTable
+from evaluation.metrics._common import at, by_intent, covered, cumulative, din_gain, per_doc, relevant_count, safe_divide
 from evaluation.metrics.base import Param, register
 
 SAKAI_SONG = "Sakai & Song, Evaluating diversified search results using per-intent graded relevance, SIGIR 2011"
@@ -18,8 +18,8 @@ def intent_recall(ranking: Ranking, k: int | None) -> FloatArray:
     limit = ranking.depth if k is None else k
 
     def compute() -> FloatArray:
-        covered = (first_relevant_rank(ranking) < limit) & table.rel[None]
-        return safe_divide(covered.sum(axis=2), table.n_rel_intents[None, :])
+        hits = (covered(ranking, limit) & by_intent(table.rel)[:, 0]).sum(axis=0)
+        return safe_divide(hits, table.n_rel_intents)
 
     return ranking.memo(("I-rec", limit), compute)
 
@@ -36,7 +36,7 @@ def i_rec(ranking: Ranking, k: int) -> FloatArray:
 
 
 def _relevant_any(ranking: Ranking) -> np.ndarray:
-    return ranking.memo(("relT",), lambda: (ranking.grades >= 1).any(axis=3).astype(np.float64))
+    return per_doc(ranking, "relT", lambda table: (table.grades >= 1).any(axis=1).astype(np.float64))
 
 
 @register("Prec", tags={"normalised", "set", "binary", "gold"}, citation=SAKAI_SONG + " (gold standard)")
@@ -58,7 +58,7 @@ def pmp(ranking: Ranking, k: int, pmp_tie: str = "lowest") -> FloatArray:
     """
     table = ranking.table
 
-    def build() -> np.ndarray:
+    def hits(table: TopicTable) -> np.ndarray:
         w = np.where(table.rel, table.W, -np.inf)
         best = w.max(axis=1, keepdims=True)
         chosen = table.rel & (w == best)
@@ -66,12 +66,11 @@ def pmp(ranking: Ranking, k: int, pmp_tie: str = "lowest") -> FloatArray:
             first = np.argmax(chosen, axis=1)
             chosen = np.zeros_like(chosen)
             chosen[np.arange(table.n_topics), first] = table.rel.any(axis=1)
-        hits = ((ranking.grades >= 1) & chosen[None, :, None, :]).any(axis=3).astype(np.float64)
-        return np.cumsum(hits, axis=2)
+        return ((table.grades >= 1) & chosen[table.topic_of_row]).any(axis=1).astype(np.float64)
 
-    value = at(ranking.memo(("pmp", pmp_tie), build), k) / k
+    value = at(cumulative(ranking, f"pmp:{pmp_tie}", per_doc(ranking, ("pmp", pmp_tie), hits)), k) / k
     meaningless = table.uniform_weights & (table.n_rel_intents > 1)
-    return np.where(meaningless[None, :], np.nan, value)
+    return np.where(meaningless, np.nan, value)
 
 
 @register(
@@ -88,8 +87,7 @@ def ef_p(ranking: Ranking, k: int) -> FloatArray:
 @register("P-IA", tags={"normalised", "intent_aware", "binary", "tool:ndeval"}, citation="Agrawal et al., WSDM 2009; ndeval")
 def p_ia(ranking: Ranking, k: int) -> FloatArray:
     """Intent-aware precision: (1/W+) sum_i w_i |{r <= k : J_i(r) = 1}| / k (spec §2.1)."""
-    table = ranking.table
-    per_rank = ranking.memo(("pia",), lambda: np.einsum("rtki,ti->rtk", binary(ranking), table.W_hat))
+    per_rank = per_doc(ranking, "pia", lambda table: ((table.grades >= 1) * table.W_hat[table.topic_of_row]).sum(axis=1))
     return at(cumulative(ranking, "pia", per_rank), k) / k
 
 
@@ -102,8 +100,12 @@ def p_ia(ranking: Ranking, k: int) -> FloatArray:
 def s_rr(ranking: Ranking, k: int | None) -> FloatArray:
     """1 / (first rank at which every intent of I_q^+ is covered); 0 if never (spec §2.1)."""
     table = ranking.table
-    limit = ranking.depth if k is None else k
-    first = np.where(table.rel[None], first_relevant_rank(ranking), -1)
-    last = first.max(axis=2)
-    complete = (last < limit) & (table.n_rel_intents[None, :] > 0)
-    return np.where(complete, 1.0 / (last + 1.0), 0.0)
+    limit = min(ranking.depth if k is None else k, ranking.depth)
+
+    def first_complete() -> np.ndarray:
+        """0-based rank at which every intent of I_q^+ is covered; ``depth`` when never (or M+ = 0)."""
+        complete = ((relevant_count(ranking) > 0) | ~by_intent(table.rel)).all(axis=0) & (table.n_rel_intents > 0)
+        return np.where(complete.any(axis=0), np.argmax(complete, axis=0), ranking.depth)
+
+    last = ranking.memo(("S-RR",), first_complete)
+    return np.where(last < limit, 1.0 / (last + 1.0), 0.0)

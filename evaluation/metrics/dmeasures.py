@@ -11,7 +11,19 @@ import numpy as np
 
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking
-from evaluation.metrics._common import at, din_gain, discount, global_gain, ntcir_round, safe_divide
+from evaluation.metrics._common import (
+    INTENT_RANK_AXIS,
+    RANK_AXIS,
+    along,
+    at,
+    din_gain,
+    discount,
+    global_gain,
+    ntcir_round,
+    ranks,
+    safe_divide,
+    scan,
+)
 from evaluation.metrics.base import Param, register
 from evaluation.metrics.coverage import intent_recall
 
@@ -24,33 +36,37 @@ BETA_Q = Param(float, 1.0, "Q-measure's beta (gain vs. rank blending)", low=0.0)
 ROUND = Param(bool, False, "combine 4-decimal components like NTCIREVAL's scripts (spec §1.7 quirk)")
 
 
-def blended_ratio_sums(gains: np.ndarray, ideal: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    """Cumulative ``sum I(r) BR(r)`` and ``C(r)`` along axis 2 of ``gains`` ``(R, T, K, ...)``.
+def blended_ratio_sums(gains: np.ndarray, ideal: np.ndarray, beta: float, rank_axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative ``sum I(r) BR(r)`` and ``C(r)`` along ``rank_axis`` of ``gains``.
 
-    ``ideal`` holds ideal gains ``(T, K, ...)`` sorted descending and zero padded, so its
-    cumulative sum stays flat after ``R``.
+    ``gains`` is ``(K, R, T)`` or ``(I, K, R, T)``; ``ideal`` holds the matching ideal gains, sorted
+    descending and zero padded (so its cumulative sum stays flat after ``R``), broadcastable to
+    ``gains`` once ``(R, T)`` axes are added.
     """
-    K = gains.shape[2]
-    shape = (1, 1, K) + (1,) * (gains.ndim - 3)
-    r = np.arange(1, K + 1, dtype=np.float64).reshape(shape)
+    r = along(ranks(gains.shape[rank_axis]), rank_axis, gains.ndim)
     relevant = (gains > 0).astype(np.float64)
-    count = np.cumsum(relevant, axis=2)
-    ratio = (beta * np.cumsum(gains, axis=2) + count) / (beta * np.cumsum(ideal, axis=1)[None] + r)
-    return np.cumsum(relevant * ratio, axis=2), count
+    count = scan(np.add, relevant, rank_axis)
+    ratio = (beta * scan(np.add, gains, rank_axis) + count) / (beta * scan(np.add, ideal, rank_axis) + r)
+    return scan(np.add, relevant * ratio, rank_axis), count
 
 
 def _q_at(ranking: Ranking, key: str, gains_of, k: int, beta: float) -> FloatArray:
     table = ranking.table
-    sums = ranking.memo(("Q", key, beta), lambda: blended_ratio_sums(gains_of(), table.global_ideal(ranking.depth), beta)[0])
-    return safe_divide(at(sums, k), np.minimum(k, table.n_global_rel)[None, :])
+
+    def build() -> np.ndarray:
+        ideal = table.global_ideal(ranking.depth).T[:, None, :]  # (K, 1, T)
+        return blended_ratio_sums(gains_of(), ideal, beta, RANK_AXIS)[0]
+
+    sums = ranking.memo(("Q", key, beta), build)
+    return safe_divide(at(sums, k), np.minimum(k, table.n_global_rel))
 
 
 def _ndcg_at(ranking: Ranking, key: str, gains_of, k: int) -> FloatArray:
     disc = discount("log", ranking.depth)
     table = ranking.table
-    dcg = ranking.memo(("gdcg", key), lambda: np.cumsum(gains_of() * disc[None, None, :], axis=2))
+    dcg = ranking.memo(("gdcg", key), lambda: scan(np.add, gains_of() * disc[:, None, None]))
     ideal = table.memo(("gdcg_ideal", ranking.depth), lambda: np.cumsum(table.global_ideal(ranking.depth) * disc[None, :], axis=1))
-    return safe_divide(at(dcg, k), at(ideal, k, axis=1)[None, :])
+    return safe_divide(at(dcg, k), at(ideal, k, axis=1))
 
 
 def _memo_kernel(ranking: Ranking, name: str, k: int, *args, compute) -> FloatArray:
@@ -123,11 +139,11 @@ def din_sharp_q(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0,
 
 
 def _per_intent_sums(ranking: Ranking, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    """Cumulative ``I·BR`` and ``C`` per intent, ``(R, T, K, I)``, with per-intent ideals."""
+    """Cumulative ``I·BR`` and ``C`` per intent, ``(I, K, R, T)``, with per-intent ideals."""
 
     def build() -> tuple[np.ndarray, np.ndarray]:
-        ideal = np.moveaxis(ranking.table.intent_ideal(ranking.depth), 2, 1)  # (T, K, I)
-        return blended_ratio_sums(ranking.grades.astype(np.float64), ideal, beta)
+        ideal = np.moveaxis(ranking.table.intent_ideal(ranking.depth), (0, 1, 2), (2, 0, 1))[:, :, None, :]  # (I, K, 1, T)
+        return blended_ratio_sums(ranking.grades.astype(np.float64), ideal, beta, INTENT_RANK_AXIS)
 
     return ranking.memo(("Q_i", beta), build)
 
@@ -140,18 +156,18 @@ def p_plus(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
     one pass serves every cutoff.
     """
 
-    def build() -> tuple[np.ndarray, np.ndarray]:
+    def build() -> np.ndarray:
         sums, count = _per_intent_sums(ranking, beta)
         g = ranking.grades
-        running = np.maximum.accumulate(g, axis=2)
-        previous = np.concatenate([np.zeros_like(running[:, :, :1]), running[:, :, :-1]], axis=2)
-        position = np.arange(ranking.depth).reshape(1, 1, -1, 1)
-        preferred = np.maximum.accumulate(np.where(g > previous, position, 0), axis=2)
-        value = np.take_along_axis(safe_divide(sums, count), preferred, axis=2)
-        return np.where(running > 0, value, 0.0), running
+        running = scan(np.maximum, g, INTENT_RANK_AXIS)
+        previous = np.concatenate([np.zeros_like(running[:, :1]), running[:, :-1]], axis=1)
+        position = along(np.arange(ranking.depth), INTENT_RANK_AXIS, 4)
+        preferred = scan(np.maximum, np.where(g > previous, position, 0), INTENT_RANK_AXIS)
+        value = np.take_along_axis(safe_divide(sums, count), preferred, axis=INTENT_RANK_AXIS)
+        return np.where(running > 0, value, 0.0)
 
-    value, _ = ranking.memo(("P+", beta), build)
-    return at(value, k)
+    value = ranking.memo(("P+", beta), build)
+    return np.moveaxis(at(value, k, INTENT_RANK_AXIS), 0, -1)
 
 
 @register(
@@ -166,9 +182,10 @@ def pplus_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
 
     def compute() -> FloatArray:
         sums, _ = _per_intent_sums(ranking, beta)
-        q = safe_divide(at(sums, k), np.minimum(k, table.n_rel)[None])
-        per_intent = np.where(table.nav[None], p_plus(ranking, k, beta), q)
-        return (per_intent * np.where(table.rel, table.W, 0.0)[None]).sum(axis=2)
+        per_intent = np.moveaxis(safe_divide(at(sums, k, INTENT_RANK_AXIS), np.minimum(k, table.n_rel).T[:, None, :]), 0, -1)  # Q_i
+        if table.nav.any():
+            per_intent = np.where(table.nav, p_plus(ranking, k, beta), per_intent)
+        return (per_intent * np.where(table.rel, table.W, 0.0)).sum(axis=2)
 
     return _memo_kernel(ranking, "pplus_q", k, beta, compute=compute)
 

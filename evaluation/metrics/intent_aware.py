@@ -6,25 +6,34 @@ renormalised (NTCIREVAL prints their sum as ``SUMp``). MAP-IA follows ndeval (di
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
+
 import numpy as np
 
 from evaluation._types import FloatArray
-from evaluation.arrays import Ranking
-from evaluation.metrics._common import at, binary, cutoff_or_depth, discount, exclusive_cumprod, per_doc, safe_divide, topic_of_row
+from evaluation.arrays import Ranking, TopicTable
+from evaluation.metrics._common import (
+    INTENT_RANK_AXIS,
+    along,
+    at,
+    cutoff_or_depth,
+    discount,
+    per_doc,
+    ranks,
+    relevant,
+    relevant_count,
+    safe_divide,
+    scan,
+)
 from evaluation.metrics.base import Param, register
 
 AGRAWAL = "Agrawal, Gollapudi, Halverson & Ieong, Diversifying search results, WSDM 2009"
 CHAPELLE = "Chapelle, Metzler, Zhang & Grinspan, Expected reciprocal rank, CIKM 2009"
 
 
-def _gains(ranking: Ranking) -> np.ndarray:
-    return ranking.memo(("g",), lambda: ranking.grades.astype(np.float64))
-
-
-def _weighted_sum(ranking: Ranking, per_intent: np.ndarray) -> FloatArray:
-    """``sum_{i in I_q^+} w_i x_i`` over the last axis of ``(R, T, I)``."""
-    table = ranking.table
-    return (per_intent * np.where(table.rel, table.W, 0.0)[None]).sum(axis=2)
+def _weighted(table: TopicTable) -> np.ndarray:
+    """``w_i`` over ``I_q^+``, 0 elsewhere ``(T, I)``."""
+    return np.where(table.rel, table.W, 0.0)
 
 
 def _ideal_cumulative(ranking: Ranking, key: str, per_rank_of: callable) -> np.ndarray:
@@ -34,6 +43,15 @@ def _ideal_cumulative(ranking: Ranking, key: str, per_rank_of: callable) -> np.n
     return table.memo(("ideal_cum", key, L), lambda: np.cumsum(per_rank_of(table.intent_ideal(L)), axis=2))
 
 
+def _per_doc_sum(ranking: Ranking, key: Hashable, coefficients: Callable[[TopicTable], np.ndarray]) -> np.ndarray:
+    """``sum_i coef[t, i] g_i(d)`` for every ranked document ``(K, R, T)``, computed per judged document."""
+
+    def build(table: TopicTable) -> np.ndarray:
+        return (table.grades * coefficients(table)[table.topic_of_row]).sum(axis=1)
+
+    return per_doc(ranking, key, build)
+
+
 @register(
     "nDCG-IA",
     tags={"normalised", "intent_aware", "graded", "tool:ntcireval"},
@@ -41,11 +59,16 @@ def _ideal_cumulative(ranking: Ranking, key: str, per_rank_of: callable) -> np.n
     aliases=("IA-nDCG", "IA-MSnDCG"),
 )
 def ndcg_ia(ranking: Ranking, k: int) -> FloatArray:
-    """sum_i w_i nDCG_i@l with linear gains and discount 1/log(r+1) (NTCIREVAL MSnDCG; spec §2.2)."""
+    """sum_i w_i nDCG_i@l with linear gains and discount 1/log(r+1) (NTCIREVAL MSnDCG; spec §2.2).
+
+    Each intent's ideal at ``l`` is a constant, so ``sum_i w_i DCG_i@l / IDCG_i@l`` is the DCG of
+    the per-document gain ``sum_i (w_i / IDCG_i@l) g_i``.
+    """
+    k = min(k, ranking.depth)
     disc = discount("log", ranking.depth)
-    dcg = ranking.memo(("dcg_i",), lambda: np.cumsum(_gains(ranking) * disc[None, None, :, None], axis=2))
-    ideal = _ideal_cumulative(ranking, "dcg", lambda g: g * disc[None, None, :])
-    return _weighted_sum(ranking, safe_divide(at(dcg, k), at(ideal, k, axis=2)[None]))
+    ideal = at(_ideal_cumulative(ranking, "dcg", lambda g: g * disc[None, None, :]), k, axis=2)
+    gain = _per_doc_sum(ranking, ("ndcg_ia", k), lambda table: safe_divide(_weighted(table), ideal))
+    return (gain[:k] * disc[:k, None, None]).sum(axis=0)
 
 
 def _stop_probability_scale(ranking: Ranking, err_gmax: str) -> np.ndarray:
@@ -59,34 +82,40 @@ def _stop_probability_scale(ranking: Ranking, err_gmax: str) -> np.ndarray:
 def _err_terms(g: np.ndarray, scale: np.ndarray, rank_axis: int) -> np.ndarray:
     """ERR per-rank terms ``p(r)/r * prod_{k<r} (1 - p(k))`` with ``p = g/(G+1)``."""
     p = g / scale
-    before = exclusive_cumprod(1.0 - p, axis=rank_axis)
-    shape = [1] * g.ndim
-    shape[rank_axis] = g.shape[rank_axis]
-    r = np.arange(1, g.shape[rank_axis] + 1, dtype=np.float64).reshape(shape)
-    return p / r * before
+    before = scan(np.multiply, 1.0 - p, rank_axis, exclusive=True)
+    return p / along(ranks(g.shape[rank_axis]), rank_axis, g.ndim) * before
 
 
 ERR_GMAX = Param(str, "per_intent", "G in p = g/(G+1): the intent's top grade (NTCIREVAL) or the scale maximum", ("per_intent", "scale"))
 
 
-def _ia_err_parts(ranking: Ranking, k: int, err_gmax: str) -> tuple[np.ndarray, np.ndarray]:
+def _err_terms_of(ranking: Ranking, err_gmax: str) -> np.ndarray:
+    """Per-intent ERR terms of the ranked lists ``(I, K, R, T)``."""
     scale = _stop_probability_scale(ranking, err_gmax)
 
     def build() -> np.ndarray:
-        p = per_doc(ranking, ("err_p", err_gmax), lambda table: table.grades / scale[topic_of_row(table)])
-        terms = p / np.arange(1, ranking.depth + 1, dtype=np.float64)[None, None, :, None] * exclusive_cumprod(1.0 - p)
-        return np.cumsum(terms, axis=2)
+        p = per_doc(ranking, ("err_p", err_gmax), lambda table: table.grades / scale[table.topic_of_row])
+        return p / along(ranks(ranking.depth), INTENT_RANK_AXIS, 4) * scan(np.multiply, 1.0 - p, INTENT_RANK_AXIS, exclusive=True)
 
-    err = ranking.memo(("err_i", err_gmax), build)
-    ideal = _ideal_cumulative(ranking, f"err:{err_gmax}", lambda g: _err_terms(g, scale[:, :, None], rank_axis=2))
-    return at(err, k), at(ideal, k, axis=2)[None]
+    return ranking.memo(("err_terms", err_gmax), build)
+
+
+def _ideal_err(ranking: Ranking, k: int, err_gmax: str) -> np.ndarray:
+    """``ERR*_i@l`` per (topic, intent) on the per-intent ideal list."""
+    scale = _stop_probability_scale(ranking, err_gmax)
+    return at(_ideal_cumulative(ranking, f"err:{err_gmax}", lambda g: _err_terms(g, scale[:, :, None], rank_axis=2)), k, axis=2)
 
 
 @register("IA-ERR", params={"err_gmax": ERR_GMAX}, tags={"intent_aware", "graded", "tool:ntcireval"}, citation=CHAPELLE + "; NTCIREVAL")
 def ia_err(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArray:
     """sum_i w_i ERR_i@l with p = g/(G_i+1) (NTCIREVAL IA-ERR; spec §2.2, register #12)."""
-    err, _ = _ia_err_parts(ranking, k, err_gmax)
-    return _weighted_sum(ranking, err)
+    table = ranking.table
+
+    def build() -> np.ndarray:
+        weighted = np.einsum("ikrt,it->krt", _err_terms_of(ranking, err_gmax), _weighted(table).T)
+        return scan(np.add, weighted)
+
+    return at(ranking.memo(("ia_err", err_gmax), build), k)
 
 
 @register(
@@ -97,8 +126,10 @@ def ia_err(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArray
 )
 def ia_nerr(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArray:
     """sum_i w_i ERR_i@l / ERR*_i@l on the per-intent ideal (spec §2.2)."""
-    err, ideal = _ia_err_parts(ranking, k, err_gmax)
-    return _weighted_sum(ranking, safe_divide(err, ideal))
+    table = ranking.table
+    coef = safe_divide(_weighted(table), _ideal_err(ranking, k, err_gmax))
+    k = min(k, ranking.depth)
+    return np.einsum("ikrt,it->rt", _err_terms_of(ranking, err_gmax)[:, :k], coef.T)
 
 
 @register(
@@ -109,11 +140,13 @@ def ia_nerr(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArra
 )
 def rbp_ia(ranking: Ranking, k: int, p: float = 0.95) -> FloatArray:
     """sum_i w_i (1-p) sum_{r<=l} p^(r-1) g_i(r)/G_i (spec §2.2)."""
-    table = ranking.table
     disc = discount("rbp", ranking.depth, beta=p)
-    scale = np.maximum(table.gmax, 1)[None, :, None, :]
-    rbp = ranking.memo(("rbp_i", p), lambda: np.cumsum(_gains(ranking) / scale * disc[None, None, :, None], axis=2))
-    return _weighted_sum(ranking, (1.0 - p) * at(rbp, k))
+
+    def build() -> np.ndarray:
+        gain = _per_doc_sum(ranking, "rbp_ia", lambda table: _weighted(table) / np.maximum(table.gmax, 1))
+        return scan(np.add, gain * disc[:, None, None])
+
+    return (1.0 - p) * at(ranking.memo(("rbp_ia", p), build), k)
 
 
 @register(
@@ -121,9 +154,8 @@ def rbp_ia(ranking: Ranking, k: int, p: float = 0.95) -> FloatArray:
 )
 def map_ia(ranking: Ranking, k: int | None) -> FloatArray:
     """(1/W+) sum_i w_i AP_i over the whole list (or the top k): AP_i = sum_{J_i(r)=1} (C_i(r)/r) / |R_i|."""
-    depth = cutoff_or_depth(ranking, k)
-    J = binary(ranking)[:, :, :depth]
-    precision = np.cumsum(J, axis=2) / np.arange(1, J.shape[2] + 1)[None, None, :, None]
+    depth = min(cutoff_or_depth(ranking, k), ranking.depth)
     table = ranking.table
-    ap = safe_divide((J * precision).sum(axis=2), table.n_rel[None].astype(np.float64))
-    return (ap * table.W_hat[None]).sum(axis=2)
+    hits = np.where(relevant(ranking)[:, :depth], relevant_count(ranking)[:, :depth], 0)  # J_i(r) C_i(r)
+    per_rank = np.einsum("ikrt,it->krt", hits, safe_divide(table.W_hat, table.n_rel).T)
+    return (per_rank / ranks(depth)[:, None, None]).sum(axis=0)

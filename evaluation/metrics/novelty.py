@@ -16,7 +16,7 @@ import numpy as np
 
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking, TopicTable, _fit
-from evaluation.metrics._common import at, binary, cutoff_or_depth, discount, novelty_decay, per_doc, safe_divide, topic_of_row
+from evaluation.metrics._common import at, binary, cutoff_or_depth, discount, novelty_decay, per_doc, safe_divide, scan
 from evaluation.metrics.base import Param, register
 
 CLARKE = "Clarke et al., Novelty and diversity in information retrieval evaluation, SIGIR 2008"
@@ -38,14 +38,14 @@ def _relevance(table_or_grades: np.ndarray, gmax: np.ndarray, graded: bool) -> n
 
 
 def novelty_gain(ranking: Ranking, alpha: float, graded: bool = False) -> np.ndarray:
-    """``n(r)`` for every run, topic and rank: ``(R, T, K)``."""
+    """``n(r)`` for every rank, run and topic: ``(K, R, T)``."""
 
     def weighted(table: TopicTable) -> np.ndarray:
-        topic = topic_of_row(table)
+        topic = table.topic_of_row
         return _relevance(table.grades, table.gmax[topic], graded) * table.W_hat[topic]
 
     def build() -> np.ndarray:
-        return np.einsum("rtki,rtki->rtk", per_doc(ranking, ("novelty_value", graded), weighted), novelty_decay(ranking, alpha))
+        return np.einsum("ikrt,ikrt->krt", per_doc(ranking, ("novelty_value", graded), weighted), novelty_decay(ranking, alpha))
 
     return ranking.memo(("novelty", alpha, graded), build)
 
@@ -102,7 +102,7 @@ def _ideal_cumulative(ranking: Ranking, alpha: float, graded: bool, disc: str, k
 
 def _cumulative_gain(ranking: Ranking, alpha: float, graded: bool, disc: str) -> np.ndarray:
     n = novelty_gain(ranking, alpha, graded)
-    return ranking.memo(("novelty_cum", alpha, graded, disc), lambda: np.cumsum(n * discount(disc, ranking.depth)[None, None, :], axis=2))
+    return ranking.memo(("novelty_cum", alpha, graded, disc), lambda: scan(np.add, n * discount(disc, ranking.depth)[:, None, None]))
 
 
 def _ideal_ideal(alpha: float, disc: str, k: int) -> float:
@@ -111,18 +111,18 @@ def _ideal_ideal(alpha: float, disc: str, k: int) -> float:
 
 
 def _rank1_count(ranking: Ranking) -> FloatArray:
-    return binary(ranking)[:, :, 0, :].sum(axis=2)
+    return binary(ranking)[:, 0].sum(axis=0)
 
 
 def _collection_normalised(ranking: Ranking, k: int, alpha: float, graded: bool, quirk: bool, disc: str) -> FloatArray:
     if quirk and k == 1:
         return _rank1_count(ranking)
     value = at(_cumulative_gain(ranking, alpha, graded, disc), k) / _ideal_ideal(alpha, disc, k)
-    return np.where(ranking.table.W_plus[None, :] > 0, value, 0.0)
+    return np.where(ranking.table.W_plus > 0, value, 0.0)
 
 
 def _ideal_normalised(ranking: Ranking, k: int, alpha: float, graded: bool, disc: str) -> FloatArray:
-    return safe_divide(at(_cumulative_gain(ranking, alpha, graded, disc), k), _ideal_cumulative(ranking, alpha, graded, disc, k)[None, :])
+    return safe_divide(at(_cumulative_gain(ranking, alpha, graded, disc), k), _ideal_cumulative(ranking, alpha, graded, disc, k))
 
 
 CASCADE_TAGS = {"intent_aware", "binary", "cascade", "tool:ndeval"}
@@ -171,8 +171,8 @@ def _nrbp_length(beta: float, depth: int) -> int:
 
 def _nrbp_sum(ranking: Ranking, k: int | None, alpha: float, beta: float, graded: bool) -> FloatArray:
     depth = cutoff_or_depth(ranking, k)
-    n = novelty_gain(ranking, alpha, graded)[:, :, :depth]
-    return (n * discount("rbp", n.shape[2], beta=beta)[None, None, :]).sum(axis=2)
+    n = novelty_gain(ranking, alpha, graded)[:depth]
+    return (n * discount("rbp", n.shape[0], beta=beta)[:, None, None]).sum(axis=0)
 
 
 @register(
@@ -199,4 +199,4 @@ def nnrbp(ranking: Ranking, k: int | None, alpha: float = 0.5, beta: float = 0.5
     length = _nrbp_length(beta, ranking.depth)  # the ideal always runs over all judged documents
     ideal = greedy_ideal_gains(ranking.table, alpha, length, graded)
     ideal_sum = (ideal * discount("rbp", length, beta=beta)[None, :]).sum(axis=1)
-    return safe_divide(_nrbp_sum(ranking, k, alpha, beta, graded), ideal_sum[None, :])
+    return safe_divide(_nrbp_sum(ranking, k, alpha, beta, graded), ideal_sum)

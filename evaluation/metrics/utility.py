@@ -7,14 +7,14 @@ import numpy as np
 
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking, TopicTable
-from evaluation.metrics._common import at, cutoff_or_depth, exclusive_cumprod, exclusive_cumsum, novelty_decay, per_doc, topic_of_row
+from evaluation.metrics._common import INTENT_RANK_AXIS, at, cutoff_or_depth, novelty_decay, per_doc, ranks, scan
 from evaluation.metrics.base import Param, register
 
 AMIGO = "Amigó, Spina & Carrillo-de-Albornoz, An axiomatic analysis of diversity evaluation metrics, SIGIR 2018"
 
 
 def _relevance(ranking: Ranking, mapping: str, depth: int) -> np.ndarray:
-    """Per-rank relevance probabilities ``r(d,t)`` ``(R, T, depth, I)``, computed per document:
+    """Per-rank relevance probabilities ``r(d,t)`` ``(I, depth, R, T)``, computed per document:
 
     ``linear`` g/G_t (G_t = the aspect's top grade), ``jar`` (2^g - 1)/2^{G_t} (RBU jar),
     ``ntcir_linear`` g/(G+1) with G the scale maximum.
@@ -22,14 +22,14 @@ def _relevance(ranking: Ranking, mapping: str, depth: int) -> np.ndarray:
 
     def build(table: TopicTable) -> np.ndarray:
         g = table.grades.astype(np.float64)
-        gmax = table.gmax[topic_of_row(table)].astype(np.float64)
+        gmax = table.gmax[table.topic_of_row].astype(np.float64)
         if mapping == "linear":
             return np.divide(g, gmax, out=np.zeros(g.shape), where=gmax > 0)
         if mapping == "jar":
             return (2.0**g - 1.0) / 2.0**gmax
         return g / (max(4, table.max_grade) + 1.0)
 
-    return per_doc(ranking, ("relevance", mapping), build)[:, :, :depth]
+    return per_doc(ranking, ("relevance", mapping), build)[:, :depth]
 
 
 @register(
@@ -50,24 +50,24 @@ def rbu(ranking: Ranking, k: int | None, p: float = 0.8, e: float = 0.03, rbu_sc
     Whole list unless a cutoff is given (then RBU@k scores the top k; spec §2.6, register #16).
     Weights are used as given; every listed aspect counts.
     """
-    depth = cutoff_or_depth(ranking, k)
-    present = ranking.present[:, :, :depth]
+    depth = min(cutoff_or_depth(ranking, k), ranking.depth)
+    present = ranking.present[:depth]
     table = ranking.table
     r = _relevance(ranking, rbu_relevance, depth)
-    survive = exclusive_cumprod(1.0 - r)
-    disc = p ** np.arange(depth, dtype=np.float64)[None, None, :]
-    utility = np.einsum("rtki,rtki,k,ti->rt", r, survive, disc[0, 0], table.W, optimize=True)
-    effort = e * (disc * present).sum(axis=2)
+    survive = scan(np.multiply, 1.0 - r, INTENT_RANK_AXIS, exclusive=True)
+    disc = p ** np.arange(depth, dtype=np.float64)
+    utility = np.einsum("ikrt,ikrt,k,it->rt", r, survive, disc, table.W.T, optimize=True)
+    effort = e * (disc[:, None, None] * present).sum(axis=0)
     value = (1.0 - p) * (utility - effort)
     return value * (p / (1.0 - p)) if rbu_scale == "paper" else value
 
 
 def _novel_value(ranking: Ranking, alpha: float) -> np.ndarray:
-    """``sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)}`` per rank ``(R, T, K)``, ``r = g/G_t``."""
+    """``sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)}`` per rank ``(K, R, T)``, ``r = g/G_t``."""
 
     def build() -> np.ndarray:
         r = _relevance(ranking, "linear", ranking.depth)
-        return np.einsum("rtki,rtki,ti->rtk", r, novelty_decay(ranking, alpha), ranking.table.W, optimize=True)
+        return np.einsum("ikrt,ikrt,it->krt", r, novelty_decay(ranking, alpha), ranking.table.W.T, optimize=True)
 
     return ranking.memo(("eu_value", alpha), build)
 
@@ -85,11 +85,11 @@ def _novel_value(ranking: Ranking, alpha: float) -> np.ndarray:
 )
 def eu(ranking: Ranking, k: int | None, alpha: float = 0.5, e: float = 0.03, eu_discount: str = "1+log2(i)") -> FloatArray:
     """sum_i disc(i) [sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} - e] over the shown list (spec §2.6, reconstructed)."""
-    depth = cutoff_or_depth(ranking, k)
-    i = np.arange(1, depth + 1, dtype=np.float64)
+    depth = min(cutoff_or_depth(ranking, k), ranking.depth)
+    i = ranks(depth)
     disc = 1.0 / (1.0 + np.log2(i)) if eu_discount == "1+log2(i)" else 1.0 / np.log2(i + 1.0)
-    value = _novel_value(ranking, alpha)[:, :, :depth] - e
-    return (value * ranking.present[:, :, :depth] * disc[None, None, :]).sum(axis=2)
+    value = _novel_value(ranking, alpha)[:depth] - e
+    return (value * ranking.present[:depth] * disc[:, None, None]).sum(axis=0)
 
 
 @register(
@@ -107,11 +107,11 @@ def ct(ranking: Ranking, k: int, alpha: float = 0.5, h_max: float = 1.0, ct_time
 
     def build() -> np.ndarray:
         r = _relevance(ranking, "linear", ranking.depth)
-        open_tank = exclusive_cumsum(r) < h_max
-        value = np.einsum("rtki,rtki,rtki,ti->rtk", r, novelty_decay(ranking, alpha), open_tank, ranking.table.W, optimize=True)
+        open_tank = scan(np.add, r, INTENT_RANK_AXIS, exclusive=True) < h_max
+        value = np.einsum("ikrt,ikrt,ikrt,it->krt", r, novelty_decay(ranking, alpha), open_tank, ranking.table.W.T, optimize=True)
         if ct_time == "per_rank":
-            value = value / np.arange(1, ranking.depth + 1, dtype=np.float64)[None, None, :]
-        return np.cumsum(value, axis=2)
+            value = value / ranks(ranking.depth)[:, None, None]
+        return scan(np.add, value)
 
     total = at(ranking.memo(("ct", alpha, h_max, ct_time), build), k)
     if ct_time == "per_rank":
