@@ -7,10 +7,12 @@ leaves the database as it was.
 
 from __future__ import annotations
 
+import json
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from django.db import connection, transaction
 from django.db.models import Model
@@ -77,14 +79,15 @@ def _read_all(qrels: str | Path, intents, topics, docs, runs: Sequence[str | Pat
     notes = [str(w.message) for w in caught]
     names: dict[str, str] = {}
     for path, run in parsed_runs:
+        tagged = _column_is(5, run.name)
         if run.name in names:
-            raise ImportFailed(str(FormatError(path, 0, f"run name {run.name!r} is also the name of {names[run.name]}")))
+            _fail(path, tagged, f"run name {run.name!r} is also the name of {names[run.name]}")
         if len(run.name) > RUN_NAME_MAX:
-            raise ImportFailed(str(FormatError(path, 1, f"run name longer than {RUN_NAME_MAX} characters")))
+            _fail(path, tagged, f"run name longer than {RUN_NAME_MAX} characters")
         names[run.name] = path
         known = [t for t in run.lists if t in collection.topics]
         if not known:
-            raise ImportFailed(str(FormatError(path, 0, f"none of the run's topics is in the qrels ({qrels})")))
+            _fail(path, _column_is(0, next(iter(run.lists), "")), f"none of the run's topics is in the qrels ({qrels})")
         unknown = sorted(set(run.lists) - set(collection.topics))
         if unknown:
             notes.append(
@@ -92,8 +95,44 @@ def _read_all(qrels: str | Path, intents, topics, docs, runs: Sequence[str | Pat
             )
     long_ids = [d for d in _all_docids(collection, [r for _, r in parsed_runs], documents) if len(d) > DOCID_MAX]
     if long_ids:
-        raise ImportFailed(f"docid longer than {DOCID_MAX} characters: {long_ids[0][:60]}...")
+        docid = long_ids[0]
+        reason = f"docid longer than {DOCID_MAX} characters ({len(docid)}, {len(long_ids)} such docid(s) in all): {docid[:60]}..."
+        _fail_where_found([qrels, *(p for p, _ in parsed_runs), *([docs] if docs else [])], _mentions(docid), reason)
     return _Parsed(collection, parsed_runs, documents, notes)
+
+
+def _line_of(path: str | Path, found: Callable[[str], bool]) -> int:
+    """The number of the first line of ``path`` for which ``found`` holds (0: none)."""
+    lines = Path(path).read_text(encoding="utf-8-sig", errors="replace").splitlines()
+    return next((n for n, line in enumerate(lines, start=1) if found(line)), 0)
+
+
+def _fail(path: str | Path, found: Callable[[str], bool], reason: str) -> NoReturn:
+    """Refuse the import with ``path:line: reason``, the line being the first one ``found`` picks."""
+    raise ImportFailed(str(FormatError(path, _line_of(path, found), reason)))
+
+
+def _fail_where_found(paths: Sequence[str | Path], found: Callable[[str], bool], reason: str) -> NoReturn:
+    for path in paths:
+        if _line_of(path, found):
+            _fail(path, found, reason)
+    raise ImportFailed(reason)  # not reached: the value was read from one of these files
+
+
+def _column_is(index: int, value: str) -> Callable[[str], bool]:
+    """Picks a whitespace-separated line whose column ``index`` is ``value`` (run files, qrels)."""
+
+    def found(line: str) -> bool:
+        fields = line.split()
+        return len(fields) > index and fields[index] == value and not line.lstrip().startswith("#")
+
+    return found
+
+
+def _mentions(docid: str) -> Callable[[str], bool]:
+    """Picks a line that contains ``docid`` as written in a run, a qrels, a TSV or a JSONL file."""
+    escaped = json.dumps(docid)[1:-1]
+    return lambda line: docid in line or escaped in line
 
 
 def _all_docids(collection: EvalCollection, runs: list[EvalRun], documents: dict[str, DocumentInfo]) -> list[str]:

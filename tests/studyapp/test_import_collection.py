@@ -180,11 +180,30 @@ class ImportCollectionTestCase(TestCase):
 
     def test_two_runs_with_the_same_name(self) -> None:
         copy = write(self.tmp, "copy.run", self.files["alpha"].read_text())
-        self.assert_refused(f"{copy}: run name 'alpha' is also the name of {self.files['alpha']}", runs=[self.files["alpha"], copy])
+        self.assert_refused(f"{copy}:1: run name 'alpha' is also the name of {self.files['alpha']}", runs=[self.files["alpha"], copy])
 
     def test_run_without_any_topic_of_the_qrels(self) -> None:
-        path = write(self.tmp, "r.run", "77 Q0 x 1 1 stray\n")
-        self.assert_refused(f"{path}: none of the run's topics is in the qrels", runs=[path])
+        path = write(self.tmp, "r.run", "# a comment\n77 Q0 x 1 1 stray\n78 Q0 x 1 1 stray\n")
+        self.assert_refused(f"{path}:2: none of the run's topics is in the qrels", runs=[path])
+
+    def test_run_name_too_long(self) -> None:
+        tag = "r" * 101
+        path = write(self.tmp, "r.run", f"# {tag}\n1 Q0 t1-d1 1 9 {tag}\n")
+        self.assert_refused(f"{path}:2: run name longer than 100 characters", runs=[path])
+
+    def test_docid_longer_than_the_database_allows_names_file_and_line(self) -> None:
+        long = "d" * 201
+        qrels = self.files["qrels"].read_text()
+        cases = {
+            "in a run": ("r.run", f"1 Q0 t1-d1 1 9 long\n1 Q0 t1-d2 2 8 long\n1 Q0 {long} 3 7 long\n", 3, "runs"),
+            "in the qrels": ("q.txt", f"{qrels}1 1 {long} 1\n", qrels.count("\n") + 1, "qrels"),
+            "in the display data": ("d.jsonl", f'{{"docid": "t1-d1"}}\n{{"docid": "{long}", "title": "x"}}\n', 2, "docs"),
+        }
+        for where, (name, text, line, role) in cases.items():
+            with self.subTest(where=where):
+                path = write(self.tmp, name, text)
+                files = {"runs": [self.files["alpha"], path]} if role == "runs" else {role: path}
+                self.assert_refused(f"{path}:{line}: docid longer than 200 characters (201, 1 such docid(s) in all): {long[:60]}...", **files)
 
     def test_empty_name(self) -> None:
         self.assert_refused("needs a non-empty --name", name="  ")
