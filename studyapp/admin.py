@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from studyapp import models as m
 from studyapp.exceptions import InvalidStudyConfig
-from studyapp.services.study_config import parse_config
+from studyapp.services.study_config import TEXT_RULES, parse_config, setting_problems
 from studyapp.services.study_design import create_study
 
 EXAMPLE_CONFIG = {
@@ -150,6 +150,21 @@ class CreateStudyForm(forms.Form):
             raise forms.ValidationError(exc.errors) from None
 
 
+class StudyChangeForm(forms.ModelForm):
+    """Editing a study: the consent, code and redirect settings obey the same rules as the JSON configuration."""
+
+    class Meta:
+        model = m.Study
+        fields = "__all__"
+
+    def clean(self):
+        data = super().clean()
+        values = {key: data[key] for key in TEXT_RULES if key in data}
+        for key, reason in setting_problems(values):
+            self.add_error(key if key in self.fields else None, reason)
+        return data
+
+
 class StudyRunInline(ReadOnlyInline):
     model = m.StudyRun
 
@@ -165,6 +180,7 @@ class StudyAdmin(admin.ModelAdmin):
     list_filter = ["status", "levels", "collection"]
     search_fields = ["name", "slug"]
     inlines = [StudyRunInline, StudyTopicInline]
+    form = StudyChangeForm
     # Presentations were generated from these: changing them afterwards would misdescribe the data.
     design_fields = [
         "slug",

@@ -60,12 +60,43 @@ def text_problem(key: str, value: Any) -> str | None:
     if not isinstance(value, str):
         return f"{key} must be a string, got {json.dumps(value)}"
     if rule.required and not value.strip():
-        return f"{key} must not be empty (annotators could not go on without it); leave the key out for the default"
+        return f"{key} must not be empty or blank"
     if rule.max_length is not None and len(value) > rule.max_length:
         return f"{key} must be at most {rule.max_length} characters"
     if rule.pattern is not None and value and not rule.pattern.match(value):
         return f"{key} {rule.what}, got {value!r}"
     return None
+
+
+def redirect_problem(redirect_url: str, completion_code: str) -> str | None:
+    """Why ``redirect_url`` does not fit ``completion_code`` (None when it does, or when there is no URL).
+
+    The URL is used twice: finished annotators go to it with the completion code, refused ones (study
+    full) with the screen-out code. Without ``{code}`` the refused would land on the completion URL.
+    """
+    if not redirect_url:
+        return None
+    if "{code}" not in redirect_url:
+        return (
+            "redirect_url must contain {code}, which becomes the completion code (or, for participants refused "
+            "because the study is full, the screen-out code), e.g. https://app.prolific.com/submissions/complete?cc={code}"
+        )
+    if not completion_code:
+        return "redirect_url contains {code} but no completion_code is given"
+    return None
+
+
+def setting_problems(values: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(key, reason)`` for the text settings in ``values`` that break a rule; keys absent are not checked.
+
+    The one validator of :func:`parse_config` and of the admin's study form.
+    """
+    problems = [(key, problem) for key in TEXT_RULES if key in values and (problem := text_problem(key, values[key]))]
+    if not {key for key, _ in problems} & {"redirect_url", "completion_code"}:
+        redirect = redirect_problem(values.get("redirect_url", "").strip(), values.get("completion_code", "").strip())
+        if redirect:
+            problems.append(("redirect_url", redirect))
+    return problems
 
 
 def _field_default(name: str) -> Any:
@@ -134,14 +165,12 @@ class _Checker:
         else:
             self.values[key] = float(value)
 
-    def text(self, key: str) -> None:
-        if key not in self.raw:
-            return
-        problem = text_problem(key, self.raw[key])
-        if problem:
-            self.errors.append(problem)
-        else:
-            self.values[key] = self.raw[key].strip()
+    def texts(self) -> None:
+        """The text settings (see :func:`setting_problems`), stored stripped."""
+        problems = setting_problems(self.raw)
+        self.errors += [reason for _, reason in problems]
+        failed = {key for key, _ in problems}
+        self.values.update({key: self.raw[key].strip() for key in TEXT_RULES if key in self.raw and key not in failed})
 
     def string_list(self, key: str, *, min_length: int) -> None:
         if key not in self.raw:
@@ -204,15 +233,12 @@ def parse_config(raw: Any) -> StudyConfig:
     c.integer("fast_limit", 0, 10000)
     c.integer("lease_minutes", 1, 24 * 60)
     c.number("check_share", 0, 0.5)
-    for key in TEXT_RULES:
-        c.text(key)
+    c.texts()
     if "same_pair_both_levels" in raw:
         if not isinstance(raw["same_pair_both_levels"], bool):
             c.errors.append(f"same_pair_both_levels must be true or false, got {json.dumps(raw['same_pair_both_levels'])}")
         else:
             c.values["same_pair_both_levels"] = raw["same_pair_both_levels"]
-    if c.values.get("redirect_url") and "{code}" in c.values["redirect_url"] and not c.values.get("completion_code"):
-        c.errors.append("redirect_url contains {code} but no completion_code is given")
     if c.errors:
         raise InvalidStudyConfig(c.errors)
     return StudyConfig(**c.values)

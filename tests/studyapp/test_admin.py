@@ -4,6 +4,7 @@ configuration through the same service as ``create_study``. Plus the landing pag
 from __future__ import annotations
 
 import json
+from html.parser import HTMLParser
 
 from django.apps import apps
 from django.contrib.auth import get_user_model
@@ -12,6 +13,41 @@ from django.urls import reverse
 from studyapp.models import Presentation, Study
 from studyapp.services import flow
 from tests.studyapp.base import TOY_CONFIG, BaseTestCase
+
+
+class FormFields(HTMLParser):
+    """What a browser would post from a page's form: inputs, checked boxes, selected options, text areas."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data: dict[str, str] = {}
+        self._select = self._textarea = None
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        a = dict(attrs)
+        name = a.get("name")
+        if tag == "input" and name and a.get("type") not in ("submit", "checkbox", "radio", "file"):
+            self.data[name] = a.get("value") or ""
+        elif tag == "input" and name and a.get("type") in ("checkbox", "radio") and "checked" in a:
+            self.data[name] = a.get("value") or "on"
+        elif tag == "select":
+            self._select = name
+        elif tag == "option" and self._select and "selected" in a:
+            self.data[self._select] = a.get("value") or ""
+        elif tag == "textarea":
+            self._textarea = name
+            self.data[name] = ""
+
+    def handle_data(self, data: str) -> None:
+        if self._textarea:
+            self.data[self._textarea] += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "select":
+            self._select = None
+        elif tag == "textarea":
+            self.data[self._textarea] = self.data[self._textarea].removeprefix("\n")
+            self._textarea = None
 
 
 class AdminTestCase(BaseTestCase):
@@ -77,3 +113,36 @@ class AdminTestCase(BaseTestCase):
         response = self.client.get(reverse("home"))
         self.assertContains(response, reverse("admin:index"))
         self.assertNotContains(response, "Try the demo study")  # no demo loaded in this test
+
+    # -- editing a study: the same rules as the JSON configuration ---------------------------------------
+
+    def edit_study(self, **changes: str):
+        url = reverse("admin:studyapp_study_change", args=[self.study.pk])
+        form = FormFields()
+        form.feed(self.client.get(url).content.decode())
+        return self.client.post(url, {**form.data, **changes})
+
+    def test_staff_can_edit_the_consent_and_completion_settings(self) -> None:
+        redirect = "https://app.prolific.com/submissions/complete?cc={code}"
+        response = self.edit_study(consent_version=" 2 ", completion_code="NEWCODE", redirect_url=redirect)
+        self.assertRedirects(response, reverse("admin:studyapp_study_changelist"), fetch_redirect_response=False)
+        self.study.refresh_from_db()
+        self.assertEqual((self.study.consent_version, self.study.completion_code, self.study.redirect_url), ("2", "NEWCODE", redirect))
+
+    def test_edits_breaking_the_configuration_rules_are_refused_with_the_same_reasons(self) -> None:
+        cases = [
+            ({"redirect_url": "https://app.prolific.com/submissions/complete?cc=FIXED"}, "redirect_url must contain {code}"),
+            ({"redirect_url": "https://p.example/?cc={code}", "completion_code": ""}, "contains {code} but no completion_code"),
+            ({"redirect_url": "ftp://p.example/{code}"}, "redirect_url must be an http(s):// URL"),
+            ({"completion_code": "has space"}, "completion_code must be 1-100 letters"),
+            ({"consent_version": "   "}, "This field is required"),  # the model requires it; blank is stripped to empty
+            ({"consent_text": " "}, "consent_text must not be empty or blank"),
+            ({"instructions": ""}, "instructions must not be empty or blank"),
+        ]
+        before = Study.objects.filter(pk=self.study.pk).values().get()
+        for changes, reason in cases:
+            with self.subTest(changes=changes):
+                response = self.edit_study(**changes)
+                self.assertEqual(response.status_code, 200)  # the form again, with the reason
+                self.assertContains(response, reason.replace("'", "&#x27;"))
+                self.assertEqual(Study.objects.filter(pk=self.study.pk).values().get(), before)

@@ -200,6 +200,12 @@ class CreateStudyTestCase(TestCase):
         self.assert_rejected(
             {**TOY_CONFIG, "completion_code": "", "redirect_url": "https://p.example/?cc={code}"}, "contains {code} but no completion_code"
         )
+        self.assert_rejected(
+            {**TOY_CONFIG, "redirect_url": "https://app.prolific.com/submissions/complete?cc=FIXED"},
+            "redirect_url must contain {code}, which becomes the completion code (or, for participants refused",
+        )
+        self.create({**TOY_CONFIG, "redirect_url": "https://p.example/?cc={code}"})  # with TOYDONE as the code
+        self.assertEqual(Study.objects.get().completion_redirect(), "https://p.example/?cc=TOYDONE")
         self.assert_rejected({**TOY_CONFIG, "consent_text": 5}, "consent_text must be a string")
         self.assert_rejected({**TOY_CONFIG, "same_pair_both_levels": "no"}, "same_pair_both_levels must be true or false")
 

@@ -203,7 +203,9 @@ class ImportCollectionTestCase(TestCase):
             with self.subTest(where=where):
                 path = write(self.tmp, name, text)
                 files = {"runs": [self.files["alpha"], path]} if role == "runs" else {role: path}
-                self.assert_refused(f"{path}:{line}: docid longer than 200 characters (201, 1 such docid(s) in all): {long[:60]}...", **files)
+                self.assert_refused(
+                    f"{path}:{line}: docid longer than 200 characters (201, 1 such docid(s) in all): {long[:60]}...", **files
+                )
 
     def test_empty_name(self) -> None:
         self.assert_refused("needs a non-empty --name", name="  ")
