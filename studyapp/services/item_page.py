@@ -3,6 +3,7 @@
 At topic level every kept subtopic is listed (in the collection's order, never by weight, and
 without weights); at subtopic level only that subtopic, phrased as the need to judge against.
 Which presentation side is on the left comes from the assignment, so a reload shows the same sides.
+Titles and snippets are shortened to fixed caps, so the page weight does not depend on the data.
 Text is returned raw: the templates escape it (snippets may contain markup).
 """
 
@@ -15,7 +16,13 @@ from studyapp.models import Assignment, Document, StudySubtopic, Subtopic
 from studyapp.models.study import TOPIC
 from studyapp.services.onboarding import Result
 
+# Caps on what one result shows, so the page weight does not depend on the collection's data
+# (depth 10 on both sides stays far under the 100 KB budget). Longer links are not linked at all:
+# cutting a URL would break it.
 DISPLAY_URL_MAX = 70
+TITLE_MAX = 200
+SNIPPET_MAX = 500
+LINK_MAX = 1000
 
 
 @dataclass(frozen=True)
@@ -39,16 +46,28 @@ def display_url(url: str) -> str:
     parts = urlsplit(url)
     host = (parts.hostname or "").removeprefix("www.")
     text = " \u203a ".join([host, *(s for s in parts.path.split("/") if s)])
-    return text if len(text) <= DISPLAY_URL_MAX else text[: DISPLAY_URL_MAX - 1] + "\u2026"
+    return shorten(text, DISPLAY_URL_MAX)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, an ellipsis marking the cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
 
 
 def _safe_link(url: str) -> str:
-    return url if urlsplit(url).scheme in ("http", "https") else ""
+    return url if len(url) <= LINK_MAX and urlsplit(url).scheme in ("http", "https") else ""
 
 
 def results(documents: list[Document]) -> list[Result]:
+    """The result lines of a page, texts capped (see ``TITLE_MAX``, ``SNIPPET_MAX``)."""
     return [
-        Result(rank, doc.display_title, _safe_link(doc.url), display_url(doc.url) if doc.url else "", doc.snippet)
+        Result(
+            rank,
+            shorten(doc.display_title, TITLE_MAX),
+            _safe_link(doc.url),
+            display_url(doc.url) if doc.url else "",
+            shorten(doc.snippet, SNIPPET_MAX),
+        )
         for rank, doc in enumerate(documents, start=1)
     ]
 

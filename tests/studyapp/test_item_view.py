@@ -6,8 +6,8 @@ import re
 
 from django.contrib.staticfiles import finders
 
-from studyapp.models import Assignment, Document, Presentation, StudySubtopic, Topic
-from studyapp.services.item_page import display_url, item_page
+from studyapp.models import Assignment, Document, Presentation, RankedItem, StudySubtopic, Topic
+from studyapp.services.item_page import LINK_MAX, SNIPPET_MAX, TITLE_MAX, display_url, item_page, results, shorten
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
 PAGE_BUDGET = 100 * 1024  # bytes: the item page with its stylesheet and script
@@ -117,16 +117,66 @@ class ItemTestCase(AnnotatorTestCase):
         response = self.fresh_client().get(self.url("study_item", first.pk))
         self.assertContains(response, "Your session has ended", status_code=403)
 
-    def test_the_page_is_self_contained_and_under_100_kb(self) -> None:
-        Document.objects.update(snippet="x" * 300, title="A long title of a search result " * 3, url="https://example.org/" + "p/" * 40)
-        assignment = self.serve(self.client)
+    def page_weight(self, assignment: Assignment) -> tuple[str, int]:
+        """The item page's HTML and its weight in bytes with its own stylesheet and script."""
         html = self.client.get(self.url("study_item", assignment.pk)).content.decode()
         assets = re.findall(r'<(?:script|link)[^>]*(?:src|href)="([^"]+)"', html)
         self.assertEqual(sorted(assets), ["/static/studyapp/annotator.css", "/static/studyapp/annotator.js", "data:,"])
         size = len(html.encode()) + sum(
             len(open(finders.find(a.removeprefix("/static/")), "rb").read()) for a in assets if a.startswith("/static/")
         )
+        return html, size
+
+    def deepen(self, presentation: Presentation, depth: int) -> None:
+        """Give both runs of ``presentation`` ``depth`` results for its topic (the toy runs have 6)."""
+        for run in (presentation.run_a, presentation.run_b):
+            have = RankedItem.objects.filter(run=run, topic=presentation.topic).count()
+            for rank in range(have + 1, depth + 1):
+                doc = Document.objects.create(collection=self.collection, docid=f"extra-{run.name}-{rank}")
+                RankedItem.objects.create(run=run, topic=presentation.topic, rank=rank, document=doc)
+
+    def test_the_page_is_self_contained_and_under_100_kb(self) -> None:
+        Document.objects.update(snippet="x" * 300, title="A long title of a search result " * 3, url="https://example.org/" + "p/" * 40)
+        _, size = self.page_weight(self.serve(self.client))
         self.assertLess(size, PAGE_BUDGET)
+
+    def test_depth_10_with_huge_titles_snippets_and_urls_stays_under_100_kb(self) -> None:
+        assignment = self.serve(self.client)
+        self.deepen(assignment.presentation, 10)
+        words = "Lorem <b>ipsum</b> dolor & sit amet, consectetur adipiscing elit. "
+        Document.objects.update(title=words * 100, snippet=words * 1000, url="https://example.org/" + "p/" * 5000)
+        html, size = self.page_weight(assignment)
+        self.assertEqual(html.count('<p class="snippet">'), 20)  # 10 results on each side
+        self.assertLess(size, PAGE_BUDGET)
+        self.assertNotIn(words * 10, html.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"))
+        self.assertIn("\u2026", html)
+        self.assertNotIn('href="https://example.org/p/p/', html)  # too long to link: the title is plain text
+
+    def test_titles_and_snippets_are_capped_with_an_ellipsis(self) -> None:
+        assignment = self.serve(self.client)
+        Document.objects.update(title="T" * 1000, snippet="word " * 1000)
+        Document.objects.filter(pk=assignment.presentation.documents("a")[0].pk).update(title="Short title", snippet="Short.")
+        page = item_page(Assignment.objects.select_related("presentation").get(pk=assignment.pk), 1, 6)
+        a_side = page.left if assignment.a_on_left else page.right
+        self.assertEqual((a_side[0].title, a_side[0].snippet), ("Short title", "Short."))  # short texts are untouched
+        for result in [*page.left, *page.right][1:]:
+            if result.title != "Short title":
+                self.assertEqual(len(result.title), TITLE_MAX)
+                self.assertTrue(result.title.endswith("\u2026"))
+                self.assertLessEqual(len(result.snippet), SNIPPET_MAX)
+                self.assertTrue(result.snippet.endswith("word\u2026"))  # the cut drops the trailing space
+
+    def test_shorten(self) -> None:
+        self.assertEqual(shorten("abc", 3), "abc")
+        self.assertEqual(shorten("abcd", 3), "ab\u2026")
+        self.assertEqual(shorten("ab  cd", 4), "ab\u2026")
+        self.assertEqual(shorten("", 3), "")
+
+    def test_only_links_of_a_sane_length_are_linked(self) -> None:
+        base = "https://example.org/"
+        fits, too_long = Document(url=base + "x" * (LINK_MAX - len(base))), Document(url=base + "x" * (LINK_MAX + 1 - len(base)))
+        self.assertEqual([r.url for r in results([fits, too_long])], [fits.url, ""])
+        self.assertEqual(results([too_long])[0].display_url, display_url(too_long.url))  # still shown, shortened
 
     def test_display_urls(self) -> None:
         self.assertEqual(display_url("https://www.example.org/a/b/"), "example.org \u203a a \u203a b")
