@@ -74,8 +74,8 @@ def scan(ufunc: np.ufunc, x: np.ndarray, axis: int = RANK_AXIS, *, exclusive: bo
     positions (the usual short rank axis over many runs and topics), the same operations in the
     same order run as one whole-slice step per position instead.
     """
-    x = np.moveaxis(x, axis, 0)
-    out = np.empty(x.shape, dtype=x.dtype)
+    result = np.empty(x.shape, dtype=x.dtype)  # C order in the caller's axes
+    x, out = np.moveaxis(x, axis, 0), np.moveaxis(result, axis, 0)
     if exclusive:
         if x.shape[0]:
             out[0] = ufunc.identity
@@ -89,7 +89,7 @@ def scan(ufunc: np.ufunc, x: np.ndarray, axis: int = RANK_AXIS, *, exclusive: bo
             ufunc(target[k - 1], source[k], out=target[k])
     elif n:
         ufunc.accumulate(source, axis=0, out=target)
-    return np.moveaxis(out, 0, axis)
+    return result
 
 
 def cutoff_or_depth(ranking: Ranking, k: int | None) -> int:
@@ -124,14 +124,15 @@ def relevant(ranking: Ranking, rel_level: int = 1) -> np.ndarray:
     return ranking.memo(("J?", rel_level), lambda: ranking.grades >= rel_level)
 
 
-def binary(ranking: Ranking, rel_level: int = 1) -> np.ndarray:
-    """``J[i, k, r, t] = 1[g >= rel_level]`` as float64."""
-    return ranking.memo(("J", rel_level), lambda: relevant(ranking, rel_level).astype(np.float64))
-
-
 def relevant_count(ranking: Ranking) -> np.ndarray:
     """``C_i(r)``: documents relevant to ``i`` at or above rank ``r`` (int32, ``(I, K, R, T)``)."""
     return ranking.memo(("C",), lambda: scan(np.add, relevant(ranking).astype(np.int32), INTENT_RANK_AXIS))
+
+
+def relevant_position(ranking: Ranking) -> np.ndarray:
+    """``J_i(r) C_i(r)``: where the document is relevant to ``i``, how many relevant to ``i`` the list
+    holds up to it (1 for the first); 0 elsewhere."""
+    return ranking.memo(("J·C",), lambda: relevant_count(ranking) * relevant(ranking))
 
 
 def seen_before(ranking: Ranking) -> np.ndarray:
@@ -140,9 +141,10 @@ def seen_before(ranking: Ranking) -> np.ndarray:
 
 
 def novelty_decay(ranking: Ranking, alpha: float) -> np.ndarray:
-    """``(1 - alpha)^{c_i(r)}`` via a lookup table (exact powers, no elementwise ``pow``)."""
-    powers = (1.0 - alpha) ** np.arange(ranking.depth + 1, dtype=np.float64)
-    return ranking.memo(("decay", alpha), lambda: np.take(powers, seen_before(ranking)))
+    """``J_i(r) (1 - alpha)^{c_i(r)}``: the novelty discount where the document is relevant to ``i``,
+    0 elsewhere. Looked up from exact powers (no elementwise ``pow``)."""
+    table = np.concatenate([[0.0], (1.0 - alpha) ** np.arange(ranking.depth, dtype=np.float64)])
+    return ranking.memo(("decay", alpha), lambda: np.take(table, relevant_position(ranking)))
 
 
 def covered(ranking: Ranking, k: int) -> np.ndarray:

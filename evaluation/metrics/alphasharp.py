@@ -12,7 +12,7 @@ import numpy as np
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking, TopicTable
 from evaluation.difficulty import difficulty
-from evaluation.metrics._common import binary, discount, novelty_decay, safe_divide
+from evaluation.metrics._common import discount, novelty_decay, safe_divide
 from evaluation.metrics.base import Param, register
 from evaluation.metrics.coverage import intent_recall
 from evaluation.metrics.novelty import greedy_ideal_gains, novelty_gain
@@ -24,7 +24,7 @@ DISCOUNTS = {"dcg": "log", "err": "rr", "rbp": "rbp"}
 def per_subtopic(ranking: Ranking, k: int, alpha: float, disc: str, beta: float) -> FloatArray:
     """``alphaM_i@k`` (R, T, I): each subtopic's cascade measure over its exact ideal (all of R_i first)."""
     d = discount(DISCOUNTS[disc], k, beta)
-    novel = ranking.memo(("J·decay", alpha), lambda: binary(ranking) * novelty_decay(ranking, alpha))
+    novel = novelty_decay(ranking, alpha)  # J_i (1 - alpha)^{c_i}
     num = (novel[:, :k] * d[: novel.shape[1], None, None]).sum(axis=1)
     ideal_prefix = np.cumsum(d * (1.0 - alpha) ** np.arange(k))
     n_rel = np.minimum(ranking.table.n_rel, k)

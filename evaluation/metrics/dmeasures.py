@@ -21,6 +21,8 @@ from evaluation.metrics._common import (
     global_gain,
     ntcir_round,
     ranks,
+    relevant,
+    relevant_count,
     safe_divide,
     scan,
 )
@@ -36,26 +38,29 @@ BETA_Q = Param(float, 1.0, "Q-measure's beta (gain vs. rank blending)", low=0.0)
 ROUND = Param(bool, False, "combine 4-decimal components like NTCIREVAL's scripts (spec §1.7 quirk)")
 
 
-def blended_ratio_sums(gains: np.ndarray, ideal: np.ndarray, beta: float, rank_axis: int) -> tuple[np.ndarray, np.ndarray]:
-    """Cumulative ``sum I(r) BR(r)`` and ``C(r)`` along ``rank_axis`` of ``gains``.
+def blended_ratio_sums(
+    cum_gain: np.ndarray, count: np.ndarray, relevant: np.ndarray, cum_ideal: np.ndarray, beta: float, rank_axis: int
+) -> np.ndarray:
+    """Running ``sum I(r) BR(r)`` along ``rank_axis``, ``BR(r) = (beta CG(r) + C(r)) / (beta CG*(r) + r)``.
 
-    ``gains`` is ``(K, R, T)`` or ``(I, K, R, T)``; ``ideal`` holds the matching ideal gains, sorted
-    descending and zero padded (so its cumulative sum stays flat after ``R``), broadcastable to
-    ``gains`` once ``(R, T)`` axes are added.
+    ``cum_gain`` and ``count`` (``CG``, ``C``) are running sums of the gains and of ``relevant``
+    (``I``), ``(K, R, T)`` or ``(I, K, R, T)``; ``cum_ideal`` runs over the ideal gains (sorted
+    descending, zero padded, so it stays flat after ``R``) and broadcasts against them.
     """
-    r = along(ranks(gains.shape[rank_axis]), rank_axis, gains.ndim)
-    relevant = (gains > 0).astype(np.float64)
-    count = scan(np.add, relevant, rank_axis)
-    ratio = (beta * scan(np.add, gains, rank_axis) + count) / (beta * scan(np.add, ideal, rank_axis) + r)
-    return scan(np.add, relevant * ratio, rank_axis), count
+    ratio = beta * cum_gain + count
+    ratio /= beta * cum_ideal + along(ranks(ratio.shape[rank_axis]), rank_axis, ratio.ndim)
+    ratio *= relevant
+    return scan(np.add, ratio, rank_axis)
 
 
 def _q_at(ranking: Ranking, key: str, gains_of, k: int, beta: float) -> FloatArray:
     table = ranking.table
 
     def build() -> np.ndarray:
-        ideal = table.global_ideal(ranking.depth).T[:, None, :]  # (K, 1, T)
-        return blended_ratio_sums(gains_of(), ideal, beta, RANK_AXIS)[0]
+        gains = gains_of()
+        relevant = gains > 0
+        cum_ideal = table.memo(("global_ideal_cum", ranking.depth), lambda: scan(np.add, table.global_ideal(ranking.depth).T[:, None, :]))
+        return blended_ratio_sums(scan(np.add, gains), scan(np.add, relevant.astype(np.int32)), relevant, cum_ideal, beta, RANK_AXIS)
 
     sums = ranking.memo(("Q", key, beta), build)
     return safe_divide(at(sums, k), np.minimum(k, table.n_global_rel))
@@ -141,9 +146,14 @@ def din_sharp_q(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0,
 def _per_intent_sums(ranking: Ranking, beta: float) -> tuple[np.ndarray, np.ndarray]:
     """Cumulative ``I·BR`` and ``C`` per intent, ``(I, K, R, T)``, with per-intent ideals."""
 
+    table = ranking.table
+
     def build() -> tuple[np.ndarray, np.ndarray]:
-        ideal = np.moveaxis(ranking.table.intent_ideal(ranking.depth), (0, 1, 2), (2, 0, 1))[:, :, None, :]  # (I, K, 1, T)
-        return blended_ratio_sums(ranking.grades.astype(np.float64), ideal, beta, INTENT_RANK_AXIS)
+        ideal = np.moveaxis(table.intent_ideal(ranking.depth), (0, 1, 2), (2, 0, 1))[:, :, None, :]  # (I, K, 1, T)
+        cum_ideal = table.memo(("intent_ideal_cum", ranking.depth), lambda: scan(np.add, ideal, INTENT_RANK_AXIS))
+        cum_gain = scan(np.add, ranking.grades.astype(np.int32), INTENT_RANK_AXIS)
+        count = relevant_count(ranking)
+        return blended_ratio_sums(cum_gain, count, relevant(ranking), cum_ideal, beta, INTENT_RANK_AXIS), count
 
     return ranking.memo(("Q_i", beta), build)
 

@@ -20,8 +20,7 @@ from evaluation.metrics._common import (
     discount,
     per_doc,
     ranks,
-    relevant,
-    relevant_count,
+    relevant_position,
     safe_divide,
     scan,
 )
@@ -95,7 +94,9 @@ def _err_terms_of(ranking: Ranking, err_gmax: str) -> np.ndarray:
 
     def build() -> np.ndarray:
         p = per_doc(ranking, ("err_p", err_gmax), lambda table: table.grades / scale[table.topic_of_row])
-        return p / along(ranks(ranking.depth), INTENT_RANK_AXIS, 4) * scan(np.multiply, 1.0 - p, INTENT_RANK_AXIS, exclusive=True)
+        terms = p / along(ranks(ranking.depth), INTENT_RANK_AXIS, 4)
+        terms *= scan(np.multiply, 1.0 - p, INTENT_RANK_AXIS, exclusive=True)
+        return terms
 
     return ranking.memo(("err_terms", err_gmax), build)
 
@@ -156,6 +157,5 @@ def map_ia(ranking: Ranking, k: int | None) -> FloatArray:
     """(1/W+) sum_i w_i AP_i over the whole list (or the top k): AP_i = sum_{J_i(r)=1} (C_i(r)/r) / |R_i|."""
     depth = min(cutoff_or_depth(ranking, k), ranking.depth)
     table = ranking.table
-    hits = np.where(relevant(ranking)[:, :depth], relevant_count(ranking)[:, :depth], 0)  # J_i(r) C_i(r)
-    per_rank = np.einsum("ikrt,it->krt", hits, safe_divide(table.W_hat, table.n_rel).T)
+    per_rank = np.einsum("ikrt,it->krt", relevant_position(ranking)[:, :depth], safe_divide(table.W_hat, table.n_rel).T)  # J_i C_i
     return (per_rank / ranks(depth)[:, None, None]).sum(axis=0)

@@ -16,7 +16,7 @@ import numpy as np
 
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking, TopicTable, _fit
-from evaluation.metrics._common import at, binary, cutoff_or_depth, discount, novelty_decay, per_doc, safe_divide, scan
+from evaluation.metrics._common import at, cutoff_or_depth, discount, novelty_decay, per_doc, relevant, safe_divide, scan
 from evaluation.metrics.base import Param, register
 
 CLARKE = "Clarke et al., Novelty and diversity in information retrieval evaluation, SIGIR 2008"
@@ -42,10 +42,13 @@ def novelty_gain(ranking: Ranking, alpha: float, graded: bool = False) -> np.nda
 
     def weighted(table: TopicTable) -> np.ndarray:
         topic = table.topic_of_row
-        return _relevance(table.grades, table.gmax[topic], graded) * table.W_hat[topic]
+        return _relevance(table.grades, table.gmax[topic], True) * table.W_hat[topic]
 
     def build() -> np.ndarray:
-        return np.einsum("ikrt,ikrt->krt", per_doc(ranking, ("novelty_value", graded), weighted), novelty_decay(ranking, alpha))
+        decay = novelty_decay(ranking, alpha)  # J_i (1 - alpha)^{c_i}
+        if not graded:
+            return np.einsum("ikrt,it->krt", decay, ranking.table.W_hat.T)
+        return np.einsum("ikrt,ikrt->krt", per_doc(ranking, "graded_novelty_value", weighted), decay)
 
     return ranking.memo(("novelty", alpha, graded), build)
 
@@ -111,7 +114,7 @@ def _ideal_ideal(alpha: float, disc: str, k: int) -> float:
 
 
 def _rank1_count(ranking: Ranking) -> FloatArray:
-    return binary(ranking)[:, 0].sum(axis=0)
+    return relevant(ranking)[:, 0].sum(axis=0, dtype=np.float64)
 
 
 def _collection_normalised(ranking: Ranking, k: int, alpha: float, graded: bool, quirk: bool, disc: str) -> FloatArray:
