@@ -11,10 +11,11 @@ which is ndeval's ``sum_i J_i (1-alpha)^c_i / M+`` when the weights are uniform.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation._types import FloatArray
+from evaluation._types import FloatArray, IntArray
 from evaluation.arrays import Ranking, TopicTable, _fit
 from evaluation.metrics._common import at, cutoff_or_depth, discount, novelty_decay, per_doc, relevant, safe_divide, scan
 from evaluation.metrics.base import Param, register
@@ -60,41 +61,75 @@ def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: boo
     the topic's weights are uniform, as in ndeval, else ``ŵ_i``), ties going to the greatest
     docid; all topics advance together. The list only covers relevant documents: every later
     (judged, nonrelevant) document has gain 0.
+
+    Documents with the same grades score the same at every step, so the search runs over such
+    groups, each offering its greatest remaining docid.
     """
     key = ("greedy", alpha, graded)
-    n_cand = table.n_rel_docs
-    N = max(int(n_cand.max(initial=0)), 1)
+    N = max(int(table.n_rel_docs.max(initial=0)), 1)
     cached = table._cache.get(key)
     if cached is not None and cached.shape[1] >= min(length, N):
         return _fit(cached, length)
-    T, I = table.n_topics, table.n_intents
-    V = np.zeros((T, N, I))  # relevance values of candidates, docid descending
-    J = np.zeros((T, N, I))
-    for t, (a, b) in enumerate(table.topic_rows):
-        block = table.grades[a:b]
-        relevant = np.flatnonzero((block >= 1).any(axis=1))
-        order = relevant[np.argsort(table.docids[a:b][relevant].astype(str))[::-1]]
-        V[t, : order.size] = _relevance(block[order], table.gmax[t], graded)
-        J[t, : order.size] = block[order] >= 1
+    groups = _candidate_groups(table)
+    T = table.n_topics
+    values = _relevance(groups.grades, table.gmax[:, None, :], graded)  # (T, G, I)
+    values_by_intent = np.ascontiguousarray(np.moveaxis(values, 2, 0))  # (I, T, G): sums run over intents in order
+    hits = groups.grades >= 1
     coef = np.where(table.uniform_weights[:, None], table.rel.astype(np.float64), table.W_hat)
     steps = min(max(length, GREEDY_MIN_STEPS), N)  # one pass serves every cutoff and NRBP's tail
     gains = np.zeros((T, max(length, steps, 1)))
-    counts = np.zeros((T, I))
-    available = np.arange(N)[None, :] < n_cand[:, None]
+    counts = np.zeros((T, table.n_intents))
+    taken = groups.start.copy()
     rows = np.arange(T)
     for step in range(steps):
+        alive = taken < groups.end
         decay = (1.0 - alpha) ** counts
-        score = np.zeros((T, N))
-        for i in range(I):  # sequential sum in intent order, as ndeval adds subtopic by subtopic
-            score = score + V[:, :, i] * (coef[:, i] * decay[:, i])[:, None]
-        score = np.where(available, score, -np.inf)
-        pick = np.argmax(score, axis=1)
-        live = available[rows, pick]
-        gains[:, step] = np.where(live, (V[rows, pick] * decay * table.W_hat).sum(axis=1), 0.0)
-        counts += J[rows, pick] * live[:, None]
-        available[rows, pick] = False
+        # ndeval adds subtopic by subtopic: a sum over the leading intent axis runs in that order
+        score = np.where(alive, (values_by_intent * (coef * decay).T[:, :, None]).sum(axis=0), -np.inf)
+        best = score == score.max(axis=1, keepdims=True)
+        pick = np.argmax(np.where(best & alive, groups.members[np.minimum(taken, groups.members.size - 1)], -1), axis=1)
+        live = alive[rows, pick]
+        gains[:, step] = np.where(live, (values[rows, pick] * decay * table.W_hat).sum(axis=1), 0.0)
+        counts += hits[rows, pick] * live[:, None]
+        taken[rows, pick] += live
     table._cache[key] = gains[:, : max(steps, 1)]
     return _fit(gains, length)
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """Relevant documents of every topic grouped by their grade vector (the greedy's candidates).
+
+    ``grades[t, g]`` is group ``g``'s grade vector; its documents are ``members[start[t, g]:end[t, g]]``,
+    rows in descending docid order (empty groups: ``start == end``).
+    """
+
+    grades: np.ndarray
+    members: IntArray
+    start: IntArray
+    end: IntArray
+
+
+def _candidate_groups(table: TopicTable) -> _Groups:
+    relevant = np.flatnonzero((table.grades[: table.n_docs] >= 1).any(axis=1))
+    topic = table.topic_of_row[relevant]
+    rows = np.column_stack([topic, table.grades[relevant]])
+    by_key = np.lexsort(rows.T[::-1])  # topic, then the grade vector
+    fresh = np.append(True, (np.diff(rows[by_key], axis=0) != 0).any(axis=1))
+    keys = rows[by_key][fresh]
+    group = np.empty(relevant.size, dtype=np.int64)
+    group[by_key] = np.cumsum(fresh) - 1
+    first = np.searchsorted(keys[:, 0], np.arange(table.n_topics))
+    local = group - first[topic]
+    G = int(local.max(initial=0)) + 1
+    grades = np.zeros((table.n_topics, G, table.n_intents), dtype=table.grades.dtype)
+    grades[keys[:, 0], np.arange(len(keys)) - first[keys[:, 0]]] = keys[:, 1:]
+    order = np.lexsort((-relevant, local, topic))
+    cell = topic[order] * G + local[order]
+    start = np.searchsorted(cell, np.arange(table.n_topics * G)).reshape(table.n_topics, G)
+    end = np.searchsorted(cell, np.arange(table.n_topics * G), side="right").reshape(table.n_topics, G)
+    members = np.append(relevant[order], -1)  # the sentinel keeps gathers in range
+    return _Groups(grades, members, start, end)
 
 
 def _ideal_cumulative(ranking: Ranking, alpha: float, graded: bool, disc: str, k: int) -> FloatArray:
