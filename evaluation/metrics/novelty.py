@@ -115,7 +115,8 @@ def _candidate_groups(table: TopicTable) -> _Groups:
     topic = table.topic_of_row[relevant]
     rows = np.column_stack([topic, table.grades[relevant]])
     by_key = np.lexsort(rows.T[::-1])  # topic, then the grade vector
-    fresh = np.append(True, (np.diff(rows[by_key], axis=0) != 0).any(axis=1))
+    fresh = np.ones(relevant.size, dtype=bool)
+    fresh[1:] = (np.diff(rows[by_key], axis=0) != 0).any(axis=1)
     keys = rows[by_key][fresh]
     group = np.empty(relevant.size, dtype=np.int64)
     group[by_key] = np.cumsum(fresh) - 1
