@@ -8,9 +8,11 @@ memoises per-rank intermediates (cumulative gains, cascade products, ...) so tha
 several cutoffs, and metrics sharing a building block, cost one pass.
 
 Axis conventions: ``R`` runs, ``T`` topics, ``K`` ranks, ``I`` intents (max over topics).
-Per-rank arrays are ``(K, R, T)`` and per-intent ones ``(I, K, R, T)``: rank and intent lead, so
-every step along them (running sums over ranks, sums over intents) works on whole contiguous
-``(R, T)`` blocks, and per-topic values ``(T,)`` broadcast against the trailing axis.
+Per-rank arrays are ``(K, R, T)``. Per-intent ones are ``(P, K, R)`` over the ``P`` pairs
+``(topic, intent)`` with the intent in ``I_q^+`` (every other intent has no relevant document,
+so contributes nothing to any metric), a topic's pairs contiguous: no padding for topics with
+fewer intents. Leading rank and pair axes make every step along them (running sums over ranks,
+sums over a topic's intents) work on whole contiguous blocks.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class TopicTable(Memoised):
                 self.listed[t, n] = True
         self._lay_out_documents(collection.qrels_columns)
         self.rel = self.n_rel > 0  # I_q^+
+        self.pair_topic, self.pair_intent = np.nonzero(self.rel)  # per-intent arrays run over these pairs
+        self.pair_bounds = np.searchsorted(self.pair_topic, np.arange(T + 1))  # topic t: pairs [b[t], b[t+1])
         self.n_rel_intents = self.rel.sum(axis=1)  # M+
         self.W_plus = np.where(self.rel, self.W, 0.0).sum(axis=1)  # W+
         self.max_grade = int(self.gmax.max()) if self.gmax.size else 0
@@ -125,8 +129,32 @@ class TopicTable(Memoised):
 
     @cached_property
     def grades_by_intent(self) -> np.ndarray:
-        """``grades`` transposed to ``(I, n_docs + 2)``: gathering rows from it gives ``(I, ...)`` arrays."""
+        """``grades`` transposed to ``(I, n_docs + 2)`` (what :meth:`Ranking.gather` reads)."""
         return np.ascontiguousarray(self.grades.T)
+
+    @property
+    def n_pairs(self) -> int:
+        return self.pair_topic.size
+
+    def per_pair(self, values: np.ndarray) -> np.ndarray:
+        """A per-(topic, intent) table ``(T, I)`` at the pairs, shaped ``(P, 1, 1)`` to broadcast against ``(P, K, R)``."""
+        return values[self.pair_topic, self.pair_intent][:, None, None]
+
+    def topic_sum(self, values: np.ndarray) -> np.ndarray:
+        """Sum per-pair values ``(P, ...)`` over each topic's pairs, in intent order: ``(..., T)``, 0 for
+        topics without pairs."""
+        out = np.zeros((self.n_topics,) + values.shape[1:], dtype=np.result_type(values.dtype, np.int64))
+        starts, ends = self.pair_bounds[:-1], self.pair_bounds[1:]
+        filled = ends > starts
+        if filled.any():
+            out[filled] = np.add.reduceat(values, starts[filled], axis=0, dtype=out.dtype)
+        return np.ascontiguousarray(np.moveaxis(out, 0, -1))
+
+    def by_topic_and_intent(self, values: np.ndarray) -> np.ndarray:
+        """Per-pair values ``(P, R)`` laid out as ``(R, T, I)``, 0 outside the pairs."""
+        out = np.zeros((values.shape[1], self.n_topics, self.n_intents), dtype=values.dtype)
+        out[:, self.pair_topic, self.pair_intent] = values.T
+        return out
 
     def topic_block(self, t: int) -> np.ndarray:
         a, b = self.topic_rows[t]
@@ -224,9 +252,22 @@ class Ranking(Memoised):
         self._cache: dict[Hashable, Any] = {}
 
     @cached_property
+    def pair_cells(self) -> IntArray:
+        """``(P, K, R)`` positions, in an intent-major per-document table ``(I, n_docs + 2)`` flattened,
+        of each pair's intent at the document ranked ``k`` for the pair's topic."""
+        t = self.table
+        rows = np.take(np.moveaxis(self.rows, 2, 0), t.pair_topic, axis=0)
+        rows += (t.pair_intent * (t.n_docs + 2))[:, None, None]
+        return rows
+
+    def gather(self, per_document: np.ndarray) -> np.ndarray:
+        """Gather an intent-major per-document table ``(I, n_docs + 2)`` to ``(P, K, R)``."""
+        return np.take(per_document, self.pair_cells)
+
+    @cached_property
     def grades(self) -> np.ndarray:
-        """``(I, K, R, T)`` int16 grades; 0 for unjudged, padding and intents a topic lacks."""
-        return np.take(self.table.grades_by_intent, self.rows, axis=1)
+        """``(P, K, R)`` int16 grades; 0 for unjudged documents and padding."""
+        return self.gather(self.table.grades_by_intent)
 
     @cached_property
     def present(self) -> BoolArray:

@@ -2,7 +2,8 @@
 ranks, and the memoised per-rank arrays of a :class:`~evaluation.arrays.Ranking`.
 
 Layout (see :mod:`evaluation.arrays`): per-rank arrays ``(K, R, T)``, per-intent per-rank arrays
-``(I, K, R, T)``, per-(topic, intent) table arrays enter as :func:`by_intent` views ``(I, 1, 1, T)``.
+``(P, K, R)`` over the relevant (topic, intent) pairs; per-(topic, intent) tables enter through
+``table.per_pair`` and leave through ``table.topic_sum``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from evaluation._types import FloatArray
 from evaluation.arrays import Ranking, TopicTable
 
 RANK_AXIS = 0  # of per-rank arrays (K, R, T)
-INTENT_RANK_AXIS = 1  # of per-intent arrays (I, K, R, T)
+INTENT_RANK_AXIS = 1  # of per-intent arrays (P, K, R)
 
 
 def ranks(length: int) -> FloatArray:
@@ -40,11 +41,6 @@ def along(values: np.ndarray, axis: int, ndim: int) -> np.ndarray:
     shape = [1] * ndim
     shape[axis] = values.size
     return values.reshape(shape)
-
-
-def by_intent(values: np.ndarray) -> np.ndarray:
-    """A per-(topic, intent) table ``(T, I)`` as an ``(I, 1, 1, T)`` view, to broadcast against ``(I, K, R, T)``."""
-    return values.T[:, None, None, :]
 
 
 def safe_divide(num: np.ndarray, den: np.ndarray) -> FloatArray:
@@ -97,12 +93,13 @@ def cutoff_or_depth(ranking: Ranking, k: int | None) -> int:
 
 
 # ------------------------------------------------------------------ memoised blocks
-def per_doc(ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.ndarray]) -> np.ndarray:
-    """Gather a per-document table (memoised on the topic table) at the ranked rows.
+def per_doc(ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.ndarray], depth: int | None = None) -> np.ndarray:
+    """Gather a per-document table (memoised on the topic table) at the ranked rows, down to ``depth``.
 
     ``build(table)`` gives ``(n_docs + 2,)`` values, gathered to ``(K, R, T)``, or ``(n_docs + 2, I)``
-    values, gathered to ``(I, K, R, T)``. Values that depend on the document alone (binary relevance,
-    relevance probabilities, ...) are computed once per judged document.
+    values, gathered to ``(P, K, R)``. Values that depend on the document alone (binary relevance,
+    relevance probabilities, ...) are computed once per judged document; the gathered copy is the
+    caller's (not memoised: gathering is cheap, holding every copy is not).
     """
     table = ranking.table
 
@@ -111,7 +108,14 @@ def per_doc(ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.nd
         return values if values.ndim == 1 else np.ascontiguousarray(values.T)
 
     values = table.memo(("per_doc", key), intent_major)
-    return ranking.memo(("per_doc", key), lambda: np.take(values, ranking.rows, axis=values.ndim - 1))
+    if values.ndim == 1:
+        return np.take(values, ranking.rows[:depth])
+    return np.take(values, ranking.pair_cells[:, :depth])
+
+
+def top_total(ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.ndarray], k: int) -> np.ndarray:
+    """``sum_{r <= k}`` of a per-document value ``(n_docs + 2,)`` over each list: ``(R, T)``."""
+    return per_doc(ranking, key, build, k).sum(axis=0)
 
 
 def topic_of_row(table: TopicTable) -> np.ndarray:
@@ -120,12 +124,12 @@ def topic_of_row(table: TopicTable) -> np.ndarray:
 
 
 def relevant(ranking: Ranking, rel_level: int = 1) -> np.ndarray:
-    """``J[i, k, r, t] = g >= rel_level`` as booleans."""
+    """``J[p, k, r] = g >= rel_level`` as booleans."""
     return ranking.memo(("J?", rel_level), lambda: ranking.grades >= rel_level)
 
 
 def relevant_count(ranking: Ranking) -> np.ndarray:
-    """``C_i(r)``: documents relevant to ``i`` at or above rank ``r`` (int32, ``(I, K, R, T)``)."""
+    """``C_i(r)``: documents relevant to ``i`` at or above rank ``r`` (int32, ``(P, K, R)``)."""
     return ranking.memo(("C",), lambda: scan(np.add, relevant(ranking).astype(np.int32), INTENT_RANK_AXIS))
 
 
@@ -148,9 +152,9 @@ def novelty_decay(ranking: Ranking, alpha: float) -> np.ndarray:
 
 
 def covered(ranking: Ranking, k: int) -> np.ndarray:
-    """``(I, R, T)``: some document in the top ``k`` is relevant to the intent (and it is in ``I_q^+``)."""
+    """``(P, R)``: some document in the top ``k`` is relevant to the pair's intent."""
     if k <= 0:
-        return np.zeros((ranking.table.n_intents, ranking.n_runs, ranking.n_topics), dtype=bool)
+        return np.zeros((ranking.table.n_pairs, ranking.n_runs), dtype=bool)
     return at(relevant_count(ranking), k, INTENT_RANK_AXIS) > 0
 
 
@@ -166,15 +170,10 @@ def din_gain(ranking: Ranking) -> np.ndarray:
         return global_gain(ranking)  # every intent informational: DG = GG
 
     def build() -> np.ndarray:
-        counts = ~by_intent(table.nav) | (seen_before(ranking) == 0)
-        return np.einsum("ikrt,ikrt,it->krt", ranking.grades, counts, table.W.T, optimize=False)
+        counts = ~table.per_pair(table.nav) | (seen_before(ranking) == 0)
+        return table.topic_sum(ranking.grades * counts * table.per_pair(table.W))
 
     return ranking.memo(("DG",), build)
-
-
-def cumulative(ranking: Ranking, key: str, per_rank: np.ndarray) -> np.ndarray:
-    """Memoised running sum along ranks of an already-memoised per-rank array ``(K, R, T)``."""
-    return ranking.memo(("cum", key), lambda: scan(np.add, per_rank))
 
 
 def ntcir_round(x: np.ndarray) -> np.ndarray:

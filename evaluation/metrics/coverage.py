@@ -6,7 +6,7 @@ import numpy as np
 
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking, TopicTable
-from evaluation.metrics._common import at, by_intent, covered, cumulative, din_gain, per_doc, relevant_count, safe_divide
+from evaluation.metrics._common import covered, din_gain, relevant_count, safe_divide, top_total
 from evaluation.metrics.base import Param, register
 
 SAKAI_SONG = "Sakai & Song, Evaluating diversified search results using per-intent graded relevance, SIGIR 2011"
@@ -18,8 +18,7 @@ def intent_recall(ranking: Ranking, k: int | None) -> FloatArray:
     limit = ranking.depth if k is None else k
 
     def compute() -> FloatArray:
-        hits = (covered(ranking, limit) & by_intent(table.rel)[:, 0]).sum(axis=0)
-        return safe_divide(hits, table.n_rel_intents)
+        return safe_divide(table.topic_sum(covered(ranking, limit)), table.n_rel_intents)
 
     return ranking.memo(("I-rec", limit), compute)
 
@@ -35,14 +34,10 @@ def i_rec(ranking: Ranking, k: int) -> FloatArray:
     return intent_recall(ranking, k)
 
 
-def _relevant_any(ranking: Ranking) -> np.ndarray:
-    return per_doc(ranking, "relT", lambda table: (table.grades >= 1).any(axis=1).astype(np.float64))
-
-
 @register("Prec", tags={"normalised", "set", "binary", "gold"}, citation=SAKAI_SONG + " (gold standard)")
 def prec(ranking: Ranking, k: int) -> FloatArray:
     """Precision: documents relevant to at least one intent in the top l, divided by l (spec §2.1)."""
-    return at(cumulative(ranking, "relT", _relevant_any(ranking)), k) / k
+    return top_total(ranking, "relT", lambda table: (table.grades >= 1).any(axis=1).astype(np.float64), k) / k
 
 
 @register(
@@ -68,7 +63,7 @@ def pmp(ranking: Ranking, k: int, pmp_tie: str = "lowest") -> FloatArray:
             chosen[np.arange(table.n_topics), first] = table.rel.any(axis=1)
         return ((table.grades >= 1) & chosen[table.topic_of_row]).any(axis=1).astype(np.float64)
 
-    value = at(cumulative(ranking, f"pmp:{pmp_tie}", per_doc(ranking, ("pmp", pmp_tie), hits)), k) / k
+    value = top_total(ranking, ("pmp", pmp_tie), hits, k) / k
     meaningless = table.uniform_weights & (table.n_rel_intents > 1)
     return np.where(meaningless, np.nan, value)
 
@@ -80,15 +75,13 @@ def pmp(ranking: Ranking, k: int, pmp_tie: str = "lowest") -> FloatArray:
 )
 def ef_p(ranking: Ranking, k: int) -> FloatArray:
     """Effective precision: documents with positive DIN gain in the top l, divided by l (spec §2.1)."""
-    effective = ranking.memo(("DG>0",), lambda: (din_gain(ranking) > 0).astype(np.float64))
-    return at(cumulative(ranking, "DG>0", effective), k) / k
+    return (din_gain(ranking)[:k] > 0).sum(axis=0) / k
 
 
 @register("P-IA", tags={"normalised", "intent_aware", "binary", "tool:ndeval"}, citation="Agrawal et al., WSDM 2009; ndeval")
 def p_ia(ranking: Ranking, k: int) -> FloatArray:
     """Intent-aware precision: (1/W+) sum_i w_i |{r <= k : J_i(r) = 1}| / k (spec §2.1)."""
-    per_rank = per_doc(ranking, "pia", lambda table: ((table.grades >= 1) * table.W_hat[table.topic_of_row]).sum(axis=1))
-    return at(cumulative(ranking, "pia", per_rank), k) / k
+    return top_total(ranking, "pia", lambda table: ((table.grades >= 1) * table.W_hat[table.topic_of_row]).sum(axis=1), k) / k
 
 
 @register(
@@ -104,7 +97,7 @@ def s_rr(ranking: Ranking, k: int | None) -> FloatArray:
 
     def first_complete() -> np.ndarray:
         """0-based rank at which every intent of I_q^+ is covered; ``depth`` when never (or M+ = 0)."""
-        complete = ((relevant_count(ranking) > 0) | ~by_intent(table.rel)).all(axis=0) & (table.n_rel_intents > 0)
+        complete = (table.topic_sum(relevant_count(ranking) > 0) == table.n_rel_intents) & (table.n_rel_intents > 0)
         return np.where(complete.any(axis=0), np.argmax(complete, axis=0), ranking.depth)
 
     last = ranking.memo(("S-RR",), first_complete)

@@ -44,7 +44,7 @@ def blended_ratio_sums(
     """Running ``sum I(r) BR(r)`` along ``rank_axis``, ``BR(r) = (beta CG(r) + C(r)) / (beta CG*(r) + r)``.
 
     ``cum_gain`` and ``count`` (``CG``, ``C``) are running sums of the gains and of ``relevant``
-    (``I``), ``(K, R, T)`` or ``(I, K, R, T)``; ``cum_ideal`` runs over the ideal gains (sorted
+    (``I``), ``(K, R, T)`` or ``(P, K, R)``; ``cum_ideal`` runs over the ideal gains (sorted
     descending, zero padded, so it stays flat after ``R``) and broadcasts against them.
     """
     ratio = beta * cum_gain + count
@@ -144,12 +144,12 @@ def din_sharp_q(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0,
 
 
 def _per_intent_sums(ranking: Ranking, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    """Cumulative ``I·BR`` and ``C`` per intent, ``(I, K, R, T)``, with per-intent ideals."""
+    """Cumulative ``I·BR`` and ``C`` per intent, ``(P, K, R)``, with per-intent ideals."""
 
     table = ranking.table
 
     def build() -> tuple[np.ndarray, np.ndarray]:
-        ideal = np.moveaxis(table.intent_ideal(ranking.depth), (0, 1, 2), (2, 0, 1))[:, :, None, :]  # (I, K, 1, T)
+        ideal = table.intent_ideal(ranking.depth)[table.pair_topic, table.pair_intent][:, :, None]  # (P, K, 1)
         cum_ideal = table.memo(("intent_ideal_cum", ranking.depth), lambda: scan(np.add, ideal, INTENT_RANK_AXIS))
         cum_gain = scan(np.add, ranking.grades.astype(np.int32), INTENT_RANK_AXIS)
         count = relevant_count(ranking)
@@ -171,13 +171,13 @@ def p_plus(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
         g = ranking.grades
         running = scan(np.maximum, g, INTENT_RANK_AXIS)
         previous = np.concatenate([np.zeros_like(running[:, :1]), running[:, :-1]], axis=1)
-        position = along(np.arange(ranking.depth), INTENT_RANK_AXIS, 4)
+        position = along(np.arange(ranking.depth), INTENT_RANK_AXIS, 3)
         preferred = scan(np.maximum, np.where(g > previous, position, 0), INTENT_RANK_AXIS)
         value = np.take_along_axis(safe_divide(sums, count), preferred, axis=INTENT_RANK_AXIS)
         return np.where(running > 0, value, 0.0)
 
     value = ranking.memo(("P+", beta), build)
-    return np.moveaxis(at(value, k, INTENT_RANK_AXIS), 0, -1)
+    return ranking.table.by_topic_and_intent(at(value, k, INTENT_RANK_AXIS))
 
 
 @register(
@@ -192,10 +192,11 @@ def pplus_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
 
     def compute() -> FloatArray:
         sums, _ = _per_intent_sums(ranking, beta)
-        per_intent = np.moveaxis(safe_divide(at(sums, k, INTENT_RANK_AXIS), np.minimum(k, table.n_rel).T[:, None, :]), 0, -1)  # Q_i
+        q = safe_divide(at(sums, k, INTENT_RANK_AXIS), table.per_pair(np.minimum(k, table.n_rel))[:, :, 0])  # Q_i (P, R)
         if table.nav.any():
-            per_intent = np.where(table.nav, p_plus(ranking, k, beta), per_intent)
-        return (per_intent * np.where(table.rel, table.W, 0.0)).sum(axis=2)
+            nav = table.per_pair(table.nav)[:, :, 0]
+            q = np.where(nav, p_plus(ranking, k, beta)[:, table.pair_topic, table.pair_intent].T, q)
+        return table.topic_sum(q * table.per_pair(table.W)[:, :, 0])
 
     return _memo_kernel(ranking, "pplus_q", k, beta, compute=compute)
 

@@ -42,13 +42,13 @@ def _ideal_cumulative(ranking: Ranking, key: str, per_rank_of: callable) -> np.n
     return table.memo(("ideal_cum", key, L), lambda: np.cumsum(per_rank_of(table.intent_ideal(L)), axis=2))
 
 
-def _per_doc_sum(ranking: Ranking, key: Hashable, coefficients: Callable[[TopicTable], np.ndarray]) -> np.ndarray:
-    """``sum_i coef[t, i] g_i(d)`` for every ranked document ``(K, R, T)``, computed per judged document."""
+def _per_doc_sum(ranking: Ranking, key: Hashable, coefficients: Callable[[TopicTable], np.ndarray], k: int) -> np.ndarray:
+    """``sum_i coef[t, i] g_i(d)`` for the top ``k`` documents ``(k, R, T)``, computed per judged document."""
 
     def build(table: TopicTable) -> np.ndarray:
         return (table.grades * coefficients(table)[table.topic_of_row]).sum(axis=1)
 
-    return per_doc(ranking, key, build)
+    return per_doc(ranking, key, build, k)
 
 
 @register(
@@ -66,7 +66,7 @@ def ndcg_ia(ranking: Ranking, k: int) -> FloatArray:
     k = min(k, ranking.depth)
     disc = discount("log", ranking.depth)
     ideal = at(_ideal_cumulative(ranking, "dcg", lambda g: g * disc[None, None, :]), k, axis=2)
-    gain = _per_doc_sum(ranking, ("ndcg_ia", k), lambda table: safe_divide(_weighted(table), ideal))
+    gain = _per_doc_sum(ranking, ("ndcg_ia", k), lambda table: safe_divide(_weighted(table), ideal), k)
     return (gain[:k] * disc[:k, None, None]).sum(axis=0)
 
 
@@ -89,12 +89,12 @@ ERR_GMAX = Param(str, "per_intent", "G in p = g/(G+1): the intent's top grade (N
 
 
 def _err_terms_of(ranking: Ranking, err_gmax: str) -> np.ndarray:
-    """Per-intent ERR terms of the ranked lists ``(I, K, R, T)``."""
+    """Per-intent ERR terms of the ranked lists ``(P, K, R)``."""
     scale = _stop_probability_scale(ranking, err_gmax)
 
     def build() -> np.ndarray:
         p = per_doc(ranking, ("err_p", err_gmax), lambda table: table.grades / scale[table.topic_of_row])
-        terms = p / along(ranks(ranking.depth), INTENT_RANK_AXIS, 4)
+        terms = p / along(ranks(ranking.depth), INTENT_RANK_AXIS, 3)
         terms *= scan(np.multiply, 1.0 - p, INTENT_RANK_AXIS, exclusive=True)
         return terms
 
@@ -113,7 +113,7 @@ def ia_err(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArray
     table = ranking.table
 
     def build() -> np.ndarray:
-        weighted = np.einsum("ikrt,it->krt", _err_terms_of(ranking, err_gmax), _weighted(table).T)
+        weighted = table.topic_sum(_err_terms_of(ranking, err_gmax) * table.per_pair(table.W))
         return scan(np.add, weighted)
 
     return at(ranking.memo(("ia_err", err_gmax), build), k)
@@ -130,7 +130,7 @@ def ia_nerr(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArra
     table = ranking.table
     coef = safe_divide(_weighted(table), _ideal_err(ranking, k, err_gmax))
     k = min(k, ranking.depth)
-    return np.einsum("ikrt,it->rt", _err_terms_of(ranking, err_gmax)[:, :k], coef.T)
+    return table.topic_sum((_err_terms_of(ranking, err_gmax)[:, :k] * table.per_pair(coef)).sum(axis=1))
 
 
 @register(
@@ -141,13 +141,9 @@ def ia_nerr(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArra
 )
 def rbp_ia(ranking: Ranking, k: int, p: float = 0.95) -> FloatArray:
     """sum_i w_i (1-p) sum_{r<=l} p^(r-1) g_i(r)/G_i (spec §2.2)."""
-    disc = discount("rbp", ranking.depth, beta=p)
-
-    def build() -> np.ndarray:
-        gain = _per_doc_sum(ranking, "rbp_ia", lambda table: _weighted(table) / np.maximum(table.gmax, 1))
-        return scan(np.add, gain * disc[:, None, None])
-
-    return (1.0 - p) * at(ranking.memo(("rbp_ia", p), build), k)
+    gain = _per_doc_sum(ranking, "rbp_ia", lambda table: _weighted(table) / np.maximum(table.gmax, 1), k)
+    disc = discount("rbp", gain.shape[0], beta=p)
+    return (1.0 - p) * (gain * disc[:, None, None]).sum(axis=0)
 
 
 @register(
@@ -157,5 +153,5 @@ def map_ia(ranking: Ranking, k: int | None) -> FloatArray:
     """(1/W+) sum_i w_i AP_i over the whole list (or the top k): AP_i = sum_{J_i(r)=1} (C_i(r)/r) / |R_i|."""
     depth = min(cutoff_or_depth(ranking, k), ranking.depth)
     table = ranking.table
-    per_rank = np.einsum("ikrt,it->krt", relevant_position(ranking)[:, :depth], safe_divide(table.W_hat, table.n_rel).T)  # J_i C_i
+    per_rank = table.topic_sum(relevant_position(ranking)[:, :depth] * table.per_pair(safe_divide(table.W_hat, table.n_rel)))  # J_i C_i
     return (per_rank / ranks(depth)[:, None, None]).sum(axis=0)

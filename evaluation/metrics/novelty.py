@@ -45,11 +45,13 @@ def novelty_gain(ranking: Ranking, alpha: float, graded: bool = False) -> np.nda
         topic = table.topic_of_row
         return _relevance(table.grades, table.gmax[topic], True) * table.W_hat[topic]
 
+    table = ranking.table
+
     def build() -> np.ndarray:
         decay = novelty_decay(ranking, alpha)  # J_i (1 - alpha)^{c_i}
         if not graded:
-            return np.einsum("ikrt,it->krt", decay, ranking.table.W_hat.T)
-        return np.einsum("ikrt,ikrt->krt", per_doc(ranking, "graded_novelty_value", weighted), decay)
+            return table.topic_sum(decay * table.per_pair(table.W_hat))
+        return table.topic_sum(per_doc(ranking, "graded_novelty_value", weighted) * decay)
 
     return ranking.memo(("novelty", alpha, graded), build)
 
@@ -150,7 +152,7 @@ def _ideal_ideal(alpha: float, disc: str, k: int) -> float:
 
 
 def _rank1_count(ranking: Ranking) -> FloatArray:
-    return relevant(ranking)[:, 0].sum(axis=0, dtype=np.float64)
+    return ranking.table.topic_sum(relevant(ranking)[:, 0]).astype(np.float64)
 
 
 def _collection_normalised(ranking: Ranking, k: int, alpha: float, graded: bool, quirk: bool, disc: str) -> FloatArray:

@@ -57,7 +57,7 @@ def rbu(ranking: Ranking, k: int | None, p: float = 0.8, e: float = 0.03, rbu_sc
     gained = scan(np.multiply, 1.0 - r, INTENT_RANK_AXIS, exclusive=True)  # prod_{j<i} (1 - r_jt)
     gained *= r
     disc = p ** np.arange(depth, dtype=np.float64)
-    utility = (np.einsum("ikrt,it->krt", gained, table.W.T) * disc[:, None, None]).sum(axis=0)
+    utility = (table.topic_sum(gained * table.per_pair(table.W)) * disc[:, None, None]).sum(axis=0)
     effort = e * (disc[:, None, None] * present).sum(axis=0)
     value = (1.0 - p) * (utility - effort)
     return value * (p / (1.0 - p)) if rbu_scale == "paper" else value
@@ -66,11 +66,12 @@ def rbu(ranking: Ranking, k: int | None, p: float = 0.8, e: float = 0.03, rbu_sc
 def _novel_value(ranking: Ranking, alpha: float) -> np.ndarray:
     """``sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)}`` per rank ``(K, R, T)``, ``r = g/G_t``."""
 
-    return ranking.memo(("eu_value", alpha), lambda: np.einsum("ikrt,it->krt", _novel_relevance(ranking, alpha), ranking.table.W.T))
+    table = ranking.table
+    return ranking.memo(("eu_value", alpha), lambda: table.topic_sum(_novel_relevance(ranking, alpha) * table.per_pair(table.W)))
 
 
 def _novel_relevance(ranking: Ranking, alpha: float) -> np.ndarray:
-    """``r(d_i,t) (1-alpha)^{c_t(i)}`` per intent and rank ``(I, K, R, T)``, ``r = g/G_t``."""
+    """``r(d_i,t) (1-alpha)^{c_t(i)}`` per intent and rank ``(P, K, R)``, ``r = g/G_t``."""
     return ranking.memo(("r·decay", alpha), lambda: _relevance(ranking, "linear", ranking.depth) * novelty_decay(ranking, alpha))
 
 
@@ -109,7 +110,8 @@ def ct(ranking: Ranking, k: int, alpha: float = 0.5, h_max: float = 1.0, ct_time
 
     def build() -> np.ndarray:
         open_tank = scan(np.add, _relevance(ranking, "linear", ranking.depth), INTENT_RANK_AXIS, exclusive=True) < h_max
-        value = np.einsum("ikrt,ikrt,it->krt", _novel_relevance(ranking, alpha), open_tank, ranking.table.W.T)
+        table = ranking.table
+        value = table.topic_sum(_novel_relevance(ranking, alpha) * open_tank * table.per_pair(table.W))
         if ct_time == "per_rank":
             value = value / ranks(ranking.depth)[:, None, None]
         return scan(np.add, value)
