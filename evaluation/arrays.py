@@ -143,11 +143,16 @@ class TopicTable(Memoised):
     def topic_sum(self, values: np.ndarray) -> np.ndarray:
         """Sum per-pair values ``(P, ...)`` over each topic's pairs, in intent order: ``(..., T)``, 0 for
         topics without pairs."""
-        out = np.zeros((self.n_topics,) + values.shape[1:], dtype=np.result_type(values.dtype, np.int64))
+        return self.per_topic(np.add, values, 0)
+
+    def per_topic(self, ufunc: np.ufunc, values: np.ndarray, empty: Any) -> np.ndarray:
+        """Reduce per-pair values ``(P, ...)`` with ``ufunc`` over each topic's pairs, in intent order:
+        ``(..., T)``; ``empty`` for topics without pairs."""
+        out = np.full((self.n_topics,) + values.shape[1:], empty, dtype=np.result_type(values.dtype, np.int64))
         starts, ends = self.pair_bounds[:-1], self.pair_bounds[1:]
         filled = ends > starts
         if filled.any():
-            out[filled] = np.add.reduceat(values, starts[filled], axis=0, dtype=out.dtype)
+            out[filled] = ufunc.reduceat(values, starts[filled], axis=0, dtype=out.dtype)
         return np.ascontiguousarray(np.moveaxis(out, 0, -1))
 
     def by_topic_and_intent(self, values: np.ndarray) -> np.ndarray:

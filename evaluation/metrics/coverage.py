@@ -97,8 +97,8 @@ def s_rr(ranking: Ranking, k: int | None) -> FloatArray:
 
     def first_complete() -> np.ndarray:
         """0-based rank at which every intent of I_q^+ is covered; ``depth`` when never (or M+ = 0)."""
-        complete = (table.topic_sum(relevant_count(ranking) > 0) == table.n_rel_intents) & (table.n_rel_intents > 0)
-        return np.where(complete.any(axis=0), np.argmax(complete, axis=0), ranking.depth)
+        first = (relevant_count(ranking) == 0).sum(axis=1)  # per pair: ranks before its first relevant document
+        return table.per_topic(np.maximum, first, ranking.depth)
 
     last = ranking.memo(("S-RR",), first_complete)
     return np.where(last < limit, 1.0 / (last + 1.0), 0.0)

@@ -88,17 +88,17 @@ def _err_terms(g: np.ndarray, scale: np.ndarray, rank_axis: int) -> np.ndarray:
 ERR_GMAX = Param(str, "per_intent", "G in p = g/(G+1): the intent's top grade (NTCIREVAL) or the scale maximum", ("per_intent", "scale"))
 
 
-def _err_terms_of(ranking: Ranking, err_gmax: str) -> np.ndarray:
-    """Per-intent ERR terms of the ranked lists ``(P, K, R)``."""
+def _err_at(ranking: Ranking, k: int, err_gmax: str) -> np.ndarray:
+    """``ERR_i@l`` of every pair's intent ``(P, R)``; the per-rank terms are built once for all cutoffs."""
     scale = _stop_probability_scale(ranking, err_gmax)
 
-    def build() -> np.ndarray:
+    def terms() -> np.ndarray:
         p = per_doc(ranking, ("err_p", err_gmax), lambda table: table.grades / scale[table.topic_of_row])
-        terms = p / along(ranks(ranking.depth), INTENT_RANK_AXIS, 3)
-        terms *= scan(np.multiply, 1.0 - p, INTENT_RANK_AXIS, exclusive=True)
-        return terms
+        out = p / along(ranks(ranking.depth), INTENT_RANK_AXIS, 3)
+        out *= scan(np.multiply, 1.0 - p, INTENT_RANK_AXIS, exclusive=True)
+        return out
 
-    return ranking.memo(("err_terms", err_gmax), build)
+    return ranking.memo(("err@", err_gmax, k), lambda: ranking.memo(("err_terms", err_gmax), terms)[:, :k].sum(axis=1))
 
 
 def _ideal_err(ranking: Ranking, k: int, err_gmax: str) -> np.ndarray:
@@ -111,12 +111,7 @@ def _ideal_err(ranking: Ranking, k: int, err_gmax: str) -> np.ndarray:
 def ia_err(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArray:
     """sum_i w_i ERR_i@l with p = g/(G_i+1) (NTCIREVAL IA-ERR; spec §2.2, register #12)."""
     table = ranking.table
-
-    def build() -> np.ndarray:
-        weighted = table.topic_sum(_err_terms_of(ranking, err_gmax) * table.per_pair(table.W))
-        return scan(np.add, weighted)
-
-    return at(ranking.memo(("ia_err", err_gmax), build), k)
+    return table.topic_sum(_err_at(ranking, k, err_gmax) * table.per_pair(table.W)[:, :, 0])
 
 
 @register(
@@ -129,8 +124,7 @@ def ia_nerr(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArra
     """sum_i w_i ERR_i@l / ERR*_i@l on the per-intent ideal (spec §2.2)."""
     table = ranking.table
     coef = safe_divide(_weighted(table), _ideal_err(ranking, k, err_gmax))
-    k = min(k, ranking.depth)
-    return table.topic_sum((_err_terms_of(ranking, err_gmax)[:, :k] * table.per_pair(coef)).sum(axis=1))
+    return table.topic_sum(_err_at(ranking, k, err_gmax) * table.per_pair(coef)[:, :, 0])
 
 
 @register(
@@ -153,5 +147,5 @@ def map_ia(ranking: Ranking, k: int | None) -> FloatArray:
     """(1/W+) sum_i w_i AP_i over the whole list (or the top k): AP_i = sum_{J_i(r)=1} (C_i(r)/r) / |R_i|."""
     depth = min(cutoff_or_depth(ranking, k), ranking.depth)
     table = ranking.table
-    per_rank = table.topic_sum(relevant_position(ranking)[:, :depth] * table.per_pair(safe_divide(table.W_hat, table.n_rel)))  # J_i C_i
-    return (per_rank / ranks(depth)[:, None, None]).sum(axis=0)
+    precision_sums = (relevant_position(ranking)[:, :depth] / ranks(depth)[:, None]).sum(axis=1)  # sum_r J_i(r) C_i(r) / r
+    return table.topic_sum(precision_sums * table.per_pair(safe_divide(table.W_hat, table.n_rel))[:, :, 0])

@@ -57,17 +57,10 @@ def rbu(ranking: Ranking, k: int | None, p: float = 0.8, e: float = 0.03, rbu_sc
     gained = scan(np.multiply, 1.0 - r, INTENT_RANK_AXIS, exclusive=True)  # prod_{j<i} (1 - r_jt)
     gained *= r
     disc = p ** np.arange(depth, dtype=np.float64)
-    utility = (table.topic_sum(gained * table.per_pair(table.W)) * disc[:, None, None]).sum(axis=0)
+    utility = table.topic_sum((gained * disc[:, None]).sum(axis=1) * table.per_pair(table.W)[:, :, 0])
     effort = e * (disc[:, None, None] * present).sum(axis=0)
     value = (1.0 - p) * (utility - effort)
     return value * (p / (1.0 - p)) if rbu_scale == "paper" else value
-
-
-def _novel_value(ranking: Ranking, alpha: float) -> np.ndarray:
-    """``sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)}`` per rank ``(K, R, T)``, ``r = g/G_t``."""
-
-    table = ranking.table
-    return ranking.memo(("eu_value", alpha), lambda: table.topic_sum(_novel_relevance(ranking, alpha) * table.per_pair(table.W)))
 
 
 def _novel_relevance(ranking: Ranking, alpha: float) -> np.ndarray:
@@ -91,8 +84,9 @@ def eu(ranking: Ranking, k: int | None, alpha: float = 0.5, e: float = 0.03, eu_
     depth = min(cutoff_or_depth(ranking, k), ranking.depth)
     i = ranks(depth)
     disc = 1.0 / (1.0 + np.log2(i)) if eu_discount == "1+log2(i)" else 1.0 / np.log2(i + 1.0)
-    value = _novel_value(ranking, alpha)[:depth] - e
-    return (value * ranking.present[:depth] * disc[:, None, None]).sum(axis=0)
+    table = ranking.table
+    gained = table.topic_sum((_novel_relevance(ranking, alpha)[:, :depth] * disc[:, None]).sum(axis=1) * table.per_pair(table.W)[:, :, 0])
+    return gained - e * (ranking.present[:depth] * disc[:, None, None]).sum(axis=0)  # no gain past the end of a list
 
 
 @register(
