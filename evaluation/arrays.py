@@ -182,6 +182,10 @@ class TopicTable(Memoised):
         full = self.memo(("intent_ideal",), build)
         return _fit(full, length)
 
+    def doc_sum(self, values: np.ndarray, coef: np.ndarray) -> FloatArray:
+        """``sum_i coef[t, i] values[d, i]`` for every document row ``d`` (of topic ``t``): ``(n_docs + 2,)``."""
+        return np.einsum("di,di->d", values, coef[self.topic_of_row])
+
     @cached_property
     def doc_global_gain(self) -> FloatArray:
         """``GG(d) = sum_i w_i g_i(d)`` for every document row (spec §1.2)."""

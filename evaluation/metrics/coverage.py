@@ -81,7 +81,7 @@ def ef_p(ranking: Ranking, k: int) -> FloatArray:
 @register("P-IA", tags={"normalised", "intent_aware", "binary", "tool:ndeval"}, citation="Agrawal et al., WSDM 2009; ndeval")
 def p_ia(ranking: Ranking, k: int) -> FloatArray:
     """Intent-aware precision: (1/W+) sum_i w_i |{r <= k : J_i(r) = 1}| / k (spec §2.1)."""
-    return top_total(ranking, "pia", lambda table: ((table.grades >= 1) * table.W_hat[table.topic_of_row]).sum(axis=1), k) / k
+    return top_total(ranking, "pia", lambda table: table.doc_sum(table.grades >= 1, table.W_hat), k) / k
 
 
 @register(

@@ -46,7 +46,7 @@ def _per_doc_sum(ranking: Ranking, key: Hashable, coefficients: Callable[[TopicT
     """``sum_i coef[t, i] g_i(d)`` for the top ``k`` documents ``(k, R, T)``, computed per judged document."""
 
     def build(table: TopicTable) -> np.ndarray:
-        return (table.grades * coefficients(table)[table.topic_of_row]).sum(axis=1)
+        return table.doc_sum(table.grades, coefficients(table))
 
     return per_doc(ranking, key, build, k)
 

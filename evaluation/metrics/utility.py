@@ -22,11 +22,11 @@ def _relevance(ranking: Ranking, mapping: str, depth: int) -> np.ndarray:
 
     def build(table: TopicTable) -> np.ndarray:
         g = table.grades.astype(np.float64)
-        gmax = table.gmax[table.topic_of_row].astype(np.float64)
+        gmax = table.gmax[table.topic_of_row]
         if mapping == "linear":
             return np.divide(g, gmax, out=np.zeros(g.shape), where=gmax > 0)
         if mapping == "jar":
-            return (2.0**g - 1.0) / 2.0**gmax
+            return (np.ldexp(1.0, table.grades) - 1.0) / np.ldexp(1.0, gmax)  # exact powers of 2, no pow
         return g / (max(4, table.max_grade) + 1.0)
 
     return per_doc(ranking, ("relevance", mapping), build)[:, :depth]
