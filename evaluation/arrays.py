@@ -305,7 +305,8 @@ def build_ranking(table: TopicTable, runs: Sequence[Run], depth: int | None = No
     """
     flat = [RankedLists.of(run.lists) for run in runs]
     R, T = len(runs), table.n_topics
-    list_topic = np.array([table.topic_index.get(t, -1) for lists in flat for t in lists.topics], dtype=np.int64)
+    topics = np.array([t for lists in flat for t in lists.topics], dtype=object)
+    list_topic = pd.Index(table.topic_ids, dtype=object).get_indexer(topics) if topics.size else np.zeros(0, dtype=np.int64)
     list_run = np.repeat(np.arange(R), [len(lists.topics) for lists in flat])
     list_length = np.concatenate([lists.lengths for lists in flat] + [np.zeros(0, dtype=np.int64)])
     known: dict[int, IntArray] = {}
@@ -313,16 +314,16 @@ def build_ranking(table: TopicTable, runs: Sequence[Run], depth: int | None = No
         if id(lists.vocabulary) not in known:
             known[id(lists.vocabulary)] = table.docid_index.get_indexer(lists.vocabulary)
     doc_code = np.concatenate([known[id(lists.vocabulary)][lists.codes] for lists in flat] + [np.zeros(0, dtype=np.int64)])
-    entry_list = np.repeat(np.arange(list_topic.size), list_length)
-    first = np.cumsum(list_length) - list_length
-    rank = np.arange(entry_list.size) - first[entry_list]
-    topic = list_topic[entry_list]
-    kept = topic >= 0
-    rows_of = table.rows_of(topic[kept], doc_code[kept])
     in_table = list_topic >= 0
-    K = max(int(list_length[in_table].max(initial=0)), depth or 0, 1)
+    if not in_table.all():  # lists of topics the collection lacks: dropped
+        doc_code = doc_code[np.repeat(in_table, list_length)]
+        list_topic, list_run, list_length = list_topic[in_table], list_run[in_table], list_length[in_table]
+    entry_list = np.repeat(np.arange(list_topic.size), list_length)
+    rank = np.arange(entry_list.size) - (np.cumsum(list_length) - list_length)[entry_list]
+    topic = list_topic[entry_list]
+    K = max(int(list_length.max(initial=0)), depth or 0, 1)
     rows = np.full((K, R, T), table.PAD, dtype=np.int64)
-    rows[rank[kept], list_run[entry_list[kept]], topic[kept]] = rows_of
+    rows.flat[(rank * R + list_run[entry_list]) * T + topic] = table.rows_of(topic, doc_code)
     lengths = np.zeros((R, T), dtype=np.int64)
-    lengths[list_run[in_table], list_topic[in_table]] = list_length[in_table]
+    lengths[list_run, list_topic] = list_length
     return Ranking(table, rows, lengths)
