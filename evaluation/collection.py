@@ -23,6 +23,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from evaluation._factorize import factorize, factorize_blocks
 from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning
 
@@ -95,15 +96,15 @@ class QrelsColumns:
             for doc, grades in docs.items()
             for intent, grade in (grades.items() if grades else ((None, 0),))
         ]
-        doc_code, docids = pd.factorize(np.array([e[1] for e in entries], dtype=object))
-        intent_code, intents = pd.factorize(np.array([e[2] for e in entries], dtype=object))
+        doc_code, docids = factorize([e[1] for e in entries])
+        intent_code, intents = factorize([e[2] for e in entries])
         return cls(
             topics=tuple(judgments),
-            docids=np.asarray(docids, dtype=object),
+            docids=docids,
             intents=tuple(intents),
             topic=np.array([e[0] for e in entries], dtype=np.int64),
-            docid=doc_code.astype(np.int64),
-            intent=intent_code.astype(np.int64),
+            docid=doc_code,
+            intent=intent_code,
             grade=np.array([e[3] for e in entries], dtype=np.int64),
         )
 
@@ -194,9 +195,9 @@ def judgments_from_arrays(
     if grade.dtype.kind not in "iub" and grade.size:
         raise EvaluationError(f"grades must be integers, got {grade.dtype}")
     grade = np.maximum(grade.astype(np.int64), 0)
-    topic_code, topic_names = pd.factorize(np.asarray(topics, dtype=object))
-    doc_code, docid_names = pd.factorize(np.asarray(docids, dtype=object))
-    intent_code, intent_names = pd.factorize(np.asarray(intents, dtype=object))
+    topic_code, topic_names = factorize_blocks(topics)
+    doc_code, docid_names = factorize(docids)
+    intent_code, intent_names = factorize(intents)
     if not topic_code.size == doc_code.size == intent_code.size == grade.size:
         raise EvaluationError("topics, intents, docids and grades must have the same length")
     if (topic_code < 0).any() or (doc_code < 0).any():
@@ -216,11 +217,11 @@ def judgments_from_arrays(
     keep = ~repeated
     columns = QrelsColumns(
         topics=tuple(topic_names),
-        docids=np.asarray(docid_names, dtype=object),
+        docids=docid_names,
         intents=tuple(intent_names),
-        topic=topic_code[keep].astype(np.int64),
-        docid=doc_code[keep].astype(np.int64),
-        intent=intent_code[keep].astype(np.int64),
+        topic=topic_code[keep],
+        docid=doc_code[keep],
+        intent=intent_code[keep],
         grade=grade[keep],
     )
     return ColumnJudgments(columns)

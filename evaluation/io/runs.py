@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from evaluation._factorize import factorize, factorize_blocks
 from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError
 from evaluation.io._lines import expect_columns, numbered_fields, parse_float, parse_int
@@ -193,28 +194,17 @@ def runs_from_arrays(
     appearance.
     """
     _check_options(order, on_duplicate_doc)
-    run_code, run_names = _factorize_blocks(np.asarray(runs, dtype=object))
-    topic_code, topic_names = _factorize_blocks(np.asarray(topics, dtype=object))
-    doc_code, vocabulary = pd.factorize(np.asarray(docids, dtype=object))
+    run_code, run_names = factorize_blocks(runs)
+    topic_code, topic_names = factorize_blocks(topics)
+    doc_code, vocabulary = factorize(docids)
     if not run_code.size == topic_code.size == doc_code.size:
         raise EvaluationError("runs, topics and docids must have the same length")
     if (run_code < 0).any() or (topic_code < 0).any() or (doc_code < 0).any():
         raise EvaluationError("every run line needs a run name, a topic and a docid")
     group = run_code * max(len(topic_names), 1) + topic_code
-    vocabulary = np.asarray(vocabulary, dtype=object)
     position = _list_order(group, doc_code, vocabulary, order, scores, ranks, run_names, topic_names)
     position = _drop_repeated(position, group, doc_code, vocabulary, on_duplicate_doc, run_names, topic_names)
     return _split_runs(group[position], doc_code[position].astype(np.int64), len(run_names), run_names, topic_names, vocabulary)
-
-
-def _factorize_blocks(values: np.ndarray) -> tuple[IntArray, pd.Index]:
-    """``pd.factorize`` (codes by first appearance) that hashes only the first value of each block
-    of equal neighbours: run names and topics come in long blocks."""
-    if values.size == 0:
-        return np.zeros(0, dtype=np.int64), pd.Index([], dtype=object)
-    heads = np.flatnonzero(np.append(True, values[1:] != values[:-1]))
-    codes, names = pd.factorize(values[heads])
-    return np.repeat(codes.astype(np.int64), np.diff(np.append(heads, values.size))), pd.Index(names, dtype=object)
 
 
 def _list_order(group, doc_code, vocabulary, order, scores, ranks, run_names, topic_names) -> IntArray:

@@ -1,0 +1,40 @@
+"""Integer codes for object values (docids, topics, intents, run names), by first appearance."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from evaluation._types import IntArray
+
+try:  # pandas' hash table for Python objects: reuses every string's cached hash
+    from pandas._libs.hashtable import PyObjectHashTable
+except ImportError:  # pragma: no cover - layout of a future pandas
+    PyObjectHashTable = None
+
+
+def factorize(values: Sequence | np.ndarray) -> tuple[IntArray, np.ndarray]:
+    """Like ``pd.factorize``: codes (-1 for None) and the distinct values in order of first appearance.
+
+    ``pd.factorize`` hashes the characters of every string again; the object hash table uses the
+    hash each ``str`` caches, about twice as fast on long docids.
+    """
+    values = np.asarray(values, dtype=object)
+    if PyObjectHashTable is None:  # pragma: no cover
+        codes, uniques = pd.factorize(values)
+        return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+    uniques, codes = PyObjectHashTable(max(values.size // 4, 8)).factorize(values)
+    return codes.astype(np.int64, copy=False), uniques
+
+
+def factorize_blocks(values: Sequence | np.ndarray) -> tuple[IntArray, np.ndarray]:
+    """:func:`factorize` that hashes only the first value of each block of equal neighbours: topics
+    of qrels and runs, and run names, come in long blocks."""
+    values = np.asarray(values, dtype=object)
+    if values.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
+    heads = np.flatnonzero(np.append(True, values[1:] != values[:-1]))
+    codes, names = factorize(values[heads])
+    return np.repeat(codes, np.diff(np.append(heads, values.size))), names
