@@ -59,18 +59,21 @@ def at(cumulative: np.ndarray, k: int, axis: int = RANK_AXIS) -> np.ndarray:
     return np.take(cumulative, k - 1, axis=axis)
 
 
-def scan(ufunc: np.ufunc, x: np.ndarray, axis: int = RANK_AXIS, *, exclusive: bool = False) -> np.ndarray:
+def scan(ufunc: np.ufunc, x: np.ndarray, axis: int = RANK_AXIS, *, exclusive: bool = False, in_place: bool = False) -> np.ndarray:
     """Running ``ufunc`` (add, multiply, maximum) along ``axis``: ``ufunc.accumulate``, bit for bit.
 
     ``exclusive`` gives the value strictly before each position (the identity at the first), as a
     shifted scan, never ``cumsum - x``: the difference is not exactly the sum of the earlier
-    entries in floating point (a tank filled to exactly ``H`` must read full).
+    entries in floating point (a tank filled to exactly ``H`` must read full). ``in_place``
+    (inclusive scans only) overwrites ``x``, a temporary of the caller's: no fresh memory.
 
     ``accumulate`` walks every line along ``axis`` separately; when there are many more lines than
     positions (the usual short rank axis over many runs and topics), the same operations in the
     same order run as one whole-slice step per position instead.
     """
-    result = np.empty(x.shape, dtype=x.dtype)  # C order in the caller's axes
+    if in_place and exclusive:
+        raise ValueError("an exclusive scan cannot run in place")
+    result = x if in_place else np.empty(x.shape, dtype=x.dtype)  # C order in the caller's axes
     x, out = np.moveaxis(x, axis, 0), np.moveaxis(result, axis, 0)
     if exclusive:
         if x.shape[0]:
@@ -130,7 +133,7 @@ def relevant(ranking: Ranking, rel_level: int = 1) -> np.ndarray:
 
 def relevant_count(ranking: Ranking) -> np.ndarray:
     """``C_i(r)``: documents relevant to ``i`` at or above rank ``r`` (int32, ``(P, K, R)``)."""
-    return ranking.memo(("C",), lambda: scan(np.add, relevant(ranking).astype(np.int32), INTENT_RANK_AXIS))
+    return ranking.memo(("C",), lambda: scan(np.add, relevant(ranking).astype(np.int32), INTENT_RANK_AXIS, in_place=True))
 
 
 def relevant_position(ranking: Ranking) -> np.ndarray:

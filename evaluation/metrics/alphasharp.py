@@ -25,7 +25,7 @@ def per_subtopic(ranking: Ranking, k: int, alpha: float, disc: str, beta: float)
     """``alphaM_i@k`` (R, T, I): each subtopic's cascade measure over its exact ideal (all of R_i first)."""
     d = discount(DISCOUNTS[disc], k, beta)
     novel = novelty_decay(ranking, alpha)  # J_i (1 - alpha)^{c_i}
-    num = (novel[:, :k] * d[: novel.shape[1], None]).sum(axis=1)
+    num = np.einsum("pkr,k->pr", novel[:, :k], d[: novel.shape[1]])
     ideal_prefix = np.cumsum(d * (1.0 - alpha) ** np.arange(k))
     n_rel = np.minimum(ranking.table.n_rel, k)
     den = np.where(n_rel > 0, ideal_prefix[np.maximum(n_rel - 1, 0)], 0.0)

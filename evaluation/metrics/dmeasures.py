@@ -47,10 +47,11 @@ def blended_ratio_sums(
     (``I``), ``(K, R, T)`` or ``(P, K, R)``; ``cum_ideal`` runs over the ideal gains (sorted
     descending, zero padded, so it stays flat after ``R``) and broadcasts against them.
     """
-    ratio = beta * cum_gain + count
+    ratio = np.multiply(beta, cum_gain, dtype=np.float64)
+    ratio += count
     ratio /= beta * cum_ideal + along(ranks(ratio.shape[rank_axis]), rank_axis, ratio.ndim)
     ratio *= relevant
-    return scan(np.add, ratio, rank_axis)
+    return scan(np.add, ratio, rank_axis, in_place=True)
 
 
 def _q_at(ranking: Ranking, key: str, gains_of, k: int, beta: float) -> FloatArray:
@@ -151,7 +152,7 @@ def _per_intent_sums(ranking: Ranking, beta: float) -> tuple[np.ndarray, np.ndar
     def build() -> tuple[np.ndarray, np.ndarray]:
         ideal = table.intent_ideal(ranking.depth)[table.pair_topic, table.pair_intent][:, :, None]  # (P, K, 1)
         cum_ideal = table.memo(("intent_ideal_cum", ranking.depth), lambda: scan(np.add, ideal, INTENT_RANK_AXIS))
-        cum_gain = scan(np.add, ranking.grades.astype(np.int32), INTENT_RANK_AXIS)
+        cum_gain = scan(np.add, ranking.grades.astype(np.int32), INTENT_RANK_AXIS, in_place=True)
         count = relevant_count(ranking)
         return blended_ratio_sums(cum_gain, count, relevant(ranking), cum_ideal, beta, INTENT_RANK_AXIS), count
 

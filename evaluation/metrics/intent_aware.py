@@ -94,9 +94,10 @@ def _err_at(ranking: Ranking, k: int, err_gmax: str) -> np.ndarray:
 
     def terms() -> np.ndarray:
         p = per_doc(ranking, ("err_p", err_gmax), lambda table: table.grades / scale[table.topic_of_row])
-        out = p / along(ranks(ranking.depth), INTENT_RANK_AXIS, 3)
-        out *= scan(np.multiply, 1.0 - p, INTENT_RANK_AXIS, exclusive=True)
-        return out
+        kept = scan(np.multiply, 1.0 - p, INTENT_RANK_AXIS, in_place=True)  # prod_{j<=r} (1 - p(j))
+        p /= along(ranks(ranking.depth), INTENT_RANK_AXIS, 3)
+        p[:, 1:] *= kept[:, :-1]  # p(r)/r prod_{j<r} (1 - p(j))
+        return p
 
     return ranking.memo(("err@", err_gmax, k), lambda: ranking.memo(("err_terms", err_gmax), terms)[:, :k].sum(axis=1))
 
@@ -147,5 +148,5 @@ def map_ia(ranking: Ranking, k: int | None) -> FloatArray:
     """(1/W+) sum_i w_i AP_i over the whole list (or the top k): AP_i = sum_{J_i(r)=1} (C_i(r)/r) / |R_i|."""
     depth = min(cutoff_or_depth(ranking, k), ranking.depth)
     table = ranking.table
-    precision_sums = (relevant_position(ranking)[:, :depth] / ranks(depth)[:, None]).sum(axis=1)  # sum_r J_i(r) C_i(r) / r
+    precision_sums = np.einsum("pkr,k->pr", relevant_position(ranking)[:, :depth], 1.0 / ranks(depth))  # sum_r J_i(r) C_i(r) / r
     return table.topic_sum(precision_sums * table.per_pair(safe_divide(table.W_hat, table.n_rel))[:, :, 0])

@@ -54,10 +54,10 @@ def rbu(ranking: Ranking, k: int | None, p: float = 0.8, e: float = 0.03, rbu_sc
     present = ranking.present[:depth]
     table = ranking.table
     r = _relevance(ranking, rbu_relevance, depth)
-    gained = scan(np.multiply, 1.0 - r, INTENT_RANK_AXIS, exclusive=True)  # prod_{j<i} (1 - r_jt)
-    gained *= r
+    kept = scan(np.multiply, 1.0 - r, INTENT_RANK_AXIS, in_place=True)  # prod_{j<=i} (1 - r_jt)
+    r[:, 1:] *= kept[:, :-1]  # r_it prod_{j<i} (1 - r_jt)
     disc = p ** np.arange(depth, dtype=np.float64)
-    utility = table.topic_sum((gained * disc[:, None]).sum(axis=1) * table.per_pair(table.W)[:, :, 0])
+    utility = table.topic_sum(np.einsum("pkr,k->pr", r, disc) * table.per_pair(table.W)[:, :, 0])
     effort = e * (disc[:, None, None] * present).sum(axis=0)
     value = (1.0 - p) * (utility - effort)
     return value * (p / (1.0 - p)) if rbu_scale == "paper" else value
@@ -65,7 +65,12 @@ def rbu(ranking: Ranking, k: int | None, p: float = 0.8, e: float = 0.03, rbu_sc
 
 def _novel_relevance(ranking: Ranking, alpha: float) -> np.ndarray:
     """``r(d_i,t) (1-alpha)^{c_t(i)}`` per intent and rank ``(P, K, R)``, ``r = g/G_t``."""
-    return ranking.memo(("r·decay", alpha), lambda: _relevance(ranking, "linear", ranking.depth) * novelty_decay(ranking, alpha))
+    def build() -> np.ndarray:
+        r = _relevance(ranking, "linear", ranking.depth)
+        r *= novelty_decay(ranking, alpha)
+        return r
+
+    return ranking.memo(("r·decay", alpha), build)
 
 
 @register(
@@ -85,7 +90,7 @@ def eu(ranking: Ranking, k: int | None, alpha: float = 0.5, e: float = 0.03, eu_
     i = ranks(depth)
     disc = 1.0 / (1.0 + np.log2(i)) if eu_discount == "1+log2(i)" else 1.0 / np.log2(i + 1.0)
     table = ranking.table
-    gained = table.topic_sum((_novel_relevance(ranking, alpha)[:, :depth] * disc[:, None]).sum(axis=1) * table.per_pair(table.W)[:, :, 0])
+    gained = table.topic_sum(np.einsum("pkr,k->pr", _novel_relevance(ranking, alpha)[:, :depth], disc) * table.per_pair(table.W)[:, :, 0])
     return gained - e * (ranking.present[:depth] * disc[:, None, None]).sum(axis=0)  # no gain past the end of a list
 
 
@@ -103,9 +108,11 @@ def ct(ranking: Ranking, k: int, alpha: float = 0.5, h_max: float = 1.0, ct_time
     """Cube Test: sum_{i<=k} (1/i) sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} 1[sum_{j<i} r(d_j,t) < H] (spec §2.6)."""
 
     def build() -> np.ndarray:
-        open_tank = scan(np.add, _relevance(ranking, "linear", ranking.depth), INTENT_RANK_AXIS, exclusive=True) < h_max
+        filled = scan(np.add, _relevance(ranking, "linear", ranking.depth), INTENT_RANK_AXIS, in_place=True)  # sum_{j<=i} r(d_j,t)
         table = ranking.table
-        value = table.topic_sum(_novel_relevance(ranking, alpha) * open_tank * table.per_pair(table.W))
+        gains = _novel_relevance(ranking, alpha) * table.per_pair(table.W)
+        gains[:, 1:] *= filled[:, :-1] < h_max  # the tank was still open before rank i (always open at rank 1)
+        value = table.topic_sum(gains)
         if ct_time == "per_rank":
             value = value / ranks(ranking.depth)[:, None, None]
         return scan(np.add, value)
