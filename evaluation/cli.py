@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from evaluation._argtypes import positive_int
+from evaluation._argtypes import OneLineParser, UsageError, positive_int
 from evaluation.collection import Collection
 from evaluation.engine import evaluate
 from evaluation.exceptions import EvaluationError
@@ -53,10 +53,10 @@ def _collection(args: argparse.Namespace) -> Collection:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m evaluation", description="Diversity evaluation of ranked lists and meta-evaluation against user preferences."
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{score,metrics,difficulty,meta}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{score,metrics,difficulty,meta}", parser_class=OneLineParser)
 
     score = sub.add_parser(
         "score", help="score runs with diversity metrics", description="Score runs; output is tidy 'run topic measure value'."
@@ -179,7 +179,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: meta-evaluation is unavailable: {exc}", file=sys.stderr)
             return 2
         return meta_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     handlers = {"score": _run_score, "metrics": _run_metrics, "difficulty": _run_difficulty}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

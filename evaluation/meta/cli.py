@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluation._argtypes import positive_int
+from evaluation._argtypes import OneLineParser, UsageError, positive_int
 from evaluation.exceptions import EvaluationError
 from evaluation.io.scores import write_atomic
 from evaluation.meta.provenance import draw_seed, render_settings, settings_path, settings_record
@@ -35,15 +35,6 @@ OUTPUT_OPTIONS = ("output", "pairs_out", "matrix_out", "ordering_out", "preferen
 # Columns a companion input must have: a discpower summary, an agreement table.
 POWER_COLUMNS = ("measure", "power")
 AGREEMENT_COLUMNS = ("measure", "statistic", "subset", "value")
-
-
-class _UsageError(Exception):
-    """argparse problem, reported like every other error (one line, status 2)."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise _UsageError(f"{self.prog}: {message}")
 
 
 # ----------------------------------------------------------------------------- arguments
@@ -111,10 +102,10 @@ def _test_options(parser: argparse.ArgumentParser, default: str = "bootstrap") -
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = OneLineParser(
         prog="python -m evaluation meta", description="Meta-evaluation of diversity metrics (spec sections 3 and 4). See docs/meta.md."
     )
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     p = sub.add_parser(
         "agreement",
@@ -547,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
             return int(exc.code or 0)
         except BrokenPipeError:  # pragma: no cover - e.g. piped into head
             return 0
-        except (EvaluationError, ValueError, _UsageError, OSError) as exc:
+        except (EvaluationError, ValueError, UsageError, OSError) as exc:
             _print_warnings(caught)
             print(f"error: {_one_line(exc)}", file=sys.stderr)
             return 2

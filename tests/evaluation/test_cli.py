@@ -239,11 +239,21 @@ def test_an_unwritable_output_path_is_a_one_line_error(files, capsys, target: st
     assert err.count("\n") == 1 and err.startswith("error: ") and str(out) in err
 
 
-def test_usage_errors_exit_2(files, capsys) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(score(files, "--measures", "I-rec@5", "--order", "random"))
-    assert info.value.code == 2
-    assert "--order" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["score", "--qrels", "q", "--run", "r", "--measures", "I-rec@5", "--order", "random"],
+        ["score", "--qrels", "q", "--run", "r"],
+        ["score", "--qrels", "q", "--run", "r", "--measures", "I-rec@5", "--keep-intents", "0"],
+        ["nonsense"],
+        [],
+    ],
+)
+def test_usage_errors_are_one_line_with_status_2(capsys, argv: list[str]) -> None:
+    """Usage problems read like every other error: one ``error:`` line, no usage block, exit 2."""
+    status, stdout_text, err = run_cli(capsys, argv)
+    assert status == 2 and stdout_text == ""
+    assert err.count("\n") == 1 and err.startswith("error: python -m evaluation")
 
 
 # TESTS: ordering and collection transforms ==========================================================
