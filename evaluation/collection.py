@@ -405,6 +405,12 @@ def build_collection(
     intents = intents or {}
     topics = topics or {}
     order = [t for t in topics if t in judgments] + sorted(t for t in judgments if t not in topics)
+    for source, table in (("intents", intents), ("topics", topics)):
+        unjudged = sorted(t for t in table if t not in judgments)
+        if unjudged:
+            warnings.warn(
+                f"topic(s) {', '.join(unjudged)} of the {source} file have no qrels and are not evaluated", EvaluationWarning, stacklevel=2
+            )
     named = _named_intents(judgments)
     result: dict[str, Topic] = {}
     for tid in order:

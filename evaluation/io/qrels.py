@@ -64,18 +64,19 @@ def read_qrels(
             parse_int(path, number, intent, "intent")
         docs = judgments.setdefault(topic, {})
         grades = docs.setdefault(doc, {})
-        if fmt == "ntcir" and intent == "0":
-            if grade != 0:
-                raise FormatError(path, number, f"intent 0 means 'relevant to no intent' and must be L0, got {raw}")
-            continue
+        if fmt == "ntcir" and intent == "0" and grade != 0:
+            raise FormatError(path, number, f"intent 0 means 'relevant to no intent' and must be L0, got {raw}")
         key = (topic, intent, doc)
         if key in first_seen:
             if on_duplicate == "error":
                 raise FormatError(
                     path, number, f"duplicate judgment for topic {topic} intent {intent} doc {doc} (first on line {first_seen[key]})"
                 )
-            grades[intent] = max(grades[intent], grade)
+            if intent in grades:
+                grades[intent] = max(grades[intent], grade)
             continue
         first_seen[key] = number
+        if fmt == "ntcir" and intent == "0":
+            continue  # judged, relevant to no intent: the document is known, no grade is stored
         grades[intent] = grade
     return judgments

@@ -93,8 +93,9 @@ def test_malformed_trec_qrels(write, text: str, line: int, words: list[str]) -> 
         ("T1 one d1 L1\n", 1, ["intent", "integer", "'one'"]),
         ("T1 1 d1 L1\nT1 1 d1\n", 2, ["expected 4 columns", "found 3"]),
         ("T1 1 d1 L1\nT1 1 d1 L3\n", 2, ["duplicate", "first on line 1"]),
+        ("T1 1 d1 L1\nT1 0 d6 L0\nT1 0 d6 L0\n", 3, ["duplicate", "intent 0", "first on line 2"]),
     ],
-    ids=["intent0-with-level", "bad-level", "level-above-15", "non-numeric-intent", "wrong-columns", "duplicate-line"],
+    ids=["intent0-with-level", "bad-level", "level-above-15", "non-numeric-intent", "wrong-columns", "duplicate-line", "duplicate-intent0"],
 )
 def test_malformed_ntcir_dqrels(write, text: str, line: int, words: list[str]) -> None:
     path = write("bad.Dqrels", text)
@@ -169,6 +170,13 @@ def test_intents_missing_from_the_intents_file_get_weight_zero_with_a_warning(wr
     with pytest.warns(EvaluationWarning, match=r"T1.*\b3\b.*weight 0"):
         col = load_collection(TOY_QRELS, iprob)
     assert col.weights("T1") == {"1": 0.5, "2": 0.3, "3": 0.0}
+
+
+def test_intents_of_topics_without_qrels_are_named_in_a_warning(write) -> None:
+    iprob = write("i", "T1 1 0.5\nT1 2 0.3\nT1 3 0.2\nT9 1 1.0\nT8 1 1.0\n")
+    with pytest.warns(EvaluationWarning, match=r"T8, T9 of the intents file have no qrels"):
+        col = load_collection(TOY_QRELS, iprob)
+    assert col.topic_ids == ["T1"]
 
 
 @pytest.mark.parametrize(
