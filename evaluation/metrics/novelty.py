@@ -204,10 +204,13 @@ def nerr_ia(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False) 
     return _ideal_normalised(ranking, k, alpha, graded, "rr")
 
 
-def _nrbp_length(beta: float, depth: int) -> int:
-    if beta >= 1.0:
-        return depth
-    return max(depth, math.ceil(math.log(NEGLIGIBLE) / math.log(beta)))
+def _nrbp_length(table: TopicTable, beta: float, depth: int) -> int:
+    """Length of the ideal list for nNRBP: every relevant document (later gains are 0), cut where ``beta^r``
+    becomes negligible when ``beta < 1``; never shorter than the runs."""
+    relevant = int(table.n_rel_docs.max()) if table.n_topics else 0
+    if beta < 1.0:
+        relevant = min(relevant, math.ceil(math.log(NEGLIGIBLE) / math.log(beta)))
+    return max(depth, relevant, 1)
 
 
 def _nrbp_sum(ranking: Ranking, k: int | None, alpha: float, beta: float, graded: bool) -> FloatArray:
@@ -237,7 +240,7 @@ def nrbp(ranking: Ranking, k: int | None, alpha: float = 0.5, beta: float = 0.5,
 )
 def nnrbp(ranking: Ranking, k: int | None, alpha: float = 0.5, beta: float = 0.5, graded: bool = False) -> FloatArray:
     """NRBP divided by NRBP of the greedy ideal over all judged documents (spec §2.3)."""
-    length = _nrbp_length(beta, ranking.depth)  # the ideal always runs over all judged documents
+    length = _nrbp_length(ranking.table, beta, ranking.depth)  # the ideal always runs over all judged documents
     ideal = greedy_ideal_gains(ranking.table, alpha, length, graded)
     ideal_sum = (ideal * discount("rbp", length, beta=beta)[None, :]).sum(axis=1)
     return safe_divide(_nrbp_sum(ranking, k, alpha, beta, graded), ideal_sum)

@@ -151,10 +151,9 @@ def cases() -> dict[str, Ref]:
     out["S-RR@100%"] = lambda t, d: ref.s_rr(t, d)
     out["nNRBP"] = lambda t, d: ref.nnrbp(t, d)
     out["nNRBP(alpha=0.3,beta=0.8)"] = lambda t, d: ref.nnrbp(t, d, 0.3, 0.8)
+    out["nNRBP(beta=1)"] = lambda t, d: ref.nnrbp(t, d, 0.5, 1.0)  # the ideal must cover every relevant document
     out["EU"] = lambda t, d: ref.eu(t, d)
-    # "EU(alpha=0.3,e=0,eu_discount=log2(i+1))" cannot be written as a measure string (engine bug, see
-    # test_bad_input.py); the measure is built with parse_measure overrides in _measure()
-    out["EU(alpha=0.3,e=0) | log2(i+1)"] = lambda t, d: ref.eu(t, d, 0.3, 0.0, "log2(i+1)")
+    out["EU(alpha=0.3,e=0,eu_discount=log2(i+1))"] = lambda t, d: ref.eu(t, d, 0.3, 0.0, "log2(i+1)")
     out["D-Q(beta=0.5)@10"] = lambda t, d: ref.d_q(t, d, 10, 0.5)
     out["P+Q(beta=2)@10"] = lambda t, d: ref.pplus_q(t, d, 10, 2.0)
     out["NRBP"] = lambda t, d: ref.nrbp(t, d)
@@ -168,7 +167,7 @@ def cases() -> dict[str, Ref]:
 
 CASES = cases()
 
-# CT is compared separately: the engine currently disagrees (see test_ct_matches_reference)
+# CT is compared separately (test_ct_matches_reference), with its exact-fill tank case spelled out
 CT_CASES: dict[str, Ref] = {}
 for _k in CUTOFFS:
     CT_CASES[f"CT@{_k}"] = lambda t, d, k=_k: ref.ct(t, d, k)
@@ -177,9 +176,7 @@ for _k in CUTOFFS:
 
 
 def _measure(name: str, condensed: bool) -> Measure:
-    text, _, discount = name.partition(" | ")
-    measure = parse_measure(text, eu_discount=discount) if discount else parse_measure(text)
-    return dataclasses.replace(measure, condensed=condensed)
+    return dataclasses.replace(parse_measure(name), condensed=condensed)
 
 
 def _compare(col: Collection, runs: list[Run], condensed: bool, cases: dict[str, Ref] = CASES) -> list[str]:
@@ -224,7 +221,7 @@ def test_engine_matches_reference_on_condensed_lists(case) -> None:
 
 def test_ct_matches_reference() -> None:
     """Spec §2.6: f_sat(i,t) = 1[sum_{j<i} r(d_j,t) < H_max]. With r = g/G_t a top-grade document fills
-    the tank exactly; the engine's exclusive sum (1 + 2/3) - 2/3 = 0.9999999999999999 < 1 reopens it."""
+    the tank exactly; an exclusive sum computed as (1 + 2/3) - 2/3 = 0.9999999999999999 < 1 would reopen it."""
     failures = []
     for seed in SEEDS:
         rng = np.random.default_rng(1000 + seed)
@@ -330,3 +327,12 @@ def test_topic_averages_of_alpha_sharp_ia(seed: int) -> None:
             assert got[run.name, "all", m] == pytest.approx(expected, abs=TOL, nan_ok=True), (run.name, m)
             for t, value in zip(topics, per_topic):
                 assert got[run.name, t, m] == pytest.approx(value, abs=TOL)  # per-topic rows are unchanged
+
+
+@pytest.mark.parametrize(("beta", "expected"), [(1.0, 0.25), (0.99999, 0.250004)])
+def test_nnrbp_ideal_covers_every_relevant_document_beyond_the_run(beta: float, expected: float) -> None:
+    """Four intents, one relevant document each, a run of one: the ideal runs over all four documents,
+    not just the run's depth, whatever beta (beta = 1 gave 1.0 when the ideal was cut to the run)."""
+    col = build_collection({"q": {"a": {"1": 1}, "b": {"2": 1}, "c": {"3": 1}, "d": {"4": 1}}})
+    value = score_matrix(col, [Run("r", {"q": ["a"]})], [parse_measure(f"nNRBP(beta={beta})")])[0, 0, 0]
+    assert value == pytest.approx(expected, abs=1e-6)
