@@ -273,3 +273,22 @@ def test_identical_runs_score_identically(data) -> None:
     twin = Run("twin", dict(run.lists))
     values = _values(col, [run, twin], ALL)
     assert np.array_equal(values[:, 0], values[:, 1], equal_nan=True)
+
+
+@PROPERTY
+@given(collections(), st.sampled_from([0.0, 0.3, 0.5, 0.9]))
+def test_greedy_ideal_run_scores_one_on_greedy_normalised_metrics(col: Collection, alpha: float) -> None:
+    """The greedy ideal of spec §1.5 (the reference's, tie rule included) scores 1 on alpha-nDCG, nERR-IA
+    and nNRBP at every cutoff, and, holding every relevant document, has I-rec = 1 over its whole length."""
+    from tests.evaluation.metrics import reference as ref
+
+    topics = [t for t in col.topic_ids if ref.RefTopic.of(col, t).rel_intents]
+    run = Run("ideal", {t: ref.greedy_ideal(ref.RefTopic.of(col, t), alpha) for t in topics})
+    measures = [parse_measure(f"{name}(alpha={alpha})@{k}") for name in ("alpha-nDCG", "nERR-IA") for k in CUTOFFS]
+    longest = max([len(docs) for docs in run.lists.values()] + [1])
+    measures += [parse_measure(f"nNRBP(alpha={alpha})"), parse_measure(f"I-rec@{longest}")]
+    values = _values(col, [run], measures)
+    for t, tid in enumerate(col.topic_ids):
+        if tid in topics:
+            for n, m in enumerate(measures):
+                assert math.isclose(values[n, 0, t], 1.0, abs_tol=TOL), (str(m), tid)
