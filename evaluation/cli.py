@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from evaluation._argtypes import OneLineParser, UsageError, positive_int
-from evaluation.collection import Collection
+from evaluation.collection import SUBTOPIC_TOPIC, Collection
 from evaluation.engine import evaluate
 from evaluation.exceptions import EvaluationError
 from evaluation.io.runs import ORDERS, read_run
@@ -79,6 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument("--topic-set", choices=("qrels", "run_and_qrels"), default="qrels", help="topics averaged over")
     score.add_argument("--per-topic", action="store_true", help="one row per (run, topic, measure) plus the mean rows (topic 'all')")
+    score.add_argument(
+        "--per-subtopic",
+        action="store_true",
+        help="score every subtopic alone (weight 1) as topic '<topic>/<subtopic>', for subtopic-level agreement (meta agreement --level subtopic)",
+    )
     score.add_argument("--format", choices=FORMATS, default="tsv")
     score.add_argument("-o", "--output", help="output file (default: standard output)")
 
@@ -133,6 +138,9 @@ def metrics_table() -> pd.DataFrame:
 def _run_score(args: argparse.Namespace) -> int:
     col = _collection(args)
     runs = [read_run(path, order=args.order, on_duplicate_doc=args.on_duplicate_doc) for path in args.run]
+    if args.per_subtopic:
+        runs = [run.per_subtopic(col.subtopic_ids(), SUBTOPIC_TOPIC) for run in runs]
+        col = col.per_subtopic()
     frame = evaluate(
         col,
         runs,

@@ -31,6 +31,10 @@ IntentType = Literal["inf", "nav"]
 WeightPolicy = Literal["original", "uniform", "linear"]
 
 
+SUBTOPIC_TOPIC = "{topic}/{subtopic}"
+"""Topic id under which per-subtopic scores are stored (:meth:`Collection.per_subtopic`, subtopic-level agreement)."""
+
+
 def intent_sort_key(ids: Iterable[str]) -> list[str]:
     """Intent ids in canonical order: numeric when every id is an integer, else string order."""
     ids = list(ids)
@@ -209,7 +213,9 @@ def judgments_from_arrays(
     if repeated.any():
         n = int(np.argmax(repeated))
         if on_duplicate == "error":
-            raise EvaluationError(f"duplicate judgment for topic {topic_names[topic_code[n]]} intent {intent_names[intent_code[n]]} doc {docid_names[doc_code[n]]}")
+            raise EvaluationError(
+                f"duplicate judgment for topic {topic_names[topic_code[n]]} intent {intent_names[intent_code[n]]} doc {docid_names[doc_code[n]]}"
+            )
         group, _ = pd.factorize(key)
         best = np.zeros(group.max() + 1, dtype=np.int64)
         np.maximum.at(best, group, grade)
@@ -377,6 +383,27 @@ class Collection:
                 gone = set(docs)
                 judgments[tid] = {d: g for d, g in judgments[tid].items() if d not in gone}
         return self._derive(judgments=judgments)
+
+    def per_subtopic(self) -> Collection:
+        """Every intent alone as a topic ``<topic>/<intent>`` (:data:`SUBTOPIC_TOPIC`) with weight 1.
+
+        What a subtopic-level presentation shows (DESIGN.md; Chen et al.): the metric computed for
+        one subtopic. Its qrels are that intent's lines; documents judged only for other intents of
+        the topic stay judged (they were assessed), so condensed lists keep them.
+        """
+        topics: dict[str, Topic] = {}
+        judgments: Judgments = {}
+        for tid, topic in self.topics.items():
+            docs = self.judgments.get(tid, {})
+            for intent in topic.intents:
+                key = SUBTOPIC_TOPIC.format(topic=tid, subtopic=intent.id)
+                topics[key] = Topic(key, (replace(intent, weight=1.0),), topic.query, topic.description)
+                judgments[key] = {doc: {i: g for i, g in grades.items() if i == intent.id} for doc, grades in docs.items()}
+        return self._derive(topics=topics, judgments=judgments)
+
+    def subtopic_ids(self) -> dict[str, list[str]]:
+        """Topic -> its intent ids, in canonical order (what :meth:`Run.per_subtopic` needs)."""
+        return {tid: topic.intent_ids for tid, topic in self.topics.items()}
 
     def restrict_topics(self, topic_ids: Iterable[str]) -> Collection:
         """The collection on a subset of its topics (order as given)."""

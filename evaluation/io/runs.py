@@ -49,6 +49,11 @@ class Run:
             if len(set(docs)) != len(docs):
                 raise EvaluationError(f"run {self.name} topic {topic}: duplicate docids; use dedupe_ranked()")
 
+    def per_subtopic(self, subtopics: Mapping[str, Sequence[str]], key: str = "{topic}/{subtopic}") -> Run:
+        """The run for a per-subtopic collection: each topic's list repeated under ``key`` for every subtopic."""
+        lists = {key.format(topic=t, subtopic=s): docs for t, docs in self.lists.items() for s in subtopics.get(t, ())}
+        return Run(self.name, lists)
+
     @property
     def depth(self) -> int:
         """Length of the run's longest list."""

@@ -18,11 +18,12 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from evaluation.collection import SUBTOPIC_TOPIC
 from evaluation.exceptions import EvaluationError, EvaluationWarning
 from evaluation.io.preferences import aggregate_preferences
 
 LEVELS = ("topic", "weighted", "subtopic")
-SUBTOPIC_KEY = "{topic}/{subtopic}"
+SUBTOPIC_KEY = SUBTOPIC_TOPIC
 WEIGHTED_TIE = 1e-12  # weighted preferences are sums of float products: |p| <= this is a user tie
 ITEM_COLUMNS = ["key", "topic", "subtopic", "run_a", "run_b", "n", "p", "sign"]
 

@@ -446,3 +446,52 @@ def test_python_dash_m_evaluation_score_error_status(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.strip().splitlines() == [f"error: {bad}:1: expected 4 columns (topic subtopic docid grade), found 3"]
+
+
+# TESTS: per-subtopic scores (subtopic-level agreement) =============================================
+
+
+def test_per_subtopic_scores_each_subtopic_alone(files, capsys) -> None:
+    """--per-subtopic: topic '<topic>/<subtopic>' holds the metric on that subtopic alone (weight 1)."""
+    status, out, _ = run_cli(capsys, score(files, "--measures", "I-rec@1", "I-rec@7", "D-nDCG@3", "--per-topic", "--per-subtopic"))
+    assert status == 0
+    frame = table(out)
+    got = {(t, m): v for t, m, v in zip(frame["topic"], frame["measure"], frame["value"])}
+    assert {t for t in frame["topic"]} == {"T1/1", "T1/2", "T1/3", "T2/1", "all"}
+    # T1 list d3 d6 d1 dX d2 d7 d5: d3 is relevant to intent 1 only, d5 (rank 7) is intent 3's first
+    assert (got["T1/1", "I-rec@1"], got["T1/3", "I-rec@1"], got["T1/3", "I-rec@7"]) == (1.0, 0.0, 1.0)
+    # intent 1 alone: gains 1, 0, 2 at ranks 1-3; ideal 2, 1, 1 (d1, d3, d7); discount 1/log2(r + 1)
+    dcg, ideal = 1 + 2 / math.log2(4), 2 + 1 / math.log2(3) + 1 / math.log2(4)
+    assert got["T1/1", "D-nDCG@3"] == pytest.approx(dcg / ideal, abs=1e-12)
+
+
+def test_per_subtopic_collection_keeps_judged_documents_and_weights_one() -> None:
+    from evaluation import load_collection
+
+    col = load_collection(TOY_QRELS, TOY_IPROB)
+    split = col.per_subtopic()
+    assert split.topic_ids == ["T1/1", "T1/2", "T1/3"]
+    assert split.weights("T1/2") == {"2": 1.0}
+    assert split.judged_documents("T1/3") == col.judged_documents("T1")  # d6, and documents of other intents stay judged
+    assert split.relevant_documents("T1/3") == ["d4", "d5"]
+
+
+def test_per_subtopic_scores_feed_subtopic_level_agreement(files, capsys) -> None:
+    """The pipeline of docs/meta.md: score --per-subtopic, then meta agreement --level subtopic."""
+    scores = files["dir"] / "sub.tsv"
+    status, _, _ = run_cli(
+        capsys, score(files, "--measures", "I-rec@1", "--per-topic", "--per-subtopic", "-o", str(scores), runs=("run", "other"))
+    )
+    assert status == 0
+    prefs = files["dir"] / "prefs.tsv"
+    # I-rec@1 per subtopic (run: d3 first, other: d1 first): T1/1 1 vs 1, T1/2 0 vs 1, T1/3 0 vs 0
+    prefs.write_text("topic\trun_a\trun_b\tvalue\tlevel\tsubtopic\nT1\tother\ttoy\t-2\tsubtopic\t2\nT1\tother\ttoy\t3\tsubtopic\t1\n")
+    out_path = files["dir"] / "agreement.tsv"
+    status, _, err = run_cli(
+        capsys, ["meta", "agreement", "--scores", str(scores), "--preferences", str(prefs), "--level", "subtopic", "-o", str(out_path)]
+    )
+    assert status == 0, err
+    result = pd.read_csv(out_path, sep="\t")
+    row = result[(result["statistic"] == "tau") & (result["subset"] == "all")].iloc[0]
+    # T1/2: users prefer 'other' (run_a) and I-rec@1 does too (1 > 0): concordant; T1/1: metric tie -> tau counts 0
+    assert row["n"] == 2 and row["value"] == pytest.approx(0.5)
