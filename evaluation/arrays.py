@@ -71,7 +71,8 @@ class TopicTable(Memoised):
         self._cache: dict[Hashable, Any] = {}
 
     def _lay_out_documents(self, qrels: QrelsColumns) -> None:
-        """Judged documents as rows sorted by (topic, docid), a grade matrix, and per-topic counts.
+        """Judged documents as rows grouped by topic (docids in order of first appearance in the
+        qrels), a grade matrix, and per-topic counts.
 
         Two sentinel rows follow the judged ones: ``UNJUDGED`` and ``PAD`` (grades 0).
         """
@@ -83,12 +84,10 @@ class TopicTable(Memoised):
             for n, iid in enumerate(ids):
                 if iid in where:
                     column[t, where[iid]] = n
-        # docids in sorted order, so that (topic, docid) keys sort like the rows
-        self.docid_index = pd.Index(sorted(qrels.docids.tolist()), dtype=object)
+        self.docid_index = pd.Index(qrels.docids, dtype=object)  # distinct docids: (topic, position) keys the rows
         V = self.n_docids = max(len(self.docid_index), 1)
-        doc_rank = self.docid_index.get_indexer(qrels.docids)[qrels.docid]
         judged = topic >= 0
-        self.row_keys, row = np.unique(topic[judged] * V + doc_rank[judged], return_inverse=True)
+        self.row_keys, row = np.unique(topic[judged] * V + qrels.docid[judged], return_inverse=True)
         n_docs = self.n_docs = self.row_keys.size
         self.UNJUDGED, self.PAD = n_docs, n_docs + 1
         self.topic_of_row = np.append(self.row_keys // V, [0, 0])  # sentinel rows: topic 0, grades 0
@@ -322,8 +321,9 @@ def build_ranking(table: TopicTable, runs: Sequence[Run], depth: int | None = No
     rank = np.arange(entry_list.size) - (np.cumsum(list_length) - list_length)[entry_list]
     topic = list_topic[entry_list]
     K = max(int(list_length.max(initial=0)), depth or 0, 1)
-    rows = np.full((K, R, T), table.PAD, dtype=np.int64)
-    rows.flat[(rank * R + list_run[entry_list]) * T + topic] = table.rows_of(topic, doc_code)
+    rows = np.full(K * R * T, table.PAD, dtype=np.int64)
+    rows[(rank * R + list_run[entry_list]) * T + topic] = table.rows_of(topic, doc_code)
+    rows = rows.reshape(K, R, T)
     lengths = np.zeros((R, T), dtype=np.int64)
     lengths[list_run, list_topic] = list_length
     return Ranking(table, rows, lengths)

@@ -103,7 +103,7 @@ class _Groups:
     """Relevant documents of every topic grouped by their grade vector (the greedy's candidates).
 
     ``grades[t, g]`` is group ``g``'s grade vector; its documents are ``members[start[t, g]:end[t, g]]``,
-    rows in descending docid order (empty groups: ``start == end``).
+    as docid ranks (string order), descending (empty groups: ``start == end``).
     """
 
     grades: np.ndarray
@@ -127,11 +127,14 @@ def _candidate_groups(table: TopicTable) -> _Groups:
     G = int(local.max(initial=0)) + 1
     grades = np.zeros((table.n_topics, G, table.n_intents), dtype=table.grades.dtype)
     grades[keys[:, 0], np.arange(len(keys)) - first[keys[:, 0]]] = keys[:, 1:]
-    order = np.lexsort((-relevant, local, topic))
+    names = table.docids[relevant].tolist()
+    rank_of = {d: n for n, d in enumerate(sorted(set(names)))}
+    docid_rank = np.fromiter((rank_of[d] for d in names), dtype=np.int64, count=len(names))
+    order = np.lexsort((-docid_rank, local, topic))
     cell = topic[order] * G + local[order]
     start = np.searchsorted(cell, np.arange(table.n_topics * G)).reshape(table.n_topics, G)
     end = np.searchsorted(cell, np.arange(table.n_topics * G), side="right").reshape(table.n_topics, G)
-    members = np.append(relevant[order], -1)  # the sentinel keeps gathers in range
+    members = np.append(docid_rank[order], -1)  # the sentinel keeps gathers in range
     return _Groups(grades, members, start, end)
 
 
