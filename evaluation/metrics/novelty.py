@@ -128,8 +128,8 @@ def _candidate_groups(table: TopicTable) -> _Groups:
     grades = np.zeros((table.n_topics, G, table.n_intents), dtype=table.grades.dtype)
     grades[keys[:, 0], np.arange(len(keys)) - first[keys[:, 0]]] = keys[:, 1:]
     names = table.docids[relevant].tolist()
-    rank_of = {d: n for n, d in enumerate(sorted(set(names)))}
-    docid_rank = np.fromiter((rank_of[d] for d in names), dtype=np.int64, count=len(names))
+    docid_rank = np.empty(len(names), dtype=np.int64)  # string order of the docids (a topic's are distinct)
+    docid_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
     order = np.lexsort((-docid_rank, local, topic))
     cell = topic[order] * G + local[order]
     start = np.searchsorted(cell, np.arange(table.n_topics * G)).reshape(table.n_topics, G)
