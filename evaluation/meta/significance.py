@@ -101,8 +101,9 @@ def bootstrap_asl(z: FloatArray, counts: IntArray, alpha: float = 0.05, *, tol: 
             rows = slice(top + lo, top + lo + CHUNK)
             u = _squared_studentised(s1[lo : lo + CHUNK], s2[lo : lo + CHUNK], n, tol)  # t*^2 / (n - 1)
             limit = threshold[rows, None]
-            asl[rows] = (u >= np.copysign(limit * limit, limit) / (n - 1)).mean(axis=1)
-            t_alpha[rows] = np.sqrt(np.partition(u, B - k, axis=1)[:, B - k] * (n - 1))
+            asl[rows] = np.count_nonzero(u >= np.copysign(limit * limit, limit) / (n - 1), axis=1) / B
+            u.partition(B - k, axis=1)  # in place: u is not needed after this
+            t_alpha[rows] = np.sqrt(u[:, B - k] * (n - 1))
     with np.errstate(invalid="ignore"):
         delta = t_alpha * s / math.sqrt(n)
     return asl, delta
