@@ -95,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument(
         "--dd-exponent-offset", type=int, default=0, choices=(0, 1), help="1 reproduces Golbus et al. Table 1 (exponent xi+1)"
     )
+    diff.add_argument(
+        "--dd-intents", choices=("relevant", "listed"), default="relevant", help="intents counted in d_max (spec 2.7; TREC: relevant)"
+    )
+    diff.add_argument("--smr-depth", type=positive_int, metavar="K", help="depth k of the subtopic miss rates (default xi)")
     diff.add_argument("--format", choices=FORMATS, default="tsv")
     diff.add_argument("-o", "--output")
 
@@ -172,7 +176,9 @@ def _run_metrics(args: argparse.Namespace) -> int:
 def _run_difficulty(args: argparse.Namespace) -> int:
     from evaluation.difficulty import difficulty_frame
 
-    frame = difficulty_frame(_collection(args), exponent_offset=args.dd_exponent_offset)
+    frame = difficulty_frame(
+        _collection(args), exponent_offset=args.dd_exponent_offset, dd_intents=args.dd_intents, smr_depth=args.smr_depth
+    )
     _emit(_render_frame(frame, args.format), args.output)
     return 0
 

@@ -495,3 +495,18 @@ def test_per_subtopic_scores_feed_subtopic_level_agreement(files, capsys) -> Non
     row = result[(result["statistic"] == "tau") & (result["subset"] == "all")].iloc[0]
     # T1/2: users prefer 'other' (run_a) and I-rec@1 does too (1 > 0): concordant; T1/1: metric tie -> tau counts 0
     assert row["n"] == 2 and row["value"] == pytest.approx(0.5)
+
+
+def test_difficulty_options_dd_intents_and_smr_depth(tmp_path: Path, capsys) -> None:
+    """Spec §2.7: d_max = |I+|/|I| with --dd-intents listed (a 4th intent without relevant documents);
+    smr at depth k = 1 is proportional to 1 - R_i/R_T (R_T = 6, R = (3, 3, 2) -> 0.3, 0.3, 0.4)."""
+    iprob = tmp_path / "iprob"
+    iprob.write_text(TOY_IPROB.read_text() + "T1 4 0.0 inf\n")
+    argv = ["difficulty", "--qrels", str(TOY_QRELS), "--intents", str(iprob), "--dd-intents", "listed", "--smr-depth", "1"]
+    status, out, _ = run_cli(capsys, argv)
+    assert status == 0
+    row = pd.read_csv(StringIO(out), sep="\t").iloc[0]
+    d_mean = 1 - ((1 - 3 / 6) ** 2 + (1 - 3 / 6) ** 2 + (1 - 2 / 6) ** 2) / 3  # xi = 2
+    assert row.d_max == pytest.approx(0.75) and row.d_mean == pytest.approx(d_mean)
+    assert row.dd == pytest.approx(2 * 0.75 * d_mean / (0.75 + d_mean))
+    assert row.smr == "1:0.3 2:0.3 3:0.4"
