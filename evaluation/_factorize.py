@@ -15,13 +15,20 @@ except ImportError:  # pragma: no cover - layout of a future pandas
     PyObjectHashTable = None
 
 
+def as_objects(values: Sequence | np.ndarray) -> np.ndarray:
+    """``values`` as a 1-d object array; a list is copied in one pass (``np.asarray`` inspects it first)."""
+    if isinstance(values, (list, tuple)):
+        return np.fromiter(values, dtype=object, count=len(values))
+    return np.asarray(values, dtype=object)
+
+
 def factorize(values: Sequence | np.ndarray) -> tuple[IntArray, np.ndarray]:
     """Like ``pd.factorize``: codes (-1 for None) and the distinct values in order of first appearance.
 
     ``pd.factorize`` hashes the characters of every string again; the object hash table uses the
     hash each ``str`` caches, about twice as fast on long docids.
     """
-    values = np.asarray(values, dtype=object)
+    values = as_objects(values)
     if PyObjectHashTable is None:  # pragma: no cover
         codes, uniques = pd.factorize(values)
         return codes.astype(np.int64), np.asarray(uniques, dtype=object)
@@ -32,7 +39,7 @@ def factorize(values: Sequence | np.ndarray) -> tuple[IntArray, np.ndarray]:
 def factorize_blocks(values: Sequence | np.ndarray) -> tuple[IntArray, np.ndarray]:
     """:func:`factorize` that hashes only the first value of each block of equal neighbours: topics
     of qrels and runs, and run names, come in long blocks."""
-    values = np.asarray(values, dtype=object)
+    values = as_objects(values)
     if values.size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
     heads = np.flatnonzero(np.append(True, values[1:] != values[:-1]))

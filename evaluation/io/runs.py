@@ -231,7 +231,7 @@ def _list_order(group, doc_code, vocabulary, order, scores, ranks, run_names, to
         return position
     if scores is None:
         raise ValueError(f"order={order!r} needs scores")
-    score = np.asarray(scores, dtype=np.float64)
+    score = np.fromiter(scores, dtype=np.float64, count=len(scores)) if isinstance(scores, list) else np.asarray(scores, dtype=np.float64)
     if score.shape != group.shape or not np.isfinite(score).all():
         raise EvaluationError("scores must be finite numbers, one per entry")
     step, fall = np.diff(group), np.diff(score)
@@ -271,16 +271,13 @@ def _split_runs(group: IntArray, codes: IntArray, n_runs: int, run_names, topic_
     """One :class:`Run` per run code from entries sorted by (run, topic) group and rank."""
     n_topics = max(len(topic_names), 1)
     starts = np.flatnonzero(np.diff(group, prepend=-1))
-    ends = np.append(starts[1:], group.size)
-    first_group = np.searchsorted(group[starts] // n_topics, np.arange(n_runs + 1))
+    bounds = np.append(starts, group.size)  # list n: entries bounds[n]:bounds[n + 1]
+    topic_of_list = topic_names[group[starts] % n_topics].tolist()
+    first_list = np.searchsorted(group[starts] // n_topics, np.arange(n_runs + 1)).tolist()
     out = []
     for r in range(n_runs):
-        a, b = first_group[r], first_group[r + 1]
-        lists = RankedLists(
-            topics=tuple(topic_names[group[starts[a:b]] % n_topics].tolist()),
-            offsets=np.append(starts[a:b], ends[b - 1]) - starts[a],
-            codes=codes[starts[a] : ends[b - 1]],
-            vocabulary=vocabulary,
-        )
+        a, b = first_list[r], first_list[r + 1]
+        offsets = bounds[a : b + 1] - bounds[a]
+        lists = RankedLists(tuple(topic_of_list[a:b]), offsets, codes[bounds[a] : bounds[b]], vocabulary)
         out.append(Run(str(run_names[r]), lists))
     return out
