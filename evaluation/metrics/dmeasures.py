@@ -117,19 +117,24 @@ def d_sharp_q(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0, n
     return _sharp(ranking, d_q(ranking, k, beta), k, gamma, ntcir_round_components)
 
 
+def _din_key(ranking: Ranking) -> str:
+    """Memo key of the DIN gains: those of the global gains when no intent is navigational (they are equal)."""
+    return "DG" if ranking.table.nav.any() else "GG"
+
+
 DIN_TAGS = {"normalised", "graded", "type_sensitive", "tool:ntcireval"}
 
 
 @register("DIN-nDCG", tags=DIN_TAGS, citation=SAKAI_DIN)
 def din_ndcg(ranking: Ranking, k: int) -> FloatArray:
     """MSnDCG@l on DIN gains over the global ideal of D-nDCG (spec §2.5)."""
-    return _memo_kernel(ranking, "din_ndcg", k, compute=lambda: _ndcg_at(ranking, "DG", lambda: din_gain(ranking), k))
+    return _memo_kernel(ranking, "din_ndcg", k, compute=lambda: _ndcg_at(ranking, _din_key(ranking), lambda: din_gain(ranking), k))
 
 
 @register("DIN-Q", params={"beta": BETA_Q}, tags=DIN_TAGS, citation=SAKAI_DIN)
 def din_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
     """Q@l on DIN gains over the global ideal (spec §2.5)."""
-    return _memo_kernel(ranking, "din_q", k, beta, compute=lambda: _q_at(ranking, "DG", lambda: din_gain(ranking), k, beta))
+    return _memo_kernel(ranking, "din_q", k, beta, compute=lambda: _q_at(ranking, _din_key(ranking), lambda: din_gain(ranking), k, beta))
 
 
 @register("DIN#-nDCG", params={"gamma": GAMMA, "ntcir_round_components": ROUND}, tags=DIN_TAGS, citation=SAKAI_DIN)
