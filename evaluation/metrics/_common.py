@@ -132,8 +132,8 @@ def relevant(ranking: Ranking, rel_level: int = 1) -> np.ndarray:
 
 
 def relevant_count(ranking: Ranking) -> np.ndarray:
-    """``C_i(r)``: documents relevant to ``i`` at or above rank ``r`` (int32, ``(P, K, R)``)."""
-    return ranking.memo(("C",), lambda: scan(np.add, relevant(ranking).astype(np.int32), INTENT_RANK_AXIS, in_place=True))
+    """``C_i(r)``: documents relevant to ``i`` at or above rank ``r`` (``(P, K, R)``, index-sized integers: they index lookup tables)."""
+    return ranking.memo(("C",), lambda: scan(np.add, relevant(ranking).astype(np.intp), INTENT_RANK_AXIS, in_place=True))
 
 
 def relevant_position(ranking: Ranking) -> np.ndarray:
@@ -143,7 +143,7 @@ def relevant_position(ranking: Ranking) -> np.ndarray:
 
 
 def seen_before(ranking: Ranking) -> np.ndarray:
-    """``c_i(r)``: documents relevant to ``i`` strictly above rank ``r`` (int32; spec §2 symbols)."""
+    """``c_i(r)``: documents relevant to ``i`` strictly above rank ``r`` (spec §2 symbols)."""
     return ranking.memo(("c",), lambda: relevant_count(ranking) - relevant(ranking))
 
 

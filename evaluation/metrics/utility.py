@@ -65,6 +65,7 @@ def rbu(ranking: Ranking, k: int | None, p: float = 0.8, e: float = 0.03, rbu_sc
 
 def _novel_relevance(ranking: Ranking, alpha: float) -> np.ndarray:
     """``r(d_i,t) (1-alpha)^{c_t(i)}`` per intent and rank ``(P, K, R)``, ``r = g/G_t``."""
+
     def build() -> np.ndarray:
         r = _relevance(ranking, "linear", ranking.depth)
         r *= novelty_decay(ranking, alpha)

@@ -63,7 +63,13 @@ def test_orderings_match_read_run(tmp_path: Path, order: str, expected: list[str
 
 
 def test_several_runs_and_topics_in_order_of_first_appearance() -> None:
-    lines = [("A", "q2", "z", 1, 1.0), ("B", "q1", "y", 1, 3.0), ("A", "q1", "y", 1, 1.0), ("A", "q2", "w", 2, 0.5), ("B", "q1", "x", 2, 4.0)]
+    lines = [
+        ("A", "q2", "z", 1, 1.0),
+        ("B", "q1", "y", 1, 3.0),
+        ("A", "q1", "y", 1, 1.0),
+        ("A", "q2", "w", 2, 0.5),
+        ("B", "q1", "x", 2, 4.0),
+    ]
     a, b = _from_lines(lines)
     assert (a.name, b.name) == ("A", "B")
     assert list(a.lists) == ["q2", "q1"] and dict(a.lists) == {"q2": ("z", "w"), "q1": ("y",)}
@@ -166,7 +172,9 @@ def test_array_built_inputs_score_like_file_inputs() -> None:
     lines = [line.split() for line in qrels.read_text().splitlines() if line.strip()]
     from_arrays = build_collection(judgments_from_arrays(*([f[n] for f in lines] for n in range(3)), [int(f[3]) for f in lines]))
     run_lines = [(p.name, *line.split()) for p in paths for line in p.read_text().splitlines() if line.strip()]
-    runs = runs_from_arrays([r[0] for r in run_lines], [r[1] for r in run_lines], [r[3] for r in run_lines], [float(r[5]) for r in run_lines])
+    runs = runs_from_arrays(
+        [r[0] for r in run_lines], [r[1] for r in run_lines], [r[3] for r in run_lines], [float(r[5]) for r in run_lines]
+    )
     measures = default_measures(cutoffs=(5, 20))
     got = score_matrix(from_arrays, runs, measures)
     expected = score_matrix(load_collection(qrels), [read_run(p) for p in paths], measures)

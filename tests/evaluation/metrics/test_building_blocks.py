@@ -8,7 +8,9 @@ import pytest
 from evaluation.metrics._common import scan
 
 
-@pytest.mark.parametrize("shape", [(20, 100, 50), (3, 4, 20, 6), (40, 2), (1, 5), (0, 3)], ids=["slices", "intent-major", "few-lines", "one", "empty"])
+@pytest.mark.parametrize(
+    "shape", [(20, 100, 50), (3, 4, 20, 6), (40, 2), (1, 5), (0, 3)], ids=["slices", "intent-major", "few-lines", "one", "empty"]
+)
 @pytest.mark.parametrize("ufunc", [np.add, np.multiply, np.maximum])
 def test_scan_equals_accumulate_bit_for_bit(shape: tuple[int, ...], ufunc: np.ufunc) -> None:
     rng = np.random.default_rng(7)
