@@ -5,8 +5,10 @@ judged documents (seeded). Both sides start from the same in-memory tuples:
 
 * pyndeval: ``RelevanceEvaluator(qrels)`` then ``evaluate(run)`` for every run (its measures:
   ERR-IA, nERR-IA, alpha-DCG, alpha-nDCG, P-IA, strec @5/10/20, NRBP, nNRBP, MAP-IA);
-* ours, "ndeval set": the same measures from the same tuples (collection + run construction
-  included), in one ``score_matrix`` call;
+* ours, "ndeval set": the same measures from the same tuples, in one ``score_matrix`` call; the
+  tuples become columns inside the timed job and go through the public builders
+  (``judgments_from_arrays`` + ``build_collection``, ``runs_from_arrays`` with pyndeval's order:
+  score desc, docid asc);
 * ours, "all": every registered metric at default parameters at cutoffs 5, 10, 20 (raw lists),
   and separately with every condensed variant too.
 
@@ -59,7 +61,7 @@ def make_runs(qrels: list[tuple[str, str, str, int]], n_runs: int, depth: int, s
 
 
 def ours(qrels, runs, measures) -> Callable[[], object]:
-    def go():
+    def go():  # everything from the tuples on is timed
         collection = build_collection(judgments_from_arrays(*([line[n] for line in qrels] for n in range(4))))
         rows = list(chain.from_iterable(runs))
         names = list(chain.from_iterable([f"r{n}"] * len(lines) for n, lines in enumerate(runs)))
