@@ -136,8 +136,8 @@ class TopicTable(Memoised):
         return self.pair_topic.size
 
     def per_pair(self, values: np.ndarray) -> np.ndarray:
-        """A per-(topic, intent) table ``(T, I)`` at the pairs, shaped ``(P, 1, 1)`` to broadcast against ``(P, K, R)``."""
-        return values[self.pair_topic, self.pair_intent][:, None, None]
+        """A per-(topic, intent) table ``(T, I)`` at the pairs: ``(P,)``."""
+        return values[self.pair_topic, self.pair_intent]
 
     def topic_sum(self, values: np.ndarray) -> np.ndarray:
         """Sum per-pair values ``(P, ...)`` over each topic's pairs, in intent order: ``(..., T)``, 0 for

@@ -121,11 +121,6 @@ def top_total(ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.
     return per_doc(ranking, key, build, k).sum(axis=0)
 
 
-def topic_of_row(table: TopicTable) -> np.ndarray:
-    """Topic index of every document row (sentinel rows map to topic 0, their grades are 0)."""
-    return table.topic_of_row
-
-
 def relevant(ranking: Ranking, rel_level: int = 1) -> np.ndarray:
     """``J[p, k, r] = g >= rel_level`` as booleans."""
     return ranking.memo(("J?", rel_level), lambda: ranking.grades >= rel_level)
@@ -173,8 +168,8 @@ def din_gain(ranking: Ranking) -> np.ndarray:
         return global_gain(ranking)  # every intent informational: DG = GG
 
     def build() -> np.ndarray:
-        counts = ~table.per_pair(table.nav) | (seen_before(ranking) == 0)
-        return table.topic_sum(ranking.grades * counts * table.per_pair(table.W))
+        counts = ~table.per_pair(table.nav)[:, None, None] | (seen_before(ranking) == 0)
+        return table.topic_sum(ranking.grades * counts * table.per_pair(table.W)[:, None, None])
 
     return ranking.memo(("DG",), build)
 

@@ -30,7 +30,7 @@ def per_subtopic(ranking: Ranking, k: int, alpha: float, disc: str, beta: float)
     n_rel = np.minimum(ranking.table.n_rel, k)
     den = np.where(n_rel > 0, ideal_prefix[np.maximum(n_rel - 1, 0)], 0.0)
     table = ranking.table
-    return table.by_topic_and_intent(safe_divide(num, table.per_pair(den)[:, :, 0]))
+    return table.by_topic_and_intent(safe_divide(num, table.per_pair(den)[:, None]))
 
 
 def _cascade(ranking: Ranking, k: int, alpha: float, disc: str, beta: float) -> FloatArray:

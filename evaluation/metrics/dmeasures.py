@@ -198,11 +198,11 @@ def pplus_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
 
     def compute() -> FloatArray:
         sums, _ = _per_intent_sums(ranking, beta)
-        q = safe_divide(at(sums, k, INTENT_RANK_AXIS), table.per_pair(np.minimum(k, table.n_rel))[:, :, 0])  # Q_i (P, R)
+        q = safe_divide(at(sums, k, INTENT_RANK_AXIS), table.per_pair(np.minimum(k, table.n_rel))[:, None])  # Q_i (P, R)
         if table.nav.any():
-            nav = table.per_pair(table.nav)[:, :, 0]
+            nav = table.per_pair(table.nav)[:, None]
             q = np.where(nav, p_plus(ranking, k, beta)[:, table.pair_topic, table.pair_intent].T, q)
-        return table.topic_sum(q * table.per_pair(table.W)[:, :, 0])
+        return table.topic_sum(q * table.per_pair(table.W)[:, None])
 
     return _memo_kernel(ranking, "pplus_q", k, beta, compute=compute)
 

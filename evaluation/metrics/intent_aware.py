@@ -112,7 +112,7 @@ def _ideal_err(ranking: Ranking, k: int, err_gmax: str) -> np.ndarray:
 def ia_err(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArray:
     """sum_i w_i ERR_i@l with p = g/(G_i+1) (NTCIREVAL IA-ERR; spec §2.2, register #12)."""
     table = ranking.table
-    return table.topic_sum(_err_at(ranking, k, err_gmax) * table.per_pair(table.W)[:, :, 0])
+    return table.topic_sum(_err_at(ranking, k, err_gmax) * table.per_pair(table.W)[:, None])
 
 
 @register(
@@ -125,7 +125,7 @@ def ia_nerr(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArra
     """sum_i w_i ERR_i@l / ERR*_i@l on the per-intent ideal (spec §2.2)."""
     table = ranking.table
     coef = safe_divide(_weighted(table), _ideal_err(ranking, k, err_gmax))
-    return table.topic_sum(_err_at(ranking, k, err_gmax) * table.per_pair(coef)[:, :, 0])
+    return table.topic_sum(_err_at(ranking, k, err_gmax) * table.per_pair(coef)[:, None])
 
 
 @register(
@@ -149,4 +149,4 @@ def map_ia(ranking: Ranking, k: int | None) -> FloatArray:
     depth = min(cutoff_or_depth(ranking, k), ranking.depth)
     table = ranking.table
     precision_sums = np.einsum("pkr,k->pr", relevant_position(ranking)[:, :depth], 1.0 / ranks(depth))  # sum_r J_i(r) C_i(r) / r
-    return table.topic_sum(precision_sums * table.per_pair(safe_divide(table.W_hat, table.n_rel))[:, :, 0])
+    return table.topic_sum(precision_sums * table.per_pair(safe_divide(table.W_hat, table.n_rel))[:, None])

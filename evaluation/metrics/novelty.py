@@ -50,7 +50,7 @@ def novelty_gain(ranking: Ranking, alpha: float, graded: bool = False) -> np.nda
     def build() -> np.ndarray:
         decay = novelty_decay(ranking, alpha)  # J_i (1 - alpha)^{c_i}
         if not graded:
-            return table.topic_sum(decay * table.per_pair(table.W_hat))
+            return table.topic_sum(decay * table.per_pair(table.W_hat)[:, None, None])
         return table.topic_sum(per_doc(ranking, "graded_novelty_value", weighted) * decay)
 
     return ranking.memo(("novelty", alpha, graded), build)

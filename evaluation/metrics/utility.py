@@ -57,7 +57,7 @@ def rbu(ranking: Ranking, k: int | None, p: float = 0.8, e: float = 0.03, rbu_sc
     kept = scan(np.multiply, 1.0 - r, INTENT_RANK_AXIS, in_place=True)  # prod_{j<=i} (1 - r_jt)
     r[:, 1:] *= kept[:, :-1]  # r_it prod_{j<i} (1 - r_jt)
     disc = p ** np.arange(depth, dtype=np.float64)
-    utility = table.topic_sum(np.einsum("pkr,k->pr", r, disc) * table.per_pair(table.W)[:, :, 0])
+    utility = table.topic_sum(np.einsum("pkr,k->pr", r, disc) * table.per_pair(table.W)[:, None])
     effort = e * (disc[:, None, None] * present).sum(axis=0)
     value = (1.0 - p) * (utility - effort)
     return value * (p / (1.0 - p)) if rbu_scale == "paper" else value
@@ -91,7 +91,7 @@ def eu(ranking: Ranking, k: int | None, alpha: float = 0.5, e: float = 0.03, eu_
     i = ranks(depth)
     disc = 1.0 / (1.0 + np.log2(i)) if eu_discount == "1+log2(i)" else 1.0 / np.log2(i + 1.0)
     table = ranking.table
-    gained = table.topic_sum(np.einsum("pkr,k->pr", _novel_relevance(ranking, alpha)[:, :depth], disc) * table.per_pair(table.W)[:, :, 0])
+    gained = table.topic_sum(np.einsum("pkr,k->pr", _novel_relevance(ranking, alpha)[:, :depth], disc) * table.per_pair(table.W)[:, None])
     return gained - e * (ranking.present[:depth] * disc[:, None, None]).sum(axis=0)  # no gain past the end of a list
 
 
@@ -111,7 +111,7 @@ def ct(ranking: Ranking, k: int, alpha: float = 0.5, h_max: float = 1.0, ct_time
     def build() -> np.ndarray:
         filled = scan(np.add, _relevance(ranking, "linear", ranking.depth), INTENT_RANK_AXIS, in_place=True)  # sum_{j<=i} r(d_j,t)
         table = ranking.table
-        gains = _novel_relevance(ranking, alpha) * table.per_pair(table.W)
+        gains = _novel_relevance(ranking, alpha) * table.per_pair(table.W)[:, None, None]
         gains[:, 1:] *= filled[:, :-1] < h_max  # the tank was still open before rank i (always open at rank 1)
         value = table.topic_sum(gains)
         if ct_time == "per_rank":
