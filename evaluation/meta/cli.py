@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluation._argtypes import OneLineParser, UsageError, positive_int
+from evaluation._argtypes import OneLineParser, UsageError, non_negative_int, positive_int
 from evaluation.exceptions import EvaluationError
 from evaluation.io.scores import write_atomic
 from evaluation.meta.provenance import draw_seed, render_settings, settings_path, settings_record
@@ -38,16 +38,6 @@ AGREEMENT_COLUMNS = ("measure", "statistic", "subset", "value")
 
 
 # ----------------------------------------------------------------------------- arguments
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
-
-
 def _probability(text: str) -> float:
     try:
         value = float(text)
@@ -73,7 +63,7 @@ def _common(parser: argparse.ArgumentParser, *, seed: bool = False, plots: bool 
     out.add_argument("-o", "--output", metavar="FILE", help="output file (default: standard output); its settings go to FILE.settings.json")
     out.add_argument("--format", choices=FORMATS, default="tsv", help="tidy table format (default tsv)")
     if seed:
-        out.add_argument("--seed", type=_count, help="random seed (default: drawn and reported on stderr)")
+        out.add_argument("--seed", type=non_negative_int, help="random seed (default: drawn and reported on stderr)")
     if plots:
         out.add_argument("--plots", metavar="DIR", help="write PNG and SVG figures into DIR")
 
@@ -123,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--bootstrap",
-        type=_count,
+        type=non_negative_int,
         default=0,
         metavar="B",
         help="cluster-bootstrap resamples of topics for percentile intervals (default 0: none)",
