@@ -32,13 +32,13 @@ def factorize(values: Sequence | np.ndarray) -> tuple[IntArray, np.ndarray]:
     if PyObjectHashTable is None:  # pragma: no cover
         codes, uniques = pd.factorize(values)
         return codes.astype(np.int64), np.asarray(uniques, dtype=object)
-    uniques, codes = PyObjectHashTable(max(values.size // 4, 8)).factorize(values)
+    uniques, codes = PyObjectHashTable(max(values.size // 2, 8)).factorize(values)  # room enough that it seldom grows
     return codes.astype(np.int64, copy=False), uniques
 
 
 def factorize_blocks(values: Sequence | np.ndarray) -> tuple[IntArray, np.ndarray]:
     """:func:`factorize` that hashes only the first value of each block of equal neighbours: topics
-    of qrels and runs, and run names, come in long blocks."""
+    of qrels and runs, run names, and the intents within a qrels topic, come in long blocks."""
     values = as_objects(values)
     if values.size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)

@@ -201,7 +201,7 @@ def judgments_from_arrays(
     grade = np.maximum(grade.astype(np.int64), 0)
     topic_code, topic_names = factorize_blocks(topics)
     doc_code, docid_names = factorize(docids)
-    intent_code, intent_names = factorize(intents)
+    intent_code, intent_names = factorize_blocks(intents)  # qrels list a topic's judgments intent by intent
     if not topic_code.size == doc_code.size == intent_code.size == grade.size:
         raise EvaluationError("topics, intents, docids and grades must have the same length")
     if (topic_code < 0).any() or (doc_code < 0).any():
