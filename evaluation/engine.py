@@ -62,7 +62,7 @@ def score_matrix(
     depth = max([m.cutoff for m in measures if m.cutoff is not None] + [run.depth for run in runs] + [1])
     per_run = table.n_topics * depth * table.n_intents
     size = max(1, BATCH_CELLS // max(per_run, 1))
-    batches = [list(range(start, min(start + size, len(runs)))) for start in range(0, len(runs), size)]
+    batches = [slice(start, min(start + size, len(runs))) for start in range(0, len(runs), size)]  # slices: out[n, batch] is a view
     out = np.empty((len(measures), len(runs), table.n_topics))
     bar = None
     if progress:
@@ -70,7 +70,7 @@ def score_matrix(
 
         bar = tqdm(total=len(measures) * len(batches), desc="scoring", unit="measure", delay=2.0, leave=False)
     for batch in batches:
-        raw = build_ranking(table, [runs[r] for r in batch], depth=depth)
+        raw = build_ranking(table, [runs[r] for r in range(batch.start, batch.stop)], depth=depth)
         views: dict[bool, Ranking] = {False: raw}
         for n, measure in enumerate(measures):
             if measure.condensed and True not in views:

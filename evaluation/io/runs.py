@@ -87,7 +87,7 @@ class RankedLists(Mapping[str, tuple[str, ...]]):
         docids = np.array(list(chain.from_iterable(values)), dtype=object)
         return cls(tuple(lists), offsets, np.arange(docids.size), docids)
 
-    @property
+    @cached_property
     def lengths(self) -> IntArray:
         return np.diff(self.offsets)
 
