@@ -29,6 +29,9 @@ from evaluation.collection import Collection, QrelsColumns
 from evaluation.io.runs import RankedLists, Run
 
 
+DENSE_KEYS = 1 << 22  # TopicTable: (topic, docid) key spaces up to this size (32 MB) are looked up in a dense table
+
+
 class Memoised:
     """Holds derived arrays under keys that include every parameter they depend on."""
 
@@ -87,7 +90,18 @@ class TopicTable(Memoised):
         self.docid_index = pd.Index(qrels.docids, dtype=object)  # distinct docids: (topic, position) keys the rows
         V = self.n_docids = max(len(self.docid_index), 1)
         judged = topic >= 0
-        self.row_keys, row = np.unique(topic[judged] * V + qrels.docid[judged], return_inverse=True)
+        keys = topic[judged] * V + qrels.docid[judged]
+        # (topic, docid) key -> row: a dense table when the key space is small (one pass, no sort), else by hashing
+        self._row_of_key: IntArray | None = None
+        if T * V <= DENSE_KEYS:
+            seen = np.zeros(T * V, dtype=bool)
+            seen[keys] = True
+            self.row_keys = np.flatnonzero(seen)
+            self._row_of_key = np.full(T * V, -1, dtype=np.int64)
+            self._row_of_key[self.row_keys] = np.arange(self.row_keys.size)
+            row = self._row_of_key[keys]
+        else:
+            self.row_keys, row = np.unique(keys, return_inverse=True)
         n_docs = self.n_docs = self.row_keys.size
         self.UNJUDGED, self.PAD = n_docs, n_docs + 1
         self.topic_of_row = np.append(self.row_keys // V, [0, 0])  # sentinel rows: topic 0, grades 0
@@ -108,7 +122,10 @@ class TopicTable(Memoised):
     def rows_of(self, topic: IntArray, doc_code: IntArray) -> IntArray:
         """Rows of ``(topic, docid)`` pairs, docids given as ``docid_index`` positions (-1: unknown);
         ``UNJUDGED`` for pairs the qrels do not judge."""
-        row = pd.Index(self.row_keys).get_indexer(np.where(doc_code >= 0, topic * self.n_docids + doc_code, -1))
+        if self._row_of_key is not None:
+            row = np.where(doc_code >= 0, self._row_of_key[np.where(doc_code >= 0, topic * self.n_docids + doc_code, 0)], -1)
+        else:
+            row = pd.Index(self.row_keys).get_indexer(np.where(doc_code >= 0, topic * self.n_docids + doc_code, -1))
         return np.where(row >= 0, row, self.UNJUDGED)
 
     @cached_property
