@@ -164,12 +164,46 @@ class TopicTable(Memoised):
     def per_topic(self, ufunc: np.ufunc, values: np.ndarray, empty: Any) -> np.ndarray:
         """Reduce per-pair values ``(P, ...)`` with ``ufunc`` over each topic's pairs, in intent order:
         ``(..., T)``; ``empty`` for topics without pairs."""
-        out = np.full((self.n_topics,) + values.shape[1:], empty, dtype=np.result_type(values.dtype, np.int64))
-        starts, ends = self.pair_bounds[:-1], self.pair_bounds[1:]
-        filled = ends > starts
-        if filled.any():
-            out[filled] = ufunc.reduceat(values, starts[filled], axis=0, dtype=out.dtype)
+        dtype = np.result_type(values.dtype, np.int64)
+        out = np.full((self.n_topics,) + values.shape[1:], empty, dtype=dtype)
+        steps = self._pair_steps
+        if steps:
+            # the order of ``ufunc.reduceat``, bit for bit: first pair, then the running result of the
+            # others; one whole-block step per intent position instead of one pass per output cell
+            first, rest = steps[0], None
+            for n, (topics, pairs, every) in enumerate(steps[1:]):
+                block = np.take(values, pairs, axis=0).astype(dtype, copy=False)
+                if n == 0:
+                    rest = block if every else np.zeros((self.n_topics,) + values.shape[1:], dtype=dtype)
+                    if not every:
+                        rest[topics] = block
+                elif every:
+                    ufunc(rest, block, out=rest)
+                else:
+                    rest[topics] = ufunc(rest[topics], block)
+            head = np.take(values, first[1], axis=0).astype(dtype, copy=False)
+            if rest is not None and steps[1][2]:  # every topic has two pairs or more
+                ufunc(head, rest, out=head)
+            elif rest is not None:
+                more = steps[1][0]
+                at = first[0].searchsorted(more)
+                head[at] = ufunc(head[at], rest[more])
+            if first[2]:
+                out = head
+            else:
+                out[first[0]] = head
         return np.ascontiguousarray(np.moveaxis(out, 0, -1))
+
+    @cached_property
+    def _pair_steps(self) -> list[tuple[IntArray, IntArray, bool]]:
+        """For intent position ``j`` of the topics' pairs: the topics with more than ``j`` pairs, their
+        ``j``-th pair, and whether every topic has one (what :meth:`per_topic` walks)."""
+        count = np.diff(self.pair_bounds)
+        steps = []
+        for j in range(int(count.max(initial=0))):
+            topics = np.flatnonzero(count > j)
+            steps.append((topics, self.pair_bounds[topics] + j, bool(topics.size == self.n_topics)))
+        return steps
 
     def by_topic_and_intent(self, values: np.ndarray) -> np.ndarray:
         """Per-pair values ``(P, R)`` laid out as ``(R, T, I)``, 0 outside the pairs."""

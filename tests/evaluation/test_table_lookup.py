@@ -1,5 +1,6 @@
-"""TopicTable finds (topic, docid) rows in a dense table for small key spaces, by hashing otherwise:
-both give the same rows, rankings and scores."""
+"""TopicTable internals with a fast path: (topic, docid) rows from a dense table for small key spaces (by
+hashing otherwise), per-topic reductions by intent position (the order of ``reduceat``). Fast and
+plain paths agree bit for bit."""
 from __future__ import annotations
 
 import numpy as np
@@ -25,3 +26,37 @@ def test_dense_and_hashed_row_lookup_agree(monkeypatch) -> None:
     by_dense = score_matrix(col, runs, measures)  # the collection's cached table (dense)
     col._cache["table"] = hashed
     np.testing.assert_array_equal(score_matrix(col, runs, measures), by_dense)
+
+
+def _reduceat_per_topic(table: TopicTable, ufunc: np.ufunc, values: np.ndarray, empty) -> np.ndarray:
+    """The plain ``ufunc.reduceat`` form of :meth:`TopicTable.per_topic`."""
+    out = np.full((table.n_topics,) + values.shape[1:], empty, dtype=np.result_type(values.dtype, np.int64))
+    starts, ends = table.pair_bounds[:-1], table.pair_bounds[1:]
+    filled = ends > starts
+    if filled.any():
+        out[filled] = ufunc.reduceat(values, starts[filled], axis=0, dtype=out.dtype)
+    return np.moveaxis(out, 0, -1)
+
+
+def test_per_topic_equals_reduceat_bit_for_bit() -> None:
+    col = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv", REFERENCE / "trec2014" / "intent_probs_din.tsv")
+    # also topics with one pair and without any (intents dropped, a topic judged nonrelevant only)
+    small = col.keep_top_intents(1).restrict_topics(col.topic_ids[:10])
+    small = small.drop_documents({t: small.relevant_documents(t) for t in small.topic_ids[2:4]})
+    assert (np.diff(TopicTable(small).pair_bounds) == 0).sum() == 2
+    rng = np.random.default_rng(7)
+    for table in (TopicTable(col), TopicTable(small), TopicTable(col.keep_top_intents(2))):
+        assert table.n_pairs > 0
+        P = table.n_pairs
+        for shape in ((P,), (P, 7), (P, 20, 30)):
+            cases = [
+                (np.add, rng.random(shape), 0),
+                (np.add, rng.random(shape) - 0.5, 0),
+                (np.add, rng.random(shape) > 0.5, 0),
+                (np.add, rng.integers(0, 9, shape).astype(np.int16), 0),
+                (np.maximum, rng.integers(0, 20, shape), 99),
+            ]
+            for ufunc, values, empty in cases:
+                got, want = table.per_topic(ufunc, values, empty), _reduceat_per_topic(table, ufunc, values, empty)
+                assert got.dtype == want.dtype and got.flags.c_contiguous
+                np.testing.assert_array_equal(got, want)
