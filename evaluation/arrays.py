@@ -28,7 +28,6 @@ from evaluation._types import BoolArray, FloatArray, IntArray
 from evaluation.collection import Collection, QrelsColumns
 from evaluation.io.runs import RankedLists, Run
 
-
 DENSE_KEYS = 1 << 22  # TopicTable: (topic, docid) key spaces up to this size (32 MB) are looked up in a dense table
 
 

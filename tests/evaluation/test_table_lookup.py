@@ -1,6 +1,7 @@
 """TopicTable internals with a fast path: (topic, docid) rows from a dense table for small key spaces (by
 hashing otherwise), per-topic reductions by intent position (the order of ``reduceat``). Fast and
 plain paths agree bit for bit."""
+
 from __future__ import annotations
 
 import numpy as np
