@@ -45,3 +45,15 @@ def factorize_blocks(values: Sequence | np.ndarray) -> tuple[IntArray, np.ndarra
     heads = np.flatnonzero(np.append(True, values[1:] != values[:-1]))
     codes, names = factorize(values[heads])
     return np.repeat(codes, np.diff(np.append(heads, values.size))), names
+
+
+def positions(distinct: np.ndarray, values: Sequence | np.ndarray) -> IntArray:
+    """Position of every value in ``distinct`` (an object array without repeats, e.g. the uniques
+    of :func:`factorize`), -1 for values it lacks; ``pd.Index.get_indexer`` without its uniqueness
+    check and engine."""
+    values = as_objects(values)
+    if PyObjectHashTable is None:  # pragma: no cover
+        return pd.Index(distinct, dtype=object).get_indexer(values).astype(np.int64)
+    table = PyObjectHashTable(max(len(distinct), 8))
+    table.map_locations(as_objects(distinct))
+    return table.lookup(values).astype(np.int64, copy=False)

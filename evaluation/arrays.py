@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluation._factorize import as_objects, positions
 from evaluation._types import BoolArray, FloatArray, IntArray
 from evaluation.collection import Collection, QrelsColumns
 from evaluation.io.runs import RankedLists, Run
@@ -86,8 +87,8 @@ class TopicTable(Memoised):
             for n, iid in enumerate(ids):
                 if iid in where:
                     column[t, where[iid]] = n
-        self.docid_index = pd.Index(qrels.docids, dtype=object)  # distinct docids: (topic, position) keys the rows
-        V = self.n_docids = max(len(self.docid_index), 1)
+        self.docid_values = as_objects(qrels.docids)  # distinct docids: (topic, position) keys the rows
+        V = self.n_docids = max(len(self.docid_values), 1)
         judged = topic >= 0
         keys = topic[judged] * V + qrels.docid[judged]
         # (topic, docid) key -> row: a dense table when the key space is small (one pass, no sort), else by hashing
@@ -106,7 +107,7 @@ class TopicTable(Memoised):
         self.topic_of_row = np.append(self.row_keys // V, [0, 0])  # sentinel rows: topic 0, grades 0
         bounds = np.searchsorted(self.row_keys // V, np.arange(T + 1)).tolist()
         self.topic_rows: list[tuple[int, int]] = list(zip(bounds[:-1], bounds[1:]))
-        self.docids = np.append(self.docid_index.to_numpy()[self.row_keys % V], ["", ""]).astype(object)
+        self.docids = np.append(self.docid_values[self.row_keys % V], ["", ""]).astype(object)
         col = column[topic[judged], qrels.intent[judged]]
         graded = col >= 0
         self.grades = np.zeros((n_docs + 2, I), dtype=np.int16)
@@ -119,7 +120,7 @@ class TopicTable(Memoised):
         self.n_rel_docs = _per_topic(np.add, (self.grades[:n_docs] >= 1).any(axis=1), starts)
 
     def rows_of(self, topic: IntArray, doc_code: IntArray) -> IntArray:
-        """Rows of ``(topic, docid)`` pairs, docids given as ``docid_index`` positions (-1: unknown);
+        """Rows of ``(topic, docid)`` pairs, docids given as ``docid_values`` positions (-1: unknown);
         ``UNJUDGED`` for pairs the qrels do not judge."""
         if self._row_of_key is not None:
             row = np.where(doc_code >= 0, self._row_of_key[np.where(doc_code >= 0, topic * self.n_docids + doc_code, 0)], -1)
@@ -361,7 +362,7 @@ def build_ranking(table: TopicTable, runs: Sequence[Run], depth: int | None = No
     known: dict[int, IntArray] = {}
     for lists in flat:
         if id(lists.vocabulary) not in known:
-            known[id(lists.vocabulary)] = table.docid_index.get_indexer(lists.vocabulary)
+            known[id(lists.vocabulary)] = positions(table.docid_values, lists.vocabulary)
     doc_code = np.concatenate([known[id(lists.vocabulary)][lists.codes] for lists in flat] + [np.zeros(0, dtype=np.int64)])
     in_table = list_topic >= 0
     if not in_table.all():  # lists of topics the collection lacks: dropped

@@ -5,6 +5,7 @@ plain paths agree bit for bit."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from evaluation import arrays, load_collection, read_run, score_matrix
 from evaluation.arrays import TopicTable, build_ranking
@@ -61,3 +62,14 @@ def test_per_topic_equals_reduceat_bit_for_bit() -> None:
                 got, want = table.per_topic(ufunc, values, empty), _reduceat_per_topic(table, ufunc, values, empty)
                 assert got.dtype == want.dtype and got.flags.c_contiguous
                 np.testing.assert_array_equal(got, want)
+
+
+def test_positions_equal_index_lookup() -> None:
+    from evaluation._factorize import factorize, positions
+
+    _, distinct = factorize(["d3", "d1", "d2", "d1", "d10"])
+    values = ["d2", "x", "d10", "d3", "d3", "", "d1"]
+    got = positions(distinct, values)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, pd.Index(distinct, dtype=object).get_indexer(values))
+    np.testing.assert_array_equal(positions(distinct, []), np.zeros(0, dtype=np.int64))
