@@ -97,9 +97,10 @@ class TopicTable(Memoised):
             seen = np.zeros(T * V, dtype=bool)
             seen[keys] = True
             self.row_keys = np.flatnonzero(seen)
-            self._row_of_key = np.full(T * V, -1, dtype=np.int64)
-            self._row_of_key[self.row_keys] = np.arange(self.row_keys.size)
-            row = self._row_of_key[keys]
+            # row + 1, so 0 means "not judged": np.zeros gets lazily zeroed pages, a -1 fill would write them all
+            self._row_of_key = np.zeros(T * V, dtype=np.int64)
+            self._row_of_key[self.row_keys] = np.arange(1, self.row_keys.size + 1)
+            row = self._row_of_key[keys] - 1
         else:
             self.row_keys, row = np.unique(keys, return_inverse=True)
         n_docs = self.n_docs = self.row_keys.size
@@ -123,7 +124,7 @@ class TopicTable(Memoised):
         """Rows of ``(topic, docid)`` pairs, docids given as ``docid_values`` positions (-1: unknown);
         ``UNJUDGED`` for pairs the qrels do not judge."""
         if self._row_of_key is not None:
-            row = np.where(doc_code >= 0, self._row_of_key[np.where(doc_code >= 0, topic * self.n_docids + doc_code, 0)], -1)
+            row = np.where(doc_code >= 0, self._row_of_key[np.where(doc_code >= 0, topic * self.n_docids + doc_code, 0)] - 1, -1)
         else:
             row = pd.Index(self.row_keys).get_indexer(np.where(doc_code >= 0, topic * self.n_docids + doc_code, -1))
         return np.where(row >= 0, row, self.UNJUDGED)
