@@ -5,7 +5,8 @@ resamples, alpha = 0.05. Scores are seeded: a per-run effect, a per-topic diffic
 specific noise, clipped to [0, 1] and rounded to 4 decimals (so ties occur as in real tables).
 
 * ours: :func:`evaluation.meta.significance.discriminative_power` -- one set of B index vectors
-  as per-topic multiplicities, every pair of every metric at once (two matrix products);
+  as per-topic multiplicities, every pair of every metric at once (resample sums from per-run
+  sums, sums of squares from one matrix product);
 * loop: the straightforward implementation -- the same B index vectors, then for every metric and
   every run pair ``w[idx]`` (B x n), its mean and sd, ``t*`` and the ASL (vectorised over B only).
 

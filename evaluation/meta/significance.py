@@ -13,6 +13,7 @@ permutations is drawn and shared by every pair and every metric (common random n
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +46,9 @@ def run_pairs(m: int) -> tuple[IntArray, IntArray]:
     return a.astype(np.int64), b.astype(np.int64)
 
 
-def bootstrap_asl(z: FloatArray, counts: IntArray, alpha: float = 0.05, *, tol: float = TOL) -> tuple[FloatArray, FloatArray]:
+def bootstrap_asl(
+    z: FloatArray, counts: IntArray, alpha: float = 0.05, *, tol: float = TOL, sums: Callable[[slice], FloatArray] | None = None
+) -> tuple[FloatArray, FloatArray]:
     """Paired bootstrap ASL for K paired samples under one shared set of resamples (spec §4.2).
 
     Parameters
@@ -54,6 +57,9 @@ def bootstrap_asl(z: FloatArray, counts: IntArray, alpha: float = 0.05, *, tol: 
     counts : (B, n) multiplicity of each topic in each resample (rows sum to n).
     alpha : level used for the difference required for significance.
     tol : zero tolerance for ``s``, means and the comparison with ``|t0|``.
+    sums : optional ``rows -> (len(rows), B)`` resample sums ``sum_t counts[b, t] z[k, t]`` for a
+        slice of rows, when the caller has a cheaper way to them (run pairs: differences of per-run
+        sums, :func:`discriminative_power`); default one matrix product per block of rows.
 
     Returns
     -------
@@ -95,7 +101,12 @@ def bootstrap_asl(z: FloatArray, counts: IntArray, alpha: float = 0.05, *, tol: 
     # step covers all B resamples at once: there is no loop over resamples.
     for top in range(0, K, GEMM_ROWS):
         block = w[top : top + GEMM_ROWS]
-        s1 = block @ counts_t  # (pairs, B) resample sums
+        if sums is None:
+            s1 = block @ counts_t  # (pairs, B) resample sums of w
+        else:  # sum c (z - z_bar) = sum c z - n z_bar, as every resample has n topics
+            rows = slice(top, top + block.shape[0])
+            s1 = sums(rows) - n * z_bar[rows, None]
+            s1[flat[rows]] = 0.0
         s2 = (block * block) @ counts_t  # (pairs, B) resample sums of squares
         for lo in range(0, block.shape[0], CHUNK):
             rows = slice(top + lo, top + lo + CHUNK)
@@ -107,6 +118,17 @@ def bootstrap_asl(z: FloatArray, counts: IntArray, alpha: float = 0.05, *, tol: 
     with np.errstate(invalid="ignore"):
         delta = t_alpha * s / math.sqrt(n)
     return asl, delta
+
+
+def _pair_sums(values: FloatArray, counts: IntArray, a: IntArray, b: IntArray) -> Callable[[slice], FloatArray]:
+    """Resample sums of the run-pair differences of ``values (G, n, m)``, rows ordered metric by metric
+    and pair by pair: ``sum_t c_t (x_b,t - x_a,t) = S_b - S_a`` with per-run sums ``S`` from one
+    matrix product over the G*m runs instead of G*m(m-1)/2 pairs."""
+    G, n, m = values.shape
+    per_run = (values.transpose(0, 2, 1).reshape(G * m, n) @ np.ascontiguousarray(counts.T, dtype=np.float64)).reshape(G, m, -1)
+    metric = np.repeat(np.arange(G), a.size)
+    first, second = np.tile(a, G), np.tile(b, G)
+    return lambda rows: per_run[metric[rows], second[rows]] - per_run[metric[rows], first[rows]]
 
 
 def _squared_studentised(s1: FloatArray, s2: FloatArray, n: int, tol: float) -> FloatArray:
@@ -198,7 +220,7 @@ def discriminative_power(
     if test == "bootstrap":
         counts = bootstrap_counts(generator, n, B)
         z = (cube.values[:, :, b] - cube.values[:, :, a]).transpose(0, 2, 1).reshape(G * a.size, n)
-        asl, delta = bootstrap_asl(z, counts, alpha)
+        asl, delta = bootstrap_asl(z, counts, alpha, sums=_pair_sums(cube.values, counts, a, b))
         asl = asl.reshape(G, a.size)
         required = delta.reshape(G, a.size).max(axis=1)
     else:

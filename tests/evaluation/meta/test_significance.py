@@ -143,6 +143,23 @@ def test_discriminative_power_is_deterministic_and_shares_resamples() -> None:
     assert one.summary["power"].tolist() == (one.summary["significant"] / 10).tolist()
 
 
+def test_discriminative_power_per_run_sums_equal_the_per_pair_products() -> None:
+    """discriminative_power gets resample sums as differences of per-run sums; the ASLs and required
+    differences equal bootstrap_asl's own per-pair matrix products, flat pairs and ties included."""
+    rng = np.random.default_rng(3)
+    values = np.round(rng.random((4, 20, 6)), 2)
+    values[:, :, 5] = values[:, :, 4]  # identical runs: s = 0, t0 = 0
+    values[:, :, 3] = values[:, :, 2] + 0.25  # constant shift: s = 0, t0 = inf
+    c = cube(values, measures=4)
+    result = discriminative_power(c, B=400, rng=11)
+    a, b = run_pairs(6)
+    z = (values[:, :, b] - values[:, :, a]).transpose(0, 2, 1).reshape(-1, 20)
+    counts = bootstrap_counts(np.random.default_rng(11), 20, 400)
+    asl, delta = bootstrap_asl(z, counts)
+    np.testing.assert_array_equal(result.pairs["asl"].to_numpy(), asl)
+    np.testing.assert_allclose(result.summary["delta_required"], np.nanmax(delta.reshape(4, -1), axis=1), rtol=1e-12)
+
+
 def test_tukey_hsd_is_deterministic_for_a_seed() -> None:
     """Same seed: identical tables, and exactly the ASLs of the permutations ``default_rng(seed)``
     draws; another seed draws other permutations."""
