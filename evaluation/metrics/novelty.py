@@ -78,7 +78,6 @@ def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: boo
     T = table.n_topics
     values = _relevance(groups.grades, table.gmax[:, None, :], graded)  # (T, G, I)
     values_by_intent = np.ascontiguousarray(np.moveaxis(values, 2, 0))  # (I, T, G): sums run over intents in order
-    hits = groups.grades >= 1
     coef = np.where(table.uniform_weights[:, None], table.rel.astype(np.float64), table.W_hat)
     steps = min(max(length, GREEDY_MIN_STEPS), N)  # one pass serves every cutoff and NRBP's tail
     gains = np.zeros((T, max(length, steps, 1)))
