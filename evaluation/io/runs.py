@@ -253,6 +253,9 @@ def _list_order(group, doc_code, vocabulary, order, scores, ranks, run_names, to
 def _drop_repeated(position, group, doc_code, vocabulary, on_duplicate_doc, run_names, topic_names) -> IntArray:
     """Keep each docid's first (highest-ranked) entry in its list; warn about the rest, or raise."""
     key = group[position] * max(len(vocabulary), 1) + doc_code[position]
+    ordered = np.sort(key)  # no equal neighbours: no repeat (the usual case; a sort beats hashing here)
+    if not (ordered[1:] == ordered[:-1]).any():
+        return position
     repeated = pd.Series(key).duplicated().to_numpy()
     if not repeated.any():
         return position
