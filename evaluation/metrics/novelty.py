@@ -131,9 +131,20 @@ def _candidate_groups(table: TopicTable) -> _Groups:
     relevant = np.flatnonzero((table.grades[: table.n_docs] >= 1).any(axis=1))
     topic = table.topic_of_row[relevant]
     rows = np.column_stack([topic, table.grades[relevant]])
-    by_key = np.lexsort(rows.T[::-1])  # topic, then the grade vector
-    fresh = np.ones(relevant.size, dtype=bool)
-    fresh[1:] = (np.diff(rows[by_key], axis=0) != 0).any(axis=1)
+    low = int(rows[:, 1:].min(initial=0))
+    base = int(rows[:, 1:].max(initial=0)) - low + 1
+    if table.n_topics * base**table.n_intents < 2**62:  # (topic, grade vector) as one integer in the same order
+        code = topic.astype(np.int64)
+        for i in range(table.n_intents):
+            code = code * base + (rows[:, 1 + i] - low)
+        by_key = np.argsort(code, kind="stable")
+        ordered = code[by_key]
+        fresh = np.ones(relevant.size, dtype=bool)
+        fresh[1:] = ordered[1:] != ordered[:-1]
+    else:
+        by_key = np.lexsort(rows.T[::-1])  # topic, then the grade vector
+        fresh = np.ones(relevant.size, dtype=bool)
+        fresh[1:] = (np.diff(rows[by_key], axis=0) != 0).any(axis=1)
     keys = rows[by_key][fresh]
     group = np.empty(relevant.size, dtype=np.int64)
     group[by_key] = np.cumsum(fresh) - 1
