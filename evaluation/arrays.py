@@ -108,7 +108,9 @@ class TopicTable(Memoised):
         self.topic_of_row = np.append(self.row_keys // V, [0, 0])  # sentinel rows: topic 0, grades 0
         bounds = np.searchsorted(self.row_keys // V, np.arange(T + 1)).tolist()
         self.topic_rows: list[tuple[int, int]] = list(zip(bounds[:-1], bounds[1:]))
-        self.docids = np.append(self.docid_values[self.row_keys % V], ["", ""]).astype(object)
+        self.docids = np.empty(n_docs + 2, dtype=object)
+        self.docids[:n_docs] = self.docid_values[self.row_keys % V]
+        self.docids[n_docs:] = ""
         col = column[topic[judged], qrels.intent[judged]]
         graded = col >= 0
         self.grades = np.zeros((n_docs + 2, I), dtype=np.int16)

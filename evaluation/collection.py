@@ -117,6 +117,8 @@ class QrelsColumns:
         position = {t: n for n, t in enumerate(topic_ids)}
         new = np.array([position.get(t, -1) for t in self.topics] + [-1], dtype=np.int64)[self.topic]
         keep = new >= 0
+        if keep.all():  # every entry stays: the columns are shared (never written to), only topics renumbered
+            return replace(self, topics=tuple(topic_ids), topic=new)
         return replace(
             self, topics=tuple(topic_ids), topic=new[keep], docid=self.docid[keep], intent=self.intent[keep], grade=self.grade[keep]
         )
@@ -125,7 +127,7 @@ class QrelsColumns:
         """``(topic, intent)`` pairs with at least one document of grade >= 1 (``I_q^+``, spec §1.1)."""
         rel = self.grade >= 1
         n = max(len(self.intents), 1)
-        codes = np.unique(self.topic[rel] * n + self.intent[rel])
+        codes = _distinct_codes(self.topic[rel] * n + self.intent[rel], len(self.topics) * n)
         return {(self.topics[c // n], self.intents[c % n]) for c in codes.tolist()}
 
     def intent_ids(self) -> dict[str, set[str]]:
@@ -133,9 +135,16 @@ class QrelsColumns:
         named = self.intent >= 0
         n = max(len(self.intents), 1)
         out: dict[str, set[str]] = {t: set() for t in self.topics}
-        for c in np.unique(self.topic[named] * n + self.intent[named]).tolist():
+        for c in _distinct_codes(self.topic[named] * n + self.intent[named], len(self.topics) * n).tolist():
             out[self.topics[c // n]].add(self.intents[c % n])
         return out
+
+
+def _distinct_codes(codes: IntArray, size: int) -> IntArray:
+    """``np.unique(codes)`` for codes in ``[0, size)``: marked in a dense table (no sort)."""
+    seen = np.zeros(size, dtype=bool)
+    seen[codes] = True
+    return np.flatnonzero(seen)
 
 
 class ColumnJudgments(Mapping[str, dict[str, dict[str, int]]]):
