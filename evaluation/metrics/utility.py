@@ -53,14 +53,25 @@ def rbu(ranking: Ranking, k: int | None, p: float = 0.8, e: float = 0.03, rbu_sc
     depth = min(cutoff_or_depth(ranking, k), ranking.depth)
     present = ranking.present[:depth]
     table = ranking.table
-    r = _relevance(ranking, rbu_relevance, depth)
-    kept = scan(np.multiply, 1.0 - r, INTENT_RANK_AXIS, in_place=True)  # prod_{j<=i} (1 - r_jt)
-    r[:, 1:] *= kept[:, :-1]  # r_it prod_{j<i} (1 - r_jt)
+    r = _rbu_terms(ranking, rbu_relevance)[:, :depth]
     disc = p ** np.arange(depth, dtype=np.float64)
     utility = table.topic_sum(np.einsum("pkr,k->pr", r, disc) * table.per_pair(table.W)[:, None])
     effort = e * (disc[:, None, None] * present).sum(axis=0)
     value = (1.0 - p) * (utility - effort)
     return value * (p / (1.0 - p)) if rbu_scale == "paper" else value
+
+
+def _rbu_terms(ranking: Ranking, mapping: str) -> np.ndarray:
+    """``r_it prod_{j<i} (1 - r_jt)`` over the whole depth ``(P, K, R)``, built once for every cutoff
+    (a cutoff's terms are this array's leading ranks: every step runs along the ranks)."""
+
+    def build() -> np.ndarray:
+        r = _relevance(ranking, mapping, ranking.depth)
+        kept = scan(np.multiply, 1.0 - r, INTENT_RANK_AXIS, in_place=True)  # prod_{j<=i} (1 - r_jt)
+        r[:, 1:] *= kept[:, :-1]  # r_it prod_{j<i} (1 - r_jt)
+        return r
+
+    return ranking.memo(("rbu_terms", mapping), build)
 
 
 def _novel_relevance(ranking: Ranking, alpha: float) -> np.ndarray:
