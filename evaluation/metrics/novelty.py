@@ -94,7 +94,8 @@ def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: boo
     rows = np.arange(T) * G
     product = np.empty_like(values_by_intent)
     score = np.empty((T, G))
-    for step in range(steps):
+    decays, cells, lives = [], [], []  # each step's decay, picked cell and liveness; gains follow in one pass
+    for _ in range(steps):
         decay = powers[counts]
         # ndeval adds subtopic by subtopic: a sum over the leading intent axis runs in that order
         np.multiply(values_by_intent, (coef * decay).T[:, :, None], out=product)
@@ -103,12 +104,17 @@ def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: boo
         best = score == score.max(axis=1, keepdims=True)
         cell = rows + np.argmax(np.where(best, head.reshape(T, G), -1), axis=1)
         live = np.take(taken, cell) < np.take(end, cell)
-        gains[:, step] = np.where(live, (values_flat[cell] * decay * table.W_hat).sum(axis=1), 0.0)
+        decays.append(decay)
+        cells.append(cell)
+        lives.append(live)
         counts += hits_flat[cell] & live[:, None]
         moved = np.take(taken, cell) + live
         taken[cell] = moved
         head[cell] = groups.members[moved]
         dead[cell] = np.where(moved < end[cell], 0.0, -np.inf)
+    if steps:  # n*(r) = sum_i values_i decay_i ŵ_i at the pick, over the intent axis (last, as per step)
+        picked = (values_flat[np.stack(cells)] * np.stack(decays) * table.W_hat).sum(axis=2)  # (steps, T, I) -> (steps, T)
+        gains[:, :steps] = np.where(np.stack(lives), picked, 0.0).T
     table._cache[key] = gains[:, : max(steps, 1)]
     return _fit(gains, length)
 
