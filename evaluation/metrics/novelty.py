@@ -162,8 +162,15 @@ def _candidate_groups(table: TopicTable) -> _Groups:
     names = table.docids[relevant].tolist()
     docid_rank = np.empty(len(names), dtype=np.int64)  # string order of the docids (a topic's are distinct)
     docid_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
-    order = np.lexsort((-docid_rank, local, topic))
-    cell = topic[order] * G + local[order]
+    n = max(len(names), 1)
+    # by (topic, group), then docid descending: one integer key (distinct: a topic's docids are distinct)
+    if table.n_topics * G * n < 2**62:
+        packed = (topic * G + local) * n + (n - 1 - docid_rank)
+        order = np.argsort(packed)
+        cell = packed[order] // n
+    else:
+        order = np.lexsort((-docid_rank, local, topic))
+        cell = topic[order] * G + local[order]
     start = np.searchsorted(cell, np.arange(table.n_topics * G)).reshape(table.n_topics, G)
     end = np.searchsorted(cell, np.arange(table.n_topics * G), side="right").reshape(table.n_topics, G)
     members = np.append(docid_rank[order], -1)  # the sentinel keeps gathers in range
