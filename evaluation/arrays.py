@@ -237,7 +237,7 @@ class TopicTable(Memoised):
 
     def doc_sum(self, values: np.ndarray, coef: np.ndarray) -> FloatArray:
         """``sum_i coef[t, i] values[d, i]`` for every document row ``d`` (of topic ``t``): ``(n_docs + 2,)``."""
-        return np.einsum("di,di->d", values, coef[self.topic_of_row])
+        return np.einsum("di,di->d", values, np.take(coef, self.topic_of_row, axis=0))
 
     @cached_property
     def doc_global_gain(self) -> FloatArray:

@@ -61,7 +61,7 @@ def pmp(ranking: Ranking, k: int, pmp_tie: str = "lowest") -> FloatArray:
             first = np.argmax(chosen, axis=1)
             chosen = np.zeros_like(chosen)
             chosen[np.arange(table.n_topics), first] = table.rel.any(axis=1)
-        return ((table.grades >= 1) & chosen[table.topic_of_row]).any(axis=1).astype(np.float64)
+        return ((table.grades >= 1) & np.take(chosen, table.topic_of_row, axis=0)).any(axis=1).astype(np.float64)
 
     value = top_total(ranking, ("pmp", pmp_tie), hits, k) / k
     meaningless = table.uniform_weights & (table.n_rel_intents > 1)

@@ -93,7 +93,7 @@ def _err_at(ranking: Ranking, k: int, err_gmax: str) -> np.ndarray:
     scale = _stop_probability_scale(ranking, err_gmax)
 
     def terms() -> np.ndarray:
-        p = per_doc(ranking, ("err_p", err_gmax), lambda table: table.grades / scale[table.topic_of_row])
+        p = per_doc(ranking, ("err_p", err_gmax), lambda table: table.grades / np.take(scale, table.topic_of_row, axis=0))
         kept = scan(np.multiply, 1.0 - p, INTENT_RANK_AXIS, in_place=True)  # prod_{j<=r} (1 - p(j))
         p /= along(ranks(ranking.depth), INTENT_RANK_AXIS, 3)
         p[:, 1:] *= kept[:, :-1]  # p(r)/r prod_{j<r} (1 - p(j))

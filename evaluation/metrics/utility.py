@@ -23,9 +23,9 @@ def _relevance(ranking: Ranking, mapping: str, depth: int) -> np.ndarray:
     def build(table: TopicTable) -> np.ndarray:
         if mapping == "jar" and table.grades.size and 0 <= table.grades.min() and table.max_grade < 1000:
             two = np.ldexp(1.0, np.arange(table.max_grade + 1))  # 2^g looked up: the same exact powers, no pow
-            return (two[table.grades] - 1.0) / two[table.gmax][table.topic_of_row]
+            return (np.take(two, table.grades) - 1.0) / np.take(two[table.gmax], table.topic_of_row, axis=0)
         g = table.grades.astype(np.float64)
-        gmax = table.gmax[table.topic_of_row]
+        gmax = np.take(table.gmax, table.topic_of_row, axis=0)
         if mapping == "linear":
             return np.divide(g, gmax, out=np.zeros(g.shape), where=gmax > 0)
         if mapping == "jar":
