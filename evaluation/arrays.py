@@ -168,45 +168,47 @@ class TopicTable(Memoised):
         """Reduce per-pair values ``(P, ...)`` with ``ufunc`` over each topic's pairs, in intent order:
         ``(..., T)``; ``empty`` for topics without pairs."""
         dtype = np.result_type(values.dtype, np.int64)
-        out = np.full((self.n_topics,) + values.shape[1:], empty, dtype=dtype)
-        steps = self._pair_steps
-        if steps:
-            # the order of ``ufunc.reduceat``, bit for bit: first pair, then the running result of the
-            # others; one whole-block step per intent position instead of one pass per output cell
-            first, rest = steps[0], None
-            for n, (topics, pairs, every) in enumerate(steps[1:]):
-                block = np.take(values, pairs, axis=0).astype(dtype, copy=False)
-                if n == 0:
-                    rest = block if every else np.zeros((self.n_topics,) + values.shape[1:], dtype=dtype)
-                    if not every:
-                        rest[topics] = block
-                elif every:
-                    ufunc(rest, block, out=rest)
+        _, counts, pairs = self._pair_plan
+        # the order of ``ufunc.reduceat``, bit for bit: first pair, then the running result of the
+        # others; one whole-block step per intent position. Topics are laid out by pair count,
+        # descending, so the topics with a j-th pair are a leading slice (views, no scatter).
+        out = np.empty((self.n_topics,) + values.shape[1:], dtype=dtype)
+        out[counts[0] if counts else 0 :] = empty
+        if counts:
+            rest = None
+            for n, taken in zip(counts[1:], pairs[1:]):
+                block = np.take(values, taken, axis=0).astype(dtype, copy=False)
+                if rest is None:
+                    rest = block
                 else:
-                    rest[topics] = ufunc(rest[topics], block)
-            head = np.take(values, first[1], axis=0).astype(dtype, copy=False)
-            if rest is not None and steps[1][2]:  # every topic has two pairs or more
-                ufunc(head, rest, out=head)
-            elif rest is not None:
-                more = steps[1][0]
-                at = first[0].searchsorted(more)
-                head[at] = ufunc(head[at], rest[more])
-            if first[2]:
-                out = head
+                    ufunc(rest[:n], block, out=rest[:n])
+            head = out[: counts[0]]
+            if values.dtype == dtype:
+                np.take(values, pairs[0], axis=0, out=head)
             else:
-                out[first[0]] = head
-        return np.ascontiguousarray(np.moveaxis(out, 0, -1))
+                head[...] = np.take(values, pairs[0], axis=0)
+            if rest is not None:
+                ufunc(head[: counts[1]], rest, out=head[: counts[1]])
+        # back to topic order, topics last
+        return np.take(np.moveaxis(out, 0, -1), self._pair_plan_inverse, axis=-1)
 
     @cached_property
-    def _pair_steps(self) -> list[tuple[IntArray, IntArray, bool]]:
-        """For intent position ``j`` of the topics' pairs: the topics with more than ``j`` pairs, their
-        ``j``-th pair, and whether every topic has one (what :meth:`per_topic` walks)."""
+    def _pair_plan(self) -> tuple[IntArray, list[int], list[IntArray]]:
+        """Topics by pair count (descending, stable), and for intent position ``j``: how many of them
+        have a ``j``-th pair, and those pairs (what :meth:`per_topic` walks)."""
         count = np.diff(self.pair_bounds)
-        steps = []
+        order = np.argsort(-count, kind="stable")
+        ranked = count[order]
+        counts, pairs = [], []
         for j in range(int(count.max(initial=0))):
-            topics = np.flatnonzero(count > j)
-            steps.append((topics, self.pair_bounds[topics] + j, bool(topics.size == self.n_topics)))
-        return steps
+            n = int((ranked > j).sum())
+            counts.append(n)
+            pairs.append(self.pair_bounds[order[:n]] + j)
+        return order, counts, pairs
+
+    @cached_property
+    def _pair_plan_inverse(self) -> IntArray:
+        return np.argsort(self._pair_plan[0])
 
     def by_topic_and_intent(self, values: np.ndarray) -> np.ndarray:
         """Per-pair values ``(P, R)`` laid out as ``(R, T, I)``, 0 outside the pairs."""
