@@ -189,8 +189,8 @@ class TopicTable(Memoised):
                 head[...] = np.take(values, pairs[0], axis=0)
             if rest is not None:
                 ufunc(head[: counts[1]], rest, out=head[: counts[1]])
-        # back to topic order, topics last
-        return np.take(np.moveaxis(out, 0, -1), self._pair_plan_inverse, axis=-1)
+        # back to topic order (whole rows), then topics last
+        return np.ascontiguousarray(np.moveaxis(np.take(out, self._pair_plan_inverse, axis=0), 0, -1))
 
     @cached_property
     def _pair_plan(self) -> tuple[IntArray, list[int], list[IntArray]]:
