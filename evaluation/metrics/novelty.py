@@ -96,22 +96,23 @@ def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: boo
     score = np.empty((T, G))
     decays, cells, lives = [], [], []  # each step's decay, picked cell and liveness; gains follow in one pass
     for _ in range(steps):
-        decay = powers[counts]
+        decay = np.take(powers, counts)
         # ndeval adds subtopic by subtopic: a sum over the leading intent axis runs in that order
         np.multiply(values_by_intent, (coef * decay).T[:, :, None], out=product)
         np.add.reduce(product, axis=0, out=score)
         score += dead.reshape(T, G)
         best = score == score.max(axis=1, keepdims=True)
         cell = rows + np.argmax(np.where(best, head.reshape(T, G), -1), axis=1)
-        live = np.take(taken, cell) < np.take(end, cell)
+        before, limit = np.take(taken, cell), np.take(end, cell)
+        live = before < limit
         decays.append(decay)
         cells.append(cell)
         lives.append(live)
-        counts += hits_flat[cell] & live[:, None]
-        moved = np.take(taken, cell) + live
+        counts += np.take(hits_flat, cell, axis=0) & live[:, None]
+        moved = before + live
         taken[cell] = moved
-        head[cell] = groups.members[moved]
-        dead[cell] = np.where(moved < end[cell], 0.0, -np.inf)
+        head[cell] = np.take(groups.members, moved)
+        dead[cell] = np.where(moved < limit, 0.0, -np.inf)
     if steps:  # n*(r) = sum_i values_i decay_i ŵ_i at the pick, over the intent axis (last, as per step)
         picked = (values_flat[np.stack(cells)] * np.stack(decays) * table.W_hat).sum(axis=2)  # (steps, T, I) -> (steps, T)
         gains[:, :steps] = np.where(np.stack(lives), picked, 0.0).T
