@@ -77,13 +77,16 @@ def _rbu_terms(ranking: Ranking, mapping: str) -> np.ndarray:
     return ranking.memo(("rbu_terms", mapping), build)
 
 
+def _linear_relevance(ranking: Ranking) -> np.ndarray:
+    """``r = g/G_t`` per intent and rank ``(P, K, R)``, gathered once for EU and CT (read only)."""
+    return ranking.memo(("relevance", "linear"), lambda: _relevance(ranking, "linear", ranking.depth))
+
+
 def _novel_relevance(ranking: Ranking, alpha: float) -> np.ndarray:
     """``r(d_i,t) (1-alpha)^{c_t(i)}`` per intent and rank ``(P, K, R)``, ``r = g/G_t``."""
 
     def build() -> np.ndarray:
-        r = _relevance(ranking, "linear", ranking.depth)
-        r *= novelty_decay(ranking, alpha)
-        return r
+        return _linear_relevance(ranking) * novelty_decay(ranking, alpha)
 
     return ranking.memo(("r·decay", alpha), build)
 
@@ -123,7 +126,7 @@ def ct(ranking: Ranking, k: int, alpha: float = 0.5, h_max: float = 1.0, ct_time
     """Cube Test: sum_{i<=k} (1/i) sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} 1[sum_{j<i} r(d_j,t) < H] (spec §2.6)."""
 
     def build() -> np.ndarray:
-        filled = scan(np.add, _relevance(ranking, "linear", ranking.depth), INTENT_RANK_AXIS, in_place=True)  # sum_{j<=i} r(d_j,t)
+        filled = scan(np.add, _linear_relevance(ranking), INTENT_RANK_AXIS)  # sum_{j<=i} r(d_j,t)
         table = ranking.table
         gains = _novel_relevance(ranking, alpha) * table.per_pair(table.W)[:, None, None]
         gains[:, 1:] *= filled[:, :-1] < h_max  # the tank was still open before rank i (always open at rank 1)
