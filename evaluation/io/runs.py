@@ -24,7 +24,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from evaluation._factorize import factorize, factorize_blocks
+from evaluation._factorize import as_objects, factorize
 from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError
 from evaluation.io._lines import expect_columns, numbered_fields, parse_float, parse_int
@@ -199,88 +199,124 @@ def runs_from_arrays(
     appearance.
     """
     _check_options(order, on_duplicate_doc)
-    run_code, run_names = factorize_blocks(runs)
-    topic_code, topic_names = factorize_blocks(topics)
-    doc_code, vocabulary = factorize(docids)
-    if not run_code.size == topic_code.size == doc_code.size:
+    names, topic_values, docs = as_objects(runs), as_objects(topics), as_objects(docids)
+    if not names.size == topic_values.size == docs.size:
         raise EvaluationError("runs, topics and docids must have the same length")
+    # blocks of neighbours with the same (run, topic): usually one block per list, in list order
+    heads = np.ones(names.size, dtype=bool)
+    np.not_equal(names[1:], names[:-1], out=heads[1:])
+    heads[1:] |= topic_values[1:] != topic_values[:-1]
+    blocks = np.flatnonzero(heads)
+    run_code, run_names = factorize(names[blocks])
+    topic_code, topic_names = factorize(topic_values[blocks])
+    doc_code, vocabulary = factorize(docs)
     if (run_code < 0).any() or (topic_code < 0).any() or (doc_code < 0).any():
         raise EvaluationError("every run line needs a run name, a topic and a docid")
-    group = run_code * max(len(topic_names), 1) + topic_code
-    position = _list_order(group, doc_code, vocabulary, order, scores, ranks, run_names, topic_names)
-    position = _drop_repeated(position, group, doc_code, vocabulary, on_duplicate_doc, run_names, topic_names)
-    return _split_runs(group[position], doc_code[position].astype(np.int64), len(run_names), run_names, topic_names, vocabulary)
+    block_group = run_code * max(len(topic_names), 1) + topic_code
+    sizes = np.diff(np.append(blocks, names.size))
+    key = _within_list_key(order, scores, ranks, names.size)
+    if (block_group[1:] > block_group[:-1]).all() and (key is None or ((np.diff(key) > 0) | heads[1:]).all()):
+        lists = _Lists(block_group, sizes, doc_code)  # already in list order, no tie: the usual input
+    else:
+        group = np.repeat(block_group, sizes)
+        position = _list_order(group, doc_code, vocabulary, order, key, run_names, topic_names)
+        lists = _Lists.of_entries(group[position], doc_code[position])
+    lists = _drop_repeated(lists, vocabulary, on_duplicate_doc, run_names, topic_names)
+    return _split_runs(lists, run_names, topic_names, vocabulary)
 
 
-def _list_order(group, doc_code, vocabulary, order, scores, ranks, run_names, topic_names) -> IntArray:
-    """Permutation of the entries into list order: by (run, topic) group, then spec §1.4's key."""
+def _within_list_key(order: str, scores, ranks, n: int) -> np.ndarray | None:
+    """What orders entries within a list, ascending: ``-score`` (ties broken later), the rank, or
+    nothing (``file`` order)."""
     if order == "file":
-        return np.argsort(group, kind="stable")
+        return None
     if order == "rank":
         if ranks is None:
             raise ValueError("order='rank' needs ranks")
         rank = np.asarray(ranks, dtype=np.int64)
-        if rank.shape != group.shape:
+        if rank.shape != (n,):
             raise EvaluationError("ranks must be integers, one per entry")
-        position = np.lexsort((rank, group))
-        same = (np.diff(group[position]) == 0) & (np.diff(rank[position]) == 0)
-        if same.any():
-            n = position[int(np.argmax(same))]
-            run, topic = divmod(int(group[n]), max(len(topic_names), 1))
-            raise EvaluationError(f"run {run_names[run]} topic {topic_names[topic]}: rank {rank[n]} repeated")
-        return position
+        return rank
     if scores is None:
         raise ValueError(f"order={order!r} needs scores")
     score = np.fromiter(scores, dtype=np.float64, count=len(scores)) if isinstance(scores, list) else np.asarray(scores, dtype=np.float64)
-    if score.shape != group.shape or not np.isfinite(score).all():
+    if score.shape != (n,) or not np.isfinite(score).all():
         raise EvaluationError("scores must be finite numbers, one per entry")
-    step, fall = np.diff(group), np.diff(score)
-    if ((step > 0) | ((step == 0) & (fall < 0))).all():
-        return np.arange(group.size)  # already in list order, no tie (the usual run file)
-    position = np.lexsort((-score, group))
-    tied = (np.diff(group[position]) == 0) & (np.diff(score[position]) == 0)
+    return -score
+
+
+@dataclass(frozen=True)
+class _Lists:
+    """Entries laid out list by list: list ``n`` (code ``group[n]`` = run * topics + topic) holds
+    ``codes[bounds[n]:bounds[n + 1]]``, best first; lists in ascending ``group`` order."""
+
+    group: IntArray
+    sizes: IntArray
+    codes: IntArray
+
+    @classmethod
+    def of_entries(cls, group: IntArray, codes: IntArray) -> _Lists:
+        """From entries sorted by group (then rank)."""
+        starts = np.flatnonzero(np.diff(group, prepend=-1))
+        return cls(group[starts], np.diff(np.append(starts, group.size)), codes)
+
+    @property
+    def bounds(self) -> IntArray:
+        out = np.zeros(self.sizes.size + 1, dtype=np.int64)
+        np.cumsum(self.sizes, out=out[1:])
+        return out
+
+
+def _list_order(group, doc_code, vocabulary, order, key, run_names, topic_names) -> IntArray:
+    """Permutation of the entries into list order: by (run, topic) group, then spec §1.4's key."""
+    if key is None:
+        return np.argsort(group, kind="stable")
+    position = np.lexsort((key, group))
+    tied = (np.diff(group[position]) == 0) & (np.diff(key[position]) == 0)
     if not tied.any():
         return position
+    if order == "rank":
+        n = position[int(np.argmax(tied))]
+        run, topic = divmod(int(group[n]), max(len(topic_names), 1))
+        raise EvaluationError(f"run {run_names[run]} topic {topic_names[topic]}: rank {key[n]} repeated")
     # equal scores in a list: docid breaks the tie (descending for "score", ascending for "pyndeval")
     members = np.unique(np.concatenate([position[:-1][tied], position[1:][tied]]))
     names = vocabulary[doc_code[members]].tolist()
     rank_of = {d: n for n, d in enumerate(sorted(set(names)))}
     tie_key = np.zeros(group.size, dtype=np.int64)
     tie_key[members] = [rank_of[d] for d in names]
-    return np.lexsort((-tie_key if order == "score" else tie_key, -score, group))
+    return np.lexsort((-tie_key if order == "score" else tie_key, key, group))
 
 
-def _drop_repeated(position, group, doc_code, vocabulary, on_duplicate_doc, run_names, topic_names) -> IntArray:
+def _drop_repeated(lists: _Lists, vocabulary, on_duplicate_doc, run_names, topic_names) -> _Lists:
     """Keep each docid's first (highest-ranked) entry in its list; warn about the rest, or raise."""
-    key = group[position] * max(len(vocabulary), 1) + doc_code[position]
+    entry_list = np.repeat(np.arange(lists.sizes.size), lists.sizes)
+    key = entry_list * max(len(vocabulary), 1) + lists.codes
     ordered = np.sort(key)  # no equal neighbours: no repeat (the usual case; a sort beats hashing here)
     if not (ordered[1:] == ordered[:-1]).any():
-        return position
+        return lists
     repeated = pd.Series(key).duplicated().to_numpy()
-    if not repeated.any():
-        return position
     n_topics = max(len(topic_names), 1)
-    for g in np.unique(group[position][repeated]).tolist():
-        run, topic = run_names[g // n_topics], topic_names[g % n_topics]
-        dropped = vocabulary[doc_code[position[repeated & (group[position] == g)]]].tolist()
-        message = _duplicate_message(run, topic, dropped)
+    for n in np.unique(entry_list[repeated]).tolist():
+        run, topic = divmod(int(lists.group[n]), n_topics)
+        dropped = vocabulary[lists.codes[repeated & (entry_list == n)]].tolist()
+        message = _duplicate_message(run_names[run], topic_names[topic], dropped)
         if on_duplicate_doc == "error":
             raise EvaluationError(message)
         warnings.warn(f"{message}; kept the highest-ranked occurrence", EvaluationWarning, stacklevel=3)
-    return position[~repeated]
+    sizes = lists.sizes - np.bincount(entry_list[repeated], minlength=lists.sizes.size)
+    return _Lists(lists.group, sizes, lists.codes[~repeated])
 
 
-def _split_runs(group: IntArray, codes: IntArray, n_runs: int, run_names, topic_names, vocabulary: np.ndarray) -> list[Run]:
-    """One :class:`Run` per run code from entries sorted by (run, topic) group and rank."""
+def _split_runs(lists: _Lists, run_names, topic_names, vocabulary: np.ndarray) -> list[Run]:
+    """One :class:`Run` per run code."""
     n_topics = max(len(topic_names), 1)
-    starts = np.flatnonzero(np.diff(group, prepend=-1))
-    bounds = np.append(starts, group.size)  # list n: entries bounds[n]:bounds[n + 1]
-    topic_of_list = topic_names[group[starts] % n_topics].tolist()
-    first_list = np.searchsorted(group[starts] // n_topics, np.arange(n_runs + 1)).tolist()
+    bounds = lists.bounds
+    topic_of_list = topic_names[lists.group % n_topics].tolist()
+    first_list = np.searchsorted(lists.group // n_topics, np.arange(len(run_names) + 1)).tolist()
     out = []
-    for r in range(n_runs):
+    for r, name in enumerate(run_names.tolist()):
         a, b = first_list[r], first_list[r + 1]
         offsets = bounds[a : b + 1] - bounds[a]
-        lists = RankedLists(tuple(topic_of_list[a:b]), offsets, codes[bounds[a] : bounds[b]], vocabulary)
-        out.append(Run(str(run_names[r]), lists))
+        out.append(Run(str(name), RankedLists(tuple(topic_of_list[a:b]), offsets, lists.codes[bounds[a] : bounds[b]], vocabulary)))
     return out

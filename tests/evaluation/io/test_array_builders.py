@@ -97,6 +97,22 @@ def test_bad_arrays_are_errors() -> None:
         runs_from_arrays(["r"], ["q"], ["d"], [1.0], order="random")  # type: ignore[arg-type]
 
 
+def test_lists_already_in_order_split_blocks_and_ties() -> None:
+    """The usual input (each list one block, best first) and its near misses give read_run's lists."""
+    in_order = [("r", "q1", "a", 1, 3.0), ("r", "q1", "b", 2, 2.0), ("r", "q2", "c", 1, 1.0), ("s", "q1", "b", 1, 5.0)]
+    r, s = _from_lines(in_order, order="pyndeval")
+    assert dict(r.lists) == {"q1": ("a", "b"), "q2": ("c",)} and dict(s.lists) == {"q1": ("b",)}
+    split = [("r", "q1", "a", 1, 3.0), ("r", "q2", "c", 1, 1.0), ("r", "q1", "b", 2, 4.0)]  # q1 comes back later
+    (run,) = _from_lines(split, order="pyndeval")
+    assert dict(run.lists) == {"q1": ("b", "a"), "q2": ("c",)}
+    tied = [("r", "q1", "b", 1, 1.0), ("r", "q1", "a", 2, 1.0)]  # in score order, but tied: docid decides
+    assert dict(_from_lines(tied, order="pyndeval")[0].lists) == {"q1": ("a", "b")}
+    assert dict(_from_lines(tied, order="score")[0].lists) == {"q1": ("b", "a")}
+    with pytest.raises(EvaluationError, match="run name, a topic and a docid"):
+        runs_from_arrays(["r", "r"], ["q1", None], ["a", "b"], [2.0, 1.0])
+    assert runs_from_arrays([], [], [], []) == []
+
+
 LINE = st.tuples(
     st.sampled_from(["r1", "r2", "r3"]),
     st.sampled_from(["q1", "q2"]),
