@@ -11,6 +11,7 @@ from evaluation._types import IntArray
 
 try:  # pandas' hash table for Python objects: reuses every string's cached hash
     from pandas._libs.hashtable import PyObjectHashTable
+    from pandas._libs.lib import is_string_array
 except ImportError:  # pragma: no cover - layout of a future pandas
     PyObjectHashTable = None
 
@@ -23,17 +24,27 @@ def as_objects(values: Sequence | np.ndarray) -> np.ndarray:
 
 
 def factorize(values: Sequence | np.ndarray) -> tuple[IntArray, np.ndarray]:
-    """Like ``pd.factorize``: codes (-1 for None) and the distinct values in order of first appearance.
+    """Like ``pd.factorize``: codes (-1 for None/NaN) and the distinct values in order of first appearance.
 
     ``pd.factorize`` hashes the characters of every string again; the object hash table uses the
-    hash each ``str`` caches, about twice as fast on long docids.
+    hash each ``str`` caches, about twice as fast on long docids. Missing values are looked for
+    among the distinct values only (a per-value check costs as much again as the hashing).
     """
     values = as_objects(values)
     if PyObjectHashTable is None:  # pragma: no cover
         codes, uniques = pd.factorize(values)
         return codes.astype(np.int64), np.asarray(uniques, dtype=object)
-    uniques, codes = PyObjectHashTable(max(values.size // 2, 8)).factorize(values)  # room enough that it seldom grows
-    return codes.astype(np.int64, copy=False), uniques
+    table = PyObjectHashTable(max(values.size // 2, 8))  # room enough that it seldom grows
+    uniques, codes = table.factorize(values, ignore_na=False)
+    codes = codes.astype(np.int64, copy=False)
+    if is_string_array(uniques, skipna=False):
+        return codes, uniques
+    missing = pd.isna(uniques)
+    if not missing.any():
+        return codes, uniques
+    renumbered = np.cumsum(~missing) - 1
+    renumbered[missing] = -1
+    return renumbered[codes], uniques[~missing]
 
 
 def factorize_blocks(values: Sequence | np.ndarray) -> tuple[IntArray, np.ndarray]:

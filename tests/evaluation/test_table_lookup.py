@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from evaluation import arrays, load_collection, read_run, score_matrix
 from evaluation.arrays import TopicTable, build_ranking
@@ -73,3 +74,23 @@ def test_positions_equal_index_lookup() -> None:
     assert got.dtype == np.int64
     np.testing.assert_array_equal(got, pd.Index(distinct, dtype=object).get_indexer(values))
     np.testing.assert_array_equal(positions(distinct, []), np.zeros(0, dtype=np.int64))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["d3", "d1", "d2", "d1", "d10"],
+        ["a", None, "b", float("nan"), "a", None, "c"],  # missing values: code -1, not among the distinct ones
+        [None, None],
+        [3, 1, 3, 2],
+        [],
+    ],
+)
+def test_factorize_equals_pandas(values: list) -> None:
+    from evaluation._factorize import factorize
+
+    codes, distinct = factorize(values)
+    want_codes, want_distinct = pd.factorize(np.array(values, dtype=object))
+    assert codes.dtype == np.int64 and distinct.dtype == object
+    np.testing.assert_array_equal(codes, want_codes)
+    assert distinct.tolist() == list(want_distinct)
