@@ -36,12 +36,22 @@ class Memoised:
     """Holds derived arrays under keys that include every parameter they depend on."""
 
     _cache: dict[Hashable, Any]
+    _shared: set[Hashable]
 
-    def memo(self, key: Hashable, build: Callable[[], Any]) -> Any:
-        """The value stored under ``key``, built by ``build()`` the first time."""
+    def memo(self, key: Hashable, build: Callable[[], Any], *, shared: bool = False) -> Any:
+        """The value stored under ``key``, built by ``build()`` the first time. ``shared`` marks a
+        building block that several metric families read (kept by :meth:`release`)."""
         if key not in self._cache:
             self._cache[key] = build()
+        if shared:
+            self._shared.add(key)
         return self._cache[key]
+
+    def release(self) -> None:
+        """Forget every memoised value but the shared blocks: the engine calls it when a metric
+        family is done, so that the family's own intermediates (per-intent blocks of several MB
+        each) do not pile up over the whole evaluation."""
+        self._cache = {key: value for key, value in self._cache.items() if key in self._shared}
 
 
 class TopicTable(Memoised):
@@ -72,6 +82,7 @@ class TopicTable(Memoised):
         self.W_plus = np.where(self.rel, self.W, 0.0).sum(axis=1)  # W+
         self.max_grade = int(self.gmax.max()) if self.gmax.size else 0
         self._cache: dict[Hashable, Any] = {}
+        self._shared: set[Hashable] = set()
 
     def _lay_out_documents(self, qrels: QrelsColumns) -> None:
         """Judged documents as rows grouped by topic (docids in order of first appearance in the
@@ -314,6 +325,7 @@ class Ranking(Memoised):
         self.condensed = condensed
         self.depth, self.n_runs, self.n_topics = rows.shape
         self._cache: dict[Hashable, Any] = {}
+        self._shared: set[Hashable] = set()
 
     @cached_property
     def pair_cells(self) -> IntArray:

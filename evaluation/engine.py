@@ -69,19 +69,33 @@ def score_matrix(
         from tqdm import tqdm
 
         bar = tqdm(total=len(measures) * len(batches), desc="scoring", unit="measure", delay=2.0, leave=False)
+    families = _by_family(measures)
     for batch in batches:
         raw = build_ranking(table, [runs[r] for r in range(batch.start, batch.stop)], depth=depth)
         views: dict[bool, Ranking] = {False: raw}
-        for n, measure in enumerate(measures):
-            if measure.condensed and True not in views:
-                views[True] = raw.condense()
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out[n, batch] = measure.spec.kernel(views[measure.condensed], measure.cutoff, **measure.params)
-            if bar is not None:
-                bar.update()
+        for family in families:
+            for n in family:
+                measure = measures[n]
+                if measure.condensed and True not in views:
+                    views[True] = raw.condense()
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    out[n, batch] = measure.spec.kernel(views[measure.condensed], measure.cutoff, **measure.params)
+                if bar is not None:
+                    bar.update()
+            for view in views.values():
+                view.release()  # the family's own per-intent blocks: freed before the next family builds its own
     if bar is not None:
         bar.close()
     return out
+
+
+def _by_family(measures: Sequence[Measure]) -> list[list[int]]:
+    """Measure positions grouped by metric family (the module defining the kernel), families in order
+    of first appearance: a family's measures share memoised blocks, so they run back to back."""
+    families: dict[str, list[int]] = {}
+    for n, measure in enumerate(measures):
+        families.setdefault(measure.spec.kernel.__module__, []).append(n)
+    return list(families.values())
 
 
 def evaluate(

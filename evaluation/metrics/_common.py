@@ -123,30 +123,38 @@ def top_total(ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.
 
 def relevant(ranking: Ranking, rel_level: int = 1) -> np.ndarray:
     """``J[p, k, r] = g >= rel_level`` as booleans."""
-    return ranking.memo(("J?", rel_level), lambda: ranking.grades >= rel_level)
+    return ranking.memo(("J?", rel_level), lambda: ranking.grades >= rel_level, shared=True)
+
+
+def count_dtype(depth: int) -> np.dtype:
+    """The narrowest integer type holding counts up to ``depth`` (a quarter of the memory of int64 on
+    usual depths: the per-intent arrays are the engine's largest)."""
+    return np.dtype(np.int16 if depth < 2**15 else np.int32 if depth < 2**31 else np.int64)
 
 
 def relevant_count(ranking: Ranking) -> np.ndarray:
-    """``C_i(r)``: documents relevant to ``i`` at or above rank ``r`` (``(P, K, R)``, index-sized integers: they index lookup tables)."""
-    return ranking.memo(("C",), lambda: scan(np.add, relevant(ranking).astype(np.intp), INTENT_RANK_AXIS, in_place=True))
+    """``C_i(r)``: documents relevant to ``i`` at or above rank ``r`` (``(P, K, R)``)."""
+    return ranking.memo(
+        ("C",), lambda: scan(np.add, relevant(ranking).astype(count_dtype(ranking.depth)), INTENT_RANK_AXIS, in_place=True), shared=True
+    )
 
 
 def relevant_position(ranking: Ranking) -> np.ndarray:
     """``J_i(r) C_i(r)``: where the document is relevant to ``i``, how many relevant to ``i`` the list
     holds up to it (1 for the first); 0 elsewhere."""
-    return ranking.memo(("J·C",), lambda: relevant_count(ranking) * relevant(ranking))
+    return ranking.memo(("J·C",), lambda: relevant_count(ranking) * relevant(ranking), shared=True)
 
 
 def seen_before(ranking: Ranking) -> np.ndarray:
     """``c_i(r)``: documents relevant to ``i`` strictly above rank ``r`` (spec §2 symbols)."""
-    return ranking.memo(("c",), lambda: relevant_count(ranking) - relevant(ranking))
+    return ranking.memo(("c",), lambda: relevant_count(ranking) - relevant(ranking), shared=True)
 
 
 def novelty_decay(ranking: Ranking, alpha: float) -> np.ndarray:
     """``J_i(r) (1 - alpha)^{c_i(r)}``: the novelty discount where the document is relevant to ``i``,
     0 elsewhere. Looked up from exact powers (no elementwise ``pow``)."""
     table = np.concatenate([[0.0], (1.0 - alpha) ** np.arange(ranking.depth, dtype=np.float64)])
-    return ranking.memo(("decay", alpha), lambda: np.take(table, relevant_position(ranking)))
+    return ranking.memo(("decay", alpha), lambda: np.take(table, relevant_position(ranking)), shared=True)
 
 
 def covered(ranking: Ranking, k: int) -> np.ndarray:
@@ -158,7 +166,7 @@ def covered(ranking: Ranking, k: int) -> np.ndarray:
 
 def global_gain(ranking: Ranking) -> np.ndarray:
     """``GG(r) = sum_i w_i g_i(d_r)``: ``(K, R, T)`` (spec §1.2)."""
-    return ranking.memo(("GG",), lambda: np.take(ranking.table.doc_global_gain, ranking.rows))
+    return ranking.memo(("GG",), lambda: np.take(ranking.table.doc_global_gain, ranking.rows), shared=True)
 
 
 def din_gain(ranking: Ranking) -> np.ndarray:
@@ -171,7 +179,7 @@ def din_gain(ranking: Ranking) -> np.ndarray:
         counts = ~table.per_pair(table.nav)[:, None, None] | (seen_before(ranking) == 0)
         return table.topic_sum(ranking.grades * counts * table.per_pair(table.W)[:, None, None])
 
-    return ranking.memo(("DG",), build)
+    return ranking.memo(("DG",), build, shared=True)
 
 
 def ntcir_round(x: np.ndarray) -> np.ndarray:

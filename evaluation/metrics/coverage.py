@@ -20,7 +20,7 @@ def intent_recall(ranking: Ranking, k: int | None) -> FloatArray:
     def compute() -> FloatArray:
         return safe_divide(table.topic_sum(covered(ranking, limit)), table.n_rel_intents)
 
-    return ranking.memo(("I-rec", limit), compute)
+    return ranking.memo(("I-rec", limit), compute, shared=True)  # read by the # measures
 
 
 @register(

@@ -55,7 +55,7 @@ def novelty_gain(ranking: Ranking, alpha: float, graded: bool = False) -> np.nda
             return table.topic_sum(decay * table.per_pair(table.W_hat)[:, None, None])
         return table.topic_sum(per_doc(ranking, "graded_novelty_value", weighted) * decay)
 
-    return ranking.memo(("novelty", alpha, graded), build)
+    return ranking.memo(("novelty", alpha, graded), build, shared=True)  # read by alpha#-IA
 
 
 def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: bool = False) -> FloatArray:

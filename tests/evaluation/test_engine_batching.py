@@ -1,4 +1,5 @@
 """Runs are scored in memory-bounded batches; batching never changes a value."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,3 +18,37 @@ def test_batched_scores_equal_single_batch_scores(monkeypatch) -> None:
     batched = score_matrix(col, runs, measures)
     np.testing.assert_array_equal(np.isnan(whole), np.isnan(batched))
     np.testing.assert_allclose(np.nan_to_num(batched), np.nan_to_num(whole), rtol=0, atol=1e-15)
+
+
+def test_measure_order_and_family_release_never_change_a_value() -> None:
+    """Measures run family by family (each family's blocks freed after it); any request order gives
+    the same values, bit for bit, as one measure at a time on a fresh ranking."""
+    from evaluation.arrays import build_ranking, table_for
+
+    col = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv", REFERENCE / "trec2014" / "intent_probs_din.tsv")
+    runs = [read_run(p) for p in sorted((REFERENCE / "runs" / "public").glob("*.run"))[:4]]
+    measures = default_measures(cutoffs=(5, 20), condensed=True)
+    shuffled = [measures[n] for n in np.random.default_rng(7).permutation(len(measures))]  # families interleaved
+    got = score_matrix(col, runs, shuffled)
+    table = table_for(col)
+    for n, measure in enumerate(shuffled):
+        ranking = build_ranking(table, runs, depth=20)
+        if measure.condensed:
+            ranking = ranking.condense()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alone = measure.spec.kernel(ranking, measure.cutoff, **measure.params)
+        np.testing.assert_array_equal(got[n], alone, err_msg=measure.label)
+
+
+def test_release_keeps_only_shared_blocks() -> None:
+    from evaluation.arrays import build_ranking, table_for
+    from evaluation.metrics._common import novelty_decay, relevant_count
+
+    col = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv")
+    ranking = build_ranking(table_for(col), [read_run(sorted((REFERENCE / "runs" / "public").glob("*.run"))[0])])
+    count = relevant_count(ranking)
+    decay = novelty_decay(ranking, 0.5)
+    private = ranking.memo(("family block",), lambda: np.ones(3))
+    ranking.release()
+    assert relevant_count(ranking) is count and novelty_decay(ranking, 0.5) is decay
+    assert ranking.memo(("family block",), lambda: np.zeros(3)) is not private  # rebuilt after release
