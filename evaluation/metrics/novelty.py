@@ -75,47 +75,56 @@ def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: boo
     if cached is not None and cached.shape[1] >= min(length, N):
         return _fit(cached, length)
     groups = _candidate_groups(table)
-    T = table.n_topics
+    T, I = table.n_topics, table.n_intents
     values = _relevance(groups.grades, table.gmax[:, None, :], graded)  # (T, G, I)
-    values_by_intent = np.ascontiguousarray(np.moveaxis(values, 2, 0))  # (I, T, G): sums run over intents in order
+    G = groups.start.shape[1]
+    # (I + 1, T, G): the intents' values, then a row of offsets that keep exhausted groups from
+    # winning (0 or -inf, weight 1). The sum over the leading axis runs in intent order, as ndeval
+    # adds subtopic by subtopic, and the offset comes last (x + 0.0 == x).
+    terms = np.zeros((I + 1, T, G))
+    terms[:I] = np.moveaxis(values, 2, 0)
     coef = np.where(table.uniform_weights[:, None], table.rel.astype(np.float64), table.W_hat)
     steps = min(max(length, GREEDY_MIN_STEPS), N)  # one pass serves every cutoff and NRBP's tail
     gains = np.zeros((T, max(length, steps, 1)))
-    G = groups.start.shape[1]
     # flat (T * G) views: a step touches one cell per topic, at ``rows + pick``
     taken = groups.start.ravel().copy()
     end = groups.end.ravel()
     head = groups.members[taken]  # each group's next candidate (its greatest remaining docid rank)
-    dead = np.where(taken < end, 0.0, -np.inf)  # added to the scores: exhausted groups never win
+    offset = terms[I].reshape(T * G)
+    offset[taken >= end] = -np.inf
     values_flat = values.reshape(T * G, -1)
     hits_flat = (groups.grades >= 1).reshape(T * G, -1)
     powers = (1.0 - alpha) ** np.arange(steps + 1, dtype=np.float64)  # (1 - alpha)^c, c = 0..steps
-    counts = np.zeros((T, table.n_intents), dtype=np.int64)
+    # a topic has a live group as long as it has relevant documents left; once exhausted, its
+    # picks and counts no longer matter (their gains are masked)
+    live_at = table.n_rel_docs[None, :] > np.arange(steps)[:, None]
+    counts = np.zeros((T, I), dtype=np.int64)
+    weight = np.ones((T, I + 1))  # coef * decay per intent, then 1 for the offsets
+    weight_by_intent = weight.T[:, :, None]  # a view: (I + 1, T, 1)
     rows = np.arange(T) * G
-    product = np.empty_like(values_by_intent)
+    product = np.empty_like(terms)
     score = np.empty((T, G))
-    decays, cells, lives = [], [], []  # each step's decay, picked cell and liveness; gains follow in one pass
-    for _ in range(steps):
+    top = np.empty((T, 1))
+    head_2d = head.reshape(T, G)
+    decays, cells = [], []  # each step's decay and picked cell; gains follow in one pass
+    for step in range(steps):
         decay = np.take(powers, counts)
-        # ndeval adds subtopic by subtopic: a sum over the leading intent axis runs in that order
-        np.multiply(values_by_intent, (coef * decay).T[:, :, None], out=product)
+        np.multiply(coef, decay, out=weight[:, :I])
+        np.multiply(terms, weight_by_intent, out=product)
         np.add.reduce(product, axis=0, out=score)
-        score += dead.reshape(T, G)
-        best = score == score.max(axis=1, keepdims=True)
-        cell = rows + np.argmax(np.where(best, head.reshape(T, G), -1), axis=1)
+        np.max(score, axis=1, keepdims=True, out=top)
+        cell = rows + np.argmax(np.where(score == top, head_2d, -1), axis=1)
         before, limit = np.take(taken, cell), np.take(end, cell)
-        live = before < limit
         decays.append(decay)
         cells.append(cell)
-        lives.append(live)
-        counts += np.take(hits_flat, cell, axis=0) & live[:, None]
-        moved = before + live
+        counts += np.take(hits_flat, cell, axis=0)
+        moved = before + live_at[step]
         taken[cell] = moved
         head[cell] = np.take(groups.members, moved)
-        dead[cell] = np.where(moved < limit, 0.0, -np.inf)
+        offset[cell] = np.where(moved < limit, 0.0, -np.inf)
     if steps:  # n*(r) = sum_i values_i decay_i ŵ_i at the pick, over the intent axis (last, as per step)
         picked = (values_flat[np.stack(cells)] * np.stack(decays) * table.W_hat).sum(axis=2)  # (steps, T, I) -> (steps, T)
-        gains[:, :steps] = np.where(np.stack(lives), picked, 0.0).T
+        gains[:, :steps] = np.where(live_at, picked, 0.0).T
     table._cache[key] = gains[:, : max(steps, 1)]
     return _fit(gains, length)
 
