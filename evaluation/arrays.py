@@ -105,13 +105,13 @@ class TopicTable(Memoised):
         # (topic, docid) key -> row: a dense table when the key space is small (one pass, no sort), else by hashing
         self._row_of_key: IntArray | None = None
         if T * V <= DENSE_KEYS:
-            seen = np.zeros(T * V, dtype=bool)
-            seen[keys] = True
-            self.row_keys = np.flatnonzero(seen)
-            # row + 1, so 0 means "not judged": np.zeros gets lazily zeroed pages, a -1 fill would write them all
-            self._row_of_key = np.zeros(T * V, dtype=np.int64)
+            # row + 1, so 0 means "not judged": np.zeros gets lazily zeroed pages, a -1 fill would write
+            # them all; 32-bit entries (rows < DENSE_KEYS) halve the pages touched
+            self._row_of_key = np.zeros(T * V, dtype=np.int32)
+            self._row_of_key[keys] = 1  # judged keys first, then their rows in key order
+            self.row_keys = np.flatnonzero(self._row_of_key)
             self._row_of_key[self.row_keys] = np.arange(1, self.row_keys.size + 1)
-            row = self._row_of_key[keys] - 1
+            row = self._row_of_key[keys].astype(np.int64) - 1
         else:
             self.row_keys, row = np.unique(keys, return_inverse=True)
         n_docs = self.n_docs = self.row_keys.size

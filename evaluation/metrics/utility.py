@@ -1,85 +1,20 @@
 """Utility metrics with user effort (spec §2.6; Amigó, Spina & Carrillo-de-Albornoz, SIGIR 2018):
-RBU (reference jar conventions by default), EU and CT (reconstructed forms)."""
+EU and CT (reconstructed forms); RBU lives in :mod:`evaluation.metrics.rbu`."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from evaluation._types import FloatArray
-from evaluation.arrays import Ranking, TopicTable
-from evaluation.metrics._common import INTENT_RANK_AXIS, at, cutoff_or_depth, novelty_decay, per_doc, ranks, scan
+from evaluation.arrays import Ranking
+from evaluation.metrics._common import INTENT_RANK_AXIS, at, cutoff_or_depth, novelty_decay, ranks, scan
 from evaluation.metrics.base import Param, register
-
-AMIGO = "Amigó, Spina & Carrillo-de-Albornoz, An axiomatic analysis of diversity evaluation metrics, SIGIR 2018"
-
-
-def _relevance(ranking: Ranking, mapping: str, depth: int) -> np.ndarray:
-    """Per-rank relevance probabilities ``r(d,t)`` ``(I, depth, R, T)``, computed per document:
-
-    ``linear`` g/G_t (G_t = the aspect's top grade), ``jar`` (2^g - 1)/2^{G_t} (RBU jar),
-    ``ntcir_linear`` g/(G+1) with G the scale maximum.
-    """
-
-    def build(table: TopicTable) -> np.ndarray:
-        if mapping == "jar" and table.grades.size and 0 <= table.grades.min() and table.max_grade < 1000:
-            two = np.ldexp(1.0, np.arange(table.max_grade + 1))  # 2^g looked up: the same exact powers, no pow
-            return (np.take(two, table.grades) - 1.0) / np.take(two[table.gmax], table.topic_of_row, axis=0)
-        g = table.grades.astype(np.float64)
-        gmax = np.take(table.gmax, table.topic_of_row, axis=0)
-        if mapping == "linear":
-            return np.divide(g, gmax, out=np.zeros(g.shape), where=gmax > 0)
-        if mapping == "jar":
-            return (np.ldexp(1.0, table.grades) - 1.0) / np.ldexp(1.0, gmax)  # exact powers of 2, no pow
-        return g / (max(4, table.max_grade) + 1.0)
-
-    return per_doc(ranking, ("relevance", mapping), build)[:, :depth]
-
-
-@register(
-    "RBU",
-    params={
-        "p": Param(float, 0.8, "persistence", low=0.0, high=1.0, low_open=True),
-        "e": Param(float, 0.03, "effort per inspected document", low=0.0),
-        "rbu_scale": Param(str, "jar", "jar: (1-p) p^(i-1); paper: p^i (Eq. 11)", ("jar", "paper")),
-        "rbu_relevance": Param(str, "jar", "jar: (2^g - 1)/2^gmax_t; ntcir_linear: g/(G+1), G = scale maximum", ("jar", "ntcir_linear")),
-    },
-    cutoff="optional",
-    tags={"graded", "intent_aware", "effort", "tool:rbu", "whole_list"},
-    citation=AMIGO + "; RBU reference jar",
-)
-def rbu(ranking: Ranking, k: int | None, p: float = 0.8, e: float = 0.03, rbu_scale: str = "jar", rbu_relevance: str = "jar") -> FloatArray:
-    """Rank-Biased Utility: (1-p) sum_t w_t sum_i p^(i-1) r_it prod_{j<i}(1-r_jt) - e (1-p) sum_i p^(i-1).
-
-    Whole list unless a cutoff is given (then RBU@k scores the top k; spec §2.6, register #16).
-    Weights are used as given; every listed aspect counts.
-    """
-    depth = min(cutoff_or_depth(ranking, k), ranking.depth)
-    present = ranking.present[:depth]
-    table = ranking.table
-    r = _rbu_terms(ranking, rbu_relevance)[:, :depth]
-    disc = p ** np.arange(depth, dtype=np.float64)
-    utility = table.topic_sum(np.einsum("pkr,k->pr", r, disc) * table.per_pair(table.W)[:, None])
-    effort = e * (disc[:, None, None] * present).sum(axis=0)
-    value = (1.0 - p) * (utility - effort)
-    return value * (p / (1.0 - p)) if rbu_scale == "paper" else value
-
-
-def _rbu_terms(ranking: Ranking, mapping: str) -> np.ndarray:
-    """``r_it prod_{j<i} (1 - r_jt)`` over the whole depth ``(P, K, R)``, built once for every cutoff
-    (a cutoff's terms are this array's leading ranks: every step runs along the ranks)."""
-
-    def build() -> np.ndarray:
-        r = _relevance(ranking, mapping, ranking.depth)
-        kept = scan(np.multiply, 1.0 - r, INTENT_RANK_AXIS, in_place=True)  # prod_{j<=i} (1 - r_jt)
-        r[:, 1:] *= kept[:, :-1]  # r_it prod_{j<i} (1 - r_jt)
-        return r
-
-    return ranking.memo(("rbu_terms", mapping), build)
+from evaluation.metrics.rbu import AMIGO, relevance_probability
 
 
 def _linear_relevance(ranking: Ranking) -> np.ndarray:
     """``r = g/G_t`` per intent and rank ``(P, K, R)``, gathered once for EU and CT (read only)."""
-    return ranking.memo(("relevance", "linear"), lambda: _relevance(ranking, "linear", ranking.depth))
+    return ranking.memo(("relevance", "linear"), lambda: relevance_probability(ranking, "linear", ranking.depth))
 
 
 def _novel_relevance(ranking: Ranking, alpha: float) -> np.ndarray:
@@ -128,8 +63,11 @@ def ct(ranking: Ranking, k: int, alpha: float = 0.5, h_max: float = 1.0, ct_time
     def build() -> np.ndarray:
         filled = scan(np.add, _linear_relevance(ranking), INTENT_RANK_AXIS)  # sum_{j<=i} r(d_j,t)
         table = ranking.table
-        gains = _novel_relevance(ranking, alpha) * table.per_pair(table.W)[:, None, None]
-        gains[:, 1:] *= filled[:, :-1] < h_max  # the tank was still open before rank i (always open at rank 1)
+        still_open = filled[:, :-1] < h_max  # the tank was still open before rank i (always open at rank 1)
+        gains = np.multiply(
+            _novel_relevance(ranking, alpha), table.per_pair(table.W)[:, None, None], out=filled
+        )  # reuses the levels' memory
+        gains[:, 1:] *= still_open
         value = table.topic_sum(gains)
         if ct_time == "per_rank":
             value = value / ranks(ranking.depth)[:, None, None]
