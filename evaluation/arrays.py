@@ -29,8 +29,6 @@ from evaluation._types import BoolArray, FloatArray, IntArray
 from evaluation.collection import Collection, QrelsColumns
 from evaluation.io.runs import RankedLists, Run
 
-DENSE_KEYS = 1 << 22  # TopicTable: (topic, docid) key spaces up to this size (32 MB) are looked up in a dense table
-
 
 class Memoised:
     """Holds derived arrays under keys that include every parameter they depend on."""
@@ -102,18 +100,15 @@ class TopicTable(Memoised):
         V = self.n_docids = max(len(self.docid_values), 1)
         judged = topic >= 0
         keys = topic[judged] * V + qrels.docid[judged]
-        # (topic, docid) key -> row: a dense table when the key space is small (one pass, no sort), else by hashing
-        self._row_of_key: IntArray | None = None
-        if T * V <= DENSE_KEYS:
-            # row + 1, so 0 means "not judged": np.zeros gets lazily zeroed pages, a -1 fill would write
-            # them all; 32-bit entries (rows < DENSE_KEYS) halve the pages touched
-            self._row_of_key = np.zeros(T * V, dtype=np.int32)
-            self._row_of_key[keys] = 1  # judged keys first, then their rows in key order
-            self.row_keys = np.flatnonzero(self._row_of_key)
-            self._row_of_key[self.row_keys] = np.arange(1, self.row_keys.size + 1)
-            row = self._row_of_key[keys].astype(np.int64) - 1
-        else:
-            self.row_keys, row = np.unique(keys, return_inverse=True)
+        # (topic, docid) key -> row, rows in key order: a stable sort (qrels come grouped by topic, so
+        # the keys are nearly sorted already) and a pass over equal neighbours
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        fresh = np.ones(ordered.size, dtype=bool)
+        np.not_equal(ordered[1:], ordered[:-1], out=fresh[1:])
+        self.row_keys = ordered[fresh]
+        row = np.empty(keys.size, dtype=np.int64)
+        row[order] = np.cumsum(fresh) - 1
         n_docs = self.n_docs = self.row_keys.size
         self.UNJUDGED, self.PAD = n_docs, n_docs + 1
         self.topic_of_row = np.append(self.row_keys // V, [0, 0])  # sentinel rows: topic 0, grades 0
@@ -136,11 +131,12 @@ class TopicTable(Memoised):
     def rows_of(self, topic: IntArray, doc_code: IntArray) -> IntArray:
         """Rows of ``(topic, docid)`` pairs, docids given as ``docid_values`` positions (-1: unknown);
         ``UNJUDGED`` for pairs the qrels do not judge."""
-        if self._row_of_key is not None:
-            row = np.where(doc_code >= 0, self._row_of_key[np.where(doc_code >= 0, topic * self.n_docids + doc_code, 0)] - 1, -1)
-        else:
-            row = pd.Index(self.row_keys).get_indexer(np.where(doc_code >= 0, topic * self.n_docids + doc_code, -1))
+        row = self._row_index.get_indexer(np.where(doc_code >= 0, topic * self.n_docids + doc_code, -1))
         return np.where(row >= 0, row, self.UNJUDGED)
+
+    @cached_property
+    def _row_index(self) -> pd.Index:
+        return pd.Index(self.row_keys)
 
     @cached_property
     def W_hat(self) -> FloatArray:

@@ -1,6 +1,5 @@
-"""TopicTable internals with a fast path: (topic, docid) rows from a dense table for small key spaces (by
-hashing otherwise), per-topic reductions by intent position (the order of ``reduceat``). Fast and
-plain paths agree bit for bit."""
+"""TopicTable internals: (topic, docid) rows, per-topic reductions by intent position (the order of
+``reduceat``); fast and plain paths agree bit for bit."""
 
 from __future__ import annotations
 
@@ -8,27 +7,31 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation import arrays, load_collection, read_run, score_matrix
+from evaluation import load_collection, read_run
 from evaluation.arrays import TopicTable, build_ranking
-from evaluation.metrics import default_measures
 from tests.evaluation.golden import REFERENCE
 
 
-def test_dense_and_hashed_row_lookup_agree(monkeypatch) -> None:
+def test_rows_of_ranked_documents_match_a_plain_lookup() -> None:
+    """Every ranked (topic, docid) lands on the row holding that topic's judgments of the docid."""
     col = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv", REFERENCE / "trec2014" / "intent_probs_din.tsv")
     runs = [read_run(p) for p in sorted((REFERENCE / "runs" / "public").glob("*.run"))][:4]
-    dense = TopicTable(col)
-    assert dense._row_of_key is not None
-    monkeypatch.setattr(arrays, "DENSE_KEYS", 0)
-    hashed = TopicTable(col)
-    assert hashed._row_of_key is None
-    np.testing.assert_array_equal(dense.row_keys, hashed.row_keys)
-    np.testing.assert_array_equal(dense.grades, hashed.grades)
-    np.testing.assert_array_equal(build_ranking(dense, runs).rows, build_ranking(hashed, runs).rows)
-    measures = default_measures(cutoffs=(5, 20))
-    by_dense = score_matrix(col, runs, measures)  # the collection's cached table (dense)
-    col._cache["table"] = hashed
-    np.testing.assert_array_equal(score_matrix(col, runs, measures), by_dense)
+    table = TopicTable(col)
+    assert np.all(np.diff(table.row_keys) > 0)  # rows in key order, no repeat
+    where = {(table.topic_ids[table.topic_of_row[r]], table.docids[r]): r for r in range(table.n_docs)}
+    assert len(where) == table.n_docs
+    ranking = build_ranking(table, runs)
+    for n, run in enumerate(runs):
+        for t, topic in enumerate(table.topic_ids):
+            docs = list(run.lists.get(topic, ()))
+            got = ranking.rows[: len(docs), n, t].tolist()
+            assert got == [where.get((topic, d), table.UNJUDGED) for d in docs]
+            assert set(ranking.rows[len(docs) :, n, t].tolist()) <= {table.PAD}
+    judged = col.judgments
+    for r in range(0, table.n_docs, 97):  # grades read back from the row
+        topic, doc = table.topic_ids[table.topic_of_row[r]], table.docids[r]
+        intents = col.topics[topic].intent_ids
+        assert {i: g for i, g in judged[topic][doc].items() if g} == {intents[n]: int(g) for n, g in enumerate(table.grades[r]) if g}
 
 
 def _reduceat_per_topic(table: TopicTable, ufunc: np.ufunc, values: np.ndarray, empty) -> np.ndarray:
