@@ -27,7 +27,7 @@ import pandas as pd
 from evaluation._factorize import as_objects, positions
 from evaluation._types import BoolArray, FloatArray, IntArray
 from evaluation.collection import Collection, QrelsColumns
-from evaluation.io.runs import RankedLists, Run
+from evaluation.io.runs import ListBatch, RankedLists, Run
 
 
 class Memoised:
@@ -366,17 +366,8 @@ def build_ranking(table: TopicTable, runs: Sequence[Run], depth: int | None = No
     Topics absent from a run get an empty list (score 0, spec §1.4); topics absent from the
     collection are ignored. Every distinct docid of a vocabulary is looked up once.
     """
-    flat = [RankedLists.of(run.lists) for run in runs]
     R, T = len(runs), table.n_topics
-    topics = np.array([t for lists in flat for t in lists.topics], dtype=object)
-    list_topic = pd.Index(table.topic_ids, dtype=object).get_indexer(topics) if topics.size else np.zeros(0, dtype=np.int64)
-    list_run = np.repeat(np.arange(R), [len(lists.topics) for lists in flat])
-    list_length = np.concatenate([lists.lengths for lists in flat] + [np.zeros(0, dtype=np.int64)])
-    known: dict[int, IntArray] = {}
-    for lists in flat:
-        if id(lists.vocabulary) not in known:
-            known[id(lists.vocabulary)] = positions(table.docid_values, lists.vocabulary)
-    doc_code = np.concatenate([known[id(lists.vocabulary)][lists.codes] for lists in flat] + [np.zeros(0, dtype=np.int64)])
+    list_topic, list_run, list_length, doc_code = _flat_lists(table, runs)
     in_table = list_topic >= 0
     if not in_table.all():  # lists of topics the collection lacks: dropped
         doc_code = doc_code[np.repeat(in_table, list_length)]
@@ -391,3 +382,26 @@ def build_ranking(table: TopicTable, runs: Sequence[Run], depth: int | None = No
     lengths = np.zeros((R, T), dtype=np.int64)
     lengths[list_run, list_topic] = list_length
     return Ranking(table, rows, lengths)
+
+
+def _flat_lists(table: TopicTable, runs: Sequence[Run]) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """Every ranked list of ``runs``: its topic (table index, -1 if the table lacks it), run and length,
+    and the docids of all lists one after the other as ``table.docid_values`` positions (-1: unknown)."""
+    spanned = ListBatch.spanned(runs)
+    if spanned is not None:  # runs built together, in order: their flat layout read whole
+        batch, a, b = spanned
+        topic_index = np.array([table.topic_index.get(t, -1) for t in batch.topics.tolist()] + [-1], dtype=np.int64)
+        codes = batch.codes[batch.bounds[a] : batch.bounds[b]]
+        known = positions(table.docid_values, batch.vocabulary)
+        return topic_index[batch.topic[a:b]], batch.run[a:b] - batch.run[a], np.diff(batch.bounds[a : b + 1]), known[codes]
+    flat = [RankedLists.of(run.lists) for run in runs]
+    topics = np.array([t for lists in flat for t in lists.topics], dtype=object)
+    list_topic = pd.Index(table.topic_ids, dtype=object).get_indexer(topics) if topics.size else np.zeros(0, dtype=np.int64)
+    list_run = np.repeat(np.arange(len(runs)), [len(lists.topics) for lists in flat])
+    list_length = np.concatenate([lists.lengths for lists in flat] + [np.zeros(0, dtype=np.int64)])
+    known: dict[int, IntArray] = {}
+    for lists in flat:
+        if id(lists.vocabulary) not in known:
+            known[id(lists.vocabulary)] = positions(table.docid_values, lists.vocabulary)
+    doc_code = np.concatenate([known[id(lists.vocabulary)][lists.codes] for lists in flat] + [np.zeros(0, dtype=np.int64)])
+    return list_topic, list_run, list_length, doc_code

@@ -75,6 +75,8 @@ class RankedLists(Mapping[str, tuple[str, ...]]):
     offsets: IntArray
     codes: IntArray
     vocabulary: np.ndarray
+    batch: ListBatch | None = None  # the flat lists of all runs built together, this run's from list ``first`` on
+    first: int = 0
 
     @classmethod
     def of(cls, lists: Mapping[str, Sequence[str]]) -> RankedLists:
@@ -104,6 +106,35 @@ class RankedLists(Mapping[str, tuple[str, ...]]):
 
     def __len__(self) -> int:
         return len(self.topics)
+
+
+@dataclass(frozen=True, eq=False)
+class ListBatch:
+    """The ranked lists of several runs built together by :func:`runs_from_arrays`, flat: list ``n`` is
+    run ``run[n]``'s list for ``topics[topic[n]]``, ``vocabulary[codes[bounds[n]:bounds[n + 1]]]``
+    (runs in order, each run's lists contiguous). Laying runs out over a collection reads it whole."""
+
+    topics: np.ndarray
+    run: IntArray
+    topic: IntArray
+    bounds: IntArray
+    codes: IntArray
+    vocabulary: np.ndarray
+
+    @staticmethod
+    def spanned(runs: Sequence[Run]) -> tuple[ListBatch, int, int] | None:
+        """``(batch, a, b)`` when ``runs`` are consecutive runs of one batch, in order: its lists ``a:b``."""
+        lists = [run.lists for run in runs]
+        if not lists or not all(isinstance(x, RankedLists) for x in lists):
+            return None
+        batch = lists[0].batch
+        if batch is None or any(x.batch is not batch for x in lists):
+            return None
+        starts = [x.first for x in lists]
+        ends = [x.first + len(x) for x in lists]
+        if starts[1:] != ends[:-1] or any(len(x) == 0 for x in lists):
+            return None
+        return batch, starts[0], ends[-1]
 
 
 def _duplicate_message(run: str, topic: str, dropped: Sequence[str]) -> str:
@@ -313,10 +344,13 @@ def _split_runs(lists: _Lists, run_names, topic_names, vocabulary: np.ndarray) -
     n_topics = max(len(topic_names), 1)
     bounds = lists.bounds
     topic_of_list = topic_names[lists.group % n_topics].tolist()
-    first_list = np.searchsorted(lists.group // n_topics, np.arange(len(run_names) + 1)).tolist()
+    run_of_list, topic_code = np.divmod(lists.group, n_topics)
+    first_list = np.searchsorted(run_of_list, np.arange(len(run_names) + 1)).tolist()
+    batch = ListBatch(topic_names, run_of_list, topic_code, bounds, lists.codes, vocabulary)
     out = []
     for r, name in enumerate(run_names.tolist()):
         a, b = first_list[r], first_list[r + 1]
         offsets = bounds[a : b + 1] - bounds[a]
-        out.append(Run(str(name), RankedLists(tuple(topic_of_list[a:b]), offsets, lists.codes[bounds[a] : bounds[b]], vocabulary)))
+        ranked = RankedLists(tuple(topic_of_list[a:b]), offsets, lists.codes[bounds[a] : bounds[b]], vocabulary, batch, a)
+        out.append(Run(str(name), ranked))
     return out

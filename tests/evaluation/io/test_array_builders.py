@@ -195,3 +195,25 @@ def test_array_built_inputs_score_like_file_inputs() -> None:
     got = score_matrix(from_arrays, runs, measures)
     expected = score_matrix(load_collection(qrels), [read_run(p) for p in paths], measures)
     np.testing.assert_array_equal(got, expected)
+
+
+def test_runs_built_together_lay_out_like_plain_dict_runs() -> None:
+    """Consecutive runs of one runs_from_arrays call are laid out from their shared flat lists; any
+    other selection (a gap, a repeat, reordering) goes the general way: the same rows either way."""
+    from evaluation import Run
+    from evaluation.arrays import build_ranking, table_for
+    from evaluation.io.runs import ListBatch
+
+    collection = load_collection(TOY_QRELS)
+    topics = list(collection.topic_ids) + ["not-judged"]
+    docs = sorted({d for t in collection.topic_ids for d in collection.judged_documents(t)}) + ["unjudged"]
+    lines = [(f"r{r}", t, d, float(-n)) for r in range(4) for t in topics[r % 2 :] for n, d in enumerate(docs[r:][:5])]
+    runs = runs_from_arrays(*(list(c) for c in zip(*lines)), order="pyndeval")
+    table = table_for(collection)
+    for chosen in (runs, runs[1:3], [runs[0], runs[2]], [runs[1], runs[1]], runs[::-1]):
+        spanned = ListBatch.spanned(chosen)
+        assert (spanned is not None) == (chosen in (runs, runs[1:3]))
+        plain = [Run(r.name, dict(r.lists)) for r in chosen]
+        got, want = build_ranking(table, chosen, depth=6), build_ranking(table, plain, depth=6)
+        np.testing.assert_array_equal(got.rows, want.rows)
+        np.testing.assert_array_equal(got.lengths, want.lengths)
