@@ -68,3 +68,12 @@ def positions(distinct: np.ndarray, values: Sequence | np.ndarray) -> IntArray:
     table = PyObjectHashTable(max(len(distinct), 8))
     table.map_locations(as_objects(distinct))
     return table.lookup(values).astype(np.int64, copy=False)
+
+
+def repeated_keys(key: IntArray) -> np.ndarray:
+    """Boolean mask of the integer keys that already appeared earlier in ``key`` (like
+    ``pd.Series.duplicated``); a sort finds out that none did, the usual case, faster than hashing."""
+    ordered = np.sort(key)
+    if not (ordered[1:] == ordered[:-1]).any():
+        return np.zeros(key.size, dtype=bool)
+    return pd.Series(key).duplicated().to_numpy()

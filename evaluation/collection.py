@@ -23,7 +23,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from evaluation._factorize import factorize, factorize_blocks
+from evaluation._factorize import factorize, factorize_blocks, repeated_keys
 from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning
 
@@ -218,7 +218,7 @@ def judgments_from_arrays(
     if (grade[intent_code < 0] != 0).any():
         raise EvaluationError("intent None means 'relevant to no intent' and needs grade 0")
     key = (topic_code * (len(intent_names) + 1) + intent_code + 1) * max(len(docid_names), 1) + doc_code
-    repeated = pd.Series(key).duplicated().to_numpy() & (intent_code >= 0)
+    repeated = repeated_keys(key) & (intent_code >= 0)
     if repeated.any():
         n = int(np.argmax(repeated))
         if on_duplicate == "error":

@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import pandas as pd
 
-from evaluation._factorize import as_objects, factorize
+from evaluation._factorize import as_objects, factorize, repeated_keys
 from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError
 from evaluation.io._lines import expect_columns, numbered_fields, parse_float, parse_int
@@ -322,11 +321,9 @@ def _list_order(group, doc_code, vocabulary, order, key, run_names, topic_names)
 def _drop_repeated(lists: _Lists, vocabulary, on_duplicate_doc, run_names, topic_names) -> _Lists:
     """Keep each docid's first (highest-ranked) entry in its list; warn about the rest, or raise."""
     entry_list = np.repeat(np.arange(lists.sizes.size), lists.sizes)
-    key = entry_list * max(len(vocabulary), 1) + lists.codes
-    ordered = np.sort(key)  # no equal neighbours: no repeat (the usual case; a sort beats hashing here)
-    if not (ordered[1:] == ordered[:-1]).any():
+    repeated = repeated_keys(entry_list * max(len(vocabulary), 1) + lists.codes)
+    if not repeated.any():
         return lists
-    repeated = pd.Series(key).duplicated().to_numpy()
     n_topics = max(len(topic_names), 1)
     for n in np.unique(entry_list[repeated]).tolist():
         run, topic = divmod(int(lists.group[n]), n_topics)

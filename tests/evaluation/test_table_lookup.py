@@ -97,3 +97,11 @@ def test_factorize_equals_pandas(values: list) -> None:
     assert codes.dtype == np.int64 and distinct.dtype == object
     np.testing.assert_array_equal(codes, want_codes)
     assert distinct.tolist() == list(want_distinct)
+
+
+@pytest.mark.parametrize("keys", [[5, 3, 9], [5, 3, 5, 9, 3, 3], [], [7], [2, 2]])
+def test_repeated_keys_equal_pandas_duplicated(keys: list[int]) -> None:
+    from evaluation._factorize import repeated_keys
+
+    key = np.array(keys, dtype=np.int64)
+    np.testing.assert_array_equal(repeated_keys(key), pd.Series(key).duplicated().to_numpy())
