@@ -17,7 +17,8 @@ sums over a topic's intents) work on whole contiguous blocks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cached_property
 from typing import Any
 
@@ -322,6 +323,23 @@ class Ranking(Memoised):
         self.depth, self.n_runs, self.n_topics = rows.shape
         self._cache: dict[Hashable, Any] = {}
         self._shared: set[Hashable] = set()
+        self._scratch: FloatArray | None = None
+        self._scratch_busy = False
+
+    @contextmanager
+    def scratch(self) -> Iterator[FloatArray]:
+        """A ``(P, K, R)`` float buffer for a temporary that dies within the ``with`` block (content
+        undefined on entry). One buffer serves every metric family in turn: per-intent blocks are the
+        engine's largest, and fresh ones cost page faults as well as memory."""
+        if self._scratch_busy:
+            raise RuntimeError("the scratch buffer is already in use")
+        if self._scratch is None:
+            self._scratch = np.empty((self.table.n_pairs, self.depth, self.n_runs))
+        self._scratch_busy = True
+        try:
+            yield self._scratch
+        finally:
+            self._scratch_busy = False
 
     @cached_property
     def pair_cells(self) -> IntArray:

@@ -59,13 +59,16 @@ def at(cumulative: np.ndarray, k: int, axis: int = RANK_AXIS) -> np.ndarray:
     return np.take(cumulative, k - 1, axis=axis)
 
 
-def scan(ufunc: np.ufunc, x: np.ndarray, axis: int = RANK_AXIS, *, exclusive: bool = False, in_place: bool = False) -> np.ndarray:
+def scan(
+    ufunc: np.ufunc, x: np.ndarray, axis: int = RANK_AXIS, *, exclusive: bool = False, in_place: bool = False, out: np.ndarray | None = None
+) -> np.ndarray:
     """Running ``ufunc`` (add, multiply, maximum) along ``axis``: ``ufunc.accumulate``, bit for bit.
 
     ``exclusive`` gives the value strictly before each position (the identity at the first), as a
     shifted scan, never ``cumsum - x``: the difference is not exactly the sum of the earlier
     entries in floating point (a tank filled to exactly ``H`` must read full). ``in_place``
-    (inclusive scans only) overwrites ``x``, a temporary of the caller's: no fresh memory.
+    (inclusive scans only) overwrites ``x``, a temporary of the caller's: no fresh memory; ``out``
+    receives the result instead of fresh memory (same shape and dtype as ``x``).
 
     ``accumulate`` walks every line along ``axis`` separately; when there are many more lines than
     positions (the usual short rank axis over many runs and topics), the same operations in the
@@ -73,7 +76,7 @@ def scan(ufunc: np.ufunc, x: np.ndarray, axis: int = RANK_AXIS, *, exclusive: bo
     """
     if in_place and exclusive:
         raise ValueError("an exclusive scan cannot run in place")
-    result = x if in_place else np.empty(x.shape, dtype=x.dtype)  # C order in the caller's axes
+    result = x if in_place else out if out is not None else np.empty(x.shape, dtype=x.dtype)  # C order in the caller's axes
     x, out = np.moveaxis(x, axis, 0), np.moveaxis(result, axis, 0)
     if exclusive:
         if x.shape[0]:
@@ -89,6 +92,18 @@ def scan(ufunc: np.ufunc, x: np.ndarray, axis: int = RANK_AXIS, *, exclusive: bo
     elif n:
         ufunc.accumulate(source, axis=0, out=target)
     return result
+
+
+def cascade(ranking: Ranking, p: np.ndarray, divisor: np.ndarray | None = None) -> np.ndarray:
+    """``p(r) prod_{j<r} (1 - p(j))`` along the ranks of a per-intent ``p`` ``(P, K, R)``, in place
+    (after dividing ``p`` by ``divisor`` when given): the stopping cascade of ERR and RBU."""
+    with ranking.scratch() as kept:
+        np.subtract(1.0, p, out=kept)
+        scan(np.multiply, kept, INTENT_RANK_AXIS, in_place=True)  # prod_{j<=r} (1 - p(j))
+        if divisor is not None:
+            p /= divisor
+        p[:, 1:] *= kept[:, :-1]
+    return p
 
 
 def cutoff_or_depth(ranking: Ranking, k: int | None) -> int:

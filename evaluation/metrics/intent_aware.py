@@ -16,6 +16,7 @@ from evaluation.metrics._common import (
     INTENT_RANK_AXIS,
     along,
     at,
+    cascade,
     cutoff_or_depth,
     discount,
     per_doc,
@@ -94,10 +95,7 @@ def _err_at(ranking: Ranking, k: int, err_gmax: str) -> np.ndarray:
 
     def terms() -> np.ndarray:
         p = per_doc(ranking, ("err_p", err_gmax), lambda table: table.grades / np.take(scale, table.topic_of_row, axis=0))
-        kept = scan(np.multiply, 1.0 - p, INTENT_RANK_AXIS, in_place=True)  # prod_{j<=r} (1 - p(j))
-        p /= along(ranks(ranking.depth), INTENT_RANK_AXIS, 3)
-        p[:, 1:] *= kept[:, :-1]  # p(r)/r prod_{j<r} (1 - p(j))
-        return p
+        return cascade(ranking, p, along(ranks(ranking.depth), INTENT_RANK_AXIS, 3))  # p(r)/r prod_{j<r} (1 - p(j))
 
     return ranking.memo(("err@", err_gmax, k), lambda: ranking.memo(("err_terms", err_gmax), terms)[:, :k].sum(axis=1))
 

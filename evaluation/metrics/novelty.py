@@ -51,9 +51,12 @@ def novelty_gain(ranking: Ranking, alpha: float, graded: bool = False) -> np.nda
 
     def build() -> np.ndarray:
         decay = novelty_decay(ranking, alpha)  # J_i (1 - alpha)^{c_i}
-        if not graded:
-            return table.topic_sum(decay * table.per_pair(table.W_hat)[:, None, None])
-        return table.topic_sum(per_doc(ranking, "graded_novelty_value", weighted) * decay)
+        with ranking.scratch() as weighted_decay:
+            if not graded:
+                np.multiply(decay, table.per_pair(table.W_hat)[:, None, None], out=weighted_decay)
+            else:
+                np.multiply(per_doc(ranking, "graded_novelty_value", weighted), decay, out=weighted_decay)
+            return table.topic_sum(weighted_decay)
 
     return ranking.memo(("novelty", alpha, graded), build, shared=True)  # read by alpha#-IA
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking, TopicTable
-from evaluation.metrics._common import INTENT_RANK_AXIS, cutoff_or_depth, per_doc, scan
+from evaluation.metrics._common import cascade, cutoff_or_depth, per_doc
 from evaluation.metrics.base import Param, register
 
 AMIGO = "Amigó, Spina & Carrillo-de-Albornoz, An axiomatic analysis of diversity evaluation metrics, SIGIR 2018"
@@ -69,9 +69,6 @@ def _rbu_terms(ranking: Ranking, mapping: str) -> np.ndarray:
     (a cutoff's terms are this array's leading ranks: every step runs along the ranks)."""
 
     def build() -> np.ndarray:
-        r = relevance_probability(ranking, mapping, ranking.depth)
-        kept = scan(np.multiply, 1.0 - r, INTENT_RANK_AXIS, in_place=True)  # prod_{j<=i} (1 - r_jt)
-        r[:, 1:] *= kept[:, :-1]  # r_it prod_{j<i} (1 - r_jt)
-        return r
+        return cascade(ranking, relevance_probability(ranking, mapping, ranking.depth))  # r_it prod_{j<i} (1 - r_jt)
 
     return ranking.memo(("rbu_terms", mapping), build)

@@ -61,14 +61,16 @@ def ct(ranking: Ranking, k: int, alpha: float = 0.5, h_max: float = 1.0, ct_time
     """Cube Test: sum_{i<=k} (1/i) sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} 1[sum_{j<i} r(d_j,t) < H] (spec §2.6)."""
 
     def build() -> np.ndarray:
-        filled = scan(np.add, _linear_relevance(ranking), INTENT_RANK_AXIS)  # sum_{j<=i} r(d_j,t)
         table = ranking.table
-        still_open = filled[:, :-1] < h_max  # the tank was still open before rank i (always open at rank 1)
-        gains = np.multiply(
-            _novel_relevance(ranking, alpha), table.per_pair(table.W)[:, None, None], out=filled
-        )  # reuses the levels' memory
-        gains[:, 1:] *= still_open
-        value = table.topic_sum(gains)
+        novel = _novel_relevance(ranking, alpha)
+        with ranking.scratch() as block:
+            filled = scan(np.add, _linear_relevance(ranking), INTENT_RANK_AXIS, out=block)  # sum_{j<=i} r(d_j,t)
+            still_open = filled[:, :-1] < h_max  # the tank was still open before rank i (always open at rank 1)
+            gains = np.multiply(
+                novel, table.per_pair(table.W)[:, None, None], out=block
+            )  # the levels are read: the gains take their memory
+            gains[:, 1:] *= still_open
+            value = table.topic_sum(gains)
         if ct_time == "per_rank":
             value = value / ranks(ranking.depth)[:, None, None]
         return scan(np.add, value)

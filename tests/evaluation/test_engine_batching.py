@@ -52,3 +52,20 @@ def test_release_keeps_only_shared_blocks() -> None:
     ranking.release()
     assert relevant_count(ranking) is count and novelty_decay(ranking, 0.5) is decay
     assert ranking.memo(("family block",), lambda: np.zeros(3)) is not private  # rebuilt after release
+
+
+def test_scratch_buffer_is_one_per_ranking_and_never_lent_twice() -> None:
+    import pytest
+
+    from evaluation.arrays import build_ranking, table_for
+
+    col = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv")
+    table = table_for(col)
+    ranking = build_ranking(table, [read_run(sorted((REFERENCE / "runs" / "public").glob("*.run"))[0])])
+    with ranking.scratch() as first:
+        assert first.shape == (table.n_pairs, ranking.depth, ranking.n_runs) and first.dtype == np.float64
+        with pytest.raises(RuntimeError, match="already in use"):
+            with ranking.scratch():
+                pass
+    with ranking.scratch() as second:
+        assert second is first
