@@ -224,23 +224,16 @@ class TopicTable(Memoised):
         out[:, self.pair_topic, self.pair_intent] = values.T
         return out
 
-    def topic_block(self, t: int) -> np.ndarray:
-        a, b = self.topic_rows[t]
-        return self.grades[a:b]
-
     # ------------------------------------------------------------ ideal lists
     def intent_ideal(self, length: int) -> FloatArray:
         """Per-intent ideal gains ``(T, I, length)``: ``R_i`` sorted by grade descending (spec §1.5)."""
 
         def build() -> FloatArray:
             L = max(length, int(self.n_rel.max()) if self.n_rel.size else 0, 1)
-            out = np.zeros((self.n_topics, self.n_intents, L))
-            for t in range(self.n_topics):
-                block = self.topic_block(t)
-                if block.shape[0]:
-                    ordered = -np.sort(-block.astype(np.float64), axis=0)[:L]
-                    out[t, :, : ordered.shape[0]] = ordered.T
-            return out
+            row, intent = np.nonzero(self.grades[: self.n_docs] > 0)
+            group = self.topic_of_row[row] * self.n_intents + intent
+            ideal = _descending_by_group(self.grades[row, intent].astype(np.float64), group, self.n_topics * self.n_intents, L)
+            return ideal.reshape(self.n_topics, self.n_intents, L)
 
         full = self.memo(("intent_ideal",), build)
         return _fit(full, length)
@@ -260,21 +253,29 @@ class TopicTable(Memoised):
         """Global ideal gains ``(T, length)``: documents with ``GG > 0`` by ``GG`` descending (spec §1.5)."""
 
         def build() -> FloatArray:
-            gg = self.doc_global_gain
+            gg = self.doc_global_gain[: self.n_docs]
             L = max(length, int(self.n_global_rel.max()) if self.n_topics else 0, 1)
-            out = np.zeros((self.n_topics, L))
-            for t, (a, b) in enumerate(self.topic_rows):
-                g = np.sort(gg[a:b][gg[a:b] > 0])[::-1]
-                out[t, : g.size] = g
-            return out
+            row = np.flatnonzero(gg > 0)
+            return _descending_by_group(gg[row], self.topic_of_row[row], self.n_topics, L)
 
         return _fit(self.memo(("global_ideal",), build), length)
 
     @cached_property
     def n_global_rel(self) -> IntArray:
         """``R`` of the D-measures: documents with ``GG > 0`` per topic."""
-        gg = self.doc_global_gain
-        return np.array([int((gg[a:b] > 0).sum()) for a, b in self.topic_rows], dtype=np.int64)
+        positive = self.doc_global_gain[: self.n_docs] > 0
+        return np.bincount(self.topic_of_row[: self.n_docs][positive], minlength=self.n_topics).astype(np.int64)
+
+
+def _descending_by_group(values: FloatArray, group: IntArray, n_groups: int, length: int) -> FloatArray:
+    """``(n_groups, length)``: each group's values sorted descending, cut or zero padded to ``length``."""
+    order = np.lexsort((-values, group))
+    values, group = values[order], group[order]
+    position = np.arange(group.size) - np.searchsorted(group, group)  # rank within the group
+    fits = position < length
+    out = np.zeros((n_groups, length))
+    out[group[fits], position[fits]] = values[fits]
+    return out
 
 
 def _per_topic(ufunc: np.ufunc, values: np.ndarray, starts: IntArray) -> np.ndarray:

@@ -105,3 +105,21 @@ def test_repeated_keys_equal_pandas_duplicated(keys: list[int]) -> None:
 
     key = np.array(keys, dtype=np.int64)
     np.testing.assert_array_equal(repeated_keys(key), pd.Series(key).duplicated().to_numpy())
+
+
+def test_ideal_lists_equal_per_topic_sorts() -> None:
+    """Per-intent and global ideal gains (spec §1.5), built for all topics at once, equal a plain
+    per-topic sort of the judged grades."""
+    col = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv", REFERENCE / "trec2014" / "intent_probs_din.tsv")
+    table = TopicTable(col)
+    for length in (3, 20, 400):
+        intent_ideal, global_ideal = table.intent_ideal(length), table.global_ideal(length)
+        for t, (a, b) in enumerate(table.topic_rows):
+            grades = table.grades[a:b].astype(np.float64)
+            for i in range(table.n_intents):
+                want = np.sort(grades[:, i][grades[:, i] > 0])[::-1][:length]
+                np.testing.assert_array_equal(intent_ideal[t, i], np.pad(want, (0, length - want.size)))
+            gg = table.doc_global_gain[a:b]
+            want = np.sort(gg[gg > 0])[::-1][:length]
+            np.testing.assert_array_equal(global_ideal[t], np.pad(want, (0, length - want.size)))
+            assert table.n_global_rel[t] == (gg > 0).sum()
