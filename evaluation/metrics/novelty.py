@@ -91,10 +91,10 @@ def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: boo
     gains = np.zeros((T, max(length, steps, 1)))
     # flat (T * G) views: a step touches one cell per topic, at ``rows + pick``
     taken = groups.start.ravel().copy()
-    end = groups.end.ravel()
     head = groups.members[taken]  # each group's next candidate (its greatest remaining docid rank)
+    member_offset = np.where(groups.members >= 0, 0.0, -np.inf)  # a group whose next member is its sentinel is exhausted
     offset = terms[I].reshape(T * G)
-    offset[taken >= end] = -np.inf
+    offset[:] = member_offset[taken]
     values_flat = values.reshape(T * G, -1)
     hits_flat = (groups.grades >= 1).reshape(T * G, -1)
     powers = (1.0 - alpha) ** np.arange(steps + 1, dtype=np.float64)  # (1 - alpha)^c, c = 0..steps
@@ -117,14 +117,14 @@ def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: boo
         np.add.reduce(product, axis=0, out=score)
         np.max(score, axis=1, keepdims=True, out=top)
         cell = rows + np.argmax(np.where(score == top, head_2d, -1), axis=1)
-        before, limit = np.take(taken, cell), np.take(end, cell)
+        before = np.take(taken, cell)
         decays.append(decay)
         cells.append(cell)
         counts += np.take(hits_flat, cell, axis=0)
         moved = before + live_at[step]
         taken[cell] = moved
         head[cell] = np.take(groups.members, moved)
-        offset[cell] = np.where(moved < limit, 0.0, -np.inf)
+        offset[cell] = np.take(member_offset, moved)
     if steps:  # n*(r) = sum_i values_i decay_i ŵ_i at the pick, over the intent axis (last, as per step)
         picked = (values_flat[np.stack(cells)] * np.stack(decays) * table.W_hat).sum(axis=2)  # (steps, T, I) -> (steps, T)
         gains[:, :steps] = np.where(live_at, picked, 0.0).T
@@ -137,7 +137,8 @@ class _Groups:
     """Relevant documents of every topic grouped by their grade vector (the greedy's candidates).
 
     ``grades[t, g]`` is group ``g``'s grade vector; its documents are ``members[start[t, g]:end[t, g]]``,
-    as docid ranks (string order), descending (empty groups: ``start == end``).
+    as docid ranks (string order), descending, followed by a sentinel ``-1`` at ``end[t, g]`` (empty
+    groups: ``start == end``).
     """
 
     grades: np.ndarray
@@ -184,10 +185,12 @@ def _candidate_groups(table: TopicTable) -> _Groups:
     else:
         order = np.lexsort((-docid_rank, local, topic))
         cell = topic[order] * G + local[order]
-    start = np.searchsorted(cell, np.arange(table.n_topics * G)).reshape(table.n_topics, G)
-    end = np.searchsorted(cell, np.arange(table.n_topics * G), side="right").reshape(table.n_topics, G)
-    members = np.append(docid_rank[order], -1)  # the sentinel keeps gathers in range
-    return _Groups(grades, members, start, end)
+    cells = np.arange(table.n_topics * G)
+    end = np.searchsorted(cell, cells, side="right") + cells  # each cell's members, then its sentinel at ``end``
+    members = np.full(end[-1] + 1 if end.size else 0, -1, dtype=np.int64)
+    members[np.arange(cell.size) + cell] = docid_rank[order]
+    start = np.searchsorted(cell, cells) + cells
+    return _Groups(grades, members, start.reshape(table.n_topics, G), end.reshape(table.n_topics, G))
 
 
 def _ideal_cumulative(ranking: Ranking, alpha: float, graded: bool, disc: str, k: int) -> FloatArray:
