@@ -74,14 +74,14 @@ def score_matrix(
         raw = build_ranking(table, [runs[r] for r in range(batch.start, batch.stop)], depth=depth)
         views: dict[bool, Ranking] = {False: raw}
         for family in families:
-            for n in family:
-                measure = measures[n]
-                if measure.condensed and True not in views:
-                    views[True] = raw.condense()
-                with np.errstate(divide="ignore", invalid="ignore"):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                for n in family:
+                    measure = measures[n]
+                    if measure.condensed and True not in views:
+                        views[True] = raw.condense()
                     out[n, batch] = measure.spec.kernel(views[measure.condensed], measure.cutoff, **measure.params)
-                if bar is not None:
-                    bar.update()
+                    if bar is not None:
+                        bar.update()
             for view in views.values():
                 view.release()  # the family's own per-intent blocks: freed before the next family builds its own
     if bar is not None:
