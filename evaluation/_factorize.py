@@ -47,15 +47,29 @@ def factorize(values: Sequence | np.ndarray) -> tuple[IntArray, np.ndarray]:
     return renumbered[codes], uniques[~missing]
 
 
-def factorize_blocks(values: Sequence | np.ndarray) -> tuple[IntArray, np.ndarray]:
-    """:func:`factorize` that hashes only the first value of each block of equal neighbours: topics
-    of qrels and runs, run names, and the intents within a qrels topic, come in long blocks."""
-    values = as_objects(values)
-    if values.size == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object)
-    heads = np.flatnonzero(np.append(True, values[1:] != values[:-1]))
-    codes, names = factorize(values[heads])
-    return np.repeat(codes, np.diff(np.append(heads, values.size))), names
+def block_heads(*columns: Sequence | np.ndarray) -> tuple[IntArray, list[np.ndarray]]:
+    """First positions of the blocks of neighbours equal in every column (entries of one run list, or
+    of one qrels topic and intent, come in such blocks), and the columns as object arrays."""
+    values = [as_objects(column) for column in columns]
+    n = values[0].size
+    if any(v.size != n for v in values):
+        raise ValueError("columns of different lengths")
+    heads = np.ones(n, dtype=bool)
+    for v in values:
+        heads[1:] |= v[1:] != v[:-1]
+    return np.flatnonzero(heads), values
+
+
+def factorize_blocks(*columns: Sequence | np.ndarray) -> list[tuple[IntArray, np.ndarray]]:
+    """:func:`factorize` of each column, hashing only the first entry of each block of neighbours
+    equal in every column (see :func:`block_heads`)."""
+    heads, values = block_heads(*columns)
+    sizes = np.diff(np.append(heads, values[0].size))
+    out = []
+    for v in values:
+        codes, names = factorize(v[heads])
+        out.append((np.repeat(codes, sizes), names))
+    return out
 
 
 def positions(distinct: np.ndarray, values: Sequence | np.ndarray) -> IntArray:

@@ -208,11 +208,11 @@ def judgments_from_arrays(
     if grade.dtype.kind not in "iub" and grade.size:
         raise EvaluationError(f"grades must be integers, got {grade.dtype}")
     grade = np.maximum(grade.astype(np.int64), 0)
-    topic_code, topic_names = factorize_blocks(topics)
-    doc_code, docid_names = factorize(docids)
-    intent_code, intent_names = factorize_blocks(intents)  # qrels list a topic's judgments intent by intent
-    if not topic_code.size == doc_code.size == intent_code.size == grade.size:
+    if not len(topics) == len(intents) == len(docids) == grade.size:
         raise EvaluationError("topics, intents, docids and grades must have the same length")
+    # qrels list a topic's judgments intent by intent: (topic, intent) blocks
+    (topic_code, topic_names), (intent_code, intent_names) = factorize_blocks(topics, intents)
+    doc_code, docid_names = factorize(docids)
     if (topic_code < 0).any() or (doc_code < 0).any():
         raise EvaluationError("every judgment needs a topic and a docid")
     if (grade[intent_code < 0] != 0).any():

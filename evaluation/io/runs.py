@@ -23,7 +23,7 @@ from typing import Literal
 
 import numpy as np
 
-from evaluation._factorize import as_objects, factorize, repeated_keys
+from evaluation._factorize import as_objects, block_heads, factorize, repeated_keys
 from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError
 from evaluation.io._lines import expect_columns, numbered_fields, parse_float, parse_int
@@ -229,14 +229,13 @@ def runs_from_arrays(
     appearance.
     """
     _check_options(order, on_duplicate_doc)
-    names, topic_values, docs = as_objects(runs), as_objects(topics), as_objects(docids)
-    if not names.size == topic_values.size == docs.size:
+    if not len(runs) == len(topics) == len(docids):
         raise EvaluationError("runs, topics and docids must have the same length")
     # blocks of neighbours with the same (run, topic): usually one block per list, in list order
-    heads = np.ones(names.size, dtype=bool)
-    np.not_equal(names[1:], names[:-1], out=heads[1:])
-    heads[1:] |= topic_values[1:] != topic_values[:-1]
-    blocks = np.flatnonzero(heads)
+    blocks, (names, topic_values) = block_heads(runs, topics)
+    docs = as_objects(docids)
+    heads = np.zeros(names.size, dtype=bool)
+    heads[blocks] = True
     run_code, run_names = factorize(names[blocks])
     topic_code, topic_names = factorize(topic_values[blocks])
     doc_code, vocabulary = factorize(docs)

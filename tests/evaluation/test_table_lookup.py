@@ -123,3 +123,15 @@ def test_ideal_lists_equal_per_topic_sorts() -> None:
             want = np.sort(gg[gg > 0])[::-1][:length]
             np.testing.assert_array_equal(global_ideal[t], np.pad(want, (0, length - want.size)))
             assert table.n_global_rel[t] == (gg > 0).sum()
+
+
+def test_factorize_blocks_of_several_columns() -> None:
+    from evaluation._factorize import factorize_blocks
+
+    topics = ["a", "a", "b", "b", "a", "a"]
+    intents = ["1", "2", "2", "2", None, "1"]
+    (topic_code, topic_names), (intent_code, intent_names) = factorize_blocks(topics, intents)
+    assert topic_code.tolist() == [0, 0, 1, 1, 0, 0] and topic_names.tolist() == ["a", "b"]
+    assert intent_code.tolist() == [0, 1, 1, 1, -1, 0] and intent_names.tolist() == ["1", "2"]
+    with pytest.raises(ValueError, match="lengths"):
+        factorize_blocks(topics, intents[:-1])
