@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaluation._types import FloatArray, IntArray
-from evaluation.arrays import Ranking, TopicTable, _fit
+from evaluation.arrays import Ranking, TopicTable, _descending_by_group, _fit
 from evaluation.metrics._common import at, cutoff_or_depth, discount, novelty_decay, per_doc, relevant, safe_divide, scan
 from evaluation.metrics.base import Param, register
 
@@ -77,30 +77,63 @@ def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: boo
     cached = table._cache.get(key)
     if cached is not None and cached.shape[1] >= min(length, N):
         return _fit(cached, length)
+    steps = min(max(length, GREEDY_MIN_STEPS), N)  # one pass serves every cutoff and NRBP's tail
+    gains = np.zeros((table.n_topics, max(length, steps, 1)))
+    powers = (1.0 - alpha) ** np.arange(steps + 1, dtype=np.float64)  # (1 - alpha)^c, c = 0..steps
+    single = np.flatnonzero(table.n_rel_intents == 1)
+    gains[single, :steps] = _single_intent_gains(table, single, powers[:steps], graded)
+    several = np.flatnonzero(table.n_rel_intents > 1)
+    if several.size and steps:
+        gains[several, :steps] = _greedy_search(table, several, powers, steps, graded)
+    table._cache[key] = gains[:, : max(steps, 1)]
+    return _fit(gains, length)
+
+
+def _single_intent_gains(table: TopicTable, topics: IntArray, powers: FloatArray, graded: bool) -> FloatArray:
+    """The greedy's gains on topics with one relevant intent ``i``: every relevant document is relevant to
+    ``i``, so the ``r``-th pick (the ``r``-th largest value) earns ``value * (1-alpha)^(r-1) * ŵ_i``
+    whatever the ties; ``(len(topics), len(powers))``."""
+    intent = np.argmax(table.rel[topics], axis=1)
+    chosen = np.zeros(table.n_topics, dtype=bool)
+    chosen[topics] = True
+    row = np.flatnonzero(chosen[table.topic_of_row[: table.n_docs]])
+    topic = table.topic_of_row[row]
+    at = np.zeros(table.n_topics, dtype=np.int64)
+    at[topics] = intent
+    grade = table.grades[row, at[topic]]
+    relevant = grade >= 1
+    row, topic, grade = row[relevant], topic[relevant], grade[relevant]
+    values = _relevance(grade, table.gmax[topic, at[topic]], graded)
+    where = np.zeros(table.n_topics, dtype=np.int64)
+    where[topics] = np.arange(topics.size)
+    ordered = _descending_by_group(values, where[topic], topics.size, powers.size)  # zero padded past the last document
+    return ordered * powers * table.W_hat[topics, intent][:, None]
+
+
+def _greedy_search(table: TopicTable, topics: IntArray, powers: FloatArray, steps: int, graded: bool) -> FloatArray:
+    """The greedy's gains ``(len(topics), steps)`` on ``topics``, all searched together step by step."""
     groups = _candidate_groups(table)
-    T, I = table.n_topics, table.n_intents
-    values = _relevance(groups.grades, table.gmax[:, None, :], graded)  # (T, G, I)
+    T, I = topics.size, table.n_intents
+    group_grades = groups.grades[topics]
+    values = _relevance(group_grades, table.gmax[topics][:, None, :], graded)  # (T, G, I)
     G = groups.start.shape[1]
     # (I + 1, T, G): the intents' values, then a row of offsets that keep exhausted groups from
     # winning (0 or -inf, weight 1). The sum over the leading axis runs in intent order, as ndeval
     # adds subtopic by subtopic, and the offset comes last (x + 0.0 == x).
     terms = np.zeros((I + 1, T, G))
     terms[:I] = np.moveaxis(values, 2, 0)
-    coef = np.where(table.uniform_weights[:, None], table.rel.astype(np.float64), table.W_hat)
-    steps = min(max(length, GREEDY_MIN_STEPS), N)  # one pass serves every cutoff and NRBP's tail
-    gains = np.zeros((T, max(length, steps, 1)))
+    coef = np.where(table.uniform_weights[topics, None], table.rel[topics].astype(np.float64), table.W_hat[topics])
     # flat (T * G) views: a step touches one cell per topic, at ``rows + pick``
-    taken = groups.start.ravel().copy()
+    taken = groups.start[topics].ravel()
     head = groups.members[taken]  # each group's next candidate (its greatest remaining docid rank)
     member_offset = np.where(groups.members >= 0, 0.0, -np.inf)  # a group whose next member is its sentinel is exhausted
     offset = terms[I].reshape(T * G)
     offset[:] = member_offset[taken]
     values_flat = values.reshape(T * G, -1)
-    hits_flat = (groups.grades >= 1).reshape(T * G, -1)
-    powers = (1.0 - alpha) ** np.arange(steps + 1, dtype=np.float64)  # (1 - alpha)^c, c = 0..steps
+    hits_flat = (group_grades >= 1).reshape(T * G, -1)
     # a topic has a live group as long as it has relevant documents left; once exhausted, its
     # picks and counts no longer matter (their gains are masked)
-    live_at = table.n_rel_docs[None, :] > np.arange(steps)[:, None]
+    live_at = table.n_rel_docs[topics][None, :] > np.arange(steps)[:, None]
     counts = np.zeros((T, I), dtype=np.int64)
     weight = np.ones((T, I + 1))  # coef * decay per intent, then 1 for the offsets
     weight_by_intent = weight.T[:, :, None]  # a view: (I + 1, T, 1)
@@ -125,11 +158,9 @@ def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: boo
         taken[cell] = moved
         head[cell] = np.take(groups.members, moved)
         offset[cell] = np.take(member_offset, moved)
-    if steps:  # n*(r) = sum_i values_i decay_i ŵ_i at the pick, over the intent axis (last, as per step)
-        picked = (values_flat[np.stack(cells)] * np.stack(decays) * table.W_hat).sum(axis=2)  # (steps, T, I) -> (steps, T)
-        gains[:, :steps] = np.where(live_at, picked, 0.0).T
-    table._cache[key] = gains[:, : max(steps, 1)]
-    return _fit(gains, length)
+    # n*(r) = sum_i values_i decay_i ŵ_i at the pick, over the intent axis (last, as per step)
+    picked = (values_flat[np.stack(cells)] * np.stack(decays) * table.W_hat[topics]).sum(axis=2)  # (steps, T, I) -> (steps, T)
+    return np.where(live_at, picked, 0.0).T
 
 
 @dataclass(frozen=True)

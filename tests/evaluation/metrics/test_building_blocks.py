@@ -28,3 +28,21 @@ def test_exclusive_scan_is_the_shifted_accumulate(shape: tuple[int, ...], ufunc:
     expected = np.full(shape, float(ufunc.identity))
     expected[1:] = ufunc.accumulate(x[:-1], axis=0)
     np.testing.assert_array_equal(scan(ufunc, x, 0, exclusive=True), expected)
+
+
+@pytest.mark.parametrize("graded", [False, True])
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])
+def test_single_intent_greedy_gains_equal_the_search(alpha: float, graded: bool) -> None:
+    """Topics with one relevant intent skip the greedy search (closed form): same gains, bit for bit."""
+    from evaluation import load_collection
+    from evaluation.arrays import table_for
+    from evaluation.metrics.novelty import _greedy_search, _single_intent_gains
+    from tests.evaluation.golden import REFERENCE
+
+    table = table_for(load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv", REFERENCE / "trec2014" / "intent_probs_din.tsv"))
+    single = np.flatnonzero(table.n_rel_intents == 1)
+    assert single.size > 5
+    steps = int(table.n_rel_docs[single].max()) + 3  # past the last relevant document too
+    powers = (1.0 - alpha) ** np.arange(steps + 1, dtype=np.float64)
+    closed = _single_intent_gains(table, single, powers[:steps], graded)
+    np.testing.assert_array_equal(closed, _greedy_search(table, single, powers, steps, graded))
