@@ -112,7 +112,7 @@ def _single_intent_gains(table: TopicTable, topics: IntArray, powers: FloatArray
 
 def _greedy_search(table: TopicTable, topics: IntArray, powers: FloatArray, steps: int, graded: bool) -> FloatArray:
     """The greedy's gains ``(len(topics), steps)`` on ``topics``, all searched together step by step."""
-    groups = _candidate_groups(table)
+    groups = _candidate_groups(table, topics)
     T, I = topics.size, table.n_intents
     group_grades = groups.grades[topics]
     values = _relevance(group_grades, table.gmax[topics][:, None, :], graded)  # (T, G, I)
@@ -178,8 +178,11 @@ class _Groups:
     end: IntArray
 
 
-def _candidate_groups(table: TopicTable) -> _Groups:
-    relevant = np.flatnonzero((table.grades[: table.n_docs] >= 1).any(axis=1))
+def _candidate_groups(table: TopicTable, topics: IntArray) -> _Groups:
+    """The groups of ``topics`` (every other topic gets none)."""
+    chosen = np.zeros(table.n_topics, dtype=bool)
+    chosen[topics] = True
+    relevant = np.flatnonzero((table.grades[: table.n_docs] >= 1).any(axis=1) & chosen[table.topic_of_row[: table.n_docs]])
     topic = table.topic_of_row[relevant]
     rows = np.column_stack([topic, table.grades[relevant]])
     low = int(rows[:, 1:].min(initial=0))
