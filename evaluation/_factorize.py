@@ -54,7 +54,8 @@ def block_heads(*columns: Sequence | np.ndarray) -> tuple[IntArray, list[np.ndar
     n = values[0].size
     if any(v.size != n for v in values):
         raise ValueError("columns of different lengths")
-    heads = np.ones(n, dtype=bool)
+    heads = np.zeros(n, dtype=bool)
+    heads[:1] = True
     for v in values:
         heads[1:] |= v[1:] != v[:-1]
     return np.flatnonzero(heads), values

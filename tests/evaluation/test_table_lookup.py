@@ -135,3 +135,12 @@ def test_factorize_blocks_of_several_columns() -> None:
     assert intent_code.tolist() == [0, 1, 1, 1, -1, 0] and intent_names.tolist() == ["1", "2"]
     with pytest.raises(ValueError, match="lengths"):
         factorize_blocks(topics, intents[:-1])
+
+
+def test_block_heads_are_the_block_starts() -> None:
+    from evaluation._factorize import block_heads
+
+    heads, (runs, topics) = block_heads(["r", "r", "r", "s", "s"], ["a", "a", "b", "b", "b"])
+    assert heads.tolist() == [0, 2, 3] and runs.dtype == object and topics.tolist() == ["a", "a", "b", "b", "b"]
+    assert block_heads([], [])[0].tolist() == []
+    assert block_heads(["x"])[0].tolist() == [0]
