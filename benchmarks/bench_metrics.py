@@ -13,6 +13,10 @@ built before the clock starts, and everything from there on is timed:
   ``score_matrix`` call. "ndeval set": the same 21 measures; "all": every registered metric at
   default parameters at cutoffs 5, 10, 20 (raw lists), and separately with every condensed variant.
 
+Our engine sets glibc's allocator policy on its first evaluation (``evaluation/_allocator.py``:
+freed heap kept for reuse); it holds for the whole process from then on, pyndeval's job included.
+``EVALUATION_MALLOC_TUNING=0`` runs both without it (the script prints which).
+
 For transparency the script also times "all" starting from the row tuples (the columns are then
 made inside the timed job). Each timing is the best of ``--repeat`` interleaved rounds (fresh
 objects each round, so no cache survives between rounds). Last line:
@@ -33,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evaluation import build_collection, judgments_from_arrays, runs_from_arrays, score_matrix  # noqa: E402
+from evaluation._allocator import retain_freed_memory  # noqa: E402
 from evaluation.metrics import default_measures, parse_measure  # noqa: E402
 
 QRELS = ROOT / "tests" / "evaluation" / "data" / "reference" / "trec2014" / "qrels.diversity.tsv"
@@ -142,6 +147,7 @@ def main() -> None:
     )
     t_ndeval, t_set, t_all, t_cond = times["ndeval"], times["set"], times["all"], times["cond"]
     print(f"input: {args.runs} runs x 50 topics, depth {args.depth}, {len(qrels)} qrels lines; best of {args.repeat}")
+    print(f"allocator policy (evaluation/_allocator.py): {'on' if retain_freed_memory() else 'off'}")
     print(f"pyndeval ({len(NDEVAL_SET)} measures):          {t_ndeval:8.4f} s")
     print(f"ours, ndeval set ({len(NDEVAL_SET)} measures):  {t_set:8.4f} s")
     print(f"ours, all raw ({len(raw_all)} measures):       {t_all:8.4f} s")
