@@ -271,7 +271,10 @@ def _descending_by_group(values: FloatArray, group: IntArray, n_groups: int, len
     """``(n_groups, length)``: each group's values sorted descending, cut or zero padded to ``length``."""
     order = np.lexsort((-values, group))
     values, group = values[order], group[order]
-    position = np.arange(group.size) - np.searchsorted(group, group)  # rank within the group
+    fresh = np.ones(group.size, dtype=bool)
+    np.not_equal(group[1:], group[:-1], out=fresh[1:])
+    starts = np.flatnonzero(fresh)
+    position = np.arange(group.size) - np.repeat(starts, np.diff(np.append(starts, group.size)))  # rank within the group
     fits = position < length
     out = np.zeros((n_groups, length))
     out[group[fits], position[fits]] = values[fits]
