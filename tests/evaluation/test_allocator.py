@@ -11,10 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PROBE = (
-    "from evaluation._allocator import retain_freed_memory\n"
-    "print(retain_freed_memory(), retain_freed_memory())\n"
-)
+PROBE = "from evaluation._allocator import retain_freed_memory\nprint(retain_freed_memory(), retain_freed_memory())\n"
 
 
 def _probe(**env: str) -> str:
