@@ -102,6 +102,11 @@ class QrelsColumns:
         ]
         doc_code, docids = factorize([e[1] for e in entries])
         intent_code, intents = factorize([e[2] for e in entries])
+        grade = np.array([e[3] for e in entries], dtype=np.int64)
+        if grade.size and grade.min() < 0:
+            n = int(np.argmin(grade))
+            topic, doc, intent, value = list(judgments)[entries[n][0]], entries[n][1], entries[n][2], entries[n][3]
+            raise EvaluationError(f"topic {topic} doc {doc} intent {intent}: negative grade {value} (judged nonrelevant is 0, spec §1.2)")
         return cls(
             topics=tuple(judgments),
             docids=docids,
@@ -109,7 +114,7 @@ class QrelsColumns:
             topic=np.array([e[0] for e in entries], dtype=np.int64),
             docid=doc_code,
             intent=intent_code,
-            grade=np.array([e[3] for e in entries], dtype=np.int64),
+            grade=grade,
         )
 
     def select(self, topic_ids: Sequence[str]) -> QrelsColumns:

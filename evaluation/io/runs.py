@@ -74,7 +74,9 @@ class RankedLists(Mapping[str, tuple[str, ...]]):
     offsets: IntArray
     codes: IntArray
     vocabulary: np.ndarray
-    batch: ListBatch | None = None  # the flat lists of all runs built together, this run's from list ``first`` on
+    batch: ListBatch | None = field(
+        default=None, repr=False
+    )  # the flat lists of all runs built together, this run's from list ``first`` on
     first: int = 0
 
     @classmethod
@@ -244,7 +246,7 @@ def runs_from_arrays(
     block_group = run_code * max(len(topic_names), 1) + topic_code
     sizes = np.diff(np.append(blocks, names.size))
     key = _within_list_key(order, scores, ranks, names.size)
-    if (block_group[1:] > block_group[:-1]).all() and (key is None or ((np.diff(key) > 0) | heads[1:]).all()):
+    if (block_group[1:] > block_group[:-1]).all() and (key is None or ((key[1:] > key[:-1]) | heads[1:]).all()):
         lists = _Lists(block_group, sizes, doc_code)  # already in list order, no tie: the usual input
     else:
         group = np.repeat(block_group, sizes)

@@ -206,3 +206,13 @@ def test_run_objects_validate() -> None:
         Run("", {})
     with pytest.raises(EvaluationError, match="duplicate"):
         Run("r", {"q": ["a", "b", "a"]})
+
+
+def test_negative_grade_in_a_directly_built_collection_is_an_error() -> None:
+    """Readers map negative grades to 0 (spec §1.2); a Collection built by hand must not carry one."""
+    from evaluation.arrays import table_for
+    from evaluation.collection import Collection, Intent, Topic
+
+    col = Collection({"t": Topic("t", (Intent("1"), Intent("2")))}, {"t": {"a": {"1": 2, "2": 1}, "b": {"1": -1, "2": 0}}})
+    with pytest.raises(EvaluationError, match="topic t doc b intent 1: negative grade -1"):
+        table_for(col)

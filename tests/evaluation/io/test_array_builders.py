@@ -217,3 +217,9 @@ def test_runs_built_together_lay_out_like_plain_dict_runs() -> None:
         got, want = build_ranking(table, chosen, depth=6), build_ranking(table, plain, depth=6)
         np.testing.assert_array_equal(got.rows, want.rows)
         np.testing.assert_array_equal(got.lengths, want.lengths)
+
+
+def test_huge_ranks_keep_their_order() -> None:
+    """The in-order check compares neighbours, no difference that could overflow."""
+    (run,) = runs_from_arrays(["a", "a"], ["t", "t"], ["x", "y"], ranks=[2**63 - 1, -2], order="rank")
+    assert dict(run.lists) == {"t": ("y", "x")}
