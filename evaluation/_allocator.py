@@ -10,7 +10,8 @@ fifth of a 100-run evaluation (``benchmarks/bench_metrics.py``).
 :func:`retain_freed_memory` keeps up to :data:`TRIM_THRESHOLD` bytes of freed heap for reuse and
 serves blocks under :data:`MMAP_THRESHOLD` bytes from the heap. The engine applies it once per
 process, on its first evaluation; it then holds for the whole process (a process that evaluates
-keeps at most 64 MB more than it uses). It is skipped when the environment already tunes glibc's
+keeps at most 64 MB of freed memory per malloc arena: one in a single-threaded process, a few in a
+threaded web server). It is skipped when the environment already tunes glibc's
 malloc (``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_MMAP_THRESHOLD_``, ``GLIBC_TUNABLES``) and when
 ``EVALUATION_MALLOC_TUNING=0``.
 """
