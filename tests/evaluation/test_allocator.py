@@ -14,13 +14,21 @@ ROOT = Path(__file__).resolve().parents[2]
 PROBE = "from evaluation._allocator import retain_freed_memory\nprint(retain_freed_memory(), retain_freed_memory())\n"
 
 
-def _probe(**env: str) -> str:
+LINUX_ONLY = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt and page-fault counts: Linux only")
+
+
+def _run(code: str, **env: str) -> str:
+    """Output of ``code`` in a fresh interpreter whose environment tunes no malloc, plus ``env``."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "GLIBC_TUNABLES", "EVALUATION_MALLOC"))}
-    result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env={**clean, **env}, capture_output=True, text=True, check=True)
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**clean, **env}, capture_output=True, text=True, check=True)
     return result.stdout.strip()
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux only")
+def _probe(**env: str) -> str:
+    return _run(PROBE, **env)
+
+
+@LINUX_ONLY
 def test_applied_once_on_glibc() -> None:
     assert _probe() == "True True"
 
@@ -33,10 +41,9 @@ def test_skipped_on_request_or_when_malloc_is_tuned_already(env: dict[str, str])
     assert _probe(**env) == "False False"
 
 
+@LINUX_ONLY
 def test_freed_blocks_are_reused_without_page_faults() -> None:
     """The point of the policy: a second evaluation-sized block of fresh arrays faults far fewer pages."""
-    if not sys.platform.startswith("linux"):
-        pytest.skip("page-fault counts: Linux only")
     code = (
         "import resource, numpy as np\n"
         "from evaluation._allocator import retain_freed_memory\n"
@@ -48,6 +55,5 @@ def test_freed_blocks_are_reused_without_page_faults() -> None:
         "    del blocks\n"
         "churn(); start = faults(); churn(); print(faults() - start)\n"
     )
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "GLIBC_TUNABLES", "EVALUATION_MALLOC"))}
-    second = int(subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True, check=True).stdout)
+    second = int(_run(code))
     assert second < 100  # without the policy: about 4,600 (every block back as fresh pages)
