@@ -1,4 +1,4 @@
-"""Benchmark: discriminative power by paired bootstrap (spec 4.2/4.4), vectorised vs. a per-pair loop.
+"""Benchmark: discriminative power by paired bootstrap (docs/metrics.md#paired-bootstrap, docs/metrics.md#discriminative-power), vectorised vs. a per-pair loop.
 
 Input: 25 synthetic metrics x 24 runs (276 run pairs per metric) x 100 topics, B = 1000
 resamples, alpha = 0.05. Scores are seeded: a per-run effect, a per-topic difficulty, metric-

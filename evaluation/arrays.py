@@ -1,7 +1,7 @@
-"""Dense arrays for vectorised evaluation (DESIGN.md "evaluation internals").
+"""Dense arrays for vectorised evaluation (docs/design.md).
 
 :class:`TopicTable` is built once per collection: intent weights ``W[t, i]`` (zero padded),
-types, judged documents as rows of a grade matrix, and the ideal lists of spec §1.5.
+types, judged documents as rows of a grade matrix, and the ideal lists of docs/metrics.md#ideal-lists.
 :class:`Ranking` holds the ranked lists of several runs as ``rows[rank, run, topic]`` into that
 grade matrix, so ``grades[intent, rank, run, topic]`` is one gathering step. A Ranking also
 memoises per-rank intermediates (cumulative gains, cascade products, ...) so that a metric at
@@ -141,7 +141,7 @@ class TopicTable(Memoised):
 
     @cached_property
     def W_hat(self) -> FloatArray:
-        """Weights renormalised over ``I_q^+`` (ndeval family, spec §2.3): ``w_i / W+``."""
+        """Weights renormalised over ``I_q^+`` (ndeval family, docs/metrics.md#cascade-metrics): ``w_i / W+``."""
         w = np.where(self.rel, self.W, 0.0)
         return np.divide(w, self.W_plus[:, None], out=np.zeros_like(w), where=self.W_plus[:, None] > 0)
 
@@ -226,7 +226,7 @@ class TopicTable(Memoised):
 
     # ------------------------------------------------------------ ideal lists
     def intent_ideal(self, length: int) -> FloatArray:
-        """Per-intent ideal gains ``(T, I, length)``: ``R_i`` sorted by grade descending (spec §1.5)."""
+        """Per-intent ideal gains ``(T, I, length)``: ``R_i`` sorted by grade descending (docs/metrics.md#ideal-lists)."""
 
         def build() -> FloatArray:
             L = max(length, int(self.n_rel.max()) if self.n_rel.size else 0, 1)
@@ -244,13 +244,13 @@ class TopicTable(Memoised):
 
     @cached_property
     def doc_global_gain(self) -> FloatArray:
-        """``GG(d) = sum_i w_i g_i(d)`` for every document row (spec §1.2)."""
+        """``GG(d) = sum_i w_i g_i(d)`` for every document row (docs/metrics.md#grades-and-gains)."""
         gg = np.zeros(self.n_docs + 2)
         gg[: self.n_docs] = (self.grades[: self.n_docs] * self.W[self.topic_of_row[: self.n_docs]]).sum(axis=1)
         return gg
 
     def global_ideal(self, length: int) -> FloatArray:
-        """Global ideal gains ``(T, length)``: documents with ``GG > 0`` by ``GG`` descending (spec §1.5)."""
+        """Global ideal gains ``(T, length)``: documents with ``GG > 0`` by ``GG`` descending (docs/metrics.md#ideal-lists)."""
 
         def build() -> FloatArray:
             gg = self.doc_global_gain[: self.n_docs]
@@ -316,7 +316,7 @@ class Ranking(Memoised):
     table : the collection's :class:`TopicTable`.
     rows : int array ``(K, R, T)``; ``table.UNJUDGED`` for unjudged docs, ``table.PAD`` past the end.
     lengths : int array ``(R, T)``, the list lengths (before padding).
-    condensed : whether unjudged documents were removed (spec §1.6).
+    condensed : whether unjudged documents were removed (docs/metrics.md#condensed-lists).
     """
 
     def __init__(self, table: TopicTable, rows: IntArray, lengths: IntArray, *, condensed: bool = False) -> None:
@@ -373,7 +373,7 @@ class Ranking(Memoised):
         return self.table.judged_row[self.rows]
 
     def condense(self) -> Ranking:
-        """The condensed lists (spec §1.6): unjudged documents removed, order kept, then padded."""
+        """The condensed lists (docs/metrics.md#condensed-lists): unjudged documents removed, order kept, then padded."""
         keep = self.judged
         order = np.argsort(~keep, axis=0, kind="stable")
         rows = np.take_along_axis(self.rows, order, axis=0)
@@ -385,7 +385,7 @@ class Ranking(Memoised):
 def build_ranking(table: TopicTable, runs: Sequence[Run], depth: int | None = None) -> Ranking:
     """Lay out ``runs`` over the table's topics; depth = longest list (at least ``depth``).
 
-    Topics absent from a run get an empty list (score 0, spec §1.4); topics absent from the
+    Topics absent from a run get an empty list (score 0, docs/metrics.md#runs); topics absent from the
     collection are ignored. Every distinct docid of a vocabulary is looked up once.
     """
     R, T = len(runs), table.n_topics

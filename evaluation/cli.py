@@ -32,7 +32,10 @@ def _add_collection_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--topics", help="TREC topic XML with <subtopic number= type=nav|inf>")
     group.add_argument("--keep-intents", type=positive_int, metavar="K", help="keep the K heaviest intents per topic, renormalised")
     group.add_argument(
-        "--weights", choices=("original", "uniform", "linear"), default="original", help="intent weights (simplified collections, spec 4.9)"
+        "--weights",
+        choices=("original", "uniform", "linear"),
+        default="original",
+        help="intent weights (simplified collections, docs/metrics.md#simplified-collections)",
     )
     group.add_argument("--binary", action="store_true", help="binarise grades (g >= 1 -> 1)")
     group.add_argument(
@@ -71,7 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="e.g. alpha-nDCG@10 'D#-nDCG(gamma=0.5)@10' \"D-nDCG'@5\" RBU; 'all' = every metric at cutoffs 5, 10, 20",
     )
     score.add_argument(
-        "--order", choices=ORDERS, default="score", help="how run lines become a ranking (spec 1.4; default score desc, docid desc)"
+        "--order",
+        choices=ORDERS,
+        default="score",
+        help="how run lines become a ranking (docs/metrics.md#runs; default score desc, docid desc)",
     )
     score.add_argument("--on-duplicate-doc", choices=("keep_first", "error"), default="keep_first", help="a docid listed twice for a topic")
     score.add_argument(
@@ -96,7 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--dd-exponent-offset", type=int, default=0, choices=(0, 1), help="1 reproduces Golbus et al. Table 1 (exponent xi+1)"
     )
     diff.add_argument(
-        "--dd-intents", choices=("relevant", "listed"), default="relevant", help="intents counted in d_max (spec 2.7; TREC: relevant)"
+        "--dd-intents",
+        choices=("relevant", "listed"),
+        default="relevant",
+        help="intents counted in d_max (docs/metrics.md#alpha-ia-and-diversity-difficulty; TREC: relevant)",
     )
     diff.add_argument("--smr-depth", type=positive_int, metavar="K", help="depth k of the subtopic miss rates (default xi)")
     diff.add_argument("--format", choices=FORMATS, default="tsv")

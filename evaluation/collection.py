@@ -2,12 +2,12 @@
 
 A :class:`Collection` is immutable; transforms (:meth:`Collection.keep_top_intents`,
 :meth:`Collection.with_weights`, :meth:`Collection.binarised`, :meth:`Collection.drop_documents`)
-return new collections. Conventions follow spec §1 (``shared/spec/metrics.md``):
+return new collections. Conventions follow docs/metrics.md#data-conventions:
 
 * grades are non-negative integers (negative grades were mapped to 0 by the readers);
-* a document is *judged* for a topic when any qrels line of the topic names it (§1.3);
+* a document is *judged* for a topic when any qrels line of the topic names it (docs/metrics.md#relevance-and-empty-topics);
 * an intent is *relevant-bearing* (in ``I_q^+``) when some document has grade >= 1 for it;
-* weights are used as given; when a topic has none, they are uniform over ``I_q^+`` (§1.1),
+* weights are used as given; when a topic has none, they are uniform over ``I_q^+`` (docs/metrics.md#intents-and-weights),
   or over all listed intents with ``uniform_over="listed"``.
 """
 
@@ -78,7 +78,7 @@ class QrelsColumns:
 
     ``topic``, ``docid`` and ``intent`` index ``topics``, ``docids`` (object array of distinct
     docids) and ``intents``; ``intent == -1`` (grade 0) marks a document judged relevant to no
-    intent, the empty inner dict of :data:`Judgments` (spec §1.3).
+    intent, the empty inner dict of :data:`Judgments` (docs/metrics.md#relevance-and-empty-topics).
     """
 
     topics: tuple[str, ...]
@@ -106,7 +106,9 @@ class QrelsColumns:
         if grade.size and grade.min() < 0:
             n = int(np.argmin(grade))
             topic, doc, intent, value = list(judgments)[entries[n][0]], entries[n][1], entries[n][2], entries[n][3]
-            raise EvaluationError(f"topic {topic} doc {doc} intent {intent}: negative grade {value} (judged nonrelevant is 0, spec §1.2)")
+            raise EvaluationError(
+                f"topic {topic} doc {doc} intent {intent}: negative grade {value} (judged nonrelevant is 0, docs/metrics.md#grades-and-gains)"
+            )
         return cls(
             topics=tuple(judgments),
             docids=docids,
@@ -129,7 +131,7 @@ class QrelsColumns:
         )
 
     def relevant_pairs(self) -> set[tuple[str, str]]:
-        """``(topic, intent)`` pairs with at least one document of grade >= 1 (``I_q^+``, spec §1.1)."""
+        """``(topic, intent)`` pairs with at least one document of grade >= 1 (``I_q^+``, docs/metrics.md#intents-and-weights)."""
         rel = self.grade >= 1
         n = max(len(self.intents), 1)
         codes = _distinct_codes(self.topic[rel] * n + self.intent[rel], len(self.topics) * n)
@@ -203,7 +205,7 @@ def judgments_from_arrays(
     """Judgments from parallel arrays, one entry per qrels line ``topic intent docid grade``.
 
     The in-memory counterpart of :func:`~evaluation.io.qrels.read_qrels`: negative grades are
-    judged nonrelevant (0, spec §1.2); intent ``None`` marks a document judged relevant to no
+    judged nonrelevant (0, docs/metrics.md#grades-and-gains); intent ``None`` marks a document judged relevant to no
     intent (grade must be 0); a repeated ``(topic, intent, docid)`` is an error, or keeps the
     highest grade with ``on_duplicate="max"``.
     """
@@ -262,7 +264,7 @@ class Collection:
     ----------
     topics : mapping topic id -> :class:`Topic`, in evaluation order.
     judgments : topic -> docid -> intent -> grade (grade >= 0).
-    uniform_over : ``"relevant"`` (default, spec §1.1) or ``"listed"``: which intents share the
+    uniform_over : ``"relevant"`` (default, docs/metrics.md#intents-and-weights) or ``"listed"``: which intents share the
         uniform weight of a topic whose intents carry no weight.
     """
 
@@ -308,7 +310,7 @@ class Collection:
         return set(self.judgments.get(topic, {}))
 
     def weights(self, topic: str) -> dict[str, float]:
-        """Intent weights ``Pr(i|q)`` of ``topic`` (spec §1.1): as given, else uniform."""
+        """Intent weights ``Pr(i|q)`` of ``topic`` (docs/metrics.md#intents-and-weights): as given, else uniform."""
         intents = self.topics[topic].intents
         if intents and intents[0].weight is not None:
             return {i.id: float(i.weight) for i in intents}  # type: ignore[arg-type]
@@ -317,7 +319,7 @@ class Collection:
         return {i.id: (share if i.id in over else 0.0) for i in intents}
 
     def empty_topics(self) -> list[str]:
-        """Topics without any relevant document (spec §1.3)."""
+        """Topics without any relevant document (docs/metrics.md#relevance-and-empty-topics)."""
         return [t for t in self.topics if not self.relevant_intents(t)]
 
     @property
@@ -330,7 +332,7 @@ class Collection:
         return replace(self, _cache={}, **changes)
 
     def keep_top_intents(self, k: int) -> Collection:
-        """Keep the ``k`` heaviest intents of every topic and renormalise their weights (spec §1.1).
+        """Keep the ``k`` heaviest intents of every topic and renormalise their weights (docs/metrics.md#intents-and-weights).
 
         Ties in weight go to the lower intent id. Removed intents lose their qrels lines, but a
         document judged only for them stays judged (it was assessed).
@@ -355,7 +357,7 @@ class Collection:
         return self._derive(topics=topics, judgments=judgments)
 
     def with_weights(self, policy: WeightPolicy, over: Literal["relevant", "listed"] = "relevant") -> Collection:
-        """Replace intent weights (the simplified collections of spec §4.9).
+        """Replace intent weights (the simplified collections of docs/metrics.md#simplified-collections).
 
         ``uniform``: ``1/M+`` over ``I_q^+`` (or over listed intents with ``over="listed"``);
         ``linear``: intents ranked by original weight (ties: id ascending), the j-th of K gets
@@ -382,7 +384,7 @@ class Collection:
         return self._derive(topics=topics)
 
     def binarised(self, rel_level: int = 1) -> Collection:
-        """Grades become ``1[g >= rel_level]``; judged status never changes (spec §4.9)."""
+        """Grades become ``1[g >= rel_level]``; judged status never changes (docs/metrics.md#simplified-collections)."""
         judgments = {
             tid: {doc: {i: int(g >= rel_level) for i, g in grades.items()} for doc, grades in docs.items()}
             for tid, docs in self.judgments.items()
@@ -390,7 +392,7 @@ class Collection:
         return self._derive(judgments=judgments)
 
     def drop_documents(self, documents: Mapping[str, Iterable[str]]) -> Collection:
-        """Delete every qrels line of the given documents (they become unjudged; spec §4.7)."""
+        """Delete every qrels line of the given documents (they become unjudged; docs/metrics.md#leave-one-out-reusability)."""
         judgments = dict(self.judgments)
         for tid, docs in documents.items():
             if tid in judgments:
@@ -401,7 +403,7 @@ class Collection:
     def per_subtopic(self) -> Collection:
         """Every intent alone as a topic ``<topic>/<intent>`` (:data:`SUBTOPIC_TOPIC`) with weight 1.
 
-        What a subtopic-level presentation shows (DESIGN.md; Chen et al.): the metric computed for
+        What a subtopic-level presentation shows (docs/metrics.md#weighted-topic-preference; Chen et al.): the metric computed for
         one subtopic. Its qrels are that intent's lines; documents judged only for other intents of
         the topic stay judged (they were assessed), so condensed lists keep them.
         """

@@ -1,4 +1,4 @@
-"""Collection diversity of a topic (Golbus, Aslam & Clarke, IRJ 2013; spec §2.7):
+"""Collection diversity of a topic (Golbus, Aslam & Clarke, IRJ 2013; docs/metrics.md#alpha-ia-and-diversity-difficulty):
 greedy minimal cover size ξ, diversity difficulty dd and subtopic miss rates smr."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def greedy_cover_size(covers: np.ndarray, docids: np.ndarray) -> int:
 def difficulty(
     table: TopicTable, *, exponent_offset: int = 0, smr_depth: int | None = None, dd_intents: str = "relevant"
 ) -> TopicDifficulty:
-    """ξ, dd and smr for every topic of ``table`` (spec §2.7; register #19-20).
+    """ξ, dd and smr for every topic of ``table`` (docs/metrics.md#alpha-ia-and-diversity-difficulty).
 
     ``exponent_offset=1`` reproduces Golbus et al.'s Table 1 (exponent ξ+1); ``smr_depth``
     defaults to ξ; ``dd_intents="listed"`` uses all listed intents for d_max.

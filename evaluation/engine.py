@@ -1,6 +1,6 @@
 """Evaluate runs on a collection: measures in, a tidy ``run topic measure value`` frame out.
 
-Topic handling (spec §1.3-1.4): every qrels topic is scored; a topic without any relevant
+Topic handling (docs/metrics.md#relevance-and-empty-topics): every qrels topic is scored; a topic without any relevant
 document gets NaN for every measure and is left out of the means, with a warning naming it
 (``empty_topic="zero"`` scores it 0 and keeps it, like ndeval). A topic missing from a run
 scores 0 (``topic_set="run_and_qrels"`` restricts each run's rows and mean to its own topics).

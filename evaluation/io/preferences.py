@@ -1,4 +1,4 @@
-"""Graded side-by-side preferences: the input of the agreement analyses (spec §3.1).
+"""Graded side-by-side preferences: the input of the agreement analyses (docs/metrics.md#run-pairs-and-signs).
 
 File format: TSV or CSV with a header. Required columns ``topic run_a run_b value``; optional
 ``level`` (``topic``, the default, or ``subtopic``), ``subtopic`` (required at subtopic level) and
@@ -109,7 +109,7 @@ def _parse_row(path: str | Path, line: int, cells: dict[str, str], seen: dict[tu
 
 
 def aggregate_preferences(votes: pd.DataFrame) -> pd.DataFrame:
-    """Mean preference per item (spec §3.1).
+    """Mean preference per item (docs/metrics.md#run-pairs-and-signs).
 
     Parameters
     ----------

@@ -4,10 +4,10 @@ Both return :data:`evaluation.collection.Judgments` (topic -> doc -> intent -> g
 the whole file first: any problem raises ``FormatError(path, line, reason)`` and nothing is returned.
 
 * TREC: grade is an integer; negative grades (spam ``-2``) are judged-nonrelevant, stored as 0
-  (spec §1.2).
+  (docs/metrics.md#grades-and-gains).
 * NTCIR: level ``L0``..``L15``; intent ``0`` marks a judged document relevant to nothing and must
   carry ``L0`` (NTCIREVAL convention).
-* A repeated ``(topic, intent, doc)`` is an error (spec §1.2); ``on_duplicate="max"`` keeps the
+* A repeated ``(topic, intent, doc)`` is an error (docs/metrics.md#grades-and-gains); ``on_duplicate="max"`` keeps the
   highest grade instead.
 """
 

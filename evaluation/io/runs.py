@@ -1,6 +1,6 @@
 """TREC run files ``topic Q0 docid rank score tag`` -> :class:`Run` (ranked docids per topic).
 
-Ordering (spec §1.4, register #5):
+Ordering (docs/metrics.md#runs):
 
 * ``score`` (default; trec_eval / ndeval ``-traditional``): score descending, ties by docid descending;
 * ``rank``: the rank column ascending (ndeval default; a repeated rank in a topic is an error);
@@ -143,7 +143,7 @@ def _duplicate_message(run: str, topic: str, dropped: Sequence[str]) -> str:
 
 
 def dedupe_ranked(docs: Sequence[str], *, run: str, topic: str, on_duplicate_doc: str = "keep_first", where: str = "") -> tuple[str, ...]:
-    """Drop later occurrences of a docid (spec §1.4, register #6), warning once; or raise."""
+    """Drop later occurrences of a docid (docs/metrics.md#runs), warning once; or raise."""
     seen: set[str] = set()
     out: list[str] = []
     dropped: list[str] = []
@@ -225,7 +225,7 @@ def runs_from_arrays(
     """Runs from parallel arrays, one entry per run line ``run topic docid [rank] score``.
 
     The in-memory counterpart of :func:`read_run` for any number of runs at once, with the same
-    ordering options (spec §1.4: ``score`` = score desc then docid desc, ``pyndeval`` = score desc
+    ordering options (docs/metrics.md#runs: ``score`` = score desc then docid desc, ``pyndeval`` = score desc
     then docid asc, ``rank``, ``file``) and the same duplicate rule (keep the highest-ranked
     occurrence with a warning, or raise). Runs, and topics within a run, come in order of first
     appearance.
@@ -299,7 +299,7 @@ class _Lists:
 
 
 def _list_order(group, doc_code, vocabulary, order, key, run_names, topic_names) -> IntArray:
-    """Permutation of the entries into list order: by (run, topic) group, then spec §1.4's key."""
+    """Permutation of the entries into list order: by (run, topic) group, then docs/metrics.md#runs key."""
     if key is None:
         return np.argsort(group, kind="stable")
     position = np.lexsort((key, group))

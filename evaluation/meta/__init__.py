@@ -1,4 +1,4 @@
-"""Meta-evaluation of diversity metrics (spec sections 3 and 4; ``docs/meta.md``).
+"""Meta-evaluation of diversity metrics (definitions in docs/metrics.md#agreement-with-users and docs/metrics.md#meta-evaluation; commands in ``docs/meta.md``).
 
 Agreement with user preferences (tau, tau_b, MUP, MUP_b), user-preference summaries,
 discriminative power (paired bootstrap, randomised Tukey HSD), intuitiveness, system-ranking

@@ -1,9 +1,9 @@
-"""Per-topic score tables -> complete ``measure x topic x run`` arrays (spec §4 preamble).
+"""Per-topic score tables -> complete ``measure x topic x run`` arrays (docs/metrics.md#meta-evaluation preamble).
 
 Every meta-evaluation works on complete matrices: each run has a value for each topic of the
 topic set. Missing rows are errors that name them (a missing score is never read as 0). Rows
 with topic ``all`` are means and are ignored. A topic whose value is NaN for *every* run of a
-measure (no relevant documents, spec §1.3) is dropped for all measures with a warning; a NaN for
+measure (no relevant documents, docs/metrics.md#relevance-and-empty-topics) is dropped for all measures with a warning; a NaN for
 only some runs of a topic is an error.
 """
 

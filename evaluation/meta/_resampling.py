@@ -1,4 +1,4 @@
-"""Random-number plumbing shared by every stochastic meta-evaluation (spec §4 preamble).
+"""Random-number plumbing shared by every stochastic meta-evaluation (docs/metrics.md#meta-evaluation preamble).
 
 Every public stochastic function accepts ``rng: np.random.Generator | int | None``: an ``int`` is a
 seed for :func:`numpy.random.default_rng`; ``None`` draws a fresh seed from the operating system
@@ -35,7 +35,7 @@ def bootstrap_counts(rng: np.random.Generator, n: int, B: int) -> IntArray:
 
     Row ``b`` counts how often each item occurs among ``n`` indices drawn uniformly with
     replacement. Sums and sums of squares over a resample are then matrix products (one set of
-    resamples serves every pair and metric: common random numbers, spec §4.2).
+    resamples serves every pair and metric: common random numbers, docs/metrics.md#paired-bootstrap).
     """
     if n < 1 or B < 1:
         raise ValueError(f"need n >= 1 and B >= 1, got n={n}, B={B}")

@@ -1,8 +1,8 @@
-"""Agreement of metrics with user preferences over run pairs (spec §3; Chen et al.).
+"""Agreement of metrics with user preferences over run pairs (docs/metrics.md#agreement-with-users; Chen et al.).
 
 For every metric ``M`` and run pair ``c``: ``d_M(c) = M(run_b) - M(run_a)``, metric sign
 ``s_M = sign(d_M)`` (``|d| <= 1e-12`` is a tie), user preference ``p_c`` with ``u_c = |p_c|`` and
-sign ``s_U``, agreement ``J = s_M s_U``. Over a set ``C'`` of pairs (spec §3.2-3.4)::
+sign ``s_U``, agreement ``J = s_M s_U``. Over a set ``C'`` of pairs (docs/metrics.md#tau-and-tau_b)::
 
     tau   = (A - D) / N
     tau_b = (A - D) / sqrt((N - n_M) (N - n_U))
@@ -10,7 +10,7 @@ sign ``s_U``, agreement ``J = s_M s_U``. Over a set ``C'`` of pairs (spec §3.2-
     MUP_b = sum u J / sqrt(sum u (1 - T0) * sum u)             (default, tau_b-consistent)
     MUP_b_published = sum u J / sqrt(sum u (1 + T0) * sum u)   (Formula 3 as printed)
 
-Subsets (spec §3.5-3.6): ``all``; Delta bins ``small``/``large`` (``|d_M| > mean |d_M|`` is large);
+Subsets (docs/metrics.md#delta-bins): ``all``; Delta bins ``small``/``large`` (``|d_M| > mean |d_M|`` is large);
 preference subranges ``(0-1]`` ... ``(3-4]`` of ``u``; and their cells ``small:(0-1]`` ... .
 Every statistic is a ratio of weighted sums over pairs, so one kernel serves the point estimate
 (weights 1), the cluster bootstrap over topics (weights = topic multiplicities of a resample) and
@@ -41,19 +41,19 @@ TABLE_COLUMNS = ["measure", "statistic", "subset", "n", "value", "ci_low", "ci_h
 TIE = 1e-12
 TAU_MODES = ("pairs", "scipy")
 CONVENTIONS = {
-    "metric_tie": "|d_M(c)| <= 1e-12 is a metric tie (spec 3.1)",
-    "user_tie": "integer sum of answers == 0; weighted level |p| <= 1e-12 (spec 3.1, 3.7)",
-    "J_on_ties": "J(c) = 0 when the metric or the users tie (register 22)",
-    "MUP_b": "tau_b-consistent: sum u J / sqrt(sum u (1 - T0) * sum u) (spec 3.4 default, register 24)",
+    "metric_tie": "|d_M(c)| <= 1e-12 is a metric tie (docs/metrics.md#run-pairs-and-signs)",
+    "user_tie": "integer sum of answers == 0; weighted level |p| <= 1e-12 (docs/metrics.md#run-pairs-and-signs, docs/metrics.md#weighted-topic-preference)",
+    "J_on_ties": "J(c) = 0 when the metric or the users tie (docs/metrics.md#run-pairs-and-signs)",
+    "MUP_b": "tau_b-consistent: sum u J / sqrt(sum u (1 - T0) * sum u) (docs/metrics.md#mup_b default, docs/metrics.md#mup_b)",
     "MUP_b_published": "Formula 3 as printed: sum u J / sqrt(sum u (1 + T0) * sum u)",
-    "delta_bins": "large iff |d_M| > mean |d_M| over the pairs, per metric; recomputed on each resample (spec 3.5)",
-    "subranges": "(0-1], (1-2], (2-3], (3-4] of |p|; |p| = 0 in none (spec 3.6)",
+    "delta_bins": "large iff |d_M| > mean |d_M| over the pairs, per metric; recomputed on each resample (docs/metrics.md#delta-bins)",
+    "subranges": "(0-1], (1-2], (2-3], (3-4] of |p|; |p| = 0 in none (docs/metrics.md#preference-subranges)",
     "interval": "percentile interval of a cluster bootstrap resampling topics; NaN resamples ignored",
 }
 
 
 def signs(values: FloatArray, tol: float = TIE) -> FloatArray:
-    """``sign(x)`` with ``|x| <= tol`` mapped to 0 (floating-noise ties, spec §3.1)."""
+    """``sign(x)`` with ``|x| <= tol`` mapped to 0 (floating-noise ties, docs/metrics.md#run-pairs-and-signs)."""
     values = np.asarray(values, dtype=np.float64)
     return np.where(np.abs(values) <= tol, 0.0, np.sign(values))
 
@@ -152,7 +152,7 @@ def agreement(
     confidence: float = 0.95,
     tau_mode: str = "pairs",
 ) -> AgreementResult:
-    """Agreement statistics of G metrics with user preferences on P run pairs (spec §3).
+    """Agreement statistics of G metrics with user preferences on P run pairs (docs/metrics.md#agreement-with-users).
 
     Parameters
     ----------
@@ -165,7 +165,7 @@ def agreement(
     rng : seed or Generator for the bootstrap.
     confidence : level of the percentile intervals.
     tau_mode : ``pairs`` (default, per-pair signs) or ``scipy`` (``scipy.stats.kendalltau(d, p)``
-        over the pairs of each subset; register item 23; no bootstrap intervals for tau, tau_b).
+        over the pairs of each subset; docs/metrics.md#tau-and-tau_b; no bootstrap intervals for tau, tau_b).
     """
     d = np.atleast_2d(np.asarray(d, dtype=np.float64))
     p = np.asarray(p, dtype=np.float64)
@@ -263,7 +263,7 @@ def _subset_statistics(
         for statistic, value in _as_statistics(sums[:, k]).items():
             out[subset, statistic] = value
         n[subset] = np.full(G, int(masks[k].sum()))
-    # Delta bins depend on the metric and, in a resample, on the resample's mean |d| (spec §3.5).
+    # Delta bins depend on the metric and, in a resample, on the resample's mean |d| (docs/metrics.md#delta-bins).
     with np.errstate(invalid="ignore", divide="ignore"):
         delta_bar = (w @ abs_d.T) / w.sum(axis=1, keepdims=True)  # (R, G)
     observed_large = abs_d > abs_d.mean(axis=1, keepdims=True)  # (G, P)
@@ -284,7 +284,7 @@ def _subset_statistics(
 
 
 def _scipy_taus(point: dict[tuple[str, str], FloatArray], d: FloatArray, p: FloatArray) -> None:
-    """Replace tau/tau_b by scipy's Kendall statistics over the pairs of each subset (register 23)."""
+    """Replace tau/tau_b by scipy's Kendall statistics over the pairs of each subset (docs/metrics.md#tau-and-tau_b)."""
     u = np.abs(p)
     ranges = {name: (u > lo) & (u <= hi) for name, (lo, hi) in zip(SUBRANGES, SUBRANGE_BOUNDS)}
     for g in range(d.shape[0]):

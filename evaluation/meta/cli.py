@@ -85,7 +85,7 @@ def _test_options(parser: argparse.ArgumentParser, default: str = "bootstrap") -
         "--test",
         choices=("bootstrap", "tukey"),
         default=default,
-        help=f"paired bootstrap (spec 4.2) or randomised Tukey HSD (4.3); default {default}",
+        help=f"paired bootstrap (docs/metrics.md#paired-bootstrap) or randomised Tukey HSD (4.3); default {default}",
     )
     parser.add_argument("--B", type=positive_int, default=1000, help="resamples (default 1000)")
     parser.add_argument("--alpha", type=_probability, default=0.05, help="significance level (default 0.05)")
@@ -93,13 +93,14 @@ def _test_options(parser: argparse.ArgumentParser, default: str = "bootstrap") -
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
-        prog="python -m evaluation meta", description="Meta-evaluation of diversity metrics (spec sections 3 and 4). See docs/meta.md."
+        prog="python -m evaluation meta",
+        description="Meta-evaluation of diversity metrics (definitions: docs/metrics.md#meta-evaluation). See docs/meta.md.",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     p = sub.add_parser(
         "agreement",
-        help="tau, tau_b, MUP, MUP_b of each metric with user preferences (spec 3)",
+        help="tau, tau_b, MUP, MUP_b of each metric with user preferences (docs/metrics.md#agreement-with-users)",
         description="Agreement of every metric with user preferences over run pairs. Output: measure statistic subset n value ci_low ci_high.",
     )
     _scores_option(p)
@@ -109,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--level",
         choices=("topic", "weighted", "subtopic"),
         default="topic",
-        help="which user preference (spec 3.7); subtopic needs scores under topic '<topic>/<subtopic>'",
+        help="which user preference (docs/metrics.md#weighted-topic-preference); subtopic needs scores under topic '<topic>/<subtopic>'",
     )
     p.add_argument(
         "--bootstrap",
@@ -141,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "discpower",
-        help="discriminative power by paired bootstrap or randomised Tukey HSD (spec 4.2-4.4)",
+        help="discriminative power by paired bootstrap or randomised Tukey HSD (docs/metrics.md#paired-bootstrap)",
         description="Output per metric: measure test pairs significant power delta_required B alpha seed.",
     )
     _scores_option(p)
@@ -151,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "intuitiveness",
-        help="concordance test of metric pairs against gold standards (spec 4.5)",
+        help="concordance test of metric pairs against gold standards (docs/metrics.md#intuitiveness)",
         description="Output: gold measure_1 measure_2 disagreements concordance_1 concordance_2 a b p ('all' = every gold at once).",
     )
     _scores_option(p)
@@ -168,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "rankcorr",
-        help="Kendall tau (tau_b), tau_a and symmetric tau_ap of run rankings (spec 4.1)",
+        help="Kendall tau (tau_b), tau_a and symmetric tau_ap of run rankings (docs/metrics.md#rank-correlation)",
         description="Output: measure_a measure_b runs tau tau_a tau_ap. Every pair of measures, or each measure against --against.",
     )
     _scores_option(p)
@@ -177,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "unanimity",
-        help="metric unanimity MU of each metric against all others (spec 4.6)",
+        help="metric unanimity MU of each metric against all others (docs/metrics.md#metric-unanimity)",
         description="Output: measure MU P_m P_M P_mM pairs.",
     )
     _scores_option(p)
@@ -186,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "dss",
-        help="document selection sensitivity on random permutations of the relevant documents (spec 4.10)",
+        help="document selection sensitivity on random permutations of the relevant documents (docs/metrics.md#document-selection-sensitivity)",
         description="Output: measure topic dss mean sd n_perm seed; topic 'all:<avg|geom|DD>' rows aggregate.",
     )
     _collection_options(p)
@@ -196,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "loo",
-        help="leave-one-team-out reusability, raw vs condensed lists (spec 4.7)",
+        help="leave-one-team-out reusability, raw vs condensed lists (docs/metrics.md#leave-one-out-reusability)",
         description="Output: team run measure list full loo diff abs_error rank_full rank_loo rel_error; team 'all' = means.",
     )
     _collection_options(p)
@@ -209,12 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
     depth.add_argument("--pool-depth", type=positive_int, default=20, help="global pool depth (default 20)")
     depth.add_argument("--pool-depths", metavar="FILE", help="'topic depth' per line (topics not listed: 20)")
     p.add_argument("--official", metavar="NAME", help="measure that picks each team's best run (default: first measure)")
-    p.add_argument("--order", choices=("score", "rank", "file", "pyndeval"), default="score", help="run ordering (spec 1.4)")
+    p.add_argument("--order", choices=("score", "rank", "file", "pyndeval"), default="score", help="run ordering (docs/metrics.md#runs)")
     _common(p)
 
     p = sub.add_parser(
         "reduce",
-        help="topic set reduction: discriminative power and tau/tau_ap on nested subsets (spec 4.8)",
+        help="topic set reduction: discriminative power and tau/tau_ap on nested subsets (docs/metrics.md#topic-set-reduction)",
         description="Output: topics measure pairs significant power tau tau_ap test B alpha seed.",
     )
     _scores_option(p)
@@ -227,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "simplified",
-        help="simplified collections (binary grades, uniform/linear weights) vs the original (spec 4.9)",
+        help="simplified collections (binary grades, uniform/linear weights) vs the original (docs/metrics.md#simplified-collections)",
         description="Output: collection measure pairs significant power tau tau_ap test B alpha seed.",
     )
     _collection_options(p)
@@ -554,7 +555,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 
 def _settings(args: argparse.Namespace, out: _Output) -> dict[str, object]:
-    """The settings sidecar of this run (spec 3.8, 4): inputs, options, seed, conventions."""
+    """The settings sidecar of this run (docs/metrics.md#agreement-with-users, docs/metrics.md#meta-evaluation): inputs, options, seed, conventions."""
     given = vars(args)
     inputs = {name: given[name] for name in INPUT_OPTIONS if given.get(name)}
     options = {name: value for name, value in given.items() if name not in (*INPUT_OPTIONS, "command", "seed")}

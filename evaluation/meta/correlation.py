@@ -1,4 +1,4 @@
-"""Correlation between system rankings: Kendall's tau (scipy) and symmetric tau_ap (spec §4.1).
+"""Correlation between system rankings: Kendall's tau (scipy) and symmetric tau_ap (docs/metrics.md#rank-correlation).
 
 tau_ap (Yilmaz, Aslam & Robertson, SIGIR 2008) of an estimated order E against a reference T,
 both strict and best first over the same m items::
@@ -48,7 +48,7 @@ def symmetric_tau_ap(a: Sequence[str], b: Sequence[str]) -> float:
 
 
 def ranking(scores: Mapping[str, float] | pd.Series, *, what: str = "") -> list[str]:
-    """Items by score descending; tied scores are ordered by id ascending, with a warning (register 26)."""
+    """Items by score descending; tied scores are ordered by id ascending, with a warning (docs/metrics.md#rank-correlation)."""
     series = pd.Series(scores, dtype=np.float64)
     if series.isna().any():
         raise EvaluationError(f"cannot rank NaN scores ({', '.join(map(str, series.index[series.isna()]))})")
@@ -122,9 +122,9 @@ def power_and_correlation_rows(
     label: str = "",
 ) -> list[tuple]:
     """Rows ``key measure pairs significant power tau tau_ap test B alpha seed`` comparing ``cube``
-    with a base condition: its discriminative power (spec §4.4) and the Kendall tau / symmetric
-    tau_ap of its run ranking against ``base_means`` (spec §4.1). Shared by the topic-set
-    reduction (§4.8) and the simplified-collection comparison (§4.9)."""
+    with a base condition: its discriminative power (docs/metrics.md#discriminative-power) and the Kendall tau / symmetric
+    tau_ap of its run ranking against ``base_means`` (docs/metrics.md#rank-correlation). Shared by the topic-set
+    reduction (docs/metrics.md#topic-set-reduction) and the simplified-collection comparison (docs/metrics.md#simplified-collections)."""
     power = discriminative_power(cube, test=test, B=B, alpha=alpha, rng=rng).summary
     means = cube.means()
     rows = []

@@ -1,10 +1,10 @@
-"""Document selection sensitivity DSS (spec §4.10; Golbus, Aslam & Clarke, IRJ 2013, §7).
+"""Document selection sensitivity DSS (docs/metrics.md#document-selection-sensitivity; Golbus, Aslam & Clarke, IRJ 2013, §7).
 
 For each topic with relevant documents ``R_T``: evaluate the metric on ``N_perm`` uniformly random
 permutations of ``R_T`` and take ``DSS_q = s / x_bar`` (sample sd, ddof 1, over the permutations,
 divided by their mean; NaN when the mean is 0). By default relevance is binary and intent weights
 uniform, as in the paper (``keep_grades=True`` keeps the collection's grades and weights).
-Topic aggregates (spec §2.7): ``avg`` (mean), ``geom`` (geometric mean with a 1e-5 floor) and
+Topic aggregates (docs/metrics.md#alpha-ia-and-diversity-difficulty): ``avg`` (mean), ``geom`` (geometric mean with a 1e-5 floor) and
 ``DD`` (``sum (1 - dd_t) DSS_t / sum (1 - dd_t)``).
 """
 
@@ -27,7 +27,7 @@ COLUMNS = ["measure", "topic", "dss", "mean", "sd", "n_perm"]
 
 
 def dss_values(values: FloatArray) -> FloatArray:
-    """``sd(ddof=1) / mean`` along the last axis; NaN where the mean is 0 (spec §4.10)."""
+    """``sd(ddof=1) / mean`` along the last axis; NaN where the mean is 0 (docs/metrics.md#document-selection-sensitivity)."""
     values = np.asarray(values, dtype=np.float64)
     mean = values.mean(axis=-1)
     sd = values.std(axis=-1, ddof=1) if values.shape[-1] > 1 else np.full(mean.shape, np.nan)
@@ -36,7 +36,7 @@ def dss_values(values: FloatArray) -> FloatArray:
 
 
 def topic_average(values: FloatArray, how: str = "avg", dd: FloatArray | None = None) -> float:
-    """Average per-topic values the §2.7 ways, ignoring NaN topics: ``avg``, ``geom`` or ``DD``."""
+    """Average per-topic values the docs/metrics.md#alpha-ia-and-diversity-difficulty ways, ignoring NaN topics: ``avg``, ``geom`` or ``DD``."""
     values = np.asarray(values, dtype=np.float64)
     keep = ~np.isnan(values)
     if not keep.any():

@@ -1,4 +1,4 @@
-"""Concordance (intuitiveness) test (spec §4.5; Sakai WWW 2012, Sakai & Song 2013, Chen et al.).
+"""Concordance (intuitiveness) test (docs/metrics.md#intuitiveness; Sakai WWW 2012, Sakai & Song 2013, Chen et al.).
 
 For every topic and unordered run pair where two candidate metrics disagree (``d1 * d2 < 0``;
 ties never disagree), each metric *agrees* with a gold standard ``GS`` if ``d_M * d_GS >= 0`` (a
@@ -26,8 +26,8 @@ from evaluation.meta.significance import run_pairs
 GS_TIES = ("both", "neither")
 ALL_GOLD = "all"
 CONVENTIONS = {
-    "disagreement": "d_1 d_2 < 0 on a topic and run pair; |d| <= 1e-12 is a tie, never a disagreement (spec 4.5)",
-    "sign_test": "exact two-sided binomial test on a = only M1 agrees, b = only M2 agrees (register 29)",
+    "disagreement": "d_1 d_2 < 0 on a topic and run pair; |d| <= 1e-12 is a tie, never a disagreement (docs/metrics.md#intuitiveness)",
+    "sign_test": "exact two-sided binomial test on a = only M1 agrees, b = only M2 agrees (docs/metrics.md#intuitiveness)",
     "intuitiveness_order": "mean concordance of a metric over its comparisons with every other candidate (our choice, Chen 6.1)",
 }
 COLUMNS = ["gold", "measure_1", "measure_2", "disagreements", "concordance_1", "concordance_2", "a", "b", "p"]

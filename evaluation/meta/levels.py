@@ -1,4 +1,4 @@
-"""User preferences per run pair at topic, subtopic and weighted level (spec §3.1, §3.7).
+"""User preferences per run pair at topic, subtopic and weighted level (docs/metrics.md#run-pairs-and-signs, docs/metrics.md#weighted-topic-preference).
 
 The result of :func:`preference_items` is the table every agreement analysis starts from: one row
 per run pair ``c`` with its mean preference ``p`` and its exact user sign. ``key`` names the score
@@ -44,7 +44,7 @@ def preference_items(votes: pd.DataFrame, level: str = "topic", weights: Weights
     DataFrame with columns ``key topic subtopic run_a run_b n p sign``. ``p`` is the mean of the
     answers (``total / n``), ``sign`` the user preference sign in {-1, 0, 1}: exact from the
     integer totals at topic and subtopic level; at weighted level ``|p| <= 1e-12`` is a tie and
-    ``p`` is NaN (sign 0) where a kept subtopic has no answers (spec §3.7, no renormalisation).
+    ``p`` is NaN (sign 0) where a kept subtopic has no answers (docs/metrics.md#weighted-topic-preference, no renormalisation).
     """
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
@@ -65,7 +65,7 @@ def preference_items(votes: pd.DataFrame, level: str = "topic", weights: Weights
 
 
 def weighted_items(items: pd.DataFrame, weights: Weights) -> pd.DataFrame:
-    """Weighted topic preference ``p_c = sum_i w_i p_{c,i}`` (spec §3.7; Chen et al.).
+    """Weighted topic preference ``p_c = sum_i w_i p_{c,i}`` (docs/metrics.md#weighted-topic-preference; Chen et al.).
 
     The kept subtopics of a topic are those with subtopic-level answers for any of its run pairs;
     their weights are taken from ``weights`` and renormalised to sum to 1. A pair without answers
@@ -104,7 +104,7 @@ def drop_undefined(items: pd.DataFrame) -> pd.DataFrame:
     undefined = items["p"].isna()
     if undefined.any():
         warnings.warn(
-            f"{int(undefined.sum())} run pair(s) lack answers for a kept subtopic (weighted preference NaN, spec 3.7) and are left out",
+            f"{int(undefined.sum())} run pair(s) lack answers for a kept subtopic (weighted preference NaN, docs/metrics.md#weighted-topic-preference) and are left out",
             EvaluationWarning,
             stacklevel=3,
         )

@@ -1,6 +1,6 @@
 """What produced a result: the settings record written next to every meta-evaluation output.
 
-Spec §4 (preamble): every randomised procedure records its seed; spec §3.8: every report records
+docs/metrics.md#meta-evaluation (preamble): every randomised procedure records its seed; docs/metrics.md#agreement-with-users: every report records
 the conventions it used. The tidy tables keep their pinned headers, so the record goes into a
 sidecar: with ``-o FILE`` the CLI also writes ``FILE.settings.json`` holding the command, its
 input files, every option (B, level, tau mode, ...), the seed actually used (drawn and recorded

@@ -1,10 +1,10 @@
-"""Topic set reduction (spec §4.8; Sakai & Song 2013, §6).
+"""Topic set reduction (docs/metrics.md#topic-set-reduction; Sakai & Song 2013, §6).
 
 Topics are ranked by the variance (ddof 0) of the reference measure's scores over all runs,
 descending, ties by topic id, and removed from the top -- the most informative topics go first, a
 deliberately pessimistic choice -- so the reduced sets are nested. On each reduced set we
-recompute discriminative power (§4.4) and the Kendall tau / symmetric tau_ap of the run ranking
-against the full-set ranking (§4.1) for every measure.
+recompute discriminative power (docs/metrics.md#discriminative-power) and the Kendall tau / symmetric tau_ap of the run ranking
+against the full-set ranking (docs/metrics.md#rank-correlation) for every measure.
 """
 
 from __future__ import annotations

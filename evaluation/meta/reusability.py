@@ -1,4 +1,4 @@
-"""Leave-one-team-out (LOO) reusability of a pooled collection (spec §4.7; Zobel 1998; Sakai 2013).
+"""Leave-one-team-out (LOO) reusability of a pooled collection (docs/metrics.md#leave-one-out-reusability; Zobel 1998; Sakai 2013).
 
 Per topic ``q`` with pool depth ``d_q``: ``C_k(q)`` = union of the top ``d_q`` documents of every
 pool-feeding run of team ``k``; ``U_k(q) = C_k(q)`` minus every other team's contribution. The LOO_k
@@ -99,7 +99,7 @@ def unique_contributions(
 
 
 def competition_ranks(values: pd.Series) -> pd.Series:
-    """Rank 1 = best (largest); ties get the minimum rank (register 31)."""
+    """Rank 1 = best (largest); ties get the minimum rank (docs/metrics.md#leave-one-out-reusability)."""
     return values.rank(ascending=False, method="min").astype(np.int64)
 
 

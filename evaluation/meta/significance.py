@@ -1,4 +1,4 @@
-"""Significance tests between runs and discriminative power (spec §4.2-4.4).
+"""Significance tests between runs and discriminative power (docs/metrics.md#paired-bootstrap).
 
 * Paired bootstrap test, two-sided, studentised (Sakai, SIGIR 2006): ``t0 = z_bar / (s / sqrt n)``;
   resample the null-shifted ``w = z - z_bar``; ``ASL = #{b: |t*_b| >= |t0|} / B``.
@@ -32,10 +32,10 @@ FLAT = 1e-12 / (1 - 1e-12)  # r <= FLAT * q  <=>  r <= 1e-12 * (q + r)
 SUMMARY_COLUMNS = ["measure", "test", "pairs", "significant", "power", "delta_required", "B", "alpha", "seed"]
 PAIR_COLUMNS = ["measure", "run_a", "run_b", "diff", "asl", "significant"]
 CONVENTIONS = {
-    "bootstrap": "paired, two-sided, studentised (Sakai 2006); spec 4.2 zero-spread rules, tolerance 1e-12",
-    "tukey": "randomised Tukey HSD permuting each topic row; D_b >= |x_j - x_k| - 1e-12 counts (spec 4.3)",
+    "bootstrap": "paired, two-sided, studentised (Sakai 2006); docs/metrics.md#paired-bootstrap zero-spread rules, tolerance 1e-12",
+    "tukey": "randomised Tukey HSD permuting each topic row; D_b >= |x_j - x_k| - 1e-12 counts (docs/metrics.md#randomised-tukey-hsd)",
     "resamples": "one set of B resamples shared by every run pair and metric (common random numbers)",
-    "significant": "ASL < alpha (spec 4.4)",
+    "significant": "ASL < alpha (docs/metrics.md#discriminative-power)",
     "delta_required": "bootstrap: max over pairs of t_alpha s / sqrt(n); tukey: ceil(B alpha)-th largest D_b",
 }
 
@@ -49,7 +49,7 @@ def run_pairs(m: int) -> tuple[IntArray, IntArray]:
 def bootstrap_asl(
     z: FloatArray, counts: IntArray, alpha: float = 0.05, *, tol: float = TOL, sums: Callable[[slice], FloatArray] | None = None
 ) -> tuple[FloatArray, FloatArray]:
-    """Paired bootstrap ASL for K paired samples under one shared set of resamples (spec §4.2).
+    """Paired bootstrap ASL for K paired samples under one shared set of resamples (docs/metrics.md#paired-bootstrap).
 
     Parameters
     ----------
@@ -69,11 +69,11 @@ def bootstrap_asl(
 
     Notes
     -----
-    Degenerate cases (spec §4.2): ``n < 2`` gives NaN; ``s = 0`` gives ``t0 = 0`` (ASL 1) if
+    Degenerate cases (docs/metrics.md#paired-bootstrap): ``n < 2`` gives NaN; ``s = 0`` gives ``t0 = 0`` (ASL 1) if
     ``z_bar = 0`` else ``+-inf`` (ASL 0); a resample with zero spread has ``t* = 0`` if its mean is 0
     else ``+-inf``. ``|t*| >= |t0| - tol`` counts as reaching ``t0``.
 
-    The spec's exact check ``z = (0.1, 0.3, -0.1)`` prints 15 of 27 resamples (ASL 0.5556). In exact
+    For the exact check ``z = (0.1, 0.3, -0.1)`` (docs/metrics.md#paired-bootstrap) a naive count gives 15 of 27 (ASL 0.5556). In exact
     arithmetic ``w = (0, 0.2, -0.2)`` and the resample drawing topic 1 three times is all zeros
     (``t* = 0``), giving 14 of 27 (0.5185); the printed 15 comes from ``0.1 - mean(z) = -1.4e-17`` in
     floating point read as a non-zero mean (``t* = inf``). ``tol=0`` reproduces that reading.
@@ -136,7 +136,7 @@ def _squared_studentised(s1: FloatArray, s2: FloatArray, n: int, tol: float) -> 
 
     With ``q = s1^2 / n`` and ``r = s2 - q = (n - 1) sd^2``: ``t^2 = (n - 1) q / r``. Zero spread (all
     drawn values equal; the sums leave rounding residue, hence the relative test ``r <= 1e-12 (q + r)``)
-    gives ``inf``, or 0 when the mean is 0 too (``|s1| <= n tol``; spec §4.2).
+    gives ``inf``, or 0 when the mean is 0 too (``|s1| <= n tol``; docs/metrics.md#paired-bootstrap).
     """
     q = np.multiply(s1, s1, out=s1)
     q /= n
@@ -150,7 +150,7 @@ def _squared_studentised(s1: FloatArray, s2: FloatArray, n: int, tol: float) -> 
 
 
 def tukey_asl(x: FloatArray, perms: IntArray) -> tuple[FloatArray, FloatArray]:
-    """Randomised Tukey HSD ASLs of every run pair of one metric (spec §4.3).
+    """Randomised Tukey HSD ASLs of every run pair of one metric (docs/metrics.md#randomised-tukey-hsd).
 
     Parameters
     ----------
@@ -198,7 +198,7 @@ class DiscriminativePower:
 def discriminative_power(
     cube: ScoreCube, *, test: str = "bootstrap", B: int = 1000, alpha: float = 0.05, rng: RngLike = None
 ) -> DiscriminativePower:
-    """Discriminative power of every measure of ``cube`` over all run pairs (spec §4.4).
+    """Discriminative power of every measure of ``cube`` over all run pairs (docs/metrics.md#discriminative-power).
 
     One set of resamples (bootstrap multiplicities or Tukey row permutations) is drawn from
     ``rng`` and used for every pair and every measure.

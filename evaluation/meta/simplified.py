@@ -1,4 +1,4 @@
-"""Simplified test collections (spec §4.9; Sakai & Song 2013, §5).
+"""Simplified test collections (docs/metrics.md#simplified-collections; Sakai & Song 2013, §5).
 
 Five versions of a collection: ``popularity+graded`` (the original), ``popularity+binary``,
 ``uniform+graded``, ``uniform+binary`` and ``linear+graded``; uniform and linear weights are over
@@ -77,7 +77,7 @@ def simplified_comparison(
     alpha: float = 0.05,
     rng: RngLike = None,
 ) -> pd.DataFrame:
-    """Score ``runs`` on the five versions of ``collection`` and compare them (spec §4.9)."""
+    """Score ``runs`` on the five versions of ``collection`` and compare them (docs/metrics.md#simplified-collections)."""
     frames = simplified_scores(collection, runs, measures)
     cubes = {name: score_cube(frame, measures) for name, frame in frames.items()}
     topics = set.intersection(*(set(c.topics) for c in cubes.values()))

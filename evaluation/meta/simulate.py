@@ -8,7 +8,7 @@ pair ``c`` (every topic x every unordered run pair of the score table) the laten
 so a difference of one standard deviation moves the latent preference by ``signal`` scale points.
 Each of ``annotators`` answers per pair is ``clip(round(mu_c + e), -4, 4)`` with ``e ~ N(0, noise^2)``;
 with probability ``cheaters`` an answer instead comes from a fast random clicker, uniform on
-{-4, ..., 4}. The simulated study then runs the agreement analysis (spec §3) on every candidate
+{-4, ..., 4}. The simulated study then runs the agreement analysis (docs/metrics.md#agreement-with-users) on every candidate
 metric (all pairs, or a random subset of ``topics`` topics per simulation) and records whether
 ``T`` comes out first by MUP and by tau_b (strictly: a tie for first is not a recovery).
 

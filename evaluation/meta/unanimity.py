@@ -1,4 +1,4 @@
-"""Metric Unanimity MU (spec §4.6; Amigó, Spina & Carrillo-de-Albornoz, SIGIR 2018).
+"""Metric Unanimity MU (docs/metrics.md#metric-unanimity; Amigó, Spina & Carrillo-de-Albornoz, SIGIR 2018).
 
 Not to be confused with MUP (agreement with users). Sample space: ordered pairs ``(i, j)``,
 ``i != j``, of runs on the same topic, pooled over topics. For the metric ``m`` and the set ``M``

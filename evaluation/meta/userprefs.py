@@ -1,10 +1,10 @@
-"""Summary of user preferences per run pair (Chen et al., Table 1; spec §3.7).
+"""Summary of user preferences per run pair (Chen et al., Table 1; docs/metrics.md#weighted-topic-preference).
 
 For each run pair (canonical order ``run_a < run_b``) and each available level -- subtopic (one
 value per judged (topic, subtopic)), weighted and topic (one value per topic) -- the mean
 preference (positive: ``run_b`` preferred), the preferred side and a two-sided test of the item
 preferences against 0. Chen et al. do not name their test; the default one-sample t-test is our
-choice (register 25); options: Wilcoxon signed-rank, exact sign test.
+choice (docs/metrics.md#weighted-topic-preference); options: Wilcoxon signed-rank, exact sign test.
 """
 
 from __future__ import annotations

@@ -161,7 +161,7 @@ def relevant_position(ranking: Ranking) -> np.ndarray:
 
 
 def seen_before(ranking: Ranking) -> np.ndarray:
-    """``c_i(r)``: documents relevant to ``i`` strictly above rank ``r`` (spec §2 symbols)."""
+    """``c_i(r)``: documents relevant to ``i`` strictly above rank ``r`` (docs/metrics.md#metrics symbols)."""
     return ranking.memo(("c",), lambda: relevant_count(ranking) - relevant(ranking), shared=True)
 
 
@@ -180,12 +180,12 @@ def covered(ranking: Ranking, k: int) -> np.ndarray:
 
 
 def global_gain(ranking: Ranking) -> np.ndarray:
-    """``GG(r) = sum_i w_i g_i(d_r)``: ``(K, R, T)`` (spec §1.2)."""
+    """``GG(r) = sum_i w_i g_i(d_r)``: ``(K, R, T)`` (docs/metrics.md#grades-and-gains)."""
     return ranking.memo(("GG",), lambda: np.take(ranking.table.doc_global_gain, ranking.rows), shared=True)
 
 
 def din_gain(ranking: Ranking) -> np.ndarray:
-    """DIN gain ``DG(r)`` (spec §2.5): navigational intents earn only at their first relevant doc."""
+    """DIN gain ``DG(r)`` (docs/metrics.md#din-measures-and-pq): navigational intents earn only at their first relevant doc."""
     table = ranking.table
     if not table.nav.any():
         return global_gain(ranking)  # every intent informational: DG = GG
@@ -198,6 +198,6 @@ def din_gain(ranking: Ranking) -> np.ndarray:
 
 
 def ntcir_round(x: np.ndarray) -> np.ndarray:
-    """Round like C ``printf("%.4f")`` (correct rounding of the binary double; spec §1.7)."""
+    """Round like C ``printf("%.4f")`` (correct rounding of the binary double; docs/metrics.md#means-and-precision)."""
     flat = [float("%.4f" % v) if np.isfinite(v) else v for v in np.asarray(x, dtype=np.float64).ravel()]
     return np.asarray(flat, dtype=np.float64).reshape(np.shape(x))

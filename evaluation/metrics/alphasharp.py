@@ -1,4 +1,4 @@
-"""The alpha#-IA family of Golbus, Aslam & Clarke (IRJ 2013; spec §2.7).
+"""The alpha#-IA family of Golbus, Aslam & Clarke (IRJ 2013; docs/metrics.md#alpha-ia-and-diversity-difficulty).
 
 ``alpha#-IA@k = lambda S-Recall@k + (1 - lambda) A_q`` where ``A_q`` averages per-subtopic
 cascade measures (``micro``, ``geom``, ``smr``) or is the weighted cascade measure normalised by
@@ -42,7 +42,7 @@ def _cascade(ranking: Ranking, k: int, alpha: float, disc: str, beta: float) -> 
 
 
 def _topic_average(values: np.ndarray, table: TopicTable, params: dict) -> np.ndarray:
-    """Topic means of spec §2.7: ``avg``, ``geom`` (ε floor) or ``DD`` (weights 1 - dd)."""
+    """Topic means of docs/metrics.md#alpha-ia-and-diversity-difficulty: ``avg``, ``geom`` (ε floor) or ``DD`` (weights 1 - dd)."""
     mode = params.get("tavg", "avg")
     valid = ~np.isnan(values)
     if mode == "avg":
@@ -89,7 +89,7 @@ def alpha_sharp_ia(
     dd_exponent_offset: int = 0,
     **params: float,
 ) -> FloatArray:
-    """lambda S-Recall@k + (1 - lambda) A_q with A_q in {cascade, micro, geom, smr} (spec §2.7)."""
+    """lambda S-Recall@k + (1 - lambda) A_q with A_q in {cascade, micro, geom, smr} (docs/metrics.md#alpha-ia-and-diversity-difficulty)."""
     lam = params["lambda"]
     table = ranking.table
     if avg == "cascade":

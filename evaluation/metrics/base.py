@@ -1,7 +1,7 @@
 """The metric registry: one :class:`MetricSpec` per metric, and measure strings.
 
-A measure string is ``Name(k=v,...)'@cutoff`` (DESIGN.md, spec §2.9): parameters in parentheses,
-a trailing ``'`` for the condensed-list variant (spec §1.6; accepted right after the name too),
+A measure string is ``Name(k=v,...)'@cutoff`` (docs/metrics.md#measure-names): parameters in parentheses,
+a trailing ``'`` for the condensed-list variant (docs/metrics.md#condensed-lists; accepted right after the name too),
 the cutoff after ``@``. ``str(Measure)`` gives the canonical form with default parameters dropped,
 so canonical strings round-trip and serve as keys.
 """

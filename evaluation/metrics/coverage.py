@@ -1,4 +1,4 @@
-"""Coverage and set metrics (spec §2.1): I-rec, Prec, PMP, Ef-P, P-IA, S-RR@100%."""
+"""Coverage and set metrics (docs/metrics.md#coverage-and-set-metrics): I-rec, Prec, PMP, Ef-P, P-IA, S-RR@100%."""
 
 from __future__ import annotations
 
@@ -30,13 +30,13 @@ def intent_recall(ranking: Ranking, k: int | None) -> FloatArray:
     aliases=("strec", "S-recall"),
 )
 def i_rec(ranking: Ranking, k: int) -> FloatArray:
-    """Intent recall: |{i in I_q^+ covered in the top l}| / M+ (spec §2.1; ndeval strec)."""
+    """Intent recall: |{i in I_q^+ covered in the top l}| / M+ (docs/metrics.md#coverage-and-set-metrics; ndeval strec)."""
     return intent_recall(ranking, k)
 
 
 @register("Prec", tags={"normalised", "set", "binary", "gold"}, citation=SAKAI_SONG + " (gold standard)")
 def prec(ranking: Ranking, k: int) -> FloatArray:
-    """Precision: documents relevant to at least one intent in the top l, divided by l (spec §2.1)."""
+    """Precision: documents relevant to at least one intent in the top l, divided by l (docs/metrics.md#coverage-and-set-metrics)."""
     return top_total(ranking, "relT", lambda table: (table.grades >= 1).any(axis=1).astype(np.float64), k) / k
 
 
@@ -47,7 +47,7 @@ def prec(ranking: Ranking, k: int) -> FloatArray:
     citation=SAKAI_SONG + " (precision for the most popular intent)",
 )
 def pmp(ranking: Ranking, k: int, pmp_tie: str = "lowest") -> FloatArray:
-    """Precision for the most popular intent i* = argmax_{I_q^+} w_i (spec §2.1; register #10).
+    """Precision for the most popular intent i* = argmax_{I_q^+} w_i (docs/metrics.md#coverage-and-set-metrics; docs/metrics.md#coverage-and-set-metrics).
 
     NaN where all weights over ``I_q^+`` are equal and ``M+ > 1`` (PMP is meaningless there).
     """
@@ -71,16 +71,16 @@ def pmp(ranking: Ranking, k: int, pmp_tie: str = "lowest") -> FloatArray:
 @register(
     "Ef-P",
     tags={"normalised", "set", "gold", "type_sensitive", "reconstructed"},
-    citation="Sakai, WWW 2012 (effective precision); definition reconstructed in spec §2.1",
+    citation="Sakai, WWW 2012 (effective precision); definition reconstructed in docs/metrics.md#coverage-and-set-metrics",
 )
 def ef_p(ranking: Ranking, k: int) -> FloatArray:
-    """Effective precision: documents with positive DIN gain in the top l, divided by l (spec §2.1)."""
+    """Effective precision: documents with positive DIN gain in the top l, divided by l (docs/metrics.md#coverage-and-set-metrics)."""
     return (din_gain(ranking)[:k] > 0).sum(axis=0) / k
 
 
 @register("P-IA", tags={"normalised", "intent_aware", "binary", "tool:ndeval"}, citation="Agrawal et al., WSDM 2009; ndeval")
 def p_ia(ranking: Ranking, k: int) -> FloatArray:
-    """Intent-aware precision: (1/W+) sum_i w_i |{r <= k : J_i(r) = 1}| / k (spec §2.1)."""
+    """Intent-aware precision: (1/W+) sum_i w_i |{r <= k : J_i(r) = 1}| / k (docs/metrics.md#coverage-and-set-metrics)."""
     return top_total(ranking, "pia", lambda table: table.doc_sum(table.grades >= 1, table.W_hat), k) / k
 
 
@@ -91,7 +91,7 @@ def p_ia(ranking: Ranking, k: int) -> FloatArray:
     citation="Zhai, Cohen & Lafferty, SIGIR 2003 (as described by Amigó et al., SIGIR 2018)",
 )
 def s_rr(ranking: Ranking, k: int | None) -> FloatArray:
-    """1 / (first rank at which every intent of I_q^+ is covered); 0 if never (spec §2.1)."""
+    """1 / (first rank at which every intent of I_q^+ is covered); 0 if never (docs/metrics.md#coverage-and-set-metrics)."""
     table = ranking.table
     limit = min(ranking.depth if k is None else k, ranking.depth)
 

@@ -1,4 +1,4 @@
-"""D-, D#-, DIN-, DIN#-measures and P+Q/P+Q# (spec §2.4-2.5; Sakai & Song 2011, Sakai 2012, NTCIREVAL).
+"""D-, D#-, DIN-, DIN#-measures and P+Q/P+Q# (docs/metrics.md#d-measures; Sakai & Song 2011, Sakai 2012, NTCIREVAL).
 
 All of them work on gain vectors and the Q-measure's blended ratio::
 
@@ -35,7 +35,7 @@ SAKAI_Q = "Sakai, On the reliability of information retrieval metrics based on g
 
 GAMMA = Param(float, 0.5, "weight of I-rec in the # combination", low=0.0, high=1.0)
 BETA_Q = Param(float, 1.0, "Q-measure's beta (gain vs. rank blending)", low=0.0)
-ROUND = Param(bool, False, "combine 4-decimal components like NTCIREVAL's scripts (spec §1.7 quirk)")
+ROUND = Param(bool, False, "combine 4-decimal components like NTCIREVAL's scripts (docs/metrics.md#means-and-precision quirk)")
 
 
 def blended_ratio_sums(
@@ -93,19 +93,19 @@ D_TAGS = {"normalised", "graded", "tool:ntcireval"}
 
 @register("D-nDCG", tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG)
 def d_ndcg(ranking: Ranking, k: int) -> FloatArray:
-    """MSnDCG@l on global gains GG = sum_i w_i g_i with the global ideal (spec §2.4)."""
+    """MSnDCG@l on global gains GG = sum_i w_i g_i with the global ideal (docs/metrics.md#d-measures)."""
     return _memo_kernel(ranking, "d_ndcg", k, compute=lambda: _ndcg_at(ranking, "GG", lambda: global_gain(ranking), k))
 
 
 @register("D-Q", params={"beta": BETA_Q}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG + "; " + SAKAI_Q)
 def d_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
-    """Q@l on global gains with the global ideal (spec §2.4)."""
+    """Q@l on global gains with the global ideal (docs/metrics.md#d-measures)."""
     return _memo_kernel(ranking, "d_q", k, beta, compute=lambda: _q_at(ranking, "GG", lambda: global_gain(ranking), k, beta))
 
 
 @register("D#-nDCG", params={"gamma": GAMMA, "ntcir_round_components": ROUND}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG)
 def d_sharp_ndcg(ranking: Ranking, k: int, gamma: float = 0.5, ntcir_round_components: bool = False) -> FloatArray:
-    """gamma I-rec@l + (1 - gamma) D-nDCG@l (spec §2.4)."""
+    """gamma I-rec@l + (1 - gamma) D-nDCG@l (docs/metrics.md#d-measures)."""
     return _sharp(ranking, d_ndcg(ranking, k), k, gamma, ntcir_round_components)
 
 
@@ -113,7 +113,7 @@ def d_sharp_ndcg(ranking: Ranking, k: int, gamma: float = 0.5, ntcir_round_compo
     "D#-Q", params={"gamma": GAMMA, "beta": BETA_Q, "ntcir_round_components": ROUND}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG
 )
 def d_sharp_q(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0, ntcir_round_components: bool = False) -> FloatArray:
-    """gamma I-rec@l + (1 - gamma) D-Q@l (spec §2.4)."""
+    """gamma I-rec@l + (1 - gamma) D-Q@l (docs/metrics.md#d-measures)."""
     return _sharp(ranking, d_q(ranking, k, beta), k, gamma, ntcir_round_components)
 
 
@@ -127,25 +127,25 @@ DIN_TAGS = {"normalised", "graded", "type_sensitive", "tool:ntcireval"}
 
 @register("DIN-nDCG", tags=DIN_TAGS, citation=SAKAI_DIN)
 def din_ndcg(ranking: Ranking, k: int) -> FloatArray:
-    """MSnDCG@l on DIN gains over the global ideal of D-nDCG (spec §2.5)."""
+    """MSnDCG@l on DIN gains over the global ideal of D-nDCG (docs/metrics.md#din-measures-and-pq)."""
     return _memo_kernel(ranking, "din_ndcg", k, compute=lambda: _ndcg_at(ranking, _din_key(ranking), lambda: din_gain(ranking), k))
 
 
 @register("DIN-Q", params={"beta": BETA_Q}, tags=DIN_TAGS, citation=SAKAI_DIN)
 def din_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
-    """Q@l on DIN gains over the global ideal (spec §2.5)."""
+    """Q@l on DIN gains over the global ideal (docs/metrics.md#din-measures-and-pq)."""
     return _memo_kernel(ranking, "din_q", k, beta, compute=lambda: _q_at(ranking, _din_key(ranking), lambda: din_gain(ranking), k, beta))
 
 
 @register("DIN#-nDCG", params={"gamma": GAMMA, "ntcir_round_components": ROUND}, tags=DIN_TAGS, citation=SAKAI_DIN)
 def din_sharp_ndcg(ranking: Ranking, k: int, gamma: float = 0.5, ntcir_round_components: bool = False) -> FloatArray:
-    """gamma I-rec@l + (1 - gamma) DIN-nDCG@l (spec §2.5)."""
+    """gamma I-rec@l + (1 - gamma) DIN-nDCG@l (docs/metrics.md#din-measures-and-pq)."""
     return _sharp(ranking, din_ndcg(ranking, k), k, gamma, ntcir_round_components)
 
 
 @register("DIN#-Q", params={"gamma": GAMMA, "beta": BETA_Q, "ntcir_round_components": ROUND}, tags=DIN_TAGS, citation=SAKAI_DIN)
 def din_sharp_q(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0, ntcir_round_components: bool = False) -> FloatArray:
-    """gamma I-rec@l + (1 - gamma) DIN-Q@l (spec §2.5)."""
+    """gamma I-rec@l + (1 - gamma) DIN-Q@l (docs/metrics.md#din-measures-and-pq)."""
     return _sharp(ranking, din_q(ranking, k, beta), k, gamma, ntcir_round_components)
 
 
@@ -165,7 +165,7 @@ def _per_intent_sums(ranking: Ranking, beta: float) -> tuple[np.ndarray, np.ndar
 
 
 def p_plus(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
-    """P+ per intent on the list cut at l (spec §2.5): BR averaged over relevant ranks up to the
+    """P+ per intent on the list cut at l (docs/metrics.md#din-measures-and-pq): BR averaged over relevant ranks up to the
     first occurrence of the largest gain present in the list. ``(R, T, I)``.
 
     For every prefix length the preferred rank is the first position of the running maximum, so
@@ -193,7 +193,7 @@ def p_plus(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
     citation=SAKAI_DIN + "; NTCIREVAL DIN-NTCIR-PQeval",
 )
 def pplus_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
-    """sum_{nav} w_i P+_i + sum_{inf} w_i Q_i@l over I_q^+ (spec §2.5)."""
+    """sum_{nav} w_i P+_i + sum_{inf} w_i Q_i@l over I_q^+ (docs/metrics.md#din-measures-and-pq)."""
     table = ranking.table
 
     def compute() -> FloatArray:
@@ -214,5 +214,5 @@ def pplus_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
     citation=SAKAI_DIN + "; NTCIREVAL NEVIAPQ2sharpnev",
 )
 def pplus_q_sharp(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0, ntcir_round_components: bool = False) -> FloatArray:
-    """gamma I-rec@l + (1 - gamma) P+Q@l (spec §2.5)."""
+    """gamma I-rec@l + (1 - gamma) P+Q@l (docs/metrics.md#din-measures-and-pq)."""
     return _sharp(ranking, pplus_q(ranking, k, beta), k, gamma, ntcir_round_components)

@@ -1,4 +1,4 @@
-"""Intent-aware metrics, NTCIREVAL conventions (spec §2.2): ``M-IA = sum_{I_q^+} w_i M_i``.
+"""Intent-aware metrics, NTCIREVAL conventions (docs/metrics.md#intent-aware-metrics): ``M-IA = sum_{I_q^+} w_i M_i``.
 
 Per-intent metrics use local gains ``g_i`` and the per-intent ideal list; weights are not
 renormalised (NTCIREVAL prints their sum as ``SUMp``). MAP-IA follows ndeval (divides by ``W+``).
@@ -59,7 +59,7 @@ def _per_doc_sum(ranking: Ranking, key: Hashable, coefficients: Callable[[TopicT
     aliases=("IA-nDCG", "IA-MSnDCG"),
 )
 def ndcg_ia(ranking: Ranking, k: int) -> FloatArray:
-    """sum_i w_i nDCG_i@l with linear gains and discount 1/log(r+1) (NTCIREVAL MSnDCG; spec §2.2).
+    """sum_i w_i nDCG_i@l with linear gains and discount 1/log(r+1) (NTCIREVAL MSnDCG; docs/metrics.md#intent-aware-metrics).
 
     Each intent's ideal at ``l`` is a constant, so ``sum_i w_i DCG_i@l / IDCG_i@l`` is the DCG of
     the per-document gain ``sum_i (w_i / IDCG_i@l) g_i``.
@@ -72,7 +72,7 @@ def ndcg_ia(ranking: Ranking, k: int) -> FloatArray:
 
 
 def _stop_probability_scale(ranking: Ranking, err_gmax: str) -> np.ndarray:
-    """``G_i + 1`` per (topic, intent): the intent's own top grade, or the scale maximum (register #12)."""
+    """``G_i + 1`` per (topic, intent): the intent's own top grade, or the scale maximum (docs/metrics.md#intent-aware-metrics)."""
     table = ranking.table
     if err_gmax == "per_intent":
         return table.gmax + 1.0
@@ -108,7 +108,7 @@ def _ideal_err(ranking: Ranking, k: int, err_gmax: str) -> np.ndarray:
 
 @register("IA-ERR", params={"err_gmax": ERR_GMAX}, tags={"intent_aware", "graded", "tool:ntcireval"}, citation=CHAPELLE + "; NTCIREVAL")
 def ia_err(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArray:
-    """sum_i w_i ERR_i@l with p = g/(G_i+1) (NTCIREVAL IA-ERR; spec §2.2, register #12)."""
+    """sum_i w_i ERR_i@l with p = g/(G_i+1) (NTCIREVAL IA-ERR; docs/metrics.md#intent-aware-metrics)."""
     table = ranking.table
     return table.topic_sum(_err_at(ranking, k, err_gmax) * table.per_pair(table.W)[:, None])
 
@@ -120,7 +120,7 @@ def ia_err(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArray
     citation=CHAPELLE + "; Sakai & Song, SIGIR 2011; NTCIREVAL",
 )
 def ia_nerr(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArray:
-    """sum_i w_i ERR_i@l / ERR*_i@l on the per-intent ideal (spec §2.2)."""
+    """sum_i w_i ERR_i@l / ERR*_i@l on the per-intent ideal (docs/metrics.md#intent-aware-metrics)."""
     table = ranking.table
     coef = safe_divide(_weighted(table), _ideal_err(ranking, k, err_gmax))
     return table.topic_sum(_err_at(ranking, k, err_gmax) * table.per_pair(coef)[:, None])
@@ -133,7 +133,7 @@ def ia_nerr(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArra
     citation="Moffat & Zobel, TOIS 2008 (RBP); NTCIREVAL RBP with per-intent G_i",
 )
 def rbp_ia(ranking: Ranking, k: int, p: float = 0.95) -> FloatArray:
-    """sum_i w_i (1-p) sum_{r<=l} p^(r-1) g_i(r)/G_i (spec §2.2)."""
+    """sum_i w_i (1-p) sum_{r<=l} p^(r-1) g_i(r)/G_i (docs/metrics.md#intent-aware-metrics)."""
     gain = _per_doc_sum(ranking, "rbp_ia", lambda table: _weighted(table) / np.maximum(table.gmax, 1), k)
     disc = discount("rbp", gain.shape[0], beta=p)
     return (1.0 - p) * (gain * disc[:, None, None]).sum(axis=0)

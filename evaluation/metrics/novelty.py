@@ -1,5 +1,5 @@
-"""Novelty-biased cascade metrics of ndeval (spec §2.3): alpha-DCG, alpha-nDCG, ERR-IA, nERR-IA,
-NRBP, nNRBP, and the greedy ideal list they share (spec §1.5).
+"""Novelty-biased cascade metrics of ndeval (docs/metrics.md#cascade-metrics): alpha-DCG, alpha-nDCG, ERR-IA, nERR-IA,
+NRBP, nNRBP, and the greedy ideal list they share (docs/metrics.md#ideal-lists).
 
 Novelty gain with intent weights renormalised over ``I_q^+`` (``ŵ_i = w_i / W+``)::
 
@@ -27,7 +27,7 @@ CHAPELLE_IA = "Chapelle et al., Intent-based diversification of web search resul
 ALPHA = Param(float, 0.5, "novelty penalty: each earlier document of the intent multiplies its gain by (1 - alpha)", low=0.0, high=1.0)
 BETA = Param(float, 0.5, "NRBP patience", low=0.0, high=1.0, low_open=True)
 GRADED = Param(bool, False, "use g_i/G_i instead of binary J_i (Amigó et al.; not ndeval)")
-QUIRK = Param(bool, False, "reproduce pyndeval's unnormalised @1 values (spec §2.3 tool quirk)")
+QUIRK = Param(bool, False, "reproduce pyndeval's unnormalised @1 values (docs/metrics.md#cascade-metrics tool quirk)")
 NEGLIGIBLE = 1e-17
 GREEDY_MIN_STEPS = (
     57  # the ideal length nNRBP asks for at the default beta 0.5 (0.5^57 < NEGLIGIBLE), so one pass serves it and every cutoff
@@ -62,7 +62,7 @@ def novelty_gain(ranking: Ranking, alpha: float, graded: bool = False) -> np.nda
 
 
 def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: bool = False) -> FloatArray:
-    """Novelty gains ``n*(r)`` of ndeval's greedy ideal list, ``(T, length)`` (spec §1.5).
+    """Novelty gains ``n*(r)`` of ndeval's greedy ideal list, ``(T, length)`` (docs/metrics.md#ideal-lists).
 
     Each step takes the document maximising ``sum_i a_i J_i (1-alpha)^{c_i}`` (``a_i = 1`` when
     the topic's weights are uniform, as in ndeval, else ``ŵ_i``), ties going to the greatest
@@ -269,13 +269,13 @@ CASCADE_TAGS = {"intent_aware", "binary", "cascade", "tool:ndeval"}
     aliases=("α-DCG",),
 )
 def alpha_dcg(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False, ndeval_rank1_quirk: bool = False) -> FloatArray:
-    """sum_{r<=k} n(r)/log2(r+1) over the ideal-ideal list (ndeval's "alpha-DCG"; spec §2.3)."""
+    """sum_{r<=k} n(r)/log2(r+1) over the ideal-ideal list (ndeval's "alpha-DCG"; docs/metrics.md#cascade-metrics)."""
     return _collection_normalised(ranking, k, alpha, graded, ndeval_rank1_quirk, "log")
 
 
 @register("alpha-nDCG", params={"alpha": ALPHA, "graded": GRADED}, tags=CASCADE_TAGS, citation=CLARKE, aliases=("α-nDCG",))
 def alpha_ndcg(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False) -> FloatArray:
-    """sum_{r<=k} n(r)/log2(r+1) over the same sum on the greedy ideal (spec §2.3)."""
+    """sum_{r<=k} n(r)/log2(r+1) over the same sum on the greedy ideal (docs/metrics.md#cascade-metrics)."""
     return _ideal_normalised(ranking, k, alpha, graded, "log")
 
 
@@ -286,13 +286,13 @@ def alpha_ndcg(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = Fals
     citation=CHAPELLE_IA,
 )
 def err_ia(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False, ndeval_rank1_quirk: bool = False) -> FloatArray:
-    """TREC's ERR-IA: sum_{r<=k} n(r)/r over the ideal-ideal list (ndeval; spec §2.3)."""
+    """TREC's ERR-IA: sum_{r<=k} n(r)/r over the ideal-ideal list (ndeval; docs/metrics.md#cascade-metrics)."""
     return _collection_normalised(ranking, k, alpha, graded, ndeval_rank1_quirk, "rr")
 
 
 @register("nERR-IA", params={"alpha": ALPHA, "graded": GRADED}, tags=CASCADE_TAGS, citation=CHAPELLE_IA)
 def nerr_ia(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False) -> FloatArray:
-    """sum_{r<=k} n(r)/r over the same sum on the greedy ideal (ndeval; spec §2.3)."""
+    """sum_{r<=k} n(r)/r over the same sum on the greedy ideal (ndeval; docs/metrics.md#cascade-metrics)."""
     return _ideal_normalised(ranking, k, alpha, graded, "rr")
 
 
@@ -319,7 +319,7 @@ def _nrbp_sum(ranking: Ranking, k: int | None, alpha: float, beta: float, graded
     citation=CLARKE_NRBP,
 )
 def nrbp(ranking: Ranking, k: int | None, alpha: float = 0.5, beta: float = 0.5, graded: bool = False) -> FloatArray:
-    """(1 - (1-alpha) beta) sum_r beta^(r-1) n(r) over the whole list (spec §2.3)."""
+    """(1 - (1-alpha) beta) sum_r beta^(r-1) n(r) over the whole list (docs/metrics.md#cascade-metrics)."""
     return (1.0 - (1.0 - alpha) * beta) * _nrbp_sum(ranking, k, alpha, beta, graded)
 
 
@@ -331,7 +331,7 @@ def nrbp(ranking: Ranking, k: int | None, alpha: float = 0.5, beta: float = 0.5,
     citation=CLARKE_NRBP + "; ndeval",
 )
 def nnrbp(ranking: Ranking, k: int | None, alpha: float = 0.5, beta: float = 0.5, graded: bool = False) -> FloatArray:
-    """NRBP divided by NRBP of the greedy ideal over all judged documents (spec §2.3)."""
+    """NRBP divided by NRBP of the greedy ideal over all judged documents (docs/metrics.md#cascade-metrics)."""
     length = _nrbp_length(ranking.table, beta, ranking.depth)  # the ideal always runs over all judged documents
     ideal = greedy_ideal_gains(ranking.table, alpha, length, graded)
     ideal_sum = (ideal * discount("rbp", length, beta=beta)[None, :]).sum(axis=1)

@@ -1,4 +1,4 @@
-"""Rank-Biased Utility (spec §2.6; Amigó, Spina & Carrillo-de-Albornoz, SIGIR 2018), reference jar
+"""Rank-Biased Utility (docs/metrics.md#rbu-eu-and-ct; Amigó, Spina & Carrillo-de-Albornoz, SIGIR 2018), reference jar
 conventions by default, and the per-document relevance probabilities the utility metrics share."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def relevance_probability(ranking: Ranking, mapping: str, depth: int) -> np.ndar
 def rbu(ranking: Ranking, k: int | None, p: float = 0.8, e: float = 0.03, rbu_scale: str = "jar", rbu_relevance: str = "jar") -> FloatArray:
     """Rank-Biased Utility: (1-p) sum_t w_t sum_i p^(i-1) r_it prod_{j<i}(1-r_jt) - e (1-p) sum_i p^(i-1).
 
-    Whole list unless a cutoff is given (then RBU@k scores the top k; spec §2.6, register #16).
+    Whole list unless a cutoff is given (then RBU@k scores the top k; docs/metrics.md#rbu-eu-and-ct).
     Weights are used as given; every listed aspect counts.
     """
     depth = min(cutoff_or_depth(ranking, k), ranking.depth)

@@ -1,4 +1,4 @@
-"""Utility metrics with user effort (spec §2.6; Amigó, Spina & Carrillo-de-Albornoz, SIGIR 2018):
+"""Utility metrics with user effort (docs/metrics.md#rbu-eu-and-ct; Amigó, Spina & Carrillo-de-Albornoz, SIGIR 2018):
 EU and CT (reconstructed forms); RBU lives in :mod:`evaluation.metrics.rbu`."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def _novel_relevance(ranking: Ranking, alpha: float) -> np.ndarray:
     citation="Yang & Lad, ICTIR 2009 (expected utility), in the form of " + AMIGO,
 )
 def eu(ranking: Ranking, k: int | None, alpha: float = 0.5, e: float = 0.03, eu_discount: str = "1+log2(i)") -> FloatArray:
-    """sum_i disc(i) [sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} - e] over the shown list (spec §2.6, reconstructed)."""
+    """sum_i disc(i) [sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} - e] over the shown list (docs/metrics.md#rbu-eu-and-ct, reconstructed)."""
     depth = min(cutoff_or_depth(ranking, k), ranking.depth)
     i = ranks(depth)
     disc = 1.0 / (1.0 + np.log2(i)) if eu_discount == "1+log2(i)" else 1.0 / np.log2(i + 1.0)
@@ -58,7 +58,7 @@ def eu(ranking: Ranking, k: int | None, alpha: float = 0.5, e: float = 0.03, eu_
     citation="Luo, Wing, Yang & Hearst, The water filling model and the cube test, CIKM 2013, in the form of " + AMIGO,
 )
 def ct(ranking: Ranking, k: int, alpha: float = 0.5, h_max: float = 1.0, ct_time: str = "per_rank") -> FloatArray:
-    """Cube Test: sum_{i<=k} (1/i) sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} 1[sum_{j<i} r(d_j,t) < H] (spec §2.6)."""
+    """Cube Test: sum_{i<=k} (1/i) sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} 1[sum_{j<i} r(d_j,t) < H] (docs/metrics.md#rbu-eu-and-ct)."""
 
     def build() -> np.ndarray:
         table = ranking.table

@@ -98,7 +98,7 @@ class Judgment(models.Model):
     """One qrels line: the grade of a document for a subtopic.
 
     ``subtopic`` is null for a document judged for the topic but relevant to no intent (NTCIR
-    intent ``0``); such a row keeps the document *judged* (spec §1.3).
+    intent ``0``); such a row keeps the document *judged* (docs/metrics.md#relevance-and-empty-topics).
     """
 
     topic = models.ForeignKey(Topic, models.CASCADE, related_name="judgments")

@@ -113,7 +113,7 @@ class StudyTopic(models.Model):
 
 
 class StudySubtopic(models.Model):
-    """A kept subtopic of a study topic with its renormalised weight (spec §1.1)."""
+    """A kept subtopic of a study topic with its renormalised weight (docs/metrics.md#intents-and-weights)."""
 
     study_topic = models.ForeignKey(StudyTopic, models.CASCADE, related_name="kept_subtopics")
     subtopic = models.ForeignKey(Subtopic, models.PROTECT, related_name="study_subtopics")

@@ -1,6 +1,6 @@
 """Database rows -> an ``evaluation`` collection, so study design and analysis reuse its logic.
 
-The evaluation package defines weights, top-k intents and renormalisation (spec §1.1); the study
+The evaluation package defines weights, top-k intents and renormalisation (docs/metrics.md#intents-and-weights); the study
 app never re-implements them, it converts its rows and calls the same functions.
 """
 

@@ -113,7 +113,7 @@ def _subtopic_counts(collection: Collection) -> dict[str, int]:
 
 
 def _keep_subtopics(collection: Collection, topics: list[Topic], k: int) -> dict[int, list[tuple[Subtopic, float]]]:
-    """Top-k subtopics by weight, renormalised, by the evaluation package's own rule (spec §1.1)."""
+    """Top-k subtopics by weight, renormalised, by the evaluation package's own rule (docs/metrics.md#intents-and-weights)."""
     kept_collection = to_evaluation_collection(collection, [t.topic_id for t in topics]).keep_top_intents(k)
     rows = {(s.topic_id, s.number): s for s in Subtopic.objects.filter(topic__in=topics)}
     kept: dict[int, list[tuple[Subtopic, float]]] = {}

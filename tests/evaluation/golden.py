@@ -1,7 +1,7 @@
 """The one table mapping golden-file keys (tool, measure, cutoff, param) to our measure strings.
 
-Golden files: ``shared/reference/golden/{public,ntcireval-sample}.tsv`` (provenance in
-``shared/reference/README.md``). Each key also names the collection setting it was computed on.
+Golden files: ``tests/evaluation/data/reference/golden/{public,ntcireval-sample}.tsv`` (provenance in
+``tests/evaluation/data/reference/README.md``). Each key also names the collection setting it was computed on.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-# An unchanged copy of shared/reference (README.md there gives provenance); override with DIVERSITY_REFERENCE.
+# The official tools' outputs and their inputs (README.md there gives provenance); override with DIVERSITY_REFERENCE.
 REFERENCE = Path(os.environ.get("DIVERSITY_REFERENCE", Path(__file__).resolve().parent / "data" / "reference"))
 
 # tool -> (tolerance, run order used to make the golden values)

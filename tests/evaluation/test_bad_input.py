@@ -129,7 +129,7 @@ def test_every_required_cutoff_metric_refuses_a_missing_cutoff() -> None:
 
 
 def test_eu_discount_option_is_reachable_from_a_measure_string() -> None:
-    """Spec §2.6 / register #17: option eu_discount="log2(i+1)"; spec §2.9: parameters go in Name(k=v)."""
+    """docs/metrics.md#rbu-eu-and-ct / docs/metrics.md#rbu-eu-and-ct: option eu_discount="log2(i+1)"; docs/metrics.md#measure-names: parameters go in Name(k=v)."""
     measure = parse_measure("EU(eu_discount=log2(i+1))")
     assert measure.params["eu_discount"] == "log2(i+1)"
     built = parse_measure("EU", eu_discount="log2(i+1)")
@@ -209,7 +209,7 @@ def test_run_objects_validate() -> None:
 
 
 def test_negative_grade_in_a_directly_built_collection_is_an_error() -> None:
-    """Readers map negative grades to 0 (spec §1.2); a Collection built by hand must not carry one."""
+    """Readers map negative grades to 0 (docs/metrics.md#grades-and-gains); a Collection built by hand must not carry one."""
     from evaluation.arrays import table_for
     from evaluation.collection import Collection, Intent, Topic
 

@@ -1,6 +1,6 @@
 """The command line of issue 2, called as ``evaluation.cli.main(argv)`` (plus one real subprocess).
 
-Collection used by most tests: the toy topic T1 of spec §2.10, a one-intent topic T2 whose
+Collection used by most tests: the toy topic T1 of docs/metrics.md#the-toy-topic, a one-intent topic T2 whose
 relevant document e1 the run puts at rank 2, and T3 with a judged-nonrelevant document only.
 """
 
@@ -41,7 +41,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
     lines += ["T2 Q0 e2 1 2 toy", "T2 Q0 e1 2 1 toy", "T3 Q0 f1 1 1 toy"]
     run.write_text("\n".join(lines) + "\n")
     other = tmp_path / "other.run"
-    # no T2, T3; T9 is not in the qrels (ignored, spec §1.4)
+    # no T2, T3; T9 is not in the qrels (ignored, docs/metrics.md#runs)
     other.write_text("T1 Q0 d1 1 3 other\nT1 Q0 d4 2 2 other\nT1 Q0 d5 3 1 other\nT9 Q0 z 1 1 other\n")
     return {"qrels": qrels, "intents": intents, "run": run, "other": other, "dir": tmp_path}
 
@@ -85,7 +85,7 @@ def test_requested_measure_strings_are_echoed_verbatim(files, capsys) -> None:
     assert status == 0
     frame = table(out)
     assert list(dict.fromkeys(frame.measure)) == requested
-    assert lookup(frame, "toy", "T1", "D-nDCG'@5") == pytest.approx(0.6169, abs=P4)  # spec §2.8
+    assert lookup(frame, "toy", "T1", "D-nDCG'@5") == pytest.approx(0.6169, abs=P4)  # docs/metrics.md#condensed-lists
     assert lookup(frame, "toy", "T1", "D#-nDCG(gamma=0.5)@5") == pytest.approx(0.6003, abs=P4)
     assert lookup(frame, "toy", "T1", "strec@5") == pytest.approx(2 / 3, abs=1e-12)
 
@@ -96,11 +96,11 @@ def test_per_topic_rows_and_mean_rows(files, capsys) -> None:
     frame = table(out)
     assert set(zip(frame.run, frame.topic)) == {(r, t) for r in ("toy", "other") for t in ("T1", "T2", "T3", "all")}
     assert len(frame) == 2 * 2 * 4
-    # T3 has no relevant document: NaN, out of the mean (spec §1.3)
+    # T3 has no relevant document: NaN, out of the mean (docs/metrics.md#relevance-and-empty-topics)
     assert math.isnan(lookup(frame, "toy", "T3", "I-rec@5"))
     assert lookup(frame, "toy", "T2", "I-rec@5") == 1.0
     assert lookup(frame, "toy", "all", "I-rec@5") == pytest.approx((2 / 3 + 1) / 2, abs=1e-12)
-    # a topic missing from a run scores 0 and stays in the mean (spec §1.4)
+    # a topic missing from a run scores 0 and stays in the mean (docs/metrics.md#runs)
     assert lookup(frame, "other", "T2", "I-rec@5") == 0.0
     assert lookup(frame, "other", "all", "I-rec@5") == pytest.approx((1.0 + 0.0) / 2, abs=1e-12)
     for m in ("I-rec@5", "P-IA@5"):
@@ -290,7 +290,7 @@ def _mean(capsys, argv: list[str], measure: str) -> float:
 
 
 def test_weights_uniform_reproduces_the_ndeval_family(files, capsys) -> None:
-    """§2.10 ndeval rows use uniform weights; --weights uniform over the Iprob file gives them."""
+    """docs/metrics.md#the-toy-topic ndeval rows use uniform weights; --weights uniform over the Iprob file gives them."""
     measures = ["P-IA@5", "alpha-nDCG@5", "ERR-IA@5", "NRBP"]
     argv = score(files, "--measures", *measures, "--per-topic", "--weights", "uniform")
     status, out, _ = run_cli(capsys, argv)
@@ -298,12 +298,12 @@ def test_weights_uniform_reproduces_the_ndeval_family(files, capsys) -> None:
     expected = {"P-IA@5": 0.266667, "alpha-nDCG@5": 0.553928, "ERR-IA@5": 0.387292, "NRBP": 0.358398}
     for m, v in expected.items():
         assert lookup(frame, "toy", "T1", m) == pytest.approx(v, abs=P6), m
-    # with the original weights P-IA differs (0.32, spec §2.1)
+    # with the original weights P-IA differs (0.32, docs/metrics.md#coverage-and-set-metrics)
     assert _mean(capsys, score(files, "--measures", "P-IA@5", "--per-topic"), "P-IA@5") == pytest.approx(0.32, abs=1e-12)
 
 
 def test_weights_linear(files, capsys) -> None:
-    """§4.9: weights 0.5 > 0.3 > 0.2 become 3/6, 2/6, 1/6: P-IA@5 = (3/6·2 + 2/6·2)/5."""
+    """docs/metrics.md#simplified-collections: weights 0.5 > 0.3 > 0.2 become 3/6, 2/6, 1/6: P-IA@5 = (3/6·2 + 2/6·2)/5."""
     value = _mean(capsys, score(files, "--measures", "P-IA@5", "--per-topic", "--weights", "linear"), "P-IA@5")
     assert value == pytest.approx((3 / 6 * 2 + 2 / 6 * 2) / 5, abs=1e-12)
 
@@ -343,7 +343,7 @@ def test_keep_intents_ties_go_to_the_lower_intent_id(files, capsys) -> None:
 
 
 def test_binary_grades(files, capsys) -> None:
-    """--binary: every grade >= 1 becomes 1 (§4.9), so GG = sum of the weights of the relevant intents."""
+    """--binary: every grade >= 1 becomes 1 (docs/metrics.md#simplified-collections), so GG = sum of the weights of the relevant intents."""
     value = _mean(capsys, score(files, "--measures", "D-nDCG@5", "--per-topic", "--binary"), "D-nDCG@5")
     disc = 1 / np.log2(np.arange(2, 7))
     run_gains = np.array([0.5, 0, 0.8, 0, 0.3])  # d3, d6, d1, dX, d2
@@ -396,7 +396,7 @@ def test_difficulty_command(files, capsys) -> None:
 
 
 def test_golbus_topic_86_through_the_cli(tmp_path: Path, capsys) -> None:
-    """Spec §2.7: R_T = 82, R = (78, 62, 60), xi = 1 -> dd 0.897; smr 0.087, 0.435, 0.478."""
+    """docs/metrics.md#alpha-ia-and-diversity-difficulty: R_T = 82, R = (78, 62, 60), xi = 1 -> dd 0.897; smr 0.087, 0.435, 0.478."""
     lines = [f"86 1 doc{d:03d} 1" for d in range(78)]
     lines += [f"86 2 doc{d:03d} 1" for d in list(range(58)) + list(range(78, 82))]
     lines += [f"86 3 doc{d:03d} 1" for d in list(range(56)) + list(range(78, 82))]
@@ -498,7 +498,7 @@ def test_per_subtopic_scores_feed_subtopic_level_agreement(files, capsys) -> Non
 
 
 def test_difficulty_options_dd_intents_and_smr_depth(tmp_path: Path, capsys) -> None:
-    """Spec §2.7: d_max = |I+|/|I| with --dd-intents listed (a 4th intent without relevant documents);
+    """docs/metrics.md#alpha-ia-and-diversity-difficulty: d_max = |I+|/|I| with --dd-intents listed (a 4th intent without relevant documents);
     smr at depth k = 1 is proportional to 1 - R_i/R_T (R_T = 6, R = (3, 3, 2) -> 0.3, 0.3, 0.4)."""
     iprob = tmp_path / "iprob"
     iprob.write_text(TOY_IPROB.read_text() + "T1 4 0.0 inf\n")

@@ -108,7 +108,7 @@ def test_repeated_keys_equal_pandas_duplicated(keys: list[int]) -> None:
 
 
 def test_ideal_lists_equal_per_topic_sorts() -> None:
-    """Per-intent and global ideal gains (spec §1.5), built for all topics at once, equal a plain
+    """Per-intent and global ideal gains (docs/metrics.md#ideal-lists), built for all topics at once, equal a plain
     per-topic sort of the judged grades."""
     col = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv", REFERENCE / "trec2014" / "intent_probs_din.tsv")
     table = TopicTable(col)

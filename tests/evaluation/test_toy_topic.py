@@ -1,7 +1,7 @@
-"""The toy-topic table of spec §2.10 (every row) and the published checks of §2.4, §2.7, §2.8.
+"""The toy-topic table of docs/metrics.md#the-toy-topic (every row) and the published checks of docs/metrics.md#d-measures, docs/metrics.md#alpha-ia-and-diversity-difficulty and docs/metrics.md#condensed-lists.
 
 Tolerances follow the precision printed in the spec: 4 decimals -> abs 5e-5, 6 decimals -> 5e-7
-(spec §1.7: ``0.5·10^-p``), exact fractions -> 1e-12. ndeval-family rows use uniform weights
+(docs/metrics.md#means-and-precision: ``0.5·10^-p``), exact fractions -> 1e-12. ndeval-family rows use uniform weights
 (the qrels loaded without the Iprob file, as pyndeval sees them).
 """
 
@@ -29,7 +29,7 @@ EXACT = 1e-12
 
 @pytest.fixture(scope="module")
 def weighted_scores() -> dict[str, float]:
-    """Every §2.10 measure computed with the toy weights, in one evaluate() call."""
+    """Every docs/metrics.md#the-toy-topic measure computed with the toy weights, in one evaluate() call."""
     return _scores(toy_collection(), WEIGHTED_ROWS)
 
 
@@ -44,7 +44,7 @@ def _scores(collection, rows) -> dict[str, float]:
     return dict(zip(per_topic.measure, per_topic.value))
 
 
-# (measure string, value in the spec table, tolerance); toy weights 0.5/0.3/0.2
+# (measure string, value in docs/metrics.md#the-toy-topic, tolerance); toy weights 0.5/0.3/0.2
 WEIGHTED_ROWS = [
     ("I-rec@5", 0.6667, P4),
     ("D-nDCG@5", 0.5340, P4),
@@ -65,7 +65,7 @@ WEIGHTED_ROWS = [
     ("PMP@5", 0.4, EXACT),
     ("Ef-P@5", 0.6, EXACT),
     ("Ef-P@7", 4 / 7, EXACT),  # spec: 0.5714
-    ("Prec@7", 5 / 7, EXACT),  # spec §2.1: Prec@7 = 5/7 while Ef-P@7 = 4/7
+    ("Prec@7", 5 / 7, EXACT),  # docs/metrics.md#coverage-and-set-metrics: Prec@7 = 5/7 while Ef-P@7 = 4/7
     ("P-IA@5", 0.32, EXACT),  # weighted: (0.5·2 + 0.3·2)/5
     ("S-RR@100%", 1 / 7, EXACT),  # 0.142857
     ("RBU", 0.063744, P6),  # jar, p = 0.8, e = 0.03, whole list (jar prints 0.0637)
@@ -79,7 +79,7 @@ WEIGHTED_ROWS = [
     ("I-rec'@5", 0.6667, P4),
 ]
 
-# uniform weights (qrels without Iprob): the ndeval family and the alpha#-IA rows of §2.7
+# uniform weights (qrels without Iprob): the ndeval family and the alpha#-IA rows of docs/metrics.md#alpha-ia-and-diversity-difficulty
 UNIFORM_ROWS = [
     ("P-IA@5", 4 / 15, EXACT),  # 0.266667 (= pyndeval)
     ("ERR-IA@5", 0.387292, P6),
@@ -101,13 +101,13 @@ UNIFORM_ROWS = [
     ("alpha#-IA(alpha=0.5,lambda=0.5,disc=dcg,avg=micro)@5", 0.5582, P4),
     ("alpha#-IA(alpha=0.5,avg=geom)@5", 0.3414, P4),
     ("alpha#-IA(alpha=0.5,avg=cascade)@5", 0.6103, P4),
-    # SMR average 0.3571 of §2.7: 0.5 · 2/3 + 0.5 · 0.3571
+    # SMR average 0.3571 of docs/metrics.md#alpha-ia-and-diversity-difficulty: 0.5 · 2/3 + 0.5 · 0.3571
     ("alpha#-IA(alpha=0.5,avg=smr)@5", 0.5 * (2 / 3) + 0.5 * 0.3571, P4),
-    ("PMP@5", math.nan, None),  # meaningless with uniform weights and M+ > 1 (spec §2.1)
+    ("PMP@5", math.nan, None),  # meaningless with uniform weights and M+ > 1 (docs/metrics.md#coverage-and-set-metrics)
 ]
 
 
-# TESTS: the §2.10 table ==============================================================================
+# TESTS: the docs/metrics.md#the-toy-topic table ==============================================================================
 
 
 @pytest.mark.parametrize(("measure", "expected", "tol"), WEIGHTED_ROWS, ids=[m for m, _, _ in WEIGHTED_ROWS])
@@ -132,9 +132,9 @@ def test_ndeval_rows_are_the_same_with_with_weights_uniform() -> None:
 
 
 def test_sharp_metrics_exact_and_with_ntcireval_rounded_components() -> None:
-    """Spec §1.7: NTCIREVAL combines 4-decimal components; DIN#-Q@5 prints 0.4957, P+Q#@5 0.5444."""
+    """docs/metrics.md#means-and-precision: NTCIREVAL combines 4-decimal components; DIN#-Q@5 prints 0.4957, P+Q#@5 0.5444."""
     col, run = toy_collection(), toy_run()
-    # exact arithmetic (default): gamma·I-rec + (1-gamma)·base, tolerance 1e-4 for # metrics (§1.7)
+    # exact arithmetic (default): gamma·I-rec + (1-gamma)·base, tolerance 1e-4 for # metrics (docs/metrics.md#means-and-precision)
     din_q = score(col, run, "DIN-Q@5")
     din_sharp = score(col, run, "DIN#-Q@5")
     assert din_sharp == pytest.approx(0.5 * (2 / 3) + 0.5 * din_q, abs=EXACT)
@@ -155,7 +155,7 @@ def test_sharp_metrics_exact_and_with_ntcireval_rounded_components() -> None:
 
 
 def test_global_gains_and_global_ideal() -> None:
-    """§2.10: GG d1 1.3, d2 0.9, d3 0.5, d4 0.8, d5 0.8, d7 0.5, d6 0; ideal (1.3, 0.9, 0.8, 0.8, 0.5, 0.5)."""
+    """docs/metrics.md#the-toy-topic: GG d1 1.3, d2 0.9, d3 0.5, d4 0.8, d5 0.8, d7 0.5, d6 0; ideal (1.3, 0.9, 0.8, 0.8, 0.5, 0.5)."""
     col = toy_collection()
     table = table_for(col)
     assert np.allclose(table.global_ideal(7)[0], [1.3, 0.9, 0.8, 0.8, 0.5, 0.5, 0.0], atol=EXACT)
@@ -168,7 +168,7 @@ def test_global_gains_and_global_ideal() -> None:
 
 
 def test_d_and_din_measures_agree_with_the_spec_gain_vectors() -> None:
-    """§2.4: GG of the top 5 = (0.5, 0, 1.3, 0, 0.9); §2.5: DG = (0.5, 0, 0.3, 0, 0.9)."""
+    """docs/metrics.md#d-measures: GG of the top 5 = (0.5, 0, 1.3, 0, 0.9); docs/metrics.md#din-measures-and-pq: DG = (0.5, 0, 0.3, 0, 0.9)."""
     col, run = toy_collection(), toy_run()
     disc = 1 / np.log2(np.arange(2, 7))
     ideal = np.array([1.3, 0.9, 0.8, 0.8, 0.5])
@@ -193,11 +193,11 @@ def test_d_and_din_measures_agree_with_the_spec_gain_vectors() -> None:
 
 
 PER_INTENT = {
-    # measure on a one-hot collection -> (intent 1, intent 2, intent 3) of §2.10, tolerance
+    # measure on a one-hot collection -> (intent 1, intent 2, intent 3) of docs/metrics.md#the-toy-topic, tolerance
     "nDCG-IA@5": ((0.6388, 0.3487, 0.0), P4),  # per-intent MSnDCG@5
     "IA-ERR@5": ((0.4815, 0.1958, 0.0), P4),  # per-intent ERR@5, G_i per intent
     "IA-nERR@5": ((0.6446, 0.2380, 0.0), P4),
-    "RBP-IA@5": ((0.070125, 0.055767, 0.0), P6),  # §2.2 (NTCIREVAL 0.0701, 0.0558)
+    "RBP-IA@5": ((0.070125, 0.055767, 0.0), P6),  # docs/metrics.md#intent-aware-metrics (NTCIREVAL 0.0701, 0.0558)
 }
 
 
@@ -210,13 +210,13 @@ def test_per_intent_values(measure: str) -> None:
 
 
 def test_per_intent_err_closed_forms() -> None:
-    """§2.2: intent 1 (G_1 = 2): ERR = 1/3 + (2/3)(2/3)/3."""
+    """docs/metrics.md#intent-aware-metrics: intent 1 (G_1 = 2): ERR = 1/3 + (2/3)(2/3)/3."""
     value = score(one_hot(toy_collection(), "T1", "1"), toy_run(), "IA-ERR@5")
     assert value == pytest.approx(1 / 3 + (2 / 3) * (2 / 3) / 3, abs=EXACT)
 
 
 def test_per_intent_p_plus_and_q() -> None:
-    """§2.10: per-intent P+ / Q@5 = 0.6905/0.4603, 0.3838/0.2559, 0/0."""
+    """docs/metrics.md#the-toy-topic: per-intent P+ / Q@5 = 0.6905/0.4603, 0.3838/0.2559, 0/0."""
     col = toy_collection()
     ranking = build_ranking(table_for(col), [toy_run()])
     assert p_plus(ranking, 5)[0, 0] == pytest.approx([0.6905, 0.3838, 0.0], abs=P4)
@@ -229,7 +229,7 @@ def test_per_intent_p_plus_and_q() -> None:
 
 
 def test_per_subtopic_alpha_ndcg_of_alpha_sharp_ia() -> None:
-    """§2.7: per-subtopic alpha-nDCG@5 (alpha 0.5, DCG) = 0.8678, 0.4814, 0; micro 0.4497."""
+    """docs/metrics.md#alpha-ia-and-diversity-difficulty: per-subtopic alpha-nDCG@5 (alpha 0.5, DCG) = 0.8678, 0.4814, 0; micro 0.4497."""
     col = toy_uniform()
     ranking = build_ranking(table_for(col), [toy_run()])
     sub = per_subtopic(ranking, 5, 0.5, "dcg", 0.8)[0, 0]
@@ -240,14 +240,14 @@ def test_per_subtopic_alpha_ndcg_of_alpha_sharp_ia() -> None:
 
 
 def test_alpha_sharp_ia_limits() -> None:
-    """§2.7: lambda = 1 gives S-recall; lambda = 0 with cascade gives alpha-nDCG."""
+    """docs/metrics.md#alpha-ia-and-diversity-difficulty: lambda = 1 gives S-recall; lambda = 0 with cascade gives alpha-nDCG."""
     col, run = toy_uniform(), toy_run()
     assert score(col, run, "alpha#-IA(lambda=1)@5") == pytest.approx(2 / 3, abs=EXACT)
     assert score(col, run, "alpha#-IA(lambda=0,alpha=0.5,avg=cascade)@5") == pytest.approx(0.553928, abs=P6)
 
 
 def test_xi_smr_dd() -> None:
-    """§2.7: xi = 2 (d1 then d4), smr = (0.2647, 0.2647, 0.4706), dd = 0.8132 (0.8998 with offset 1)."""
+    """docs/metrics.md#alpha-ia-and-diversity-difficulty: xi = 2 (d1 then d4), smr = (0.2647, 0.2647, 0.4706), dd = 0.8132 (0.8998 with offset 1)."""
     table = table_for(toy_collection())
     result = difficulty(table)
     assert int(result.xi[0]) == 2
@@ -260,12 +260,12 @@ def test_xi_smr_dd() -> None:
 
 
 def test_greedy_ideal_tie_goes_to_the_greatest_docno() -> None:
-    """§1.5: greedy ties go to the lexicographically greatest docno, and the choice changes later gains.
+    """docs/metrics.md#ideal-lists: greedy ties go to the lexicographically greatest docno, and the choice changes later gains.
 
     Intents A-D (uniform, alpha 0.5). d10 = {A, D}, d1 = {B, C}, d9 = {A, C} all score 2 at step 1;
     "d9" is the greatest *string*, so the greedy ideal is d9, d10, d1 with gains (2, 1.5, 1.5)/4.
     Taking d10 (numerically greatest) first would give d10, d1, d9 with gains (2, 2, 1)/4 -- a better
-    list, so alpha-nDCG exceeds 1 there (spec §1.5: the greedy ideal is approximate; never clip).
+    list, so alpha-nDCG exceeds 1 there (docs/metrics.md#ideal-lists: the greedy ideal is approximate; never clip).
     """
     col = build_collection({"q": {"d10": {"A": 1, "D": 1}, "d1": {"B": 1, "C": 1}, "d9": {"A": 1, "C": 1}}})
     ideal = Run("ideal", {"q": ["d9", "d10", "d1"]})
@@ -281,14 +281,14 @@ def test_greedy_ideal_tie_goes_to_the_greatest_docno() -> None:
 
 
 def test_toy_greedy_ideal_gives_alpha_ndcg_one() -> None:
-    """§2.3: the toy greedy ideal is d5, d1, d7, d4, d3, d2, d6."""
+    """docs/metrics.md#cascade-metrics: the toy greedy ideal is d5, d1, d7, d4, d3, d2, d6."""
     col = toy_uniform()
     ideal = Run("ideal", {"T1": ["d5", "d1", "d7", "d4", "d3", "d2", "d6"]})
     for m in ("alpha-nDCG@5", "alpha-nDCG@20", "nERR-IA@5", "nNRBP"):
         assert score(col, ideal, m) == pytest.approx(1.0, abs=EXACT), m
 
 
-# TESTS: weights and intents (spec §1.1) =============================================================
+# TESTS: weights and intents (docs/metrics.md#intents-and-weights) =============================================================
 
 
 def test_keep_top_intents_renormalises_and_keeps_judged_status() -> None:
@@ -311,7 +311,7 @@ def test_keep_top_intents_with_zero_weights_falls_back_to_uniform() -> None:
 
 
 def test_uniform_over_listed_intents_caps_ia_metrics() -> None:
-    """§1.1: weights are not renormalised again; NTCIREVAL-family IA sums then max out below 1 while
+    """docs/metrics.md#intents-and-weights: weights are not renormalised again; NTCIREVAL-family IA sums then max out below 1 while
     the ndeval family divides by W+."""
     judgments = {"q": {"a": {"1": 1}, "b": {"2": 0}}}  # intent 2 is listed but has no relevant document
     run = Run("r", {"q": ["a"]})
@@ -323,7 +323,7 @@ def test_uniform_over_listed_intents_caps_ia_metrics() -> None:
     assert score(listed, run, "I-rec@1", "q") == 1.0  # intent 2 is not in I_q^+
 
 
-# TESTS: duplicate documents in a run (spec §1.4) =====================================================
+# TESTS: duplicate documents in a run (docs/metrics.md#runs) =====================================================
 
 
 def test_duplicate_docids_keep_the_first_with_a_warning(tmp_path) -> None:
@@ -361,7 +361,7 @@ def test_a_run_object_with_duplicates_is_rejected() -> None:
 
 
 def _topic_187():
-    """Sakai 2013 Table 4, TREC 2012 topic 187 (team srchvrs), rebuilt from the gains the spec gives.
+    """Sakai 2013 Table 4, TREC 2012 topic 187 (team srchvrs), rebuilt from the published gains.
 
     Two intents, uniform weights. Ideal global gains (4, 2.5x4, 2x10, 1x5, then 0.5s): GG = (g1+g2)/2.
     R* = (1,1) [GG 1], H* = (0,1) [GG 0.5], N* judged nonrelevant, U* unjudged. F = (0,1) is the
@@ -392,7 +392,7 @@ def _topic_187():
 
 
 def test_sakai_2013_table4_topic_187() -> None:
-    """Spec §2.4 / §2.8: D-nDCG 0.0906, D#-nDCG 0.5453 (LOO), 0.5497 (full), D#-nDCG' 0.5791;
+    """docs/metrics.md#d-measures / docs/metrics.md#condensed-lists: D-nDCG 0.0906, D#-nDCG 0.5453 (LOO), 0.5497 (full), D#-nDCG' 0.5791;
     IA-ERR 0.2250 (LOO raw), 0.2300 (true), IA-ERR' 0.2581 (condensed LOO)."""
     full, loo, run = _topic_187()
     measures = ["D-nDCG@20", "D#-nDCG@20", "D#-nDCG'@20", "I-rec@20", "I-rec'@20", "IA-ERR@20", "IA-ERR'@20"]
@@ -406,7 +406,7 @@ def test_sakai_2013_table4_topic_187() -> None:
     assert loo_scores["IA-ERR@20"] == pytest.approx(0.2250, abs=P4)
     assert full_scores["IA-ERR@20"] == pytest.approx(0.2300, abs=P4)
     assert loo_scores["IA-ERR'@20"] == pytest.approx(0.2581, abs=P4)
-    # both intents have an L4 document, so both err_gmax settings agree (§2.8)
+    # both intents have an L4 document, so both err_gmax settings agree (docs/metrics.md#condensed-lists)
     assert score(loo, run, "IA-ERR(err_gmax=scale)'@20", "187") == pytest.approx(loo_scores["IA-ERR'@20"], abs=EXACT)
     # per-intent raw LOO: (0.2100 + 0.2400)/2
     assert score(one_hot(loo, "187", "1"), run, "IA-ERR@20", "187") == pytest.approx(0.2100, abs=P4)
@@ -447,7 +447,7 @@ def _golbus_topic(r_t: int, sizes: tuple[int, ...], name: str = "86"):
 
 
 def test_golbus_table3_smr_and_table1_dd_topic_86() -> None:
-    """Spec §2.7 (Golbus et al. 2013): topic 86, R_T = 82, R = (78, 62, 60), xi = 1 ->
+    """docs/metrics.md#alpha-ia-and-diversity-difficulty (Golbus et al. 2013): topic 86, R_T = 82, R = (78, 62, 60), xi = 1 ->
     smr 0.087, 0.435, 0.478 (Table 3); dd 0.897 with exponent xi, 0.977 with xi + 1 (Table 1)."""
     col = _golbus_topic(82, (78, 62, 60))
     assert len(col.relevant_documents("86")) == 82

@@ -1,4 +1,4 @@
-"""The toy topic of spec §2.10, shared by the toy-topic, CLI and bad-input tests.
+"""The toy topic of docs/metrics.md#the-toy-topic, shared by the toy-topic, CLI and bad-input tests.
 
 One topic ``T1``, intents 1 (nav, w 0.5), 2 (inf, w 0.3), 3 (inf, w 0.2); d6 judged nonrelevant
 (intent 0, L0), dX unjudged. The run is already ordered: d3, d6, d1, dX, d2, d7, d5.
@@ -26,7 +26,7 @@ def toy_collection() -> Collection:
 
 
 def toy_uniform() -> Collection:
-    """The toy topic without the Iprob file: uniform weights (the ndeval-family rows of §2.10)."""
+    """The toy topic without the Iprob file: uniform weights (the ndeval-family rows of docs/metrics.md#the-toy-topic)."""
     return load_collection(TOY_QRELS)
 
 

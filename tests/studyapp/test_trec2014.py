@@ -16,7 +16,7 @@ from studyapp.services.importing import import_collection
 from studyapp.services.study_config import parse_config
 from studyapp.services.study_design import create_study
 
-# The repository's unchanged copy of shared/reference (provenance in its README).
+# The repository's reference data (tests/evaluation/data/reference, provenance in its README).
 REFERENCE = Path(os.environ.get("DIVERSITY_REFERENCE", Path(__file__).resolve().parents[1] / "evaluation" / "data" / "reference"))
 TREC = REFERENCE / "trec2014"
 RUNS = sorted((REFERENCE / "runs" / "public").glob("*.run"))

@@ -1,5 +1,5 @@
 """In-memory builders: ``runs_from_arrays`` and ``judgments_from_arrays`` give what the file readers
-give (same ordering options of spec §1.4, same duplicate rules), and evaluate identically."""
+give (same ordering options of docs/metrics.md#runs, same duplicate rules), and evaluate identically."""
 
 from __future__ import annotations
 

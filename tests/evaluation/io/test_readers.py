@@ -1,4 +1,4 @@
-"""Readers (issue 2 "Readers", acceptance 4): good files parse as the spec says; every malformed file
+"""Readers (issue 2 "Readers", acceptance 4): good files parse as docs/metrics.md#data-conventions says; every malformed file
 raises ``FormatError(path, line, reason)`` whose message names ``file:line`` and the reason.
 
 Qrels and runs are written inline, as TREC text, in each test (ir_measures style).
@@ -122,7 +122,7 @@ def test_duplicate_qrels_lines_keep_the_highest_grade_on_request(write) -> None:
     col = load_collection(path, on_duplicate_qrel="max")
     assert col.judgments["151"]["d1"] == {"1": 3, "2": 1}
     with pytest.raises(FormatError):
-        load_collection(path)  # error by default (spec §1.2)
+        load_collection(path)  # error by default (docs/metrics.md#grades-and-gains)
 
 
 @pytest.mark.parametrize("text", ["", "\n\n  \n", "# only a comment\n"], ids=["empty", "blank", "comment-only"])
@@ -162,7 +162,7 @@ def test_intent_files_parse_weights_and_types() -> None:
 def test_intents_without_type_column_are_informational(write) -> None:
     iprob = write("i", "T1 1 0.5\nT1 2 0.3\nT1 3 0.2\n")
     col = load_collection(TOY_QRELS, iprob)
-    assert [i.type for i in col.topics["T1"].intents] == ["inf", "inf", "inf"]  # spec §1.1
+    assert [i.type for i in col.topics["T1"].intents] == ["inf", "inf", "inf"]  # docs/metrics.md#intents-and-weights
 
 
 def test_intents_missing_from_the_intents_file_get_weight_zero_with_a_warning(write) -> None:
@@ -240,7 +240,7 @@ def test_topic_xml_keeps_types_and_texts(write) -> None:
         ("1", "inf", "What is a 403b plan?", None),
         ("2", "nav", "Find the IRS page on 403b plans.", None),
     ]
-    assert topics["152"].intents[0].type == "inf"  # no type attribute: informational (spec §1.1)
+    assert topics["152"].intents[0].type == "inf"  # no type attribute: informational (docs/metrics.md#intents-and-weights)
 
 
 def test_topic_xml_with_declaration(write) -> None:

@@ -1,4 +1,4 @@
-"""Agreement with user preferences: spec §3 worked example, scipy cross-checks, bootstrap."""
+"""Agreement with user preferences: docs/metrics.md#agreement-with-users worked example, scipy cross-checks, bootstrap."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from evaluation.meta.agreement import SUBSETS, agreement, agreement_with_users, 
 from .conftest import tidy
 
 # FIXTURES =====================================================================================
-# Spec §3.4: six run pairs, p_c and d_M(c).
+# docs/metrics.md#mup_b: six run pairs, p_c and d_M(c).
 P6 = np.array([3.0, -1.0, 2 / 3, 0.0, -7 / 3, 4.0])
 D6 = np.array([[0.10, 0.05, 0.0, 0.20, -0.30, 0.0]])
 
@@ -110,7 +110,7 @@ def test_tau_b_over_all_run_pairs_of_a_topic_equals_scipy(data) -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(-12, 12), st.sampled_from([-0.2, -0.05, 0.0, 0.05, 0.3])), min_size=1, max_size=30))
 def test_mup_b_forms_bracket_mup(rows) -> None:
-    """Spec §3.4: |MUP_b published| <= |MUP| <= |MUP_b (tau_b-consistent)|."""
+    """docs/metrics.md#mup_b: |MUP_b published| <= |MUP| <= |MUP_b (tau_b-consistent)|."""
     p = np.array([r[0] / 3 for r in rows])
     d = np.array([[r[1] for r in rows]])
     s = pair_statistics(d, p)
@@ -161,7 +161,7 @@ def test_bootstrap_is_deterministic_for_a_seed_and_records_it() -> None:
 
 
 def reference_statistics(d: np.ndarray, p: np.ndarray) -> dict[tuple[str, str], float]:
-    """Spec §3.2-3.6 for one metric, written out pair by pair: {(subset, statistic): value}."""
+    """docs/metrics.md#tau-and-tau_b for one metric, written out pair by pair: {(subset, statistic): value}."""
     sign = lambda x: 0 if abs(x) <= 1e-12 else (1 if x > 0 else -1)  # noqa: E731
     mean_abs = sum(abs(x) for x in d) / len(d)
     members: dict[str, list[int]] = {"all": list(range(len(d)))}

@@ -1,4 +1,4 @@
-"""System-ranking correlation: tau_ap worked example (spec §4.1) and Kendall's tau vs scipy."""
+"""System-ranking correlation: tau_ap worked example (docs/metrics.md#rank-correlation) and Kendall's tau vs scipy."""
 
 from __future__ import annotations
 

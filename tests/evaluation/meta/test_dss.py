@@ -1,4 +1,4 @@
-"""Document selection sensitivity (spec §4.10)."""
+"""Document selection sensitivity (docs/metrics.md#document-selection-sensitivity)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Concordance (intuitiveness) test: spec §4.5 worked example, tie rules, Table 2 layout."""
+"""Concordance (intuitiveness) test: docs/metrics.md#intuitiveness worked example, tie rules, Table 2 layout."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from evaluation.meta._matrix import ScoreCube
 from evaluation.meta.intuitiveness import COLUMNS, concordance_test, intuitiveness_scores, ordering_agreement
 from evaluation.report.tables import concordance_matrix
 
-# Spec §4.5: 2 topics x 3 runs.
+# docs/metrics.md#intuitiveness: 2 topics x 3 runs.
 EXAMPLE = ScoreCube(
     np.array(
         [

@@ -1,4 +1,4 @@
-"""Agreement at the weighted level (spec 3.7) and at the subtopic level, end to end through the
+"""Agreement at the weighted level (docs/metrics.md#weighted-topic-preference) and at the subtopic level, end to end through the
 API and the CLI, on a two-topic study small enough to check by hand."""
 
 from __future__ import annotations

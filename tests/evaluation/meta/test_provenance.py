@@ -1,4 +1,4 @@
-"""Settings sidecars (spec §3.8: reports record their conventions; §4: randomised results record
+"""Settings sidecars (docs/metrics.md#agreement-with-users: reports record their conventions; docs/metrics.md#meta-evaluation: randomised results record
 their seed): ``-o FILE`` also writes ``FILE.settings.json``, and the seed used goes to stderr."""
 
 from __future__ import annotations

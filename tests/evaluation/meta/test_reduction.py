@@ -1,4 +1,4 @@
-"""Topic set reduction (spec §4.8) and simplified collections (spec §4.9)."""
+"""Topic set reduction (docs/metrics.md#topic-set-reduction) and simplified collections (docs/metrics.md#simplified-collections)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def test_simplified_collections_of_the_reference_data(public_collection) -> None
     assert list(dict.fromkeys(table["collection"])) == list(SIMPLIFICATIONS)
     original = table[table["collection"] == "popularity+graded"]
     np.testing.assert_allclose(original[["tau", "tau_ap"]].to_numpy(), 1.0)
-    # alpha-nDCG uses binary relevance already (ndeval, spec 2.3): binarising grades changes nothing
+    # alpha-nDCG uses binary relevance already (ndeval, docs/metrics.md#cascade-metrics): binarising grades changes nothing
     row = table[(table["collection"] == "popularity+binary") & (table["measure"] == "alpha-nDCG@10")].iloc[0]
     assert row["tau"] == pytest.approx(1.0)
     assert ((table["tau"] >= -1) & (table["tau"] <= 1)).all()

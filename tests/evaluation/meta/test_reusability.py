@@ -1,4 +1,4 @@
-"""Leave-one-team-out reusability (spec §4.7)."""
+"""Leave-one-team-out reusability (docs/metrics.md#leave-one-out-reusability)."""
 
 from __future__ import annotations
 

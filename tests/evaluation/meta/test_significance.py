@@ -1,4 +1,4 @@
-"""Paired bootstrap and randomised Tukey HSD: exact enumerations (spec §4.2, §4.3), a slow
+"""Paired bootstrap and randomised Tukey HSD: exact enumerations (docs/metrics.md#paired-bootstrap, docs/metrics.md#randomised-tukey-hsd), a slow
 reference implementation, determinism and the rejection rate under the null."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from evaluation.meta.significance import bootstrap_asl, discriminative_power, ru
 
 # FIXTURES =====================================================================================
 def bootstrap_asl_slow(z: np.ndarray, idx: np.ndarray, tol: float = 1e-12) -> float:
-    """Spec §4.2 written out: one resample at a time, straight from the index vectors."""
+    """docs/metrics.md#paired-bootstrap written out: one resample at a time, straight from the index vectors."""
     n = z.size
     z_bar, s = z.mean(), z.std(ddof=1)
     if s <= tol:
@@ -51,13 +51,13 @@ ALL_36 = np.array([[p1, p2] for p1 in itertools.permutations(range(3)) for p2 in
 
 # TESTS: exact enumerations ====================================================================
 def test_bootstrap_exact_enumeration_default_is_the_exact_arithmetic_reading() -> None:
-    """Spec §4.2's exact check by default (``tol=1e-12``): 14 of 27, ASL 0.5185, not the printed 0.5556.
+    """docs/metrics.md#paired-bootstrap exact check by default (``tol=1e-12``): 14 of 27, ASL 0.5185, not the printed 0.5556.
 
     Why we deviate from the printed value: t0 = 0.866025 and, in exact arithmetic,
     w = z - mean(z) = (0, 0.2, -0.2). The resample drawing topic 1 three times is all zeros, so the
-    spec's own zero-spread rule gives it t* = 0 (it does not reach t0); 14 resamples do. The spec's
-    15 counts that resample as t* = inf because 0.1 - mean(z) = -1.4e-17 in floating point, noise
-    that the spec's 1e-12 tolerance is meant to absorb (docs/meta.md, "Where we deviate").
+    zero-spread rule of docs/metrics.md#paired-bootstrap gives it t* = 0 (it does not reach t0); 14 resamples do. A naive
+    count of 15 takes that resample as t* = inf because 0.1 - mean(z) = -1.4e-17 in floating point, noise
+    that the 1e-12 tolerance is meant to absorb (docs/meta.md, "Where the sources are silent").
     """
     z = np.array([[0.1, 0.3, -0.1]])
     asl, _ = bootstrap_asl(z, indices_to_counts(ALL_27, 3))
@@ -68,8 +68,8 @@ def test_bootstrap_exact_enumeration_default_is_the_exact_arithmetic_reading() -
     assert bootstrap_asl(z, all_first)[0][0] == 0.0  # t* = 0 < t0
 
 
-def test_bootstrap_exact_enumeration_reproduces_the_spec_printed_value_with_tol_0() -> None:
-    """The spec prints 15/27 = 0.5556: floating 0.1 - mean(z) = -1.4e-17 read as a non-zero mean."""
+def test_bootstrap_exact_enumeration_reproduces_the_naive_count_with_tol_0() -> None:
+    """The commonly printed figure is 15/27 = 0.5556: floating 0.1 - mean(z) = -1.4e-17 read as a non-zero mean."""
     z = np.array([[0.1, 0.3, -0.1]])
     assert z[0, 0] - z[0].mean() != 0.0
     asl, _ = bootstrap_asl(z, indices_to_counts(ALL_27, 3), tol=0.0)
@@ -90,7 +90,7 @@ def test_tukey_exact_enumeration() -> None:
 
 
 def test_tukey_needs_the_tolerance() -> None:
-    """Without the 1e-12 tolerance floating noise changes the counts (spec §4.3)."""
+    """Without the 1e-12 tolerance floating noise changes the counts (docs/metrics.md#randomised-tukey-hsd)."""
     permuted = TUKEY_X[np.arange(2)[None, :, None], ALL_36].mean(axis=1)
     d = permuted.max(axis=1) - permuted.min(axis=1)
     means = TUKEY_X.mean(axis=0)

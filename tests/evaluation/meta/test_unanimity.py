@@ -1,4 +1,4 @@
-"""Metric unanimity MU (spec §4.6; Amigó et al. 2018)."""
+"""Metric unanimity MU (docs/metrics.md#metric-unanimity; Amigó et al. 2018)."""
 
 from __future__ import annotations
 

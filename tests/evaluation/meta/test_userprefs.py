@@ -1,4 +1,4 @@
-"""Preference levels (spec §3.1, §3.7) and the Chen et al. Table 1 summary."""
+"""Preference levels (docs/metrics.md#run-pairs-and-signs, docs/metrics.md#weighted-topic-preference) and the Chen et al. Table 1 summary."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def test_weighted_preference_renormalises_over_kept_subtopics() -> None:
     assert items.loc[("1", "a", "b"), "p"] == pytest.approx(2 / 3)
     # topic 2, (a, b): 0.5 * 1 + 0.25 * 1 + 0.25 * (-2) = 0.25
     assert items.loc[("2", "a", "b"), "p"] == pytest.approx(0.25)
-    # topic 2, (a, c): subtopic 3 kept but unanswered -> NaN, no renormalisation (spec 3.7)
+    # topic 2, (a, c): subtopic 3 kept but unanswered -> NaN, no renormalisation (docs/metrics.md#weighted-topic-preference)
     assert np.isnan(items.loc[("2", "a", "c"), "p"]) and items.loc[("2", "a", "c"), "sign"] == 0
 
 

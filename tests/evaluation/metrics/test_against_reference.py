@@ -20,7 +20,7 @@ from evaluation import Collection, EvaluationWarning, Intent, Run, Topic, build_
 from evaluation.arrays import table_for
 from evaluation.difficulty import difficulty
 from evaluation.metrics import Measure, parse_measure
-from tests.evaluation.metrics import reference as ref
+from evaluation.metrics import reference as ref
 
 SEEDS = range(12)
 CUTOFFS = (1, 3, 5, 10, 20)
@@ -187,7 +187,7 @@ def _compare(col: Collection, runs: list[Run], condensed: bool, cases: dict[str,
     for t, tid in enumerate(col.topic_ids):
         topic = ref.RefTopic.of(col, tid)
         if not topic.rel_intents:
-            continue  # NaN by the engine's topic rule (spec §1.3); checked in the CLI tests
+            continue  # NaN by the engine's topic rule (docs/metrics.md#relevance-and-empty-topics); checked in the CLI tests
         for r, run in enumerate(runs):
             docs = list(run.lists.get(tid, []))
             if condensed:
@@ -220,7 +220,7 @@ def test_engine_matches_reference_on_condensed_lists(case) -> None:
 
 
 def test_ct_matches_reference() -> None:
-    """Spec §2.6: f_sat(i,t) = 1[sum_{j<i} r(d_j,t) < H_max]. With r = g/G_t a top-grade document fills
+    """docs/metrics.md#rbu-eu-and-ct: f_sat(i,t) = 1[sum_{j<i} r(d_j,t) < H_max]. With r = g/G_t a top-grade document fills
     the tank exactly; an exclusive sum computed as (1 + 2/3) - 2/3 = 0.9999999999999999 < 1 would reopen it."""
     failures = []
     for seed in SEEDS:
@@ -288,7 +288,7 @@ def test_difficulty_matches_reference(case) -> None:
 
 @pytest.mark.parametrize("seed", list(SEEDS)[:6])
 def test_greedy_ideal_run_scores_one(seed: int) -> None:
-    """A run equal to the reference greedy ideal (§1.5) scores exactly 1 on alpha-nDCG, nERR-IA and nNRBP:
+    """A run equal to the reference greedy ideal (docs/metrics.md#ideal-lists) scores exactly 1 on alpha-nDCG, nERR-IA and nNRBP:
     this pins the engine's ideal, tie rule included."""
     rng = np.random.default_rng(2000 + seed)
     col = random_collection(rng)
@@ -306,7 +306,7 @@ def test_greedy_ideal_run_scores_one(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", list(SEEDS)[:6])
 def test_topic_averages_of_alpha_sharp_ia(seed: int) -> None:
-    """§2.7 topic means over the topics with relevant documents: arithmetic, geometric with the 1e-5
+    """docs/metrics.md#alpha-ia-and-diversity-difficulty topic means over the topics with relevant documents: arithmetic, geometric with the 1e-5
     floor, and DD = sum (1 - dd_t) M_t / sum (1 - dd_t) (dd with exponent xi + dd_exponent_offset)."""
     rng = np.random.default_rng(1000 + seed)
     col = random_collection(rng)

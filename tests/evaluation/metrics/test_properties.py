@@ -3,8 +3,8 @@
 Every test iterates over :data:`evaluation.metrics.REGISTRY` / :func:`default_measures`, so a newly
 registered metric is covered without editing this file:
 
-* ``normalised``: values in [0, 1] (PMP may be NaN where spec §2.1 says so). alpha-nDCG,
-  nERR-IA and nNRBP are normalised by the *greedy* ideal and may exceed 1 (spec §1.5), so they are
+* ``normalised``: values in [0, 1] (PMP may be NaN where docs/metrics.md#coverage-and-set-metrics says so). alpha-nDCG,
+  nERR-IA and nNRBP are normalised by the *greedy* ideal and may exceed 1 (docs/metrics.md#ideal-lists), so they are
   deliberately untagged; IA-ERR and RBP-IA are not normalised either.
 * everything except the ``effort`` metrics (RBU, EU subtract an effort cost) is >= 0;
 * ``ideal_global`` (D-nDCG, D-Q, D#-nDCG, D#-Q): the global ideal list scores 1 on the D-measure
@@ -152,7 +152,7 @@ def test_metrics_without_effort_are_non_negative(data) -> None:
 @PROPERTY
 @given(collection_and_runs())
 def test_effort_metrics_are_at_least_minus_the_effort(data) -> None:
-    """RBU/EU may be negative, but never below what showing the list costs (spec §2.6)."""
+    """RBU/EU may be negative, but never below what showing the list costs (docs/metrics.md#rbu-eu-and-ct)."""
     col, runs = data
     for text, bound in (("RBU", lambda n: -0.03 * (1 - 0.8**n)), ("RBU@3", lambda n: -0.03 * (1 - 0.8 ** min(n, 3)))):
         values = _values(col, runs, [parse_measure(text)])
@@ -278,9 +278,9 @@ def test_identical_runs_score_identically(data) -> None:
 @PROPERTY
 @given(collections(), st.sampled_from([0.0, 0.3, 0.5, 0.9]))
 def test_greedy_ideal_run_scores_one_on_greedy_normalised_metrics(col: Collection, alpha: float) -> None:
-    """The greedy ideal of spec §1.5 (the reference's, tie rule included) scores 1 on alpha-nDCG, nERR-IA
+    """The greedy ideal of docs/metrics.md#ideal-lists (the reference's, tie rule included) scores 1 on alpha-nDCG, nERR-IA
     and nNRBP at every cutoff, and, holding every relevant document, has I-rec = 1 over its whole length."""
-    from tests.evaluation.metrics import reference as ref
+    from evaluation.metrics import reference as ref
 
     # topics whose relevant intents all weigh 0 have no weighted gain to reach (the engine scores them 0)
     topics = [t for t in col.topic_ids if sum(col.weights(t)[i] for i in col.relevant_intents(t)) > 0]

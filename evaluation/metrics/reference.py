@@ -1,21 +1,22 @@
-"""Slow reference implementations, one loop per rank, written from the formulas of spec §2.
+"""Slow reference implementations: one loop per rank, written from the formulas of docs/metrics.md.
 
-They read a :class:`~evaluation.collection.Collection` only through its plain accessors (topics,
-intents, ``weights``, ``judgments``) and never touch the vectorised engine, so they check it
-independently (the "alternative implementations" layer of ``shared/style/EXAMPLES.md`` §6).
+Each registered metric's kernel is checked against its function here
+(``tests/evaluation/metrics/test_against_reference.py``). These functions read a
+:class:`~evaluation.collection.Collection` only through its plain accessors (topics, intents,
+``weights``, ``judgments``) and never touch the vectorised engine, so they check it independently.
 Every function takes one topic's view (:class:`RefTopic`) and one ranked list (docids, best first,
-already free of duplicates) and returns a float.
+already free of duplicates) and returns a float. They are for reading and testing, not for speed.
 
-Conventions taken from the spec, section by section:
+Conventions (docs/metrics.md#data-conventions):
 
-* §1.1/1.3: ``I_q^+`` = intents with a document of grade >= 1; intents outside it are invisible.
+* ``I_q^+`` = intents with a document of grade >= 1; intents outside it are invisible.
   NTCIREVAL-family sums use the weights as given; the ndeval family divides by ``W+``.
-* §1.5: the greedy alpha ideal runs over every judged document; each step takes the maximum of
-  ``s(d) = sum_i a_i J_i(d) (1-alpha)^{c_i}`` (``a_i = 1`` when the weights over ``I_q^+`` are all
-  equal, as in ndeval, else ``w_i / W+``), summed intent by intent in canonical intent order like
-  ndeval's C loop; ties go to the lexicographically greatest docid (ndeval scans docids in
-  ascending order and replaces the best on ``strcmp(candidate, best) > 0``).
-* §1.6: condensed lists drop unjudged documents before the cutoff (:func:`condense`).
+* The greedy alpha ideal (docs/metrics.md#ideal-lists) runs over every judged document; each step
+  takes the maximum of ``s(d) = sum_i a_i J_i(d) (1-alpha)^{c_i}`` (``a_i = 1`` when the weights
+  over ``I_q^+`` are all equal, as in ndeval, else ``w_i / W+``), summed intent by intent in
+  canonical intent order like ndeval's C loop; ties go to the lexicographically greatest docid
+  (ndeval scans docids in ascending order and replaces the best on ``strcmp(candidate, best) > 0``).
+* Condensed lists drop unjudged documents before the cutoff (:func:`condense`).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class RefTopic:
         return [d for d in self.grades if self.g(d, intent) >= 1]
 
     def gg(self, doc: str) -> float:
-        """Global gain ``sum_i w_i g_i(d)`` (§1.2)."""
+        """Global gain ``sum_i w_i g_i(d)`` (docs/metrics.md#grades-and-gains)."""
         return sum(self.weights[i] * self.g(doc, i) for i in self.intents)
 
     def global_ideal(self) -> list[float]:
@@ -82,14 +83,14 @@ class RefTopic:
 
 
 def condense(topic: RefTopic, docs: Sequence[str]) -> list[str]:
-    """§1.6: drop unjudged documents (judged-nonrelevant ones stay)."""
+    """docs/metrics.md#condensed-lists: drop unjudged documents (judged-nonrelevant ones stay)."""
     return [d for d in docs if d in topic.grades]
 
 
 def div(num: float, den: float) -> float:
-    """``num / den``, 0 when the ideal is 0 (nothing to find). The spec does not cover a topic whose
+    """``num / den``, 0 when the ideal is 0 (nothing to find). The definitions do not cover a topic whose
     relevant intents all have weight 0 (``W+ = 0``, no positive global gain); 0 is the engine's
-    documented convention and the only value consistent with "no gain" (§2.11)."""
+    documented convention and the only value consistent with "no gain" (docs/metrics.md#edge-cases)."""
     return num / den if den != 0 else 0.0
 
 
@@ -97,7 +98,7 @@ def _log_disc(r: int) -> float:
     return 1.0 / math.log2(r + 1)
 
 
-# §2.1 ------------------------------------------------------------------------------------------------
+# docs/metrics.md#coverage-and-set-metrics ------------------------------------------------------------------------------------------------
 
 
 def i_rec(t: RefTopic, docs: Sequence[str], l: int) -> float:
@@ -106,7 +107,7 @@ def i_rec(t: RefTopic, docs: Sequence[str], l: int) -> float:
     return len(covered) / len(rel)
 
 
-# §2.2 ------------------------------------------------------------------------------------------------
+# docs/metrics.md#intent-aware-metrics ------------------------------------------------------------------------------------------------
 
 
 def _err(probabilities: Sequence[float]) -> float:
@@ -141,7 +142,7 @@ def ndcg_ia(t: RefTopic, docs: Sequence[str], l: int) -> float:
 
 
 def map_ia(t: RefTopic, docs: Sequence[str]) -> float:
-    """§2.2 (ndeval): AP_i over the whole list, weighted by w_i / W+."""
+    """docs/metrics.md#intent-aware-metrics (ndeval): AP_i over the whole list, weighted by w_i / W+."""
     total = 0.0
     for i in t.rel_intents:
         found, ap = 0, 0.0
@@ -153,11 +154,11 @@ def map_ia(t: RefTopic, docs: Sequence[str]) -> float:
     return total
 
 
-# §2.3 ------------------------------------------------------------------------------------------------
+# docs/metrics.md#cascade-metrics ------------------------------------------------------------------------------------------------
 
 
 def _v(t: RefTopic, doc: str, intent: str, graded: bool) -> float:
-    """``J_i(d)``, or ``g_i(d) / G_i`` with ``graded=True`` (§2.3 option, Amigó et al.'s form)."""
+    """``J_i(d)``, or ``g_i(d) / G_i`` with ``graded=True`` (docs/metrics.md#cascade-metrics option, Amigó et al.'s form)."""
     if not graded:
         return t.J(doc, intent)
     return t.g(doc, intent) / max(t.intent_ideal(intent))
@@ -175,7 +176,7 @@ def novelty_gains(t: RefTopic, docs: Sequence[str], alpha: float, graded: bool =
 
 
 def greedy_ideal(t: RefTopic, alpha: float, graded: bool = False) -> list[str]:
-    """§1.5: the greedy list over every judged document, ties to the greatest docid."""
+    """docs/metrics.md#ideal-lists: the greedy list over every judged document, ties to the greatest docid."""
     rel = t.rel_intents
     ws = [t.weights[i] for i in rel]
     uniform = all(w == ws[0] for w in ws)
@@ -218,16 +219,16 @@ def err_ia(t: RefTopic, docs: Sequence[str], k: int, alpha: float = 0.5, graded:
 
 
 def nrbp(t: RefTopic, docs: Sequence[str], alpha: float = 0.5, beta: float = 0.5, graded: bool = False) -> float:
-    """§2.3: (1 - (1-alpha) beta) sum_r beta^(r-1) n(r) over the whole list (n already divided by W+)."""
+    """docs/metrics.md#cascade-metrics: (1 - (1-alpha) beta) sum_r beta^(r-1) n(r) over the whole list (n already divided by W+)."""
     gains = novelty_gains(t, docs, alpha, graded)
     return (1.0 - (1.0 - alpha) * beta) * sum(beta ** (r - 1) * n for r, n in enumerate(gains, start=1))
 
 
-# §2.4 / §2.5 -----------------------------------------------------------------------------------------
+# docs/metrics.md#d-measures / docs/metrics.md#din-measures-and-pq -----------------------------------------------------------------------------------------
 
 
 def q_measure(gains: Sequence[float], ideal: Sequence[float], l: int, beta: float = 1.0) -> float:
-    """§2.4 Q@l; ``ideal`` = all positive ideal gains, descending."""
+    """docs/metrics.md#d-measures Q@l; ``ideal`` = all positive ideal gains, descending."""
     big_r = len(ideal)
     if big_r == 0:
         return 0.0
@@ -254,7 +255,7 @@ def d_sharp_ndcg(t: RefTopic, docs: Sequence[str], l: int, gamma: float = 0.5) -
 
 
 def din_gains(t: RefTopic, docs: Sequence[str]) -> list[float]:
-    """§2.5: a navigational intent earns only at the first retrieved document relevant to it."""
+    """docs/metrics.md#din-measures-and-pq: a navigational intent earns only at the first retrieved document relevant to it."""
     found: set[str] = set()
     out = []
     for d in docs:
@@ -280,7 +281,7 @@ def din_ndcg(t: RefTopic, docs: Sequence[str], l: int) -> float:
 
 
 def p_plus(gains: Sequence[int], ideal: Sequence[int], l: int, beta: float = 1.0) -> float:
-    """§2.5 P+ on the list cut at l, BR from the per-intent ideal."""
+    """docs/metrics.md#din-measures-and-pq P+ on the list cut at l, BR from the per-intent ideal."""
     cut = list(gains[:l])
     if not any(g > 0 for g in cut):
         return 0.0
@@ -305,7 +306,7 @@ def pplus_q(t: RefTopic, docs: Sequence[str], l: int, beta: float = 1.0) -> floa
     return total
 
 
-# §2.6 ------------------------------------------------------------------------------------------------
+# docs/metrics.md#rbu-eu-and-ct ------------------------------------------------------------------------------------------------
 
 
 def rbu(t: RefTopic, docs: Sequence[str], k: int | None = None, p: float = 0.8, e: float = 0.03) -> float:
@@ -323,7 +324,7 @@ def rbu(t: RefTopic, docs: Sequence[str], k: int | None = None, p: float = 0.8, 
     return (1.0 - p) * (utility - effort)
 
 
-# §2.7 ------------------------------------------------------------------------------------------------
+# docs/metrics.md#alpha-ia-and-diversity-difficulty ------------------------------------------------------------------------------------------------
 
 
 def _golbus_discount(disc: str, r: int, beta: float) -> float:
@@ -350,7 +351,7 @@ def alpha_sharp_micro(
     return lam * i_rec(t, docs, k) + (1.0 - lam) * micro
 
 
-# further metrics of §2.1-§2.7 -------------------------------------------------------------------------
+# further metrics (docs/metrics.md#coverage-and-set-metrics to docs/metrics.md#alpha-ia-and-diversity-difficulty) ---------------------------
 
 
 def prec(t: RefTopic, docs: Sequence[str], l: int) -> float:
@@ -358,7 +359,7 @@ def prec(t: RefTopic, docs: Sequence[str], l: int) -> float:
 
 
 def pmp(t: RefTopic, docs: Sequence[str], l: int, pmp_tie: str = "lowest") -> float:
-    """§2.1: NaN when all weights over I_q^+ are equal and M+ > 1; ties: lowest id or union."""
+    """docs/metrics.md#coverage-and-set-metrics: NaN when all weights over I_q^+ are equal and M+ > 1; ties: lowest id or union."""
     rel = t.rel_intents
     ws = [t.weights[i] for i in rel]
     if len(rel) > 1 and all(w == ws[0] for w in ws):
@@ -453,7 +454,7 @@ def alpha_sharp(
     eps: float = 1e-5,
     smr: dict[str, float] | None = None,
 ) -> float:
-    """§2.7 with every subtopic averaging; ``smr`` = subtopic miss rates for ``avg="smr"``."""
+    """docs/metrics.md#alpha-ia-and-diversity-difficulty with every subtopic averaging; ``smr`` = subtopic miss rates for ``avg="smr"``."""
     rel = t.rel_intents
     if avg == "cascade":
         gains = novelty_gains(t, docs[:k], alpha)
@@ -473,7 +474,7 @@ def alpha_sharp(
 
 
 def xi_smr_dd(t: RefTopic, offset: int = 0) -> tuple[int, dict[str, float], float]:
-    """§2.7: greedy cover size (ties: smallest docid), smr at depth xi, dd with exponent xi + offset."""
+    """docs/metrics.md#alpha-ia-and-diversity-difficulty: greedy cover size (ties: smallest docid), smr at depth xi, dd with exponent xi + offset."""
     rel = t.rel_intents
     r_t = [d for d in t.grades if any(t.J(d, i) for i in rel)]
     uncovered = set(rel)
