@@ -46,13 +46,13 @@ class ArrivalForm(forms.Form):
     def arrival(self) -> Arrival:
         data = self.cleaned_data
         if data.get("assignmentId") == MTURK_PREVIEW:
-            return Arrival(Annotator.MTURK, preview=True)
+            return Arrival(Annotator.Platform.MTURK, preview=True)
         if data.get("PROLIFIC_PID"):
             ids = {k: data[k] for k in PROLIFIC_KEYS if data.get(k)}
-            return Arrival(Annotator.PROLIFIC, data["PROLIFIC_PID"], ids)
+            return Arrival(Annotator.Platform.PROLIFIC, data["PROLIFIC_PID"], ids)
         if data.get("workerId"):
             ids = {k: data[k] for k in MTURK_KEYS if data.get(k)}
-            return Arrival(Annotator.MTURK, data["workerId"], ids)
+            return Arrival(Annotator.Platform.MTURK, data["workerId"], ids)
         return Arrival()
 
 

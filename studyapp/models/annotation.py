@@ -11,7 +11,7 @@ import secrets
 from datetime import datetime
 
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from studyapp.models.study import Presentation, Study
@@ -27,6 +27,56 @@ def new_pseudonym() -> str:
     return "A" + secrets.token_hex(5).upper()
 
 
+class AnnotatorStatus(models.TextChoices):
+    """Where an annotator stands in a study."""
+
+    NEW = "new", "arrived, no items yet"
+    ACTIVE = "active", "working"
+    FINISHED = "finished", "finished"
+    REFUSED = "refused", "refused: study full"
+    EXCLUDED = "excluded", "excluded by quality control"
+    SCREENED = "screened", "screened out: failed the comprehension check"
+
+
+class AnnotatorPlatform(models.TextChoices):
+    """Where an annotator came from."""
+
+    ANONYMOUS = "", "none (anonymous link)"
+    PROLIFIC = "prolific", "Prolific"
+    MTURK = "mturk", "Amazon Mechanical Turk"
+
+
+class AnnotatorQuerySet(models.QuerySet):
+    def working(self, now: datetime) -> AnnotatorQuerySet:
+        """Active annotators holding at least one live lease at ``now`` (see :meth:`AssignmentQuerySet.live`)."""
+        holding = Assignment.objects.live(now).filter(annotator=OuterRef("pk"))
+        return self.filter(status=Annotator.Status.ACTIVE).filter(Exists(holding))
+
+
+class AssignmentQuerySet(models.QuerySet):
+    """The lease states of assignments, named once (the engine, the flow and the status report use them)."""
+
+    def open(self) -> AssignmentQuerySet:
+        """Unanswered and not released: still part of the annotator's sequence to answer."""
+        return self.filter(preference__isnull=True, released_at__isnull=True)
+
+    def live(self, now: datetime) -> AssignmentQuerySet:
+        """Open with a lease running past ``now``: the item holds an answer slot for its annotator."""
+        return self.open().filter(lease_expires_at__gt=now)
+
+    def expired(self, now: datetime) -> AssignmentQuerySet:
+        """Open with a lease that ran out at or before ``now``."""
+        return self.open().filter(lease_expires_at__lte=now)
+
+    def taking_slot(self, now: datetime) -> AssignmentQuerySet:
+        """Answered or live: what admission counts as taken on a presentation."""
+        return self.filter(Q(preference__isnull=False) | Q(released_at__isnull=True, lease_expires_at__gt=now))
+
+    def valid(self) -> AssignmentQuerySet:
+        """Leaving out annotators excluded by quality control (they count for nothing)."""
+        return self.exclude(annotator__status=Annotator.Status.EXCLUDED)
+
+
 class Annotator(models.Model):
     """A pseudonymous participant of one study, identified by a secret token (and external ids).
 
@@ -35,25 +85,17 @@ class Annotator(models.Model):
     items (``services.flow`` turns them into the next step).
     """
 
-    NEW, ACTIVE, FINISHED, REFUSED, EXCLUDED, SCREENED = "new", "active", "finished", "refused", "excluded", "screened"
-    STATUSES = [
-        (NEW, "arrived, no items yet"),
-        (ACTIVE, "working"),
-        (FINISHED, "finished"),
-        (REFUSED, "refused: study full"),
-        (EXCLUDED, "excluded by quality control"),
-        (SCREENED, "screened out: failed the comprehension check"),
-    ]
-    ANONYMOUS, PROLIFIC, MTURK = "", "prolific", "mturk"
-    PLATFORMS = [(ANONYMOUS, "none (anonymous link)"), (PROLIFIC, "Prolific"), (MTURK, "Amazon Mechanical Turk")]
+    Status = AnnotatorStatus
+    Platform = AnnotatorPlatform
+    objects = AnnotatorQuerySet.as_manager()
 
     study = models.ForeignKey(Study, models.CASCADE, related_name="annotators")
     pseudonym = models.CharField(max_length=20, unique=True, default=new_pseudonym)
     token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
-    platform = models.CharField(max_length=10, choices=PLATFORMS, blank=True, default=ANONYMOUS)
+    platform = models.CharField(max_length=10, choices=Platform.choices, blank=True, default=Platform.ANONYMOUS)
     external_id = models.CharField(max_length=100, blank=True, help_text="e.g. the Prolific PID or the MTurk worker id")
     external_ids = models.JSONField(default=dict, blank=True, help_text="the platform parameters of the latest arrival (query string)")
-    status = models.CharField(max_length=10, choices=STATUSES, default=NEW)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.NEW)
     exclusion_reason = models.TextField(blank=True)
     consent_version = models.CharField(max_length=50, blank=True, help_text="the consent version accepted last")
     consented_at = models.DateTimeField(null=True, blank=True)
@@ -72,10 +114,8 @@ class Annotator(models.Model):
             models.UniqueConstraint(
                 fields=["study", "platform", "external_id"], condition=~Q(external_id=""), name="annotator_unique_external_id"
             ),
-            models.CheckConstraint(
-                condition=Q(status__in=["new", "active", "finished", "refused", "excluded", "screened"]), name="annotator_status_valid"
-            ),
-            models.CheckConstraint(condition=Q(platform__in=["", "prolific", "mturk"]), name="annotator_platform_valid"),
+            models.CheckConstraint(condition=Q(status__in=AnnotatorStatus.values), name="annotator_status_valid"),
+            models.CheckConstraint(condition=Q(platform__in=AnnotatorPlatform.values), name="annotator_platform_valid"),
             models.CheckConstraint(
                 condition=Q(practice_value__isnull=True) | (Q(practice_value__gte=PREFERENCE_MIN) & Q(practice_value__lte=PREFERENCE_MAX)),
                 name="annotator_practice_value_range",
@@ -119,6 +159,8 @@ class Assignment(models.Model):
     served_at = models.DateTimeField(null=True, blank=True)
     lease_expires_at = models.DateTimeField()
     released_at = models.DateTimeField(null=True, blank=True)
+
+    objects = AssignmentQuerySet.as_manager()
 
     class Meta:
         ordering = ["annotator", "position"]

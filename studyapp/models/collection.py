@@ -48,17 +48,23 @@ class Topic(models.Model):
         return self.query or self.topic_id
 
 
+class SubtopicType(models.TextChoices):
+    """The kind of intent a subtopic stands for."""
+
+    INF = "inf", "informational"
+    NAV = "nav", "navigational"
+
+
 class Subtopic(models.Model):
     """An intent (TREC subtopic) of a topic. ``weight`` is null when the collection gives none."""
 
-    INF, NAV = "inf", "nav"
-    TYPES = [(INF, "informational"), (NAV, "navigational")]
+    Type = SubtopicType
 
     topic = models.ForeignKey(Topic, models.CASCADE, related_name="subtopics")
     number = models.CharField(max_length=32, help_text="the intent id of the qrels (usually 1, 2, ...)")
     text = models.TextField(blank=True)
     weight = models.FloatField(null=True, blank=True, help_text="Pr(i|q) as given; empty means uniform")
-    type = models.CharField(max_length=3, choices=TYPES, default=INF)
+    type = models.CharField(max_length=3, choices=Type.choices, default=Type.INF)
     position = models.PositiveIntegerField(default=0)
 
     class Meta:
@@ -66,7 +72,7 @@ class Subtopic(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["topic", "number"], name="subtopic_unique_number"),
             models.CheckConstraint(condition=Q(weight__isnull=True) | Q(weight__gte=0), name="subtopic_weight_nonnegative"),
-            models.CheckConstraint(condition=Q(type__in=["inf", "nav"]), name="subtopic_type_valid"),
+            models.CheckConstraint(condition=Q(type__in=SubtopicType.values), name="subtopic_type_valid"),
         ]
 
     def __str__(self) -> str:

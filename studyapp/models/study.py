@@ -13,26 +13,47 @@ from django.db.models import F, Q
 
 from studyapp.models.collection import Collection, Document, Run, Subtopic, Topic
 
-TOPIC, SUBTOPIC = "topic", "subtopic"
-LEVELS = [(TOPIC, "topic level (all kept subtopics)"), (SUBTOPIC, "subtopic level (one subtopic)")]
+
+class Level(models.TextChoices):
+    """What a presentation asks about: the whole topic or one of its subtopics."""
+
+    TOPIC = "topic", "topic level (all kept subtopics)"
+    SUBTOPIC = "subtopic", "subtopic level (one subtopic)"
+
+
+TOPIC, SUBTOPIC = Level.TOPIC, Level.SUBTOPIC  # short names for the many places that compare levels
+
+
+class StudyStatus(models.TextChoices):
+    """Whether a study takes newcomers (open), not for now (paused) or never again (closed)."""
+
+    OPEN = "open", "open"
+    PAUSED = "paused", "paused"
+    CLOSED = "closed", "closed"
+
+
+class StudyLevels(models.TextChoices):
+    """Which levels a study asks about."""
+
+    TOPIC = "topic", "topic only"
+    SUBTOPIC = "subtopic", "subtopic only"
+    BOTH = "both", "topic and subtopic"
 
 
 class Study(models.Model):
     """All design parameters of a preference study plus its status and completion settings."""
 
-    OPEN, PAUSED, CLOSED = "open", "paused", "closed"
-    STATUSES = [(OPEN, "open"), (PAUSED, "paused"), (CLOSED, "closed")]
-    BOTH = "both"
-    LEVEL_CHOICES = [(TOPIC, "topic only"), (SUBTOPIC, "subtopic only"), (BOTH, "topic and subtopic")]
+    Status = StudyStatus
+    Levels = StudyLevels
 
     name = models.CharField(max_length=100, unique=True)
     slug = models.SlugField(max_length=100, unique=True, help_text="annotators arrive at /s/<slug>/")
     collection = models.ForeignKey(Collection, models.PROTECT, related_name="studies")
-    status = models.CharField(max_length=10, choices=STATUSES, default=OPEN)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
 
     subtopics_per_topic = models.PositiveSmallIntegerField(default=3)
     depth = models.PositiveSmallIntegerField(default=10, help_text="documents shown per result page")
-    levels = models.CharField(max_length=10, choices=LEVEL_CHOICES, default=BOTH)
+    levels = models.CharField(max_length=10, choices=Levels.choices, default=Levels.BOTH)
     annotators_per_presentation = models.PositiveSmallIntegerField(default=3)
     items_per_annotator = models.PositiveIntegerField(default=60)
     fast_threshold_seconds = models.FloatField(default=10.0)
@@ -55,8 +76,8 @@ class Study(models.Model):
         verbose_name_plural = "studies"
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(condition=Q(status__in=["open", "paused", "closed"]), name="study_status_valid"),
-            models.CheckConstraint(condition=Q(levels__in=["topic", "subtopic", "both"]), name="study_levels_valid"),
+            models.CheckConstraint(condition=Q(status__in=StudyStatus.values), name="study_status_valid"),
+            models.CheckConstraint(condition=Q(levels__in=StudyLevels.values), name="study_levels_valid"),
             models.CheckConstraint(condition=Q(subtopics_per_topic__gte=1), name="study_subtopics_positive"),
             models.CheckConstraint(condition=Q(depth__gte=1), name="study_depth_positive"),
             models.CheckConstraint(condition=Q(annotators_per_presentation__gte=1), name="study_k_positive"),
@@ -71,7 +92,7 @@ class Study(models.Model):
 
     @property
     def level_list(self) -> list[str]:
-        return [TOPIC, SUBTOPIC] if self.levels == self.BOTH else [self.levels]
+        return [TOPIC, SUBTOPIC] if self.levels == self.Levels.BOTH else [self.levels]
 
     @property
     def check_items_per_annotator(self) -> int:
@@ -85,6 +106,14 @@ class Study(models.Model):
     def completion_redirect(self) -> str:
         """The redirect URL with ``{code}`` filled in ('' when the study has none)."""
         return self.redirect_url.replace("{code}", self.completion_code) if self.redirect_url else ""
+
+
+class PresentationKind(models.TextChoices):
+    """A regular run pair or one of the two kinds of check item."""
+
+    PAIR = "pair", "run pair"
+    IDENTICAL = "identical", "check: identical pages"
+    DEGRADED = "degraded", "check: degraded copy"
 
 
 class StudyRun(models.Model):
@@ -140,12 +169,11 @@ class Presentation(models.Model):
     scored by the quality checks and left out of the analysis.
     """
 
-    PAIR, IDENTICAL, DEGRADED = "pair", "identical", "degraded"
-    KINDS = [(PAIR, "run pair"), (IDENTICAL, "check: identical pages"), (DEGRADED, "check: degraded copy")]
+    Kind = PresentationKind
 
     study = models.ForeignKey(Study, models.CASCADE, related_name="presentations")
-    kind = models.CharField(max_length=10, choices=KINDS, default=PAIR)
-    level = models.CharField(max_length=10, choices=LEVELS)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.PAIR)
+    level = models.CharField(max_length=10, choices=Level.choices)
     topic = models.ForeignKey(Topic, models.PROTECT, related_name="presentations")
     subtopic = models.ForeignKey(Subtopic, models.PROTECT, null=True, blank=True, related_name="presentations")
     run_a = models.ForeignKey(Run, models.PROTECT, related_name="+")
@@ -157,8 +185,8 @@ class Presentation(models.Model):
     class Meta:
         ordering = ["study", "id"]
         constraints = [
-            models.CheckConstraint(condition=Q(level__in=[TOPIC, SUBTOPIC]), name="presentation_level_valid"),
-            models.CheckConstraint(condition=Q(kind__in=["pair", "identical", "degraded"]), name="presentation_kind_valid"),
+            models.CheckConstraint(condition=Q(level__in=Level.values), name="presentation_level_valid"),
+            models.CheckConstraint(condition=Q(kind__in=PresentationKind.values), name="presentation_kind_valid"),
             models.CheckConstraint(
                 condition=(Q(level=TOPIC) & Q(subtopic__isnull=True)) | (Q(level=SUBTOPIC) & Q(subtopic__isnull=False)),
                 name="presentation_subtopic_matches_level",
@@ -181,13 +209,13 @@ class Presentation(models.Model):
 
     def __str__(self) -> str:
         where = self.topic.topic_id if self.level == TOPIC else f"{self.topic.topic_id}/{self.subtopic.number}"
-        if self.kind == self.PAIR:
+        if self.kind == self.Kind.PAIR:
             return f"{where} {self.run_a.name} vs {self.run_b.name}"
         return f"{where} {self.run_a.name} {self.kind} check"
 
     @property
     def is_check(self) -> bool:
-        return self.kind != self.PAIR
+        return self.kind != self.Kind.PAIR
 
     @property
     def group(self) -> tuple[int, int, int]:
@@ -198,7 +226,7 @@ class Presentation(models.Model):
         """The result page of side ``"a"`` or ``"b"``, cut at the study's depth."""
         if side not in ("a", "b"):
             raise ValueError(f"side must be 'a' or 'b', got {side!r}")
-        if side == "b" and self.kind == self.DEGRADED:
+        if side == "b" and self.kind == self.Kind.DEGRADED:
             by_id = Document.objects.in_bulk(self.b_documents)
             return [by_id[i] for i in self.b_documents]
         run_id = self.run_a_id if side == "a" else self.run_b_id

@@ -10,12 +10,12 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from studyapp.exceptions import InvalidAnswer
 from studyapp.models import Assignment, Preference
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
 from studyapp.services.assignment import touch
+from studyapp.services.clock import now_or
 
 CLIENT_MS_MAX = 2**31 - 1
 
@@ -49,7 +49,7 @@ def record_answer(
     for name, ms in (("client_ms", client_ms), ("visible_ms", visible_ms), ("first_interaction_ms", first_interaction_ms)):
         if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int) or ms < 0):
             raise InvalidAnswer(f"{name} must be a non-negative integer, got {ms!r}")
-    now = now or timezone.now()
+    now = now_or(now)
     with transaction.atomic():
         existing = Preference.objects.filter(assignment_id=assignment.pk).first()
         if existing is not None:

@@ -43,11 +43,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Q
-from django.utils import timezone
+from django.db.models import Count
 
 from studyapp.exceptions import AnnotatorExcluded, StudyClosed, StudyError, StudyFull
 from studyapp.models import Annotator, Assignment, Presentation, Study
+from studyapp.services.clock import now_or
 
 logger = logging.getLogger(__name__)
 Locker = Callable[[list[int]], set[int]]  # locks presentation rows, returns the ids it got
@@ -90,7 +90,7 @@ class _History:
 
     def add(self, item: _Item) -> None:
         self.seen.add(item.id)
-        if item.kind == Presentation.PAIR:
+        if item.kind == Presentation.Kind.PAIR:
             self.group_levels.setdefault(item.group, set()).add(item.level)
             self.levels[item.level] += 1
             self.pairs[item.pair] += 1
@@ -131,10 +131,6 @@ class Capacity:
         return sum(self.unfillable.values())
 
 
-def _now(now: datetime | None) -> datetime:
-    return now if now is not None else timezone.now()
-
-
 def _items(study: Study) -> list[_Item]:
     rows = Presentation.objects.filter(study=study).values_list("id", "kind", "level", "topic_id", "run_a_id", "run_b_id")
     return [_Item(*row) for row in rows.order_by("id")]
@@ -142,8 +138,7 @@ def _items(study: Study) -> list[_Item]:
 
 def live_counts(study: Study, now: datetime, presentation_ids: Iterable[int] | None = None) -> dict[int, int]:
     """Valid answers + live leases per presentation (absent = 0). Excluded annotators count for nothing."""
-    qs = Assignment.objects.filter(presentation__study=study).exclude(annotator__status=Annotator.EXCLUDED)
-    qs = qs.filter(Q(preference__isnull=False) | Q(released_at__isnull=True, lease_expires_at__gt=now))
+    qs = Assignment.objects.filter(presentation__study=study).valid().taking_slot(now)
     if presentation_ids is not None:
         qs = qs.filter(presentation_id__in=list(presentation_ids))
     return dict(qs.order_by().values("presentation_id").annotate(n=Count("id")).values_list("presentation_id", "n"))
@@ -154,7 +149,7 @@ class _Room:
 
     def __init__(self, study: Study, now: datetime) -> None:
         self.study = study
-        self.items = [i for i in _items(study) if i.kind == Presentation.PAIR]
+        self.items = [i for i in _items(study) if i.kind == Presentation.Kind.PAIR]
         self.counts = live_counts(study, now)
         self.quota = study.regular_items_per_annotator
         self.rng = random.Random(0)  # a fixed seed: the same state always gives the same report
@@ -176,13 +171,13 @@ class _Room:
 
 def can_admit(study: Study, *, now: datetime | None = None) -> bool:
     """Would :func:`admit` find a full quota for a newcomer now? The pre-check before consent (no locks)."""
-    room = _Room(study, _now(now))
+    room = _Room(study, now_or(now))
     return room.quota > 0 and room.admit_one() == room.quota
 
 
 def capacity(study: Study, *, now: datetime | None = None) -> Capacity:
     """How many more newcomers get a full quota, and which open slots none can get (see :class:`Capacity`)."""
-    room = _Room(study, _now(now))
+    room = _Room(study, now_or(now))
     open_slots = sum(room.open_slots().values())
     newcomers, found = 0, 0
     while room.quota > 0 and (found := room.admit_one()) == room.quota:
@@ -418,7 +413,7 @@ def register(
     study: Study, *, external_id: str = "", external_ids: dict | None = None, platform: str = "", now: datetime | None = None
 ) -> Annotator:
     """The annotator for (``platform``, ``external_id``) in ``study`` (created on first arrival); a new one without id."""
-    now = _now(now)
+    now = now_or(now)
     external_id = (external_id or "").strip()[:100]
     if external_id:
         existing = Annotator.objects.filter(study=study, platform=platform, external_id=external_id).first()
@@ -438,34 +433,34 @@ def admit(annotator: Annotator, *, now: datetime | None = None, rng: random.Rand
 
     Idempotent: an annotator who already has items gets their assignments back.
     """
-    now = _now(now)
+    now = now_or(now)
     rng = rng or random.Random()
     study = annotator.study
-    if study.status != Study.OPEN:
+    if study.status != Study.Status.OPEN:
         raise StudyClosed(f"study {study.name!r} is {study.status}", study.screenout_code)
 
     def attempt(lock: Locker) -> tuple[Annotator, Any]:
         me = Annotator.objects.select_for_update().get(pk=annotator.pk)
-        if me.status == Annotator.EXCLUDED:
+        if me.status == Annotator.Status.EXCLUDED:
             raise AnnotatorExcluded(f"annotator {me.pseudonym} was excluded")
-        if me.status in (Annotator.ACTIVE, Annotator.FINISHED):
+        if me.status in (Annotator.Status.ACTIVE, Annotator.Status.FINISHED):
             return me, list(me.assignments.order_by("position"))
         items = {i.id: i for i in _items(study)}
         history = _history(me, items)
-        regular = [i for i in items.values() if i.kind == Presentation.PAIR]
+        regular = [i for i in items.values() if i.kind == Presentation.Kind.PAIR]
         picked, contended = _pick_regular(study, regular, study.regular_items_per_annotator, history, now, rng, lock)
         checks = _pick_checks(
-            study, [i for i in items.values() if i.kind != Presentation.PAIR], study.check_items_per_annotator, history, rng
+            study, [i for i in items.values() if i.kind != Presentation.Kind.PAIR], study.check_items_per_annotator, history, rng
         )
         if len(picked) < study.regular_items_per_annotator or len(checks) < study.check_items_per_annotator:
             if contended:
                 raise _Contended()
-            me.status = Annotator.REFUSED
+            me.status = Annotator.Status.REFUSED
             me.last_seen_at = now
             me.save(update_fields=["status", "last_seen_at"])
             return me, None
         created = _create(me, _sequence(picked, checks, rng), now, rng)
-        me.status = Annotator.ACTIVE
+        me.status = Annotator.Status.ACTIVE
         me.last_seen_at = now
         me.save(update_fields=["status", "last_seen_at"])
         return me, created
@@ -483,7 +478,7 @@ def admit(annotator: Annotator, *, now: datetime | None = None, rng: random.Rand
 def _renew_or_replace(me: Annotator, expired: list[Assignment], now: datetime, rng: random.Random, lock: Locker) -> None:
     """Expired items of a returning annotator: keep those that still have room, replace the others."""
     study = me.study
-    regular = [a for a in expired if a.presentation.kind == Presentation.PAIR]
+    regular = [a for a in expired if a.presentation.kind == Presentation.Kind.PAIR]
     ids = [a.presentation_id for a in regular]
     locked = lock(ids)
     if set(ids) - locked:
@@ -495,7 +490,7 @@ def _renew_or_replace(me: Annotator, expired: list[Assignment], now: datetime, r
     Assignment.objects.filter(pk__in=[a.pk for a in released]).update(released_at=now)
     items = {i.id: i for i in _items(study)}
     history = _history(me, items)
-    candidates = [i for i in items.values() if i.kind == Presentation.PAIR]
+    candidates = [i for i in items.values() if i.kind == Presentation.Kind.PAIR]
     picked, contended = _pick_regular(study, candidates, len(released), history, now, rng, lock)
     if len(picked) < len(released) and contended:
         raise _Contended()
@@ -508,26 +503,26 @@ def current_assignment(annotator: Annotator, *, now: datetime | None = None, rng
 
     Also records the activity: every open lease of the annotator moves to ``now + lease``.
     """
-    now = _now(now)
+    now = now_or(now)
     rng = rng or random.Random()
     study = annotator.study
 
     def attempt(lock: Locker) -> tuple[Annotator, Any]:
         me = Annotator.objects.select_related("study").select_for_update(of=("self",)).get(pk=annotator.pk)
-        if me.status == Annotator.EXCLUDED:
+        if me.status == Annotator.Status.EXCLUDED:
             raise AnnotatorExcluded(f"annotator {me.pseudonym} was excluded")
-        if me.status in (Annotator.NEW, Annotator.REFUSED):
+        if me.status in (Annotator.Status.NEW, Annotator.Status.REFUSED):
             raise StudyError(f"annotator {me.pseudonym} has no items; admit them first")
-        open_items = me.assignments.filter(preference__isnull=True, released_at__isnull=True)
-        expired = list(open_items.filter(lease_expires_at__lte=now).select_related("presentation"))
+        open_items = me.assignments.open()
+        expired = list(open_items.expired(now).select_related("presentation"))
         if expired:
             _renew_or_replace(me, expired, now, rng, lock)
         open_items.update(lease_expires_at=now + timedelta(minutes=me.study.lease_minutes))
         first = open_items.order_by("position").select_related("presentation").first()
         me.last_seen_at = now
         if first is None:
-            if me.status != Annotator.FINISHED:
-                me.status, me.finished_at = Annotator.FINISHED, now
+            if me.status != Annotator.Status.FINISHED:
+                me.status, me.finished_at = Annotator.Status.FINISHED, now
             me.save(update_fields=["status", "finished_at", "last_seen_at"])
             return me, None
         if first.served_at is None:
@@ -544,5 +539,5 @@ def current_assignment(annotator: Annotator, *, now: datetime | None = None, rng
 def touch(annotator: Annotator, now: datetime) -> None:
     """Record activity: the annotator's open leases run for another ``lease_minutes`` from ``now``."""
     lease = now + timedelta(minutes=annotator.study.lease_minutes)
-    annotator.assignments.filter(preference__isnull=True, released_at__isnull=True, lease_expires_at__gt=now).update(lease_expires_at=lease)
+    annotator.assignments.live(now).update(lease_expires_at=lease)
     Annotator.objects.filter(pk=annotator.pk).update(last_seen_at=now)

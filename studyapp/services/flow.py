@@ -29,11 +29,11 @@ from datetime import datetime
 
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
 
 from studyapp.exceptions import ConsentOutdated, StudyClosed, StudyFull, StudyUnavailable
 from studyapp.models import Annotator, Assignment, Consent, Study
 from studyapp.services import assignment as engine
+from studyapp.services.clock import now_or
 from studyapp.services.onboarding import COMPREHENSION_ATTEMPTS, PracticeFeedback, practice_feedback, practice_item, wrong_answers
 
 CONSENT, INSTRUCTIONS, PRACTICE, COMPREHENSION, ITEMS, DONE = "consent", "instructions", "practice", "comprehension", "items", "done"
@@ -45,7 +45,7 @@ TERMINAL = (CLOSED, FULL, SCREENED, EXCLUDED)
 class Arrival:
     """Who arrives, as the platform link says (validated by ``forms.ArrivalForm``)."""
 
-    platform: str = Annotator.ANONYMOUS
+    platform: str = Annotator.Platform.ANONYMOUS
     external_id: str = ""
     external_ids: dict[str, str] = field(default_factory=dict)
     preview: bool = False  # MTurk's ASSIGNMENT_ID_NOT_AVAILABLE: show the task, store nothing
@@ -66,25 +66,21 @@ class ComprehensionResult:
     attempts_left: int
 
 
-def _now(now: datetime | None) -> datetime:
-    return now if now is not None else timezone.now()
-
-
 def next_step(annotator: Annotator) -> str:
     """Where ``annotator`` stands; the page to show them."""
     study = annotator.study
     status = annotator.status
-    if status == Annotator.EXCLUDED:
+    if status == Annotator.Status.EXCLUDED:
         return EXCLUDED
-    if status == Annotator.SCREENED:
+    if status == Annotator.Status.SCREENED:
         return SCREENED
-    if status == Annotator.REFUSED:
+    if status == Annotator.Status.REFUSED:
         return FULL
-    if status == Annotator.FINISHED:
+    if status == Annotator.Status.FINISHED:
         return DONE
-    if study.status == Study.CLOSED:
+    if study.status == Study.Status.CLOSED:
         return CLOSED
-    if annotator.consented_at is None or annotator.consent_version != study.consent_version or status == Annotator.NEW:
+    if annotator.consented_at is None or annotator.consent_version != study.consent_version or status == Annotator.Status.NEW:
         return CONSENT  # never consented, consented to an older text, or not admitted yet (study paused then)
     if annotator.instructions_read_at is None:
         return INSTRUCTIONS
@@ -111,7 +107,7 @@ def by_token(study: Study, token: str) -> Annotator | None:
 
 def returned(annotator: Annotator, arrival: Arrival, *, now: datetime | None = None) -> None:
     """A known annotator came back through the link: keep the latest platform parameters, record the activity."""
-    now = _now(now)
+    now = now_or(now)
     if arrival.external_ids and arrival.external_ids != annotator.external_ids:
         annotator.external_ids = {**annotator.external_ids, **arrival.external_ids}
         annotator.save(update_fields=["external_ids"])
@@ -120,15 +116,15 @@ def returned(annotator: Annotator, arrival: Arrival, *, now: datetime | None = N
 
 def seen(annotator: Annotator, *, now: datetime | None = None) -> None:
     """Any request of an admitted annotator keeps their leases alive (the heartbeat calls only this)."""
-    if annotator.status == Annotator.ACTIVE:
-        engine.touch(annotator, _now(now))
+    if annotator.status == Annotator.Status.ACTIVE:
+        engine.touch(annotator, now_or(now))
 
 
 def check_room(study: Study, *, now: datetime | None = None) -> None:
     """Before consent: raise :class:`StudyClosed` or :class:`StudyFull` when a newcomer cannot start."""
-    if study.status != Study.OPEN:
+    if study.status != Study.Status.OPEN:
         raise StudyClosed(f"study {study.name!r} is {study.status}", study.screenout_code)
-    if not engine.can_admit(study, now=_now(now)):
+    if not engine.can_admit(study, now=now_or(now)):
         raise StudyFull(f"study {study.name!r} has no room for another full set of items", study.screenout_code)
 
 
@@ -152,10 +148,10 @@ def give_consent(
     stored). A newcomer whom admission refuses (the study filled up since the capacity check) is
     stored as refused, with their consent: :func:`next_step` then says ``full``.
     """
-    now = _now(now)
+    now = now_or(now)
     if version != study.consent_version:
         raise ConsentOutdated(version, study.consent_version)
-    if (annotator is None or annotator.status == Annotator.NEW) and study.status != Study.OPEN:
+    if (annotator is None or annotator.status == Annotator.Status.NEW) and study.status != Study.Status.OPEN:
         raise StudyClosed(f"study {study.name!r} is {study.status}", study.screenout_code)
     if annotator is None:
         annotator = engine.register(
@@ -167,7 +163,7 @@ def give_consent(
         )
         annotator.consent_version, annotator.consented_at = version, now
         annotator.save(update_fields=["consent_version", "consented_at"])
-    if annotator.status == Annotator.NEW:
+    if annotator.status == Annotator.Status.NEW:
         try:
             engine.admit(annotator, now=now, rng=rng)
         except StudyUnavailable:
@@ -178,7 +174,7 @@ def give_consent(
 
 
 def read_instructions(annotator: Annotator, *, now: datetime | None = None) -> None:
-    now = _now(now)
+    now = now_or(now)
     if annotator.instructions_read_at is None:
         annotator.instructions_read_at = now
         annotator.save(update_fields=["instructions_read_at"])
@@ -192,7 +188,7 @@ def practice_for(annotator: Annotator):
 
 def answer_practice(annotator: Annotator, value: int, *, now: datetime | None = None) -> PracticeFeedback:
     """Keep the first practice answer and return the feedback on it."""
-    now = _now(now)
+    now = now_or(now)
     if annotator.practice_answered_at is None:
         annotator.practice_value, annotator.practice_answered_at = value, now
         annotator.save(update_fields=["practice_value", "practice_answered_at"])
@@ -208,12 +204,12 @@ def practice_result(annotator: Annotator) -> PracticeFeedback | None:
 
 def check_comprehension(annotator: Annotator, answers: dict[str, str], *, now: datetime | None = None) -> ComprehensionResult:
     """Score one attempt; the second failed attempt screens the annotator out and frees their items."""
-    now = _now(now)
+    now = now_or(now)
     with transaction.atomic():
         me = Annotator.objects.select_for_update().get(pk=annotator.pk)
         if me.comprehension_passed_at is not None:
             result = ComprehensionResult(True, [], COMPREHENSION_ATTEMPTS - me.comprehension_attempts)
-        elif me.status == Annotator.SCREENED or me.comprehension_attempts >= COMPREHENSION_ATTEMPTS:
+        elif me.status == Annotator.Status.SCREENED or me.comprehension_attempts >= COMPREHENSION_ATTEMPTS:
             result = ComprehensionResult(False, [], 0)
         else:
             me.comprehension_attempts += 1
@@ -226,19 +222,19 @@ def check_comprehension(annotator: Annotator, answers: dict[str, str], *, now: d
             result = ComprehensionResult(not wrong, wrong, COMPREHENSION_ATTEMPTS - me.comprehension_attempts)
     for name in ("comprehension_attempts", "comprehension_passed_at", "status", "exclusion_reason"):
         setattr(annotator, name, getattr(me, name))
-    if me.status == Annotator.ACTIVE:
+    if me.status == Annotator.Status.ACTIVE:
         seen(annotator, now=now)
     return result
 
 
 def _screen_out(annotator: Annotator, reason: str, now: datetime) -> None:
-    annotator.status, annotator.exclusion_reason = Annotator.SCREENED, reason
+    annotator.status, annotator.exclusion_reason = Annotator.Status.SCREENED, reason
     # Their unanswered items go back to the pool at once instead of waiting for the lease to expire.
-    annotator.assignments.filter(preference__isnull=True, released_at__isnull=True).update(released_at=now)
+    annotator.assignments.open().update(released_at=now)
 
 
 def open_assignments(annotator: Annotator):
-    return annotator.assignments.filter(preference__isnull=True, released_at__isnull=True).order_by("position")
+    return annotator.assignments.open().order_by("position")
 
 
 def own_assignment(annotator: Annotator, pk: int) -> Assignment | None:
@@ -253,11 +249,11 @@ def after_answer(annotator: Annotator, *, now: datetime | None = None) -> tuple[
     study's status; otherwise the step may be another page, e.g. the consent again after its text
     changed, or the closed page.
     """
-    now = _now(now)
+    now = now_or(now)
     following = open_assignments(annotator).first()
-    if following is None and annotator.status == Annotator.ACTIVE:
-        Annotator.objects.filter(pk=annotator.pk, status=Annotator.ACTIVE).update(
-            status=Annotator.FINISHED, finished_at=now, last_seen_at=now
+    if following is None and annotator.status == Annotator.Status.ACTIVE:
+        Annotator.objects.filter(pk=annotator.pk, status=Annotator.Status.ACTIVE).update(
+            status=Annotator.Status.FINISHED, finished_at=now, last_seen_at=now
         )
         annotator.refresh_from_db(fields=["status", "finished_at", "last_seen_at"])
     step = next_step(annotator)

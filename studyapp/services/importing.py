@@ -208,7 +208,7 @@ def _write(collection: Collection, parsed: _Parsed) -> ImportSummary:
     topic_pk = dict(Topic.objects.filter(collection=collection).values_list("topic_id", "pk"))
     Subtopic.objects.bulk_create(
         [
-            Subtopic(topic_id=topic_pk[t.id], number=i.id, text=i.text, weight=i.weight, type=i.type or Subtopic.INF, position=n)
+            Subtopic(topic_id=topic_pk[t.id], number=i.id, text=i.text, weight=i.weight, type=i.type or Subtopic.Type.INF, position=n)
             for t in col.topics.values()
             for n, i in enumerate(t.intents)
         ],

@@ -10,15 +10,15 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import Count
-from django.utils import timezone
 
 from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
 from studyapp.models.study import SUBTOPIC, TOPIC
 from studyapp.services.assignment import Capacity, capacity
+from studyapp.services.clock import now_or
 
 
 def _level_key(kind: str, level: str) -> str:
-    return "check" if kind != Presentation.PAIR else level
+    return "check" if kind != Presentation.Kind.PAIR else level
 
 
 def unfillable_reason(study: Study, room: Capacity) -> str:
@@ -34,47 +34,70 @@ def unfillable_reason(study: Study, room: Capacity) -> str:
     )
 
 
+def _per_presentation(qs, key: str) -> Counter:
+    """Rows of ``qs`` counted per presentation id (``key`` names the presentation column)."""
+    return Counter(dict(qs.order_by().values(key).annotate(n=Count("id")).values_list(key, "n")))
+
+
+def _answers(study: Study, kinds: dict[int, str]) -> tuple[Counter, dict[str, int]]:
+    """Valid answers per presentation, and the answer counts of the report (per level, late, from excluded)."""
+    every = Preference.objects.filter(assignment__presentation__study=study)
+    per_p = _per_presentation(every.exclude(assignment__annotator__status=Annotator.Status.EXCLUDED), "assignment__presentation_id")
+    per_level = Counter()
+    for pid, n in per_p.items():
+        per_level[kinds[pid]] += n
+    return per_p, {
+        TOPIC: per_level[TOPIC],
+        SUBTOPIC: per_level[SUBTOPIC],
+        "check": per_level["check"],
+        "total": sum(per_level.values()),
+        "late": every.filter(late=True).count(),
+        "from_excluded": every.filter(assignment__annotator__status=Annotator.Status.EXCLUDED).count(),
+    }
+
+
+def _slots(regular: list[int], answers: Counter, leases: Counter, k: int) -> dict[str, int]:
+    """Answer slots of the regular presentations: needed, filled by answers, held by live leases, open."""
+    filled = sum(min(answers[p], k) for p in regular)
+    leased = sum(min(leases[p], max(0, k - answers[p])) for p in regular)
+    return {"needed": len(regular) * k, "filled": filled, "leased": leased, "open": len(regular) * k - filled - leased}
+
+
+def _annotators(study: Study, now: datetime) -> dict[str, int]:
+    statuses = Counter(Annotator.objects.filter(study=study).values_list("status", flat=True))
+    counts = {"total": sum(statuses.values())}
+    for status in Annotator.Status:
+        counts[status.value] = statuses[status]
+        if status == Annotator.Status.ACTIVE:
+            counts["active_now"] = Annotator.objects.filter(study=study).working(now).count()
+    return counts
+
+
+def _unfillable(study: Study, room: Capacity) -> dict[str, Any]:
+    return {
+        "annotators_needed": room.newcomers,
+        "unfillable_slots": {
+            TOPIC: room.unfillable.get(TOPIC, 0),
+            SUBTOPIC: room.unfillable.get(SUBTOPIC, 0),
+            "total": room.unfillable_slots,
+            "presentations": room.unfillable_presentations,
+        },
+        "unfillable_reason": unfillable_reason(study, room),
+    }
+
+
 def study_status(study: Study, *, now: datetime | None = None) -> dict[str, Any]:
     """A JSON-ready progress report of ``study`` at ``now``."""
-    now = now or timezone.now()
+    now = now_or(now)
     k = study.annotators_per_presentation
-    presentations = {
-        p: _level_key(kind, level) for p, kind, level in Presentation.objects.filter(study=study).values_list("id", "kind", "level")
-    }
-    per_level = Counter(presentations.values())
-
-    valid = Preference.objects.filter(assignment__presentation__study=study).exclude(assignment__annotator__status=Annotator.EXCLUDED)
-    answers_per_p = Counter(
-        dict(valid.order_by().values("assignment__presentation_id").annotate(n=Count("id")).values_list("assignment__presentation_id", "n"))
-    )
-    answers = Counter()
-    for pid, n in answers_per_p.items():
-        answers[presentations[pid]] += n
-    all_prefs = Preference.objects.filter(assignment__presentation__study=study)
-    live = Assignment.objects.filter(
-        presentation__study=study, preference__isnull=True, released_at__isnull=True, lease_expires_at__gt=now
-    ).exclude(annotator__status=Annotator.EXCLUDED)
-    leases_per_p = Counter(dict(live.order_by().values("presentation_id").annotate(n=Count("id")).values_list("presentation_id", "n")))
-
-    regular = [p for p, key in presentations.items() if key != "check"]
-    complete = Counter(presentations[p] for p in regular if answers_per_p[p] >= k)
-    filled = sum(min(answers_per_p[p], k) for p in regular)
-    leased = sum(min(leases_per_p[p], max(0, k - answers_per_p[p])) for p in regular)
-    open_slots = len(regular) * k - filled - leased
-    room = capacity(study, now=now)
-
-    statuses = Counter(Annotator.objects.filter(study=study).values_list("status", flat=True))
-    active_live = (
-        Annotator.objects.filter(
-            study=study,
-            status=Annotator.ACTIVE,
-            assignments__lease_expires_at__gt=now,
-            assignments__released_at__isnull=True,
-            assignments__preference__isnull=True,
-        )
-        .distinct()
-        .count()
-    )
+    rows = Presentation.objects.filter(study=study).values_list("id", "kind", "level")
+    kinds = {pid: _level_key(kind, level) for pid, kind, level in rows}
+    per_level = Counter(kinds.values())
+    regular = [p for p, key in kinds.items() if key != "check"]
+    answers, answer_counts = _answers(study, kinds)
+    leases = _per_presentation(Assignment.objects.filter(presentation__study=study).live(now).valid(), "presentation_id")
+    complete = Counter(kinds[p] for p in regular if answers[p] >= k)
+    slots = _slots(regular, answers, leases, k)
     return {
         "study": study.name,
         "slug": study.slug,
@@ -84,38 +107,15 @@ def study_status(study: Study, *, now: datetime | None = None) -> dict[str, Any]
         "annotators_per_presentation": k,
         "items_per_annotator": study.items_per_annotator,
         "check_items_per_annotator": study.check_items_per_annotator,
-        "presentations": {TOPIC: per_level[TOPIC], SUBTOPIC: per_level[SUBTOPIC], "check": per_level["check"], "total": len(presentations)},
-        "answers": {
-            TOPIC: answers[TOPIC],
-            SUBTOPIC: answers[SUBTOPIC],
-            "check": answers["check"],
-            "total": sum(answers.values()),
-            "late": all_prefs.filter(late=True).count(),
-            "from_excluded": all_prefs.filter(assignment__annotator__status=Annotator.EXCLUDED).count(),
-        },
+        "presentations": {TOPIC: per_level[TOPIC], SUBTOPIC: per_level[SUBTOPIC], "check": per_level["check"], "total": len(kinds)},
+        "answers": answer_counts,
         "complete": {TOPIC: complete[TOPIC], SUBTOPIC: complete[SUBTOPIC], "total": sum(complete.values())},
-        "over_covered": sum(1 for p in regular if answers_per_p[p] > k),
-        "slots": {"needed": len(regular) * k, "filled": filled, "leased": leased, "open": open_slots},
-        "live_leases": sum(leases_per_p.values()),
-        "annotators": {
-            "total": sum(statuses.values()),
-            "new": statuses[Annotator.NEW],
-            "active": statuses[Annotator.ACTIVE],
-            "active_now": active_live,
-            "finished": statuses[Annotator.FINISHED],
-            "refused": statuses[Annotator.REFUSED],
-            "excluded": statuses[Annotator.EXCLUDED],
-            "screened": statuses[Annotator.SCREENED],
-        },
-        "annotators_needed": room.newcomers,
-        "unfillable_slots": {
-            TOPIC: room.unfillable.get(TOPIC, 0),
-            SUBTOPIC: room.unfillable.get(SUBTOPIC, 0),
-            "total": room.unfillable_slots,
-            "presentations": room.unfillable_presentations,
-        },
-        "unfillable_reason": unfillable_reason(study, room),
-        "progress": round(filled / (len(regular) * k), 4) if regular else 1.0,
+        "over_covered": sum(1 for p in regular if answers[p] > k),
+        "slots": slots,
+        "live_leases": sum(leases.values()),
+        "annotators": _annotators(study, now),
+        **_unfillable(study, capacity(study, now=now)),
+        "progress": round(slots["filled"] / slots["needed"], 4) if regular else 1.0,
     }
 
 

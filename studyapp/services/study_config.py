@@ -130,7 +130,7 @@ class StudyConfig:
     @property
     def levels_field(self) -> str:
         """The ``Study.levels`` value for these levels."""
-        return Study.BOTH if len(self.levels) == 2 else self.levels[0]
+        return Study.Levels.BOTH if len(self.levels) == 2 else self.levels[0]
 
 
 class _Checker:

@@ -251,9 +251,9 @@ def create_study(collection_name: str, name: str, config: StudyConfig) -> Design
         presentations += [_check_presentation(study, config, plan, c) for c in plan.checks]
         Presentation.objects.bulk_create(presentations, batch_size=2000)
     counts = {
-        "topic": sum(1 for p in presentations if p.kind == Presentation.PAIR and p.level == TOPIC),
-        "subtopic": sum(1 for p in presentations if p.kind == Presentation.PAIR and p.level == SUBTOPIC),
-        "check": sum(1 for p in presentations if p.kind != Presentation.PAIR),
+        "topic": sum(1 for p in presentations if p.kind == Presentation.Kind.PAIR and p.level == TOPIC),
+        "subtopic": sum(1 for p in presentations if p.kind == Presentation.Kind.PAIR and p.level == SUBTOPIC),
+        "check": sum(1 for p in presentations if p.kind != Presentation.Kind.PAIR),
         "total": len(presentations),
     }
     room = capacity(study)
@@ -273,18 +273,18 @@ def _pair_presentations(study: Study, config: StudyConfig, plan: _Plan):
     for run_a, run_b in combinations(plan.runs, 2):  # runs are sorted by name: run_a < run_b
         for topic in plan.topics:
             if TOPIC in config.levels:
-                yield Presentation(study=study, kind=Presentation.PAIR, level=TOPIC, topic=topic, run_a=run_a, run_b=run_b)
+                yield Presentation(study=study, kind=Presentation.Kind.PAIR, level=TOPIC, topic=topic, run_a=run_a, run_b=run_b)
             if SUBTOPIC in config.levels:
                 for sub, _ in plan.kept[topic.pk]:
                     yield Presentation(
-                        study=study, kind=Presentation.PAIR, level=SUBTOPIC, topic=topic, subtopic=sub, run_a=run_a, run_b=run_b
+                        study=study, kind=Presentation.Kind.PAIR, level=SUBTOPIC, topic=topic, subtopic=sub, run_a=run_a, run_b=run_b
                     )
 
 
 def _check_presentation(study: Study, config: StudyConfig, plan: _Plan, check: CheckPlan) -> Presentation:
     level = TOPIC if TOPIC in config.levels else SUBTOPIC
     subtopic = plan.kept[check.topic][0][0] if level == SUBTOPIC else None
-    degraded = check.kind == Presentation.DEGRADED
+    degraded = check.kind == Presentation.Kind.DEGRADED
     return Presentation(
         study=study,
         kind=check.kind,

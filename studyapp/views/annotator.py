@@ -26,14 +26,11 @@ from studyapp.exceptions import ConsentOutdated, StudyClosed, StudyFull
 from studyapp.forms import AnswerForm, ArrivalForm, ComprehensionForm, ConsentForm, PracticeForm
 from studyapp.models import Annotator, Study
 from studyapp.services import assignment as engine
-from studyapp.services import flow
+from studyapp.services import flow, sessions
 from studyapp.services.answers import record_answer
 from studyapp.services.item_page import item_page
 from studyapp.services.onboarding import COMPREHENSION, COMPREHENSION_ATTEMPTS, PRACTICE_NEEDS, PRACTICE_QUERY
 from studyapp.views.site import wants_json
-
-TOKENS = "studyapp.tokens"  # session: {study id: annotator token}
-ARRIVALS = "studyapp.arrivals"  # session: {study id: platform parameters of a newcomer who has not consented yet}
 
 STEP_URLS = {
     flow.CONSENT: "study_consent",
@@ -58,36 +55,7 @@ SCALE = [
 ]
 
 
-# -- session and messages ---------------------------------------------------------------------------
-
-
-def _session_annotator(request: HttpRequest, study: Study) -> Annotator | None:
-    return flow.by_token(study, request.session.get(TOKENS, {}).get(str(study.pk), ""))
-
-
-def _bind(request: HttpRequest, study: Study, annotator: Annotator) -> None:
-    tokens = dict(request.session.get(TOKENS, {}))
-    if tokens.get(str(study.pk)) != annotator.token:
-        request.session.cycle_key()  # a new identity in this browser gets a new session key (no fixation)
-        tokens[str(study.pk)] = annotator.token
-        request.session[TOKENS] = tokens
-    arrivals = dict(request.session.get(ARRIVALS, {}))
-    if arrivals.pop(str(study.pk), None) is not None:
-        request.session[ARRIVALS] = arrivals
-
-
-def _unbind(request: HttpRequest, study: Study) -> None:
-    tokens = dict(request.session.get(TOKENS, {}))
-    if tokens.pop(str(study.pk), None) is not None:
-        request.session[TOKENS] = tokens
-
-
-def _pending(request: HttpRequest, study: Study) -> dict | None:
-    return request.session.get(ARRIVALS, {}).get(str(study.pk))
-
-
-def _set_pending(request: HttpRequest, study: Study, arrival: flow.Arrival) -> None:
-    request.session[ARRIVALS] = {**request.session.get(ARRIVALS, {}), str(study.pk): arrival.to_session()}
+# -- messages and steps ----------------------------------------------------------------------------
 
 
 def _message(request: HttpRequest, study: Study | None, kind: str, *, status: int = 200, **extra) -> HttpResponse:
@@ -135,8 +103,9 @@ def _message(request: HttpRequest, study: Study | None, kind: str, *, status: in
     return render(request, "studyapp/annotator/message.html", context, status=status)
 
 
-def _terminal(request: HttpRequest, study: Study, step: str) -> HttpResponse:
-    return _message(request, study, step)
+def _to_step(request: HttpRequest, study: Study, step: str) -> HttpResponse:
+    """Where ``step`` is shown: the message of a terminal step, else a redirect to its page."""
+    return _message(request, study, step) if step in flow.TERMINAL else _go(study, step)
 
 
 def _step_url(study: Study, step: str) -> str:
@@ -168,19 +137,31 @@ def study_page(view: Callable) -> Callable:
     return wrapper
 
 
-def _at(request: HttpRequest, study: Study, *steps: str) -> tuple[Annotator | None, HttpResponse | None]:
-    """The session's annotator if they stand at one of ``steps``; else the response that takes them where they belong."""
-    annotator = _session_annotator(request, study)
-    if annotator is None:
-        return None, _message(request, study, "expired", status=403)
-    step = flow.next_step(annotator)
-    if step not in steps:
-        return None, (_terminal(request, study, step) if step in flow.TERMINAL else _go(study, step))
-    return annotator, None
+def annotator_at(*steps: str) -> Callable:
+    """For views under :func:`study_page`: pass the session's annotator when they stand at one of ``steps``.
+
+    Without a session annotator the page says the session has ended (403); an annotator standing
+    elsewhere is taken where they belong. The view is called as ``view(request, study, annotator, ...)``.
+    """
+
+    def decorate(view: Callable) -> Callable:
+        @wraps(view)
+        def wrapper(request: HttpRequest, study: Study, *args, **kwargs) -> HttpResponse:
+            annotator = sessions.session_annotator(request, study)
+            if annotator is None:
+                return _message(request, study, "expired", status=403)
+            step = flow.next_step(annotator)
+            if step not in steps:
+                return _to_step(request, study, step)
+            return view(request, study, annotator, *args, **kwargs)
+
+        return wrapper
+
+    return decorate
 
 
 def _page(request: HttpRequest, template: str, study: Study, annotator: Annotator | None, **context) -> HttpResponse:
-    heartbeat = annotator is not None and annotator.status == Annotator.ACTIVE
+    heartbeat = annotator is not None and annotator.status == Annotator.Status.ACTIVE
     status = context.pop("status", 200)
     context = {
         "study": study,
@@ -205,22 +186,22 @@ def study_entry(request: HttpRequest, study: Study) -> HttpResponse:
     arrival = form.arrival()
     if arrival.preview:
         return render(request, "studyapp/annotator/preview.html", {"study": study})
-    session_annotator = _session_annotator(request, study)
+    session_annotator = sessions.session_annotator(request, study)
     annotator = flow.find(study, arrival) if arrival.external_id else session_annotator
     if arrival.external_id and annotator is None and session_annotator is not None:
-        _unbind(request, study)  # another participant in the same browser: they start afresh
+        sessions.unbind(request, study)  # another participant in the same browser: they start afresh
     if annotator is not None:
-        _bind(request, study, annotator)
+        sessions.bind(request, study, annotator)
         flow.returned(annotator, arrival)
         step = flow.next_step(annotator)
-        return _terminal(request, study, step) if step in flow.TERMINAL else _go(study, step)
+        return _to_step(request, study, step)
     try:
         flow.check_room(study)
     except StudyFull:
         return _message(request, study, "full")
     except StudyClosed:
         return _message(request, study, study.status)
-    _set_pending(request, study, arrival)
+    sessions.set_pending(request, study, arrival)
     return _go(study, flow.CONSENT)
 
 
@@ -234,14 +215,14 @@ def _consent_page(request: HttpRequest, study: Study, annotator: Annotator | Non
 @require_http_methods(["GET", "HEAD", "POST"])
 def consent(request: HttpRequest, study: Study) -> HttpResponse:
     """The versioned consent text; accepting it stores the version and time and leases the quota."""
-    annotator = _session_annotator(request, study)
+    annotator = sessions.session_annotator(request, study)
     if annotator is not None:
         step = flow.next_step(annotator)
         if step != flow.CONSENT:
-            return _terminal(request, study, step) if step in flow.TERMINAL else _go(study, step)
-    elif _pending(request, study) is None:
+            return _to_step(request, study, step)
+    elif sessions.pending(request, study) is None:
         return redirect("study_entry", slug=study.slug)  # came straight here: start as an anonymous arrival
-    if annotator is None or annotator.status == Annotator.NEW:
+    if annotator is None or annotator.status == Annotator.Status.NEW:
         try:
             flow.check_room(study)  # capacity before consent, again: the study may have filled meanwhile
         except StudyFull:
@@ -258,26 +239,24 @@ def consent(request: HttpRequest, study: Study) -> HttpResponse:
     if not form.is_valid():
         return _consent_page(request, study, annotator, form, status=400)
     try:
-        annotator = flow.give_consent(study, annotator, flow.Arrival.from_session(_pending(request, study)), form.cleaned_data["version"])
+        annotator = flow.give_consent(study, annotator, sessions.pending(request, study) or flow.Arrival(), form.cleaned_data["version"])
     except ConsentOutdated:
         notice = "The consent information was updated while this page was open. Please read it again."
         return _consent_page(request, study, annotator, form, notice=notice, status=409)
     except StudyClosed:
         return _message(request, study, study.status)
-    _bind(request, study, annotator)
-    if annotator.status == Annotator.NEW:  # consented, but the study stopped taking people just now
-        return _message(request, study, "paused" if study.status == Study.PAUSED else "closed")
+    sessions.bind(request, study, annotator)
+    if annotator.status == Annotator.Status.NEW:  # consented, but the study stopped taking people just now
+        return _message(request, study, "paused" if study.status == Study.Status.PAUSED else "closed")
     step = flow.next_step(annotator)
-    return _terminal(request, study, step) if step in flow.TERMINAL else _go(study, step)
+    return _to_step(request, study, step)
 
 
 @study_page
 @require_http_methods(["GET", "HEAD", "POST"])
-def instructions(request: HttpRequest, study: Study) -> HttpResponse:
+@annotator_at(flow.INSTRUCTIONS)
+def instructions(request: HttpRequest, study: Study, annotator: Annotator) -> HttpResponse:
     """The study's instructions with an annotated example."""
-    annotator, elsewhere = _at(request, study, flow.INSTRUCTIONS)
-    if elsewhere:
-        return elsewhere
     if request.method == "POST":
         flow.read_instructions(annotator)
         return _go(study, flow.next_step(annotator))
@@ -287,11 +266,9 @@ def instructions(request: HttpRequest, study: Study) -> HttpResponse:
 
 @study_page
 @require_http_methods(["GET", "HEAD", "POST"])
-def practice(request: HttpRequest, study: Study) -> HttpResponse:
+@annotator_at(flow.PRACTICE, flow.COMPREHENSION)
+def practice(request: HttpRequest, study: Study, annotator: Annotator) -> HttpResponse:
     """One practice item, then feedback on the answer (the first answer counts)."""
-    annotator, elsewhere = _at(request, study, flow.PRACTICE, flow.COMPREHENSION)
-    if elsewhere:
-        return elsewhere
     feedback = flow.practice_result(annotator)
     if request.method == "POST" and feedback is None:
         form = PracticeForm(request.POST)
@@ -321,11 +298,9 @@ def practice(request: HttpRequest, study: Study) -> HttpResponse:
 
 @study_page
 @require_http_methods(["GET", "HEAD", "POST"])
-def comprehension(request: HttpRequest, study: Study) -> HttpResponse:
+@annotator_at(flow.COMPREHENSION)
+def comprehension(request: HttpRequest, study: Study, annotator: Annotator) -> HttpResponse:
     """A few questions on the instructions; two attempts, then the annotator is screened out."""
-    annotator, elsewhere = _at(request, study, flow.COMPREHENSION)
-    if elsewhere:
-        return elsewhere
     notice = ""
     status = 200
     if request.method == "POST":
@@ -334,7 +309,7 @@ def comprehension(request: HttpRequest, study: Study) -> HttpResponse:
             result = flow.check_comprehension(annotator, form.cleaned_data)
             if result.passed or result.attempts_left == 0:
                 step = flow.next_step(annotator)
-                return _terminal(request, study, step) if step in flow.TERMINAL else _go(study, step)
+                return _to_step(request, study, step)
             wrong = len(result.wrong)
             notice = (
                 f"{wrong} of your {len(COMPREHENSION)} answers {'was' if wrong == 1 else 'were'} not right. Please read the summary "
@@ -365,11 +340,9 @@ def comprehension(request: HttpRequest, study: Study) -> HttpResponse:
 
 @study_page
 @require_http_methods(["GET", "HEAD"])
-def next_item(request: HttpRequest, study: Study) -> HttpResponse:
+@annotator_at(flow.ITEMS)
+def next_item(request: HttpRequest, study: Study, annotator: Annotator) -> HttpResponse:
     """The annotator's current item (``/item/``): redirects to its own address, or to the completion page."""
-    annotator, elsewhere = _at(request, study, flow.ITEMS)
-    if elsewhere:
-        return elsewhere
     current = engine.current_assignment(annotator)
     if current is None:
         return _go(study, flow.next_step(annotator))
@@ -378,11 +351,9 @@ def next_item(request: HttpRequest, study: Study) -> HttpResponse:
 
 @study_page
 @require_http_methods(["GET", "HEAD"])
-def item(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
+@annotator_at(flow.ITEMS)
+def item(request: HttpRequest, study: Study, annotator: Annotator, pk: int) -> HttpResponse:
     """One item: the query, the need(s), two result pages side by side and the 9-point scale."""
-    annotator, elsewhere = _at(request, study, flow.ITEMS)
-    if elsewhere:
-        return elsewhere
     if flow.own_assignment(annotator, pk) is None:
         return _message(request, study, "not_found", status=404)
     current = engine.current_assignment(annotator)  # first serve time, lease renewal, stable order
@@ -422,7 +393,7 @@ def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
     the study's status, then the reply names the page that comes next (the next item, the consent
     again, the closed page, the completion page).
     """
-    annotator = _session_annotator(request, study)
+    annotator = sessions.session_annotator(request, study)
     if annotator is None:
         return _refuse(request, 403, "session", "Your session has ended. Please open the study link from your platform again.")
     assignment = flow.own_assignment(annotator, pk)
@@ -465,7 +436,7 @@ def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
 @require_POST
 def heartbeat(request: HttpRequest, study: Study) -> HttpResponse:
     """Sent by open annotator pages every minute: keeps the annotator's leases alive."""
-    annotator = _session_annotator(request, study)
+    annotator = sessions.session_annotator(request, study)
     if annotator is None:
         return JsonResponse({"error": "session", "message": "Your session has ended."}, status=403)
     flow.seen(annotator)
@@ -474,14 +445,12 @@ def heartbeat(request: HttpRequest, study: Study) -> HttpResponse:
 
 @study_page
 @require_http_methods(["GET", "HEAD"])
-def done(request: HttpRequest, study: Study) -> HttpResponse:
+@annotator_at(flow.DONE)
+def done(request: HttpRequest, study: Study, annotator: Annotator) -> HttpResponse:
     """The completion code and/or redirect: only reachable once every item is answered."""
-    annotator, elsewhere = _at(request, study, flow.DONE)
-    if elsewhere:
-        return elsewhere
     ids = annotator.external_ids or {}
     mturk = None
-    if annotator.platform == Annotator.MTURK and ids.get("turkSubmitTo") and ids.get("assignmentId"):
+    if annotator.platform == Annotator.Platform.MTURK and ids.get("turkSubmitTo") and ids.get("assignmentId"):
         mturk = {"action": ids["turkSubmitTo"] + "/mturk/externalSubmit", "assignment_id": ids["assignmentId"]}
     return render(
         request,

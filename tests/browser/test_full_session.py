@@ -59,7 +59,7 @@ def test_two_prolific_participants_complete_the_study(browser, server, make_stud
     rows = []
     for pid, values in ANSWERS.items():
         annotator = annotator_of(study, pid)
-        assert annotator.status == Annotator.FINISHED
+        assert annotator.status == Annotator.Status.FINISHED
         assert annotator.external_ids == {"PROLIFIC_PID": pid, "STUDY_ID": "e2e", "SESSION_ID": f"s-{pid}"}
         stored = preferences(annotator)
         assert [p.value for p in stored] == values

@@ -71,4 +71,4 @@ def test_the_demo_study_item_page(browser, server, artifacts) -> None:
             shutil.copyfile(artifacts / "demo-item-desktop.png", ROOT / "docs" / "screenshots" / "item-desktop.png")
     finally:
         person.close()
-    assert Annotator.objects.get(study__slug="demo-study").status == Annotator.ACTIVE
+    assert Annotator.objects.get(study__slug="demo-study").status == Annotator.Status.ACTIVE

@@ -22,7 +22,7 @@ from django.urls import reverse
 from studyapp.models import Annotator, Assignment
 from studyapp.services import flow
 from studyapp.services.onboarding import COMPREHENSION
-from studyapp.views.annotator import TOKENS
+from studyapp.services.sessions import TOKENS
 from tests.studyapp.base import BaseTestCase
 
 RIGHT_ANSWERS = {q.key: q.correct for q in COMPREHENSION}

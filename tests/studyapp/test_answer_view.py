@@ -89,7 +89,7 @@ class AnswerTestCase(AnnotatorTestCase):
         self.assertTrue(reply["finished"])
         self.assertEqual(reply["next"], self.url("study_done"))
         self.alice.refresh_from_db()
-        self.assertEqual(self.alice.status, Annotator.FINISHED)
+        self.assertEqual(self.alice.status, Annotator.Status.FINISHED)
         last = self.alice.assignments.order_by("-position").first()
         retry = self.answer(self.client, last, request_id="req-0005")
         self.assertEqual(retry.status_code, 200)
@@ -98,7 +98,7 @@ class AnswerTestCase(AnnotatorTestCase):
     # -- answers are never refused for the annotator's step (nothing the page holds is thrown away) --
 
     def test_an_answer_given_while_the_study_was_closed_is_stored_and_leads_to_the_closed_page(self) -> None:
-        Study.objects.filter(pk=self.study.pk).update(status=Study.CLOSED)
+        Study.objects.filter(pk=self.study.pk).update(status=Study.Status.CLOSED)
         response = self.answer(self.client, self.item, -2)
         self.assertEqual(response.status_code, 200)
         reply = json.loads(response.content)
@@ -126,21 +126,21 @@ class AnswerTestCase(AnnotatorTestCase):
         self.assertTrue(Preference.objects.filter(assignment=self.item).exists())
 
     def test_an_excluded_annotators_answer_is_stored_and_counted_as_such(self) -> None:
-        Annotator.objects.filter(pk=self.alice.pk).update(status=Annotator.EXCLUDED, exclusion_reason="too fast")
+        Annotator.objects.filter(pk=self.alice.pk).update(status=Annotator.Status.EXCLUDED, exclusion_reason="too fast")
         reply = json.loads(self.answer(self.client, self.item).content)
         self.assertEqual((reply["stored"], reply["step"], reply["next"]), (True, "excluded", self.url("study_entry")))
         self.assertEqual(study_status(self.study)["answers"]["from_excluded"], 1)
 
     def test_a_late_answer_in_a_closed_study_is_stored_and_flagged_late(self) -> None:
         Assignment.objects.filter(pk=self.item.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
-        Study.objects.filter(pk=self.study.pk).update(status=Study.CLOSED)
+        Study.objects.filter(pk=self.study.pk).update(status=Study.Status.CLOSED)
         self.assertEqual(self.answer(self.client, self.item).status_code, 200)
         self.assertTrue(Preference.objects.get(assignment=self.item).late)
 
     def test_the_last_answer_after_closing_still_earns_the_completion_page(self) -> None:
         for assignment in self.alice.assignments.exclude(pk=self.item.pk):
             record_answer(assignment, 1, request_id=f"pre-{assignment.pk}")
-        Study.objects.filter(pk=self.study.pk).update(status=Study.CLOSED)
+        Study.objects.filter(pk=self.study.pk).update(status=Study.Status.CLOSED)
         reply = json.loads(self.answer(self.client, self.item).content)
         self.assertEqual((reply["finished"], reply["step"], reply["next"]), (True, "done", self.url("study_done")))
         self.assertContains(self.client.get(reply["next"]), "TOYDONE")

@@ -28,7 +28,7 @@ class AssignmentTestCase(BaseTestCase):
         self.assertTrue(all(a.lease_expires_at == self.later(minutes=10) for a in items))
         self.assertTrue(all(a.served_at is None for a in items))
         alice.refresh_from_db()
-        self.assertEqual(alice.status, Annotator.ACTIVE)
+        self.assertEqual(alice.status, Annotator.Status.ACTIVE)
 
     def test_admission_is_idempotent(self) -> None:
         alice = self.arrive("alice")
@@ -53,7 +53,7 @@ class AssignmentTestCase(BaseTestCase):
             engine.admit(dave, now=self.now, rng=self.rng)
         self.assertEqual(ctx.exception.screenout_code, "TOYFULL")
         dave.refresh_from_db()
-        self.assertEqual(dave.status, Annotator.REFUSED)
+        self.assertEqual(dave.status, Annotator.Status.REFUSED)
         self.assertEqual(dave.assignments.count(), 0)
         self.assertEqual(engine.capacity(self.study, now=self.now).open_slots, 0)
 
@@ -103,7 +103,7 @@ class AssignmentTestCase(BaseTestCase):
         self.assertFalse(mine & theirs)  # 12 presentations still had no one when bob came
 
     def test_a_closed_study_admits_nobody(self) -> None:
-        Study.objects.filter(pk=self.study.pk).update(status=Study.CLOSED)
+        Study.objects.filter(pk=self.study.pk).update(status=Study.Status.CLOSED)
         self.study.refresh_from_db()
         annotator = engine.register(self.study, external_id="alice", now=self.now)
         with self.assertRaises(StudyClosed) as ctx:
@@ -157,7 +157,7 @@ class AssignmentTestCase(BaseTestCase):
         alice = self.arrive("alice")
         self.assertEqual(self.answer_all(alice), 6)
         alice.refresh_from_db()
-        self.assertEqual(alice.status, Annotator.FINISHED)
+        self.assertEqual(alice.status, Annotator.Status.FINISHED)
         self.assertIsNotNone(alice.finished_at)
         self.assertIsNone(engine.current_assignment(alice, now=self.later(hours=1)))
 
@@ -241,7 +241,7 @@ class AssignmentTestCase(BaseTestCase):
             self.arrive(name)
         alice = Annotator.objects.get(external_id="alice")
         self.answer_all(alice)
-        Annotator.objects.filter(pk=alice.pk).update(status=Annotator.EXCLUDED)
+        Annotator.objects.filter(pk=alice.pk).update(status=Annotator.Status.EXCLUDED)
         self.assertEqual(engine.capacity(self.study, now=self.later(minutes=1)).open_slots, 6)
         with self.assertRaises(AnnotatorExcluded):
             engine.current_assignment(alice, now=self.later(minutes=1))
@@ -256,7 +256,7 @@ class AssignmentTestCase(BaseTestCase):
             kinds = [a.presentation.kind for a in self.items(annotator)]
             with self.subTest(annotator=name):
                 self.assertEqual(len(kinds), 10)
-                self.assertEqual([n for n, k in enumerate(kinds) if k != Presentation.PAIR], [2, 7])
+                self.assertEqual([n for n, k in enumerate(kinds) if k != Presentation.Kind.PAIR], [2, 7])
                 self.assertEqual(Counter(kinds), {"pair": 8, "identical": 1, "degraded": 1})
 
     def test_check_items_have_no_answer_limit(self) -> None:

@@ -38,7 +38,7 @@ class ComprehensionTestCase(AnnotatorTestCase):
         self.assertNotContains(response, "checked")
         self.assertRedirects(self.check(RIGHT_ANSWERS), self.url("study_next_item"), fetch_redirect_response=False)
         self.carol.refresh_from_db()
-        self.assertEqual((self.carol.comprehension_attempts, self.carol.status), (2, Annotator.ACTIVE))
+        self.assertEqual((self.carol.comprehension_attempts, self.carol.status), (2, Annotator.Status.ACTIVE))
 
     def test_failing_twice_screens_out_and_frees_the_items(self) -> None:
         room = engine.capacity(self.study).open_slots
@@ -48,7 +48,7 @@ class ComprehensionTestCase(AnnotatorTestCase):
         self.assertContains(response, "return the study")
         self.assertNotContains(response, "TOYDONE")
         self.carol.refresh_from_db()
-        self.assertEqual(self.carol.status, Annotator.SCREENED)
+        self.assertEqual(self.carol.status, Annotator.Status.SCREENED)
         self.assertEqual(self.carol.exclusion_reason, "failed the comprehension check twice")
         self.assertEqual(engine.capacity(self.study).open_slots, room + self.study.regular_items_per_annotator)
         for name in ("study_next_item", "study_comprehension", "study_done"):

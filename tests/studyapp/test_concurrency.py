@@ -77,10 +77,10 @@ class ConcurrentArrivalsTestCase(TransactionTestCase):
         self.assertEqual(len(finished) + len(refused), ARRIVALS)
         for _, answered, pk in finished:
             self.assertEqual(answered, 3)
-            self.assertEqual(Annotator.objects.get(pk=pk).status, Annotator.FINISHED)
+            self.assertEqual(Annotator.objects.get(pk=pk).status, Annotator.Status.FINISHED)
         for _, code, pk in refused:
             self.assertEqual(code, "TOYFULL")
-            self.assertEqual(Annotator.objects.get(pk=pk).status, Annotator.REFUSED)
+            self.assertEqual(Annotator.objects.get(pk=pk).status, Annotator.Status.REFUSED)
             self.assertFalse(Assignment.objects.filter(annotator_id=pk).exists())
         # one answer per assignment, and the study fills up: at most one quota's worth of slots stays open
         self.assertEqual(Preference.objects.count(), 3 * len(finished))

@@ -29,7 +29,7 @@ class ConsentTestCase(AnnotatorTestCase):
         self.assertEqual(consent.text_sha256, hashlib.sha256(self.study.consent_text.encode()).hexdigest())
         self.assertEqual(self.alice.consent_version, "1")
         self.assertIsNotNone(self.alice.consented_at)
-        self.assertEqual(self.alice.status, Annotator.ACTIVE)
+        self.assertEqual(self.alice.status, Annotator.Status.ACTIVE)
         self.assertEqual(self.alice.assignments.count(), self.study.items_per_annotator)
 
     def test_it_continues_with_the_instructions(self) -> None:
@@ -93,7 +93,7 @@ class ConsentTestCase(AnnotatorTestCase):
         self.assertContains(response, "This study is full")
         self.assertContains(response, "TOYFULL")
         carol = Annotator.objects.get(external_id="carol")
-        self.assertEqual(carol.status, Annotator.REFUSED)
+        self.assertEqual(carol.status, Annotator.Status.REFUSED)
         self.assertEqual(carol.assignments.count(), 0)
         self.assertContains(self.fresh_client().get(self.entry(PROLIFIC_PID="carol")), "This study is full")
 
@@ -110,7 +110,7 @@ class ConsentTestCase(AnnotatorTestCase):
 
     def test_a_closed_study_takes_no_consent(self) -> None:
         client = self.arrive()
-        Study.objects.filter(pk=self.study.pk).update(status=Study.CLOSED)
+        Study.objects.filter(pk=self.study.pk).update(status=Study.Status.CLOSED)
         response = client.post(self.url("study_consent"), {"agree": "on", "version": "1"})
         self.assertContains(response, "This study is closed")
         self.assertFalse(Annotator.objects.filter(external_id="carol").exists())

@@ -44,9 +44,9 @@ class DoneTestCase(AnnotatorTestCase):
 
     def test_a_finished_annotator_keeps_the_code_when_the_study_closes(self) -> None:
         self.answer_everything(self.client)
-        Study.objects.filter(pk=self.study.pk).update(status=Study.CLOSED)
+        Study.objects.filter(pk=self.study.pk).update(status=Study.Status.CLOSED)
         self.assertContains(self.client.get(self.url("study_done")), "TOYDONE")
-        self.assertEqual(Annotator.objects.get(pk=self.alice.pk).status, Annotator.FINISHED)
+        self.assertEqual(Annotator.objects.get(pk=self.alice.pk).status, Annotator.Status.FINISHED)
 
     def test_it_needs_the_session(self) -> None:
         self.assertContains(self.fresh_client().get(self.url("study_done")), "Your session has ended", status_code=403)

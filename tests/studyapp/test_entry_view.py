@@ -79,7 +79,7 @@ class StudyEntryTestCase(AnnotatorTestCase):
         self.assertEqual(Annotator.objects.count(), before)
 
     def test_closed_and_paused_studies_take_no_newcomers(self) -> None:
-        for status, text in ((Study.CLOSED, "This study is closed"), (Study.PAUSED, "This study is paused")):
+        for status, text in ((Study.Status.CLOSED, "This study is closed"), (Study.Status.PAUSED, "This study is paused")):
             with self.subTest(status=status):
                 Study.objects.filter(pk=self.study.pk).update(status=status)
                 response = self.fresh_client().get(self.entry(PROLIFIC_PID="carol"))
@@ -87,9 +87,9 @@ class StudyEntryTestCase(AnnotatorTestCase):
                 self.assertFalse(Annotator.objects.filter(external_id="carol").exists())
 
     def test_a_paused_study_lets_its_annotators_go_on_and_a_closed_one_does_not(self) -> None:
-        Study.objects.filter(pk=self.study.pk).update(status=Study.PAUSED)
+        Study.objects.filter(pk=self.study.pk).update(status=Study.Status.PAUSED)
         self.assertRedirects(self.client.get(self.entry()), self.url("study_next_item"), fetch_redirect_response=False)
-        Study.objects.filter(pk=self.study.pk).update(status=Study.CLOSED)
+        Study.objects.filter(pk=self.study.pk).update(status=Study.Status.CLOSED)
         self.assertContains(self.client.get(self.entry()), "This study is closed")
         self.assertContains(self.client.get(self.url("study_next_item")), "This study is closed")
 

@@ -45,7 +45,7 @@ class Trec2014TestCase(TestCase):
 
     def test_it_yields_exactly_400_presentations(self) -> None:
         study = self.design.study
-        pairs = Presentation.objects.filter(study=study, kind=Presentation.PAIR)
+        pairs = Presentation.objects.filter(study=study, kind=Presentation.Kind.PAIR)
         self.assertEqual(pairs.count(), 400)
         self.assertEqual(pairs.filter(level="topic").count(), 100)
         self.assertEqual(pairs.filter(level="subtopic").count(), 300)
