@@ -1,11 +1,11 @@
-# Two entry points (see README.md): `make run` and `make test`.
+# Two entry points (see README.md): `make run` and `make test`; `make serve` runs a real study (gunicorn).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: venv run test bench clean
+.PHONY: venv run serve test bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,6 +19,12 @@ run: venv
 	$(BIN)/python manage.py load_demo
 	@echo "Open http://$(HOST):$(PORT)/ (annotator link and staff login above)"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+# Production: DATABASE_URL, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS from the environment; WEB_CONCURRENCY workers.
+serve: venv
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput -v 0
+	STUDYAPP_STATIC_FROM_APPS=0 $(BIN)/gunicorn -c gunicorn.conf.py studyapp.wsgi
 
 test: venv
 	$(BIN)/python -m pytest -q

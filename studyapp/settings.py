@@ -10,6 +10,8 @@ Deployment settings come from the environment (12-factor); study parameters live
 - ``DJANGO_ALLOWED_HOSTS`` (comma separated; default localhost, 127.0.0.1, [::1]).
 - ``STUDYAPP_STATIC_FROM_APPS`` (0/1, default 1): whitenoise serves static files straight from the apps,
   so ``make run`` needs no ``collectstatic``; set 0 after ``collectstatic`` to serve the compressed copies.
+- ``DJANGO_CONN_MAX_AGE`` (60): seconds a worker keeps its PostgreSQL connection (health-checked before reuse);
+  SQLite always connects per request.
 - ``STUDYAPP_HEARTBEAT_SECONDS`` (60): how often an open annotator page renews its leases;
   ``STUDYAPP_REDIRECT_SECONDS`` (3): how long the completion page shows the code before redirecting.
 """
@@ -123,7 +125,13 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"), conn_max_age=60)}
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+        conn_max_age=env_int("DJANGO_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
+    )
+}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers run beside one writer; IMMEDIATE transactions take the write lock up front,
     # so concurrent writers queue on the busy timeout instead of failing with "database is locked".
@@ -143,6 +151,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Sessions live in a signed cookie: an anonymous visit costs no database row and a request no session
+# read. The session holds only the annotator's token per study (a secret of that browser already) and,
+# before consent, the platform parameters; the signature (SECRET_KEY) makes them tamper-proof.
+SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

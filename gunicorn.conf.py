@@ -1,0 +1,21 @@
+"""gunicorn settings of ``make serve`` (production); every value can be overridden from the environment.
+
+Sync workers answer one request at a time and close the connection afterwards (no keep-alive), so
+requests spread over all worker processes; with kept-alive connections (gthread) a client stays on
+the worker that accepted it and one process ends up doing most of the work. Put a reverse proxy with
+TLS in front (README, "Running a real study"): it keeps client connections alive and buffers slow
+clients, which sync workers need.
+"""
+
+import multiprocessing
+import os
+
+bind = os.environ.get("STUDYAPP_BIND", "127.0.0.1:8000")
+workers = int(os.environ.get("WEB_CONCURRENCY", 2 * multiprocessing.cpu_count() + 1))
+worker_class = "sync"
+timeout = int(os.environ.get("STUDYAPP_WORKER_TIMEOUT", 30))
+graceful_timeout = 20
+max_requests = 5000  # recycle workers now and then (bounded memory), staggered so they do not restart together
+max_requests_jitter = 500
+accesslog = os.environ.get("STUDYAPP_ACCESS_LOG") or None
+errorlog = "-"
