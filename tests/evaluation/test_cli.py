@@ -457,12 +457,37 @@ def test_per_subtopic_scores_each_subtopic_alone(files, capsys) -> None:
     assert status == 0
     frame = table(out)
     got = {(t, m): v for t, m, v in zip(frame["topic"], frame["measure"], frame["value"])}
-    assert {t for t in frame["topic"]} == {"T1/1", "T1/2", "T1/3", "T2/1", "all"}
     # T1 list d3 d6 d1 dX d2 d7 d5: d3 is relevant to intent 1 only, d5 (rank 7) is intent 3's first
     assert (got["T1/1", "I-rec@1"], got["T1/3", "I-rec@1"], got["T1/3", "I-rec@7"]) == (1.0, 0.0, 1.0)
     # intent 1 alone: gains 1, 0, 2 at ranks 1-3; ideal 2, 1, 1 (d1, d3, d7); discount 1/log2(r + 1)
     dcg, ideal = 1 + 2 / math.log2(4), 2 + 1 / math.log2(3) + 1 / math.log2(4)
     assert got["T1/1", "D-nDCG@3"] == pytest.approx(dcg / ideal, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("flags", "topics"),
+    [
+        (["--per-topic", "--per-subtopic"], ["T1", "T2", "T3", "T1/1", "T1/2", "T1/3", "T2/1", "all"]),
+        (["--per-subtopic"], ["T1/1", "T1/2", "T1/3", "T2/1", "all"]),
+        (["--per-topic"], ["T1", "T2", "T3", "all"]),
+        ([], ["all"]),
+    ],
+)
+def test_per_topic_and_per_subtopic_rows_combine(files, capsys, flags: list[str], topics: list[str]) -> None:
+    """Each flag adds its own rows; per run come the topic rows, the subtopic rows, then the mean rows
+    (topic 'all', always the mean over the topics, whatever the flags)."""
+    status, out, _ = run_cli(capsys, score(files, "--measures", "I-rec@5", *flags, runs=("run", "other")))
+    assert status == 0
+    frame = table(out)
+    assert list(dict.fromkeys(frame["run"])) == ["toy", "other"]
+    for _, rows in frame.groupby("run", sort=False):
+        assert list(rows["topic"]) == topics
+    status, plain, _ = run_cli(capsys, score(files, "--measures", "I-rec@5", "--per-topic", runs=("run", "other")))
+    by_topic = table(plain).set_index(["run", "topic"])["value"]
+    combined = frame.set_index(["run", "topic"])["value"]
+    for key in by_topic.index:
+        if key in combined.index:  # topic rows and means are those of a plain --per-topic run
+            assert combined[key] == pytest.approx(by_topic[key], nan_ok=True)
 
 
 def test_per_subtopic_collection_keeps_judged_documents_and_weights_one() -> None:
