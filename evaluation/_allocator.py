@@ -8,12 +8,12 @@ fault costs microseconds (about 2.4 us measured on the project's 2-core VM), and
 fifth of a 100-run evaluation (``benchmarks/bench_metrics.py``).
 
 :func:`retain_freed_memory` keeps up to :data:`TRIM_THRESHOLD` bytes of freed heap for reuse and
-serves blocks under :data:`MMAP_THRESHOLD` bytes from the heap. The engine applies it once per
-process, on its first evaluation; it then holds for the whole process (a process that evaluates
-keeps at most 64 MB of freed memory per malloc arena: one in a single-threaded process, a few in a
-threaded web server). It is skipped when the environment already tunes glibc's
-malloc (``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_MMAP_THRESHOLD_``, ``GLIBC_TUNABLES``) and when
-``EVALUATION_MALLOC_TUNING=0``.
+serves blocks under :data:`MMAP_THRESHOLD` bytes from the heap, for the rest of the process (at
+most 64 MB of freed memory per malloc arena). A library must not retune its host's allocator, so
+the engine never calls it: only programs that own their process opt in, namely the command line
+(``python -m evaluation``, in ``evaluation/__main__.py``) and ``benchmarks/bench_metrics.py --allocator-policy``. It is skipped
+when the environment already tunes glibc's malloc (``MALLOC_TRIM_THRESHOLD_``,
+``MALLOC_MMAP_THRESHOLD_``, ``GLIBC_TUNABLES``) and when ``EVALUATION_MALLOC_TUNING=0``.
 """
 
 from __future__ import annotations

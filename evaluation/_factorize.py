@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from evaluation._types import IntArray
 
-try:  # pandas' hash table for Python objects: reuses every string's cached hash
-    from pandas._libs.hashtable import PyObjectHashTable
-    from pandas._libs.lib import is_string_array
-except ImportError:  # pragma: no cover - layout of a future pandas
-    PyObjectHashTable = None
+try:  # the one use of a pandas internal; object_hash_table() is its only reader
+    from pandas._libs.hashtable import PyObjectHashTable as _PyObjectHashTable
+except ImportError:  # pragma: no cover - a pandas without it: the public fallbacks below serve
+    _PyObjectHashTable = None
+
+
+def object_hash_table(capacity: int) -> Any:  # a pandas-private type
+    """pandas' private hash table for Python objects, sized for ``capacity`` keys, or None when
+    this pandas has none (then :func:`factorize` and :func:`positions` use ``pd.factorize`` and
+    ``pd.Index.get_indexer``, with the same results). It reuses the hash every ``str`` caches,
+    where the public functions hash each string's characters again: about twice as fast on long
+    docids."""
+    return None if _PyObjectHashTable is None else _PyObjectHashTable(max(capacity, 8))
 
 
 def as_objects(values: Sequence | np.ndarray) -> np.ndarray:
@@ -31,14 +40,12 @@ def factorize(values: Sequence | np.ndarray) -> tuple[IntArray, np.ndarray]:
     among the distinct values only (a per-value check costs as much again as the hashing).
     """
     values = as_objects(values)
-    if PyObjectHashTable is None:  # pragma: no cover
+    table = object_hash_table(values.size // 2)  # room enough that it seldom grows
+    if table is None:
         codes, uniques = pd.factorize(values)
         return codes.astype(np.int64), np.asarray(uniques, dtype=object)
-    table = PyObjectHashTable(max(values.size // 2, 8))  # room enough that it seldom grows
     uniques, codes = table.factorize(values, ignore_na=False)
     codes = codes.astype(np.int64, copy=False)
-    if is_string_array(uniques, skipna=False):
-        return codes, uniques
     missing = pd.isna(uniques)
     if not missing.any():
         return codes, uniques
@@ -78,9 +85,9 @@ def positions(distinct: np.ndarray, values: Sequence | np.ndarray) -> IntArray:
     of :func:`factorize`), -1 for values it lacks; ``pd.Index.get_indexer`` without its uniqueness
     check and engine."""
     values = as_objects(values)
-    if PyObjectHashTable is None:  # pragma: no cover
+    table = object_hash_table(len(distinct))
+    if table is None:
         return pd.Index(distinct, dtype=object).get_indexer(values).astype(np.int64)
-    table = PyObjectHashTable(max(len(distinct), 8))
     table.map_locations(as_objects(distinct))
     return table.lookup(values).astype(np.int64, copy=False)
 

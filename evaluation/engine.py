@@ -15,7 +15,6 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from evaluation._allocator import retain_freed_memory
 from evaluation.arrays import Ranking, build_ranking, table_for
 from evaluation.collection import Collection
 from evaluation.exceptions import EvaluationError, EvaluationWarning
@@ -59,7 +58,6 @@ def score_matrix(
     Runs are laid out in batches whose per-rank arrays stay under :data:`BATCH_CELLS` cells, so
     deep runs (depth 1000) and many runs fit in memory; ideals are computed once per collection.
     """
-    retain_freed_memory()  # the per-intent blocks below are freed and rebuilt many times
     table = table_for(collection)
     depth = max([m.cutoff for m in measures if m.cutoff is not None] + [run.depth for run in runs] + [1])
     per_run = table.n_topics * depth * table.n_intents

@@ -80,13 +80,14 @@ def _topic_average(values: np.ndarray, table: TopicTable, params: dict) -> np.nd
 def alpha_sharp_ia(
     ranking: Ranking,
     k: int,
-    disc: str = "dcg",
-    avg: str = "micro",
-    alpha: float = 0.3,
-    beta: float = 0.8,
-    geom_eps: float = 1e-5,
-    tavg: str = "avg",
-    dd_exponent_offset: int = 0,
+    *,
+    disc: str,
+    avg: str,
+    alpha: float,
+    beta: float,
+    geom_eps: float,
+    tavg: str,
+    dd_exponent_offset: int,
     **params: float,
 ) -> FloatArray:
     """lambda S-Recall@k + (1 - lambda) A_q with A_q in {cascade, micro, geom, smr} (docs/metrics.md#alpha-ia-and-diversity-difficulty)."""

@@ -8,6 +8,7 @@ so canonical strings round-trip and serve as keys.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ class Param:
     low: float | None = None
     high: float | None = None
     low_open: bool = False
+    high_open: bool = False
 
     def parse(self, metric: str, name: str, raw: Any) -> Any:
         value = raw
@@ -62,8 +64,9 @@ class Param:
         if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
             bound = ">" if self.low_open else ">="
             raise UnknownMetricError(f"{metric}: parameter {name} must be {bound} {self.low}, got {raw!r}")
-        if self.high is not None and value > self.high:
-            raise UnknownMetricError(f"{metric}: parameter {name} must be <= {self.high}, got {raw!r}")
+        if self.high is not None and (value > self.high or (self.high_open and value == self.high)):
+            bound = "<" if self.high_open else "<="
+            raise UnknownMetricError(f"{metric}: parameter {name} must be {bound} {self.high}, got {raw!r}")
         return value
 
 
@@ -106,11 +109,14 @@ def register(
     aggregate: Aggregate | None = None,
     aliases: Iterable[str] = (),
 ) -> Callable[[Kernel], Kernel]:
-    """Register ``kernel`` under ``name`` (decorator). Names and aliases must be unique."""
+    """Register ``kernel`` under ``name`` (decorator). Names and aliases must be unique, and the
+    kernel takes its parameters keyword-only and without defaults: :class:`Param` is the one place
+    a default is written (:func:`check_kernel_signature`)."""
 
     def decorate(kernel: Kernel) -> Kernel:
         if name in REGISTRY or name in _ALIASES:
             raise ValueError(f"metric {name!r} registered twice")
+        check_kernel_signature(name, kernel, params or {})
         doc = (kernel.__doc__ or "").strip().splitlines()
         spec = MetricSpec(
             name=name,
@@ -129,6 +135,21 @@ def register(
         return kernel
 
     return decorate
+
+
+def check_kernel_signature(name: str, kernel: Kernel, params: dict[str, Param]) -> None:
+    """Raise ValueError unless ``kernel(ranking, cutoff, *, <one keyword per Param>)`` repeats no
+    default. Parameter names that are not identifiers (``lambda``) arrive through ``**params``."""
+    after_cutoff = list(inspect.signature(kernel).parameters.values())[2:]
+    named = {p.name for p in after_cutoff if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    takes_rest = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in after_cutoff)
+    problems = [f"{p.name} has a default" for p in after_cutoff if p.default is not inspect.Parameter.empty]
+    problems += [f"{p.name} is not keyword-only" for p in after_cutoff if p.kind not in (p.KEYWORD_ONLY, p.VAR_KEYWORD)]
+    problems += [f"{extra} is no Param" for extra in sorted(named - set(params))]
+    if not takes_rest:
+        problems += [f"Param {missing} is not a kernel argument" for missing in sorted(set(params) - named)]
+    if problems:
+        raise ValueError(f"metric {name!r}: kernel signature: " + "; ".join(problems))
 
 
 @dataclass(frozen=True)

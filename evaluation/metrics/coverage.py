@@ -46,7 +46,7 @@ def prec(ranking: Ranking, k: int) -> FloatArray:
     tags={"normalised", "set", "binary", "gold"},
     citation=SAKAI_SONG + " (precision for the most popular intent)",
 )
-def pmp(ranking: Ranking, k: int, pmp_tie: str = "lowest") -> FloatArray:
+def pmp(ranking: Ranking, k: int, *, pmp_tie: str) -> FloatArray:
     """Precision for the most popular intent i* = argmax_{I_q^+} w_i (docs/metrics.md#coverage-and-set-metrics; docs/metrics.md#coverage-and-set-metrics).
 
     NaN where all weights over ``I_q^+`` are equal and ``M+ > 1`` (PMP is meaningless there).

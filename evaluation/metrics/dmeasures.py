@@ -98,13 +98,13 @@ def d_ndcg(ranking: Ranking, k: int) -> FloatArray:
 
 
 @register("D-Q", params={"beta": BETA_Q}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG + "; " + SAKAI_Q)
-def d_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
+def d_q(ranking: Ranking, k: int, *, beta: float) -> FloatArray:
     """Q@l on global gains with the global ideal (docs/metrics.md#d-measures)."""
     return _memo_kernel(ranking, "d_q", k, beta, compute=lambda: _q_at(ranking, "GG", lambda: global_gain(ranking), k, beta))
 
 
 @register("D#-nDCG", params={"gamma": GAMMA, "ntcir_round_components": ROUND}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG)
-def d_sharp_ndcg(ranking: Ranking, k: int, gamma: float = 0.5, ntcir_round_components: bool = False) -> FloatArray:
+def d_sharp_ndcg(ranking: Ranking, k: int, *, gamma: float, ntcir_round_components: bool) -> FloatArray:
     """gamma I-rec@l + (1 - gamma) D-nDCG@l (docs/metrics.md#d-measures)."""
     return _sharp(ranking, d_ndcg(ranking, k), k, gamma, ntcir_round_components)
 
@@ -112,9 +112,9 @@ def d_sharp_ndcg(ranking: Ranking, k: int, gamma: float = 0.5, ntcir_round_compo
 @register(
     "D#-Q", params={"gamma": GAMMA, "beta": BETA_Q, "ntcir_round_components": ROUND}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG
 )
-def d_sharp_q(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0, ntcir_round_components: bool = False) -> FloatArray:
+def d_sharp_q(ranking: Ranking, k: int, *, gamma: float, beta: float, ntcir_round_components: bool) -> FloatArray:
     """gamma I-rec@l + (1 - gamma) D-Q@l (docs/metrics.md#d-measures)."""
-    return _sharp(ranking, d_q(ranking, k, beta), k, gamma, ntcir_round_components)
+    return _sharp(ranking, d_q(ranking, k, beta=beta), k, gamma, ntcir_round_components)
 
 
 def _din_key(ranking: Ranking) -> str:
@@ -132,21 +132,21 @@ def din_ndcg(ranking: Ranking, k: int) -> FloatArray:
 
 
 @register("DIN-Q", params={"beta": BETA_Q}, tags=DIN_TAGS, citation=SAKAI_DIN)
-def din_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
+def din_q(ranking: Ranking, k: int, *, beta: float) -> FloatArray:
     """Q@l on DIN gains over the global ideal (docs/metrics.md#din-measures-and-pq)."""
     return _memo_kernel(ranking, "din_q", k, beta, compute=lambda: _q_at(ranking, _din_key(ranking), lambda: din_gain(ranking), k, beta))
 
 
 @register("DIN#-nDCG", params={"gamma": GAMMA, "ntcir_round_components": ROUND}, tags=DIN_TAGS, citation=SAKAI_DIN)
-def din_sharp_ndcg(ranking: Ranking, k: int, gamma: float = 0.5, ntcir_round_components: bool = False) -> FloatArray:
+def din_sharp_ndcg(ranking: Ranking, k: int, *, gamma: float, ntcir_round_components: bool) -> FloatArray:
     """gamma I-rec@l + (1 - gamma) DIN-nDCG@l (docs/metrics.md#din-measures-and-pq)."""
     return _sharp(ranking, din_ndcg(ranking, k), k, gamma, ntcir_round_components)
 
 
 @register("DIN#-Q", params={"gamma": GAMMA, "beta": BETA_Q, "ntcir_round_components": ROUND}, tags=DIN_TAGS, citation=SAKAI_DIN)
-def din_sharp_q(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0, ntcir_round_components: bool = False) -> FloatArray:
+def din_sharp_q(ranking: Ranking, k: int, *, gamma: float, beta: float, ntcir_round_components: bool) -> FloatArray:
     """gamma I-rec@l + (1 - gamma) DIN-Q@l (docs/metrics.md#din-measures-and-pq)."""
-    return _sharp(ranking, din_q(ranking, k, beta), k, gamma, ntcir_round_components)
+    return _sharp(ranking, din_q(ranking, k, beta=beta), k, gamma, ntcir_round_components)
 
 
 def _per_intent_sums(ranking: Ranking, beta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -192,7 +192,7 @@ def p_plus(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
     tags={"normalised", "graded", "type_sensitive", "intent_aware", "tool:ntcireval"},
     citation=SAKAI_DIN + "; NTCIREVAL DIN-NTCIR-PQeval",
 )
-def pplus_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
+def pplus_q(ranking: Ranking, k: int, *, beta: float) -> FloatArray:
     """sum_{nav} w_i P+_i + sum_{inf} w_i Q_i@l over I_q^+ (docs/metrics.md#din-measures-and-pq)."""
     table = ranking.table
 
@@ -213,6 +213,6 @@ def pplus_q(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
     tags={"normalised", "graded", "type_sensitive", "intent_aware", "tool:ntcireval"},
     citation=SAKAI_DIN + "; NTCIREVAL NEVIAPQ2sharpnev",
 )
-def pplus_q_sharp(ranking: Ranking, k: int, gamma: float = 0.5, beta: float = 1.0, ntcir_round_components: bool = False) -> FloatArray:
+def pplus_q_sharp(ranking: Ranking, k: int, *, gamma: float, beta: float, ntcir_round_components: bool) -> FloatArray:
     """gamma I-rec@l + (1 - gamma) P+Q@l (docs/metrics.md#din-measures-and-pq)."""
-    return _sharp(ranking, pplus_q(ranking, k, beta), k, gamma, ntcir_round_components)
+    return _sharp(ranking, pplus_q(ranking, k, beta=beta), k, gamma, ntcir_round_components)

@@ -107,7 +107,7 @@ def _ideal_err(ranking: Ranking, k: int, err_gmax: str) -> np.ndarray:
 
 
 @register("IA-ERR", params={"err_gmax": ERR_GMAX}, tags={"intent_aware", "graded", "tool:ntcireval"}, citation=CHAPELLE + "; NTCIREVAL")
-def ia_err(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArray:
+def ia_err(ranking: Ranking, k: int, *, err_gmax: str) -> FloatArray:
     """sum_i w_i ERR_i@l with p = g/(G_i+1) (NTCIREVAL IA-ERR; docs/metrics.md#intent-aware-metrics)."""
     table = ranking.table
     return table.topic_sum(_err_at(ranking, k, err_gmax) * table.per_pair(table.W)[:, None])
@@ -119,7 +119,7 @@ def ia_err(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArray
     tags={"normalised", "intent_aware", "graded", "tool:ntcireval"},
     citation=CHAPELLE + "; Sakai & Song, SIGIR 2011; NTCIREVAL",
 )
-def ia_nerr(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArray:
+def ia_nerr(ranking: Ranking, k: int, *, err_gmax: str) -> FloatArray:
     """sum_i w_i ERR_i@l / ERR*_i@l on the per-intent ideal (docs/metrics.md#intent-aware-metrics)."""
     table = ranking.table
     coef = safe_divide(_weighted(table), _ideal_err(ranking, k, err_gmax))
@@ -128,11 +128,11 @@ def ia_nerr(ranking: Ranking, k: int, err_gmax: str = "per_intent") -> FloatArra
 
 @register(
     "RBP-IA",
-    params={"p": Param(float, 0.95, "persistence", low=0.0, high=1.0, low_open=True)},
+    params={"p": Param(float, 0.95, "persistence, 0 < p < 1 (p = 1 makes every list 0)", low=0.0, high=1.0, low_open=True, high_open=True)},
     tags={"intent_aware", "graded"},
     citation="Moffat & Zobel, TOIS 2008 (RBP); NTCIREVAL RBP with per-intent G_i",
 )
-def rbp_ia(ranking: Ranking, k: int, p: float = 0.95) -> FloatArray:
+def rbp_ia(ranking: Ranking, k: int, *, p: float) -> FloatArray:
     """sum_i w_i (1-p) sum_{r<=l} p^(r-1) g_i(r)/G_i (docs/metrics.md#intent-aware-metrics)."""
     gain = _per_doc_sum(ranking, "rbp_ia", lambda table: _weighted(table) / np.maximum(table.gmax, 1), k)
     disc = discount("rbp", gain.shape[0], beta=p)

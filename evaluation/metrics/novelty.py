@@ -268,13 +268,13 @@ CASCADE_TAGS = {"intent_aware", "binary", "cascade", "tool:ndeval"}
     citation=CLARKE + "; ndeval normalisation",
     aliases=("α-DCG",),
 )
-def alpha_dcg(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False, ndeval_rank1_quirk: bool = False) -> FloatArray:
+def alpha_dcg(ranking: Ranking, k: int, *, alpha: float, graded: bool, ndeval_rank1_quirk: bool) -> FloatArray:
     """sum_{r<=k} n(r)/log2(r+1) over the ideal-ideal list (ndeval's "alpha-DCG"; docs/metrics.md#cascade-metrics)."""
     return _collection_normalised(ranking, k, alpha, graded, ndeval_rank1_quirk, "log")
 
 
 @register("alpha-nDCG", params={"alpha": ALPHA, "graded": GRADED}, tags=CASCADE_TAGS, citation=CLARKE, aliases=("α-nDCG",))
-def alpha_ndcg(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False) -> FloatArray:
+def alpha_ndcg(ranking: Ranking, k: int, *, alpha: float, graded: bool) -> FloatArray:
     """sum_{r<=k} n(r)/log2(r+1) over the same sum on the greedy ideal (docs/metrics.md#cascade-metrics)."""
     return _ideal_normalised(ranking, k, alpha, graded, "log")
 
@@ -285,13 +285,13 @@ def alpha_ndcg(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = Fals
     tags=CASCADE_TAGS | {"normalised"},
     citation=CHAPELLE_IA,
 )
-def err_ia(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False, ndeval_rank1_quirk: bool = False) -> FloatArray:
+def err_ia(ranking: Ranking, k: int, *, alpha: float, graded: bool, ndeval_rank1_quirk: bool) -> FloatArray:
     """TREC's ERR-IA: sum_{r<=k} n(r)/r over the ideal-ideal list (ndeval; docs/metrics.md#cascade-metrics)."""
     return _collection_normalised(ranking, k, alpha, graded, ndeval_rank1_quirk, "rr")
 
 
 @register("nERR-IA", params={"alpha": ALPHA, "graded": GRADED}, tags=CASCADE_TAGS, citation=CHAPELLE_IA)
-def nerr_ia(ranking: Ranking, k: int, alpha: float = 0.5, graded: bool = False) -> FloatArray:
+def nerr_ia(ranking: Ranking, k: int, *, alpha: float, graded: bool) -> FloatArray:
     """sum_{r<=k} n(r)/r over the same sum on the greedy ideal (ndeval; docs/metrics.md#cascade-metrics)."""
     return _ideal_normalised(ranking, k, alpha, graded, "rr")
 
@@ -318,7 +318,7 @@ def _nrbp_sum(ranking: Ranking, k: int | None, alpha: float, beta: float, graded
     tags=CASCADE_TAGS | {"normalised", "whole_list"},
     citation=CLARKE_NRBP,
 )
-def nrbp(ranking: Ranking, k: int | None, alpha: float = 0.5, beta: float = 0.5, graded: bool = False) -> FloatArray:
+def nrbp(ranking: Ranking, k: int | None, *, alpha: float, beta: float, graded: bool) -> FloatArray:
     """(1 - (1-alpha) beta) sum_r beta^(r-1) n(r) over the whole list (docs/metrics.md#cascade-metrics)."""
     return (1.0 - (1.0 - alpha) * beta) * _nrbp_sum(ranking, k, alpha, beta, graded)
 
@@ -330,7 +330,7 @@ def nrbp(ranking: Ranking, k: int | None, alpha: float = 0.5, beta: float = 0.5,
     tags=CASCADE_TAGS | {"whole_list"},
     citation=CLARKE_NRBP + "; ndeval",
 )
-def nnrbp(ranking: Ranking, k: int | None, alpha: float = 0.5, beta: float = 0.5, graded: bool = False) -> FloatArray:
+def nnrbp(ranking: Ranking, k: int | None, *, alpha: float, beta: float, graded: bool) -> FloatArray:
     """NRBP divided by NRBP of the greedy ideal over all judged documents (docs/metrics.md#cascade-metrics)."""
     length = _nrbp_length(ranking.table, beta, ranking.depth)  # the ideal always runs over all judged documents
     ideal = greedy_ideal_gains(ranking.table, alpha, length, graded)

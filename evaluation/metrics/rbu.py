@@ -38,7 +38,15 @@ def relevance_probability(ranking: Ranking, mapping: str, depth: int) -> np.ndar
 @register(
     "RBU",
     params={
-        "p": Param(float, 0.8, "persistence", low=0.0, high=1.0, low_open=True),
+        "p": Param(
+            float,
+            0.8,
+            "persistence, 0 < p < 1 (p = 1 makes every list 0 on the jar scale)",
+            low=0.0,
+            high=1.0,
+            low_open=True,
+            high_open=True,
+        ),
         "e": Param(float, 0.03, "effort per inspected document", low=0.0),
         "rbu_scale": Param(str, "jar", "jar: (1-p) p^(i-1); paper: p^i (Eq. 11)", ("jar", "paper")),
         "rbu_relevance": Param(str, "jar", "jar: (2^g - 1)/2^gmax_t; ntcir_linear: g/(G+1), G = scale maximum", ("jar", "ntcir_linear")),
@@ -47,7 +55,7 @@ def relevance_probability(ranking: Ranking, mapping: str, depth: int) -> np.ndar
     tags={"graded", "intent_aware", "effort", "tool:rbu", "whole_list"},
     citation=AMIGO + "; RBU reference jar",
 )
-def rbu(ranking: Ranking, k: int | None, p: float = 0.8, e: float = 0.03, rbu_scale: str = "jar", rbu_relevance: str = "jar") -> FloatArray:
+def rbu(ranking: Ranking, k: int | None, *, p: float, e: float, rbu_scale: str, rbu_relevance: str) -> FloatArray:
     """Rank-Biased Utility: (1-p) sum_t w_t sum_i p^(i-1) r_it prod_{j<i}(1-r_jt) - e (1-p) sum_i p^(i-1).
 
     Whole list unless a cutoff is given (then RBU@k scores the top k; docs/metrics.md#rbu-eu-and-ct).

@@ -37,7 +37,7 @@ def _novel_relevance(ranking: Ranking, alpha: float) -> np.ndarray:
     tags={"graded", "intent_aware", "effort", "reconstructed", "whole_list"},
     citation="Yang & Lad, ICTIR 2009 (expected utility), in the form of " + AMIGO,
 )
-def eu(ranking: Ranking, k: int | None, alpha: float = 0.5, e: float = 0.03, eu_discount: str = "1+log2(i)") -> FloatArray:
+def eu(ranking: Ranking, k: int | None, *, alpha: float, e: float, eu_discount: str) -> FloatArray:
     """sum_i disc(i) [sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} - e] over the shown list (docs/metrics.md#rbu-eu-and-ct, reconstructed)."""
     depth = min(cutoff_or_depth(ranking, k), ranking.depth)
     i = ranks(depth)
@@ -57,7 +57,7 @@ def eu(ranking: Ranking, k: int | None, alpha: float = 0.5, e: float = 0.03, eu_
     tags={"graded", "intent_aware", "reconstructed"},
     citation="Luo, Wing, Yang & Hearst, The water filling model and the cube test, CIKM 2013, in the form of " + AMIGO,
 )
-def ct(ranking: Ranking, k: int, alpha: float = 0.5, h_max: float = 1.0, ct_time: str = "per_rank") -> FloatArray:
+def ct(ranking: Ranking, k: int, *, alpha: float, h_max: float, ct_time: str) -> FloatArray:
     """Cube Test: sum_{i<=k} (1/i) sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} 1[sum_{j<i} r(d_j,t) < H] (docs/metrics.md#rbu-eu-and-ct)."""
 
     def build() -> np.ndarray:

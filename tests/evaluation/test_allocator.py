@@ -1,5 +1,5 @@
-"""The engine's allocator policy: applied once per process on Linux/glibc, skipped on request or
-when the environment tunes malloc itself; never changes a value."""
+"""The command line's allocator policy: applied once per process on Linux/glibc, skipped on request
+or when the environment tunes malloc itself; never applied by the library itself."""
 
 from __future__ import annotations
 
@@ -57,3 +57,30 @@ def test_freed_blocks_are_reused_without_page_faults() -> None:
     )
     second = int(_run(code))
     assert second < 100  # without the policy: about 4,600 (every block back as fresh pages)
+
+
+def test_the_library_leaves_the_allocator_alone() -> None:
+    """Scoring through the library (as a Django worker does) never applies the policy."""
+    code = (
+        "from evaluation import _allocator, score_matrix\n"
+        "from evaluation.metrics import parse_measure\n"
+        "from tests.evaluation.toy import toy_collection, toy_run\n"
+        "score_matrix(toy_collection(), [toy_run()], [parse_measure('alpha-nDCG@5')])\n"
+        "print(_allocator._state)\n"
+    )
+    assert _run(code) == "{}"
+
+
+@LINUX_ONLY
+def test_the_command_line_opts_in() -> None:
+    code = (
+        "import runpy, sys\n"
+        "from evaluation import _allocator\n"
+        "sys.argv = ['evaluation', 'metrics', '--format', 'tsv']\n"
+        "try:\n"
+        "    runpy.run_module('evaluation', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(_allocator._state)\n"
+    )
+    assert _run(code).splitlines()[-1] == "{'applied': True}"

@@ -188,6 +188,8 @@ def _bad(files: dict[str, Path], name: str, text: str) -> Path:
         ("missing", ": no such file"),
         ("measure", "unknown metric 'nDCG'"),
         ("param", "unknown parameter 'zeta'"),
+        ("rbu-p1-jar", "RBU: parameter p must be < 1.0, got '1'"),
+        ("rbu-p1-paper", "RBU: parameter p must be < 1.0, got '1'"),
     ],
 )
 def test_errors_exit_2_with_one_line_and_no_output_file(files, capsys, case: str, needle: str) -> None:
@@ -212,6 +214,8 @@ def test_errors_exit_2_with_one_line_and_no_output_file(files, capsys, case: str
         measures = ["I-rec@5", "nDCG@10"]
     elif case == "param":
         measures = ["alpha-nDCG(zeta=1)@5"]
+    elif case.startswith("rbu-p1"):  # p = 1: every list 0 on the jar scale, a division by 1 - p on the paper scale
+        measures = ["RBU(p=0.99)", f"RBU(p=1,rbu_scale={case.rsplit('-', 1)[1]})"]
     status, stdout_text, err = run_cli(capsys, score(argv_files, "--measures", *measures, "-o", str(out), *extra))
     assert status == 2
     assert stdout_text == ""

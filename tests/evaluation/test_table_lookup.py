@@ -68,7 +68,21 @@ def test_per_topic_equals_reduceat_bit_for_bit() -> None:
                 np.testing.assert_array_equal(got, want)
 
 
-def test_positions_equal_index_lookup() -> None:
+@pytest.fixture(params=["pandas-private", "public-fallback"])
+def hash_table(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test with pandas' private hash table and again with the public fallback that serves when
+    a pandas lacks it (``object_hash_table`` is the one place that reads the private one)."""
+    from evaluation import _factorize
+
+    if request.param == "public-fallback":
+        monkeypatch.setattr(_factorize, "_PyObjectHashTable", None)
+        assert _factorize.object_hash_table(10) is None
+    else:
+        assert _factorize.object_hash_table(10) is not None
+    return request.param
+
+
+def test_positions_equal_index_lookup(hash_table: str) -> None:
     from evaluation._factorize import factorize, positions
 
     _, distinct = factorize(["d3", "d1", "d2", "d1", "d10"])
@@ -89,7 +103,7 @@ def test_positions_equal_index_lookup() -> None:
         [],
     ],
 )
-def test_factorize_equals_pandas(values: list) -> None:
+def test_factorize_equals_pandas(values: list, hash_table: str) -> None:
     from evaluation._factorize import factorize
 
     codes, distinct = factorize(values)
@@ -125,7 +139,7 @@ def test_ideal_lists_equal_per_topic_sorts() -> None:
             assert table.n_global_rel[t] == (gg > 0).sum()
 
 
-def test_factorize_blocks_of_several_columns() -> None:
+def test_factorize_blocks_of_several_columns(hash_table: str) -> None:
     from evaluation._factorize import factorize_blocks
 
     topics = ["a", "a", "b", "b", "a", "a"]

@@ -1,0 +1,52 @@
+"""Parameter defaults are written once, in each metric's ``Param``: kernels take their parameters
+keyword-only and without defaults, and registration refuses any other shape."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+from evaluation.metrics import REGISTRY
+from evaluation.metrics.base import Param, check_kernel_signature, parse_measure
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_kernel_takes_its_params_keyword_only_without_defaults(name: str) -> None:
+    spec = REGISTRY[name]
+    after_cutoff = list(inspect.signature(spec.kernel).parameters.values())[2:]
+    assert all(p.default is inspect.Parameter.empty for p in after_cutoff)
+    named = {p.name for p in after_cutoff if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    assert named <= set(spec.params)
+    # the defaults a measure string gets are exactly the Params'
+    assert parse_measure(name if spec.cutoff != "required" else f"{name}@5").params == {k: p.default for k, p in spec.params.items()}
+
+
+def _kernel_with_default(ranking, k, *, alpha: float = 0.5) -> np.ndarray:
+    raise AssertionError
+
+
+def _kernel_positional(ranking, k, alpha) -> np.ndarray:
+    raise AssertionError
+
+
+def _kernel_without_alpha(ranking, k) -> np.ndarray:
+    raise AssertionError
+
+
+ALPHA = {"alpha": Param(float, 0.5, "novelty")}
+
+
+@pytest.mark.parametrize(
+    ("kernel", "params", "problem"),
+    [
+        (_kernel_with_default, ALPHA, "alpha has a default"),
+        (_kernel_positional, ALPHA, "alpha is not keyword-only"),
+        (_kernel_without_alpha, ALPHA, "Param alpha is not a kernel argument"),
+        (_kernel_with_default, {}, "alpha is no Param"),
+    ],
+)
+def test_registration_refuses_a_second_place_for_defaults(kernel, params: dict[str, Param], problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        check_kernel_signature("X", kernel, params)
