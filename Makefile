@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: venv run serve test bench clean
+.PHONY: venv run serve test lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -28,6 +28,11 @@ serve: venv
 
 test: venv
 	$(BIN)/python -m pytest -q
+
+# The repository's ruff configuration (ruff.toml); no hooks needed. CI runs the same two checks.
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 bench: venv
 	$(BIN)/python benchmarks/bench_metrics.py

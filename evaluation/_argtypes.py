@@ -1,8 +1,11 @@
-"""Argument types shared by the command-line parsers."""
+"""What both command lines (``python -m evaluation`` and its ``meta`` commands) share: argument
+types, one-line usage errors and the warnings printer."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 
 
 def _int_at_least(text: str, low: int, what: str) -> int:
@@ -34,3 +37,14 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message}")
+
+
+def print_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """Print each distinct user-facing warning once, on one line, as ``warning: ...`` on stderr
+    (library warnings of other kinds, e.g. deprecations, are not the user's business)."""
+    seen: set[str] = set()
+    for item in caught:
+        text = " ".join(str(item.message).split())
+        if text not in seen and issubclass(item.category, UserWarning):
+            seen.add(text)
+            print(f"warning: {text}", file=sys.stderr)

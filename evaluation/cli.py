@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from evaluation._argtypes import OneLineParser, UsageError, positive_int
+from evaluation._argtypes import OneLineParser, UsageError, positive_int, print_warnings
 from evaluation.collection import SUBTOPIC_TOPIC, Collection
 from evaluation.engine import evaluate
 from evaluation.exceptions import EvaluationError
@@ -222,14 +222,5 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         except BrokenPipeError:  # e.g. piped into head
             return 0
-    _print_warnings(caught)
+    print_warnings(caught)
     return status
-
-
-def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
-    seen: set[str] = set()
-    for item in caught:
-        text = str(item.message)
-        if text not in seen:
-            seen.add(text)
-            print(f"warning: {text}", file=sys.stderr)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluation._argtypes import OneLineParser, UsageError, non_negative_int, positive_int
+from evaluation._argtypes import OneLineParser, UsageError, non_negative_int, positive_int, print_warnings
 from evaluation.exceptions import EvaluationError
 from evaluation.io.scores import write_atomic
 from evaluation.meta.provenance import draw_seed, render_settings, settings_path, settings_record
@@ -85,19 +85,37 @@ def _test_options(parser: argparse.ArgumentParser, default: str = "bootstrap") -
         "--test",
         choices=("bootstrap", "tukey"),
         default=default,
-        help=f"paired bootstrap (docs/metrics.md#paired-bootstrap) or randomised Tukey HSD (4.3); default {default}",
+        help=f"paired bootstrap (docs/metrics.md#paired-bootstrap) or randomised Tukey HSD (docs/metrics.md#randomised-tukey-hsd); default {default}",
     )
     parser.add_argument("--B", type=positive_int, default=1000, help="resamples (default 1000)")
     parser.add_argument("--alpha", type=_probability, default=0.05, help="significance level (default 0.05)")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``meta`` parser: one ``_add_<command>`` function per subcommand, in ``--help`` order."""
     parser = OneLineParser(
         prog="python -m evaluation meta",
         description="Meta-evaluation of diversity metrics (definitions: docs/metrics.md#meta-evaluation). See docs/meta.md.",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    for add in (
+        _add_agreement,
+        _add_userprefs,
+        _add_discpower,
+        _add_intuitiveness,
+        _add_rankcorr,
+        _add_unanimity,
+        _add_dss,
+        _add_loo,
+        _add_reduce,
+        _add_simplified,
+        _add_simulate,
+    ):
+        add(sub)
+    return parser
 
+
+def _add_agreement(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "agreement",
         help="tau, tau_b, MUP, MUP_b of each metric with user preferences (docs/metrics.md#agreement-with-users)",
@@ -129,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--power", metavar="FILE", help="a discpower output to add to the bar chart")
     _common(p, seed=True, plots=True)
 
+
+def _add_userprefs(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "userprefs",
         help="per run pair mean preference, preferred side and significance (Chen et al. Table 1)",
@@ -140,6 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=_probability, default=0.05)
     _common(p)
 
+
+def _add_discpower(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "discpower",
         help="discriminative power by paired bootstrap or randomised Tukey HSD (docs/metrics.md#paired-bootstrap)",
@@ -150,6 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pairs-out", metavar="FILE", help="also write every pair's ASL: measure run_a run_b diff asl significant")
     _common(p, seed=True, plots=True)
 
+
+def _add_intuitiveness(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "intuitiveness",
         help="concordance test of metric pairs against gold standards (docs/metrics.md#intuitiveness)",
@@ -167,6 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ordering-out", metavar="FILE", help="with --agreement: write gold measures tau_b p here")
     _common(p)
 
+
+def _add_rankcorr(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "rankcorr",
         help="Kendall tau (tau_b), tau_a and symmetric tau_ap of run rankings (docs/metrics.md#rank-correlation)",
@@ -176,6 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--against", metavar="FILE", help="second per-topic score table (e.g. reduced or simplified collection)")
     _common(p)
 
+
+def _add_unanimity(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "unanimity",
         help="metric unanimity MU of each metric against all others (docs/metrics.md#metric-unanimity)",
@@ -185,6 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="'>' instead of '>=' in the unanimity of the other metrics")
     _common(p)
 
+
+def _add_dss(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "dss",
         help="document selection sensitivity on random permutations of the relevant documents (docs/metrics.md#document-selection-sensitivity)",
@@ -195,6 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-grades", action="store_true", help="keep grades and weights (default: binary relevance, uniform weights)")
     _common(p, seed=True)
 
+
+def _add_loo(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "loo",
         help="leave-one-team-out reusability, raw vs condensed lists (docs/metrics.md#leave-one-out-reusability)",
@@ -213,6 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--order", choices=("score", "rank", "file", "pyndeval"), default="score", help="run ordering (docs/metrics.md#runs)")
     _common(p)
 
+
+def _add_reduce(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "reduce",
         help="topic set reduction: discriminative power and tau/tau_ap on nested subsets (docs/metrics.md#topic-set-reduction)",
@@ -226,6 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
     _test_options(p, default="tukey")
     _common(p, seed=True)
 
+
+def _add_simplified(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "simplified",
         help="simplified collections (binary grades, uniform/linear weights) vs the original (docs/metrics.md#simplified-collections)",
@@ -236,6 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
     _test_options(p)
     _common(p, seed=True)
 
+
+def _add_simulate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "simulate",
         help="planted-truth simulation: how often the truth metric comes out first",
@@ -253,7 +291,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--preferences-out", metavar="FILE", help="also write one simulated study (first truth, noise, annotators) as a preferences file"
     )
     _common(p, seed=True, plots=True)
-    return parser
 
 
 # ------------------------------------------------------------------------------ commands
@@ -530,10 +567,10 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:  # pragma: no cover - e.g. piped into head
             return 0
         except (EvaluationError, ValueError, UsageError, OSError) as exc:
-            _print_warnings(caught)
+            print_warnings(caught)
             print(f"error: {_one_line(exc)}", file=sys.stderr)
             return 2
-    _print_warnings(caught)
+    print_warnings(caught)
     if out.seed is not None:
         hint = f" (drawn; pass --seed {out.seed} to reproduce)" if out.seed_drawn else ""
         print(f"note: seed={out.seed}{hint}", file=sys.stderr)
@@ -580,15 +617,6 @@ def _one_line(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename:
         text = f"{exc.filename}: {exc.strerror or text}"
     return " ".join(text.split())
-
-
-def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
-    seen: set[str] = set()
-    for item in caught:
-        text = " ".join(str(item.message).split())
-        if text not in seen and issubclass(item.category, UserWarning):
-            seen.add(text)
-            print(f"warning: {text}", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -539,3 +539,21 @@ def test_difficulty_options_dd_intents_and_smr_depth(tmp_path: Path, capsys) -> 
     assert row.d_max == pytest.approx(0.75) and row.d_mean == pytest.approx(d_mean)
     assert row.dd == pytest.approx(2 * 0.75 * d_mean / (0.75 + d_mean))
     assert row.smr == "1:0.3 2:0.3 3:0.4"
+
+
+def test_one_warnings_printer_serves_both_command_lines(capsys) -> None:
+    """Distinct user-facing warnings once each, on one line; other kinds (deprecations) are not printed."""
+    import warnings
+
+    from evaluation import cli
+    from evaluation._argtypes import print_warnings
+    from evaluation.meta import cli as meta_cli
+
+    assert cli.print_warnings is print_warnings and meta_cli.print_warnings is print_warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.warn("topic 7 has\n no relevant document", UserWarning, stacklevel=1)
+        warnings.warn("topic 7 has no relevant   document", UserWarning, stacklevel=1)
+        warnings.warn("old API", DeprecationWarning, stacklevel=1)
+    print_warnings(caught)
+    assert capsys.readouterr().err == "warning: topic 7 has no relevant document\n"

@@ -16,7 +16,9 @@ QRELS = REFERENCE / "trec2014" / "qrels.diversity.tsv"
 INTENTS = REFERENCE / "trec2014" / "intent_probs_din.tsv"
 RUNS = sorted(glob.glob(str(REFERENCE / "runs" / "public" / "*.run")))
 
-# Clearly different candidate metrics for the planted-truth and agreement tests.
+# Precision-type gold standards of the intuitiveness test (I-rec, the other one, is also a candidate).
+PRECISION_GOLD = ["Prec@10", "PMP@10", "Ef-P@10"]
+# Clearly different candidate metrics for the planted-truth and agreement tests, then the gold standards.
 PUBLIC_MEASURES = [
     "D-Q@10",
     "D#-Q@10",
@@ -32,9 +34,7 @@ PUBLIC_MEASURES = [
     "NRBP",
     "DIN-nDCG@10",
     "P+Q@10",
-    "Prec@10",
-    "PMP@10",
-    "Ef-P@10",
+    *PRECISION_GOLD,
 ]
 
 

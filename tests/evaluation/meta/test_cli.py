@@ -13,26 +13,30 @@ from evaluation.meta.cli import main
 from .conftest import INTENTS, MEASURES, QRELS, RUNS, read
 
 
+def meta(command: str, study: dict, *args: str, prefs: bool = False) -> int:
+    """``main`` on the study's scores (and, with ``prefs``, its preferences) plus ``args``."""
+    argv = [command, "--scores", str(study["scores"])]
+    if prefs:
+        argv += ["--preferences", str(study["prefs"])]
+    return main([*argv, *args])
+
+
 def test_agreement_writes_the_pinned_header_and_figures(study, tmp_path: Path) -> None:
     out = tmp_path / "agreement.tsv"
-    status = main(
-        [
-            "agreement",
-            "--scores",
-            str(study["scores"]),
-            "--preferences",
-            str(study["prefs"]),
-            "--measures",
-            *MEASURES,
-            "--bootstrap",
-            "50",
-            "--seed",
-            "1",
-            "-o",
-            str(out),
-            "--plots",
-            str(tmp_path / "fig"),
-        ]
+    status = meta(
+        "agreement",
+        study,
+        "--measures",
+        *MEASURES,
+        "--bootstrap",
+        "50",
+        "--seed",
+        "1",
+        "-o",
+        str(out),
+        "--plots",
+        str(tmp_path / "fig"),
+        prefs=True,
     )
     assert status == 0
     assert out.read_text().splitlines()[0] == "measure\tstatistic\tsubset\tn\tvalue\tci_low\tci_high"
@@ -49,30 +53,10 @@ def test_agreement_writes_the_pinned_header_and_figures(study, tmp_path: Path) -
 
 
 def test_agreement_json_and_csv(study, capsys) -> None:
-    assert (
-        main(
-            [
-                "agreement",
-                "--scores",
-                str(study["scores"]),
-                "--preferences",
-                str(study["prefs"]),
-                "--measures",
-                "D-Q@10",
-                "--format",
-                "json",
-            ]
-        )
-        == 0
-    )
+    assert meta("agreement", study, "--measures", "D-Q@10", "--format", "json", prefs=True) == 0
     records = json.loads(capsys.readouterr().out)
     assert records[0]["measure"] == "D-Q@10" and records[0]["ci_low"] is None
-    assert (
-        main(
-            ["agreement", "--scores", str(study["scores"]), "--preferences", str(study["prefs"]), "--measures", "D-Q@10", "--format", "csv"]
-        )
-        == 0
-    )
+    assert meta("agreement", study, "--measures", "D-Q@10", "--format", "csv", prefs=True) == 0
     assert capsys.readouterr().out.startswith("measure,statistic,subset,n,value,ci_low,ci_high\n")
 
 
@@ -87,24 +71,21 @@ def test_userprefs(study, tmp_path: Path) -> None:
 def test_discpower_with_pairs_and_asl_curves(study, tmp_path: Path) -> None:
     out, pairs = tmp_path / "power.tsv", tmp_path / "pairs.tsv"
     assert (
-        main(
-            [
-                "discpower",
-                "--scores",
-                str(study["scores"]),
-                "--measures",
-                *MEASURES,
-                "--B",
-                "200",
-                "--seed",
-                "4",
-                "--pairs-out",
-                str(pairs),
-                "-o",
-                str(out),
-                "--plots",
-                str(tmp_path),
-            ]
+        meta(
+            "discpower",
+            study,
+            "--measures",
+            *MEASURES,
+            "--B",
+            "200",
+            "--seed",
+            "4",
+            "--pairs-out",
+            str(pairs),
+            "-o",
+            str(out),
+            "--plots",
+            str(tmp_path),
         )
         == 0
     )
@@ -118,21 +99,7 @@ def test_discpower_with_pairs_and_asl_curves(study, tmp_path: Path) -> None:
 def test_intuitiveness_with_default_gold_and_table2(study, tmp_path: Path, capsys) -> None:
     out, matrix = tmp_path / "c.tsv", tmp_path / "m.tsv"
     assert (
-        main(
-            [
-                "intuitiveness",
-                "--scores",
-                str(study["scores"]),
-                "--measures",
-                "D-Q@10",
-                "alpha-nDCG@10",
-                "nERR-IA@10",
-                "-o",
-                str(out),
-                "--matrix-out",
-                str(matrix),
-            ]
-        )
+        meta("intuitiveness", study, "--measures", "D-Q@10", "alpha-nDCG@10", "nERR-IA@10", "-o", str(out), "--matrix-out", str(matrix))
         == 0
     )
     table = read(out)
@@ -240,24 +207,21 @@ def test_collection_commands(tmp_path: Path) -> None:
 
 def test_simulate_reports_duplicates_and_seed(study, tmp_path: Path, capsys) -> None:
     assert (
-        main(
-            [
-                "simulate",
-                "--scores",
-                str(study["scores"]),
-                "--truth",
-                "I-rec@10",
-                "--measures",
-                "D-Q@10",
-                "--noise",
-                "0.5",
-                "--n-sim",
-                "10",
-                "-o",
-                str(tmp_path / "sim.tsv"),
-                "--plots",
-                str(tmp_path),
-            ]
+        meta(
+            "simulate",
+            study,
+            "--truth",
+            "I-rec@10",
+            "--measures",
+            "D-Q@10",
+            "--noise",
+            "0.5",
+            "--n-sim",
+            "10",
+            "-o",
+            str(tmp_path / "sim.tsv"),
+            "--plots",
+            str(tmp_path),
         )
         == 0
     )
@@ -285,7 +249,7 @@ def test_bad_preferences(study, tmp_path: Path, capsys, body: str, message: str)
     prefs = tmp_path / "prefs.tsv"
     prefs.write_text(body)
     out = tmp_path / "out.tsv"
-    assert main(["agreement", "--scores", str(study["scores"]), "--preferences", str(prefs), "-o", str(out)]) == 2
+    assert meta("agreement", study, "--preferences", str(prefs), "-o", str(out)) == 2
     assert message in one_error_line(capsys)
     assert not out.exists() and not list(tmp_path.glob(".out.tsv*"))
 
@@ -304,11 +268,11 @@ def test_missing_scores_are_named(study, tmp_path: Path, capsys) -> None:
 
 
 def test_absent_measure_and_bad_arguments(study, capsys) -> None:
-    assert main(["discpower", "--scores", str(study["scores"]), "--measures", "nDCG@10"]) == 2
+    assert meta("discpower", study, "--measures", "nDCG@10") == 2
     assert "nDCG@10 not in the scores" in one_error_line(capsys)
-    assert main(["discpower", "--scores", str(study["scores"]), "--B", "0"]) == 2
+    assert meta("discpower", study, "--B", "0") == 2
     assert "--B" in one_error_line(capsys)
-    assert main(["agreement", "--scores", str(study["scores"]), "--preferences", str(study["prefs"]), "--level", "weighted"]) == 2
+    assert meta("agreement", study, "--level", "weighted", prefs=True) == 2
     assert "needs --intents" in one_error_line(capsys)
     assert main(["nosuchcommand"]) == 2
     one_error_line(capsys)
@@ -326,39 +290,21 @@ def test_help_exits_zero(capsys) -> None:
 def test_intuitiveness_ordering_against_mup(study, tmp_path: Path) -> None:
     agreement_out, ordering = tmp_path / "agreement.tsv", tmp_path / "ordering.tsv"
     candidates = ["D-Q@10", "alpha-nDCG@10", "nERR-IA@10", "D#-nDCG@10"]
+    assert meta("agreement", study, "--measures", *candidates, "-o", str(agreement_out), prefs=True) == 0
     assert (
-        main(
-            [
-                "agreement",
-                "--scores",
-                str(study["scores"]),
-                "--preferences",
-                str(study["prefs"]),
-                "--measures",
-                *candidates,
-                "-o",
-                str(agreement_out),
-            ]
-        )
-        == 0
-    )
-    assert (
-        main(
-            [
-                "intuitiveness",
-                "--scores",
-                str(study["scores"]),
-                "--measures",
-                *candidates,
-                "--gold",
-                "I-rec@10",
-                "--agreement",
-                str(agreement_out),
-                "--ordering-out",
-                str(ordering),
-                "-o",
-                str(tmp_path / "c.tsv"),
-            ]
+        meta(
+            "intuitiveness",
+            study,
+            "--measures",
+            *candidates,
+            "--gold",
+            "I-rec@10",
+            "--agreement",
+            str(agreement_out),
+            "--ordering-out",
+            str(ordering),
+            "-o",
+            str(tmp_path / "c.tsv"),
         )
         == 0
     )
@@ -420,7 +366,7 @@ def test_unwritable_output_fails_before_any_figure_is_written(study, tmp_path: P
 def test_bar_chart_with_discriminative_power_end_to_end(study, tmp_path: Path) -> None:
     """`discpower -o power.tsv`, then `agreement --power power.tsv --plots DIR` draws a 5th bar series."""
     power = tmp_path / "power.tsv"
-    assert main(["discpower", "--scores", str(study["scores"]), "--measures", *MEASURES, "--B", "50", "--seed", "2", "-o", str(power)]) == 0
+    assert meta("discpower", study, "--measures", *MEASURES, "--B", "50", "--seed", "2", "-o", str(power)) == 0
     with_power, without = tmp_path / "with", tmp_path / "without"
     assert main(agreement_args(study, "--power", str(power), "--plots", str(with_power), "-o", str(tmp_path / "a.tsv"))) == 0
     assert main(agreement_args(study, "--plots", str(without))) == 0
