@@ -24,6 +24,12 @@ def read_text(path: str | Path) -> str:
         raise FormatError(path, 0, exc.strerror or str(exc)) from None
 
 
+def text_lines(text: str) -> list[str]:
+    """``text`` cut at ``\n`` only (a trailing ``\r`` dropped): unlike ``str.splitlines``, characters such
+    as U+2028 or U+0085 inside a value (a JSON string, a title) never start a new line."""
+    return [line.removesuffix("\r") for line in text.removesuffix("\n").split("\n")] if text else []
+
+
 def numbered_fields(path: str | Path, sep: str | None = None) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(line_number, fields)`` for every non-blank, non-comment (``#``) line.
 
@@ -31,7 +37,7 @@ def numbered_fields(path: str | Path, sep: str | None = None) -> Iterator[tuple[
     """
     text = read_text(path)
     seen = False
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(text_lines(text), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue

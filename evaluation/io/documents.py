@@ -10,8 +10,8 @@ first data line (``{`` means JSONL):
   columns are positional and trailing ones may be omitted.
 
 The whole file is validated before anything is returned: a missing docid, a docid with
-whitespace, a repeated docid, a non-text value or a URL that is not ``http(s)://`` raises
-``FormatError(path, line, reason)``. Blank lines and ``#`` comments are skipped.
+whitespace, a repeated docid, a non-text value or a URL that is not a well-formed ``http(s)://``
+address with a host (:func:`url_problem`) raises ``FormatError(path, line, reason)``. Blank lines and ``#`` comments are skipped.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from evaluation.exceptions import FormatError
-from evaluation.io._lines import read_text
+from evaluation.io._lines import read_text, text_lines
 
 FIELDS = ("docid", "title", "url", "snippet")
 
@@ -36,11 +37,27 @@ class DocumentInfo:
     snippet: str = ""
 
 
+def url_problem(url: str) -> str:
+    """Why ``url`` cannot be a result link, or ``""`` when it can: result pages only link absolute
+    ``http(s)://`` URLs with a host, a valid port, and no whitespace or control characters (never
+    ``javascript:`` or ``data:`` ones)."""
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
+        return "contains whitespace or control characters (write a space as %20)"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - parsing the port raises ValueError for a bad one
+    except ValueError as exc:
+        return f"is not a valid URL ({exc})"
+    if parts.scheme.lower() not in ("http", "https"):
+        return "must start with http:// or https://"
+    if not parts.hostname:
+        return "has no host name"
+    return ""
+
+
 def _data_lines(path: str | Path) -> list[tuple[int, str]]:
     lines = [
-        (number, raw.rstrip("\r\n"))
-        for number, raw in enumerate(read_text(path).splitlines(), start=1)
-        if raw.strip() and not raw.lstrip().startswith("#")
+        (number, raw) for number, raw in enumerate(text_lines(read_text(path)), start=1) if raw.strip() and not raw.lstrip().startswith("#")
     ]
     if not lines:
         raise FormatError(path, 0, "file is empty")
@@ -63,9 +80,9 @@ def _record(path: str | Path, number: int, values: dict[str, str]) -> DocumentIn
     if any(ch.isspace() for ch in docid):
         raise FormatError(path, number, f"docid must not contain whitespace, got {docid!r}")
     url = values.get("url", "")
-    # Result pages turn the URL into a link: only web URLs, never javascript: or data: ones.
-    if url and not url.lower().startswith(("http://", "https://")):
-        raise FormatError(path, number, f"url must start with http:// or https://, got {url!r}")
+    problem = url_problem(url) if url else ""
+    if problem:
+        raise FormatError(path, number, f"url {problem}, got {url[:200]!r}")
     return DocumentInfo(docid, values.get("title", ""), url, values.get("snippet", ""))
 
 

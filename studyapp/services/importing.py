@@ -2,7 +2,9 @@
 
 All files are read and validated by the evaluation readers first; only then is anything written,
 in one transaction. Any problem raises :class:`ImportFailed` with ``file:line: reason`` and
-leaves the database as it was.
+leaves the database as it was. That includes values the database could not store as given (an id
+longer than its column, a grade past the column's range, a NUL character): they are refused before
+writing, the same way on SQLite (which would store them) and PostgreSQL (which would fail).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
+from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models import Model
 
 from evaluation.collection import Collection as EvalCollection
@@ -30,6 +33,10 @@ BATCH = 2000
 NAME_MAX = Collection._meta.get_field("name").max_length
 RUN_NAME_MAX = Run._meta.get_field("name").max_length
 DOCID_MAX = Document._meta.get_field("docid").max_length
+TOPIC_ID_MAX = Topic._meta.get_field("topic_id").max_length
+INTENT_ID_MAX = Subtopic._meta.get_field("number").max_length
+# The range Django gives the grade's column type on every backend (SQLite would store more).
+GRADE_MIN, GRADE_MAX = BaseDatabaseOperations.integer_field_ranges[Judgment._meta.get_field("grade").get_internal_type()]
 
 
 @dataclass
@@ -68,6 +75,7 @@ def _read_all(qrels: str | Path, intents, topics, docs, runs: Sequence[str | Pat
     """Read and cross-check every file; nothing touches the database here."""
     if not runs:
         raise ImportFailed("at least one --run file is needed")
+    _refuse_nul_characters([p for p in (qrels, intents, topics, docs, *runs) if p])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -98,12 +106,68 @@ def _read_all(qrels: str | Path, intents, topics, docs, runs: Sequence[str | Pat
         docid = long_ids[0]
         reason = f"docid longer than {DOCID_MAX} characters ({len(docid)}, {len(long_ids)} such docid(s) in all): {docid[:60]}..."
         _fail_where_found([qrels, *(p for p, _ in parsed_runs), *([docs] if docs else [])], _mentions(docid), reason)
+    _check_column_limits(collection, qrels, [p for p in (qrels, intents, topics) if p])
+    if docs:
+        _check_display_text(documents, docs)
     return _Parsed(collection, parsed_runs, documents, notes)
+
+
+def _refuse_nul_characters(paths: Sequence[str | Path]) -> None:
+    """A NUL byte anywhere is refused (PostgreSQL cannot store it in text, SQLite would keep it silently)."""
+    for path in paths:
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue  # the reader reports a missing or unreadable file with its own message
+        at = data.find(b"\0")
+        if at >= 0:
+            line = data.count(b"\n", 0, at) + 1
+            raise ImportFailed(str(FormatError(path, line, "NUL character (byte 0) in the file; the database cannot store it")))
+
+
+def _check_column_limits(collection: EvalCollection, qrels: str | Path, files: list[str | Path]) -> None:
+    """Ids longer than their column and grades outside it are refused with the line that holds them."""
+    for tid, topic in collection.topics.items():
+        if len(tid) > TOPIC_ID_MAX:
+            _fail_where_found(files, _mentions(tid), f"topic id longer than {TOPIC_ID_MAX} characters ({len(tid)}): {tid[:40]}...")
+        for intent in topic.intents:
+            if len(intent.id) > INTENT_ID_MAX:
+                reason = f"subtopic id longer than {INTENT_ID_MAX} characters ({len(intent.id)}): {intent.id[:40]}..."
+                _fail_where_found(files, _mentions(intent.id), reason)
+    for tid, docs in collection.judgments.items():
+        for doc, grades in docs.items():
+            for intent, grade in grades.items():
+                if not GRADE_MIN <= grade <= GRADE_MAX:
+                    found = _qrels_line(tid, intent, doc)
+                    _fail(qrels, found, f"grade {grade} is outside the storable range {GRADE_MIN}..{GRADE_MAX}")
+
+
+def _qrels_line(topic: str, intent: str, doc: str) -> Callable[[str], bool]:
+    def found(line: str) -> bool:
+        fields = line.split()
+        return fields[:3] == [topic, intent, doc] and not line.lstrip().startswith("#")
+
+    return found
+
+
+def _check_display_text(documents: dict[str, DocumentInfo], path: str | Path) -> None:
+    """Text the database cannot store as given: a NUL character (written ``\\u0000`` in JSON) or an
+    unpaired surrogate (``\\ud800``), which are not characters of UTF-8 text."""
+    for info in documents.values():
+        for name in ("docid", "title", "url", "snippet"):
+            value = getattr(info, name)
+            problem = (
+                "a NUL character" if "\0" in value else "an unpaired surrogate" if any("\ud800" <= ch <= "\udfff" for ch in value) else ""
+            )
+            if problem:
+                _fail(
+                    path, _mentions(info.docid), f"the {name} of document {info.docid!r} contains {problem}; the database cannot store it"
+                )
 
 
 def _line_of(path: str | Path, found: Callable[[str], bool]) -> int:
     """The number of the first line of ``path`` for which ``found`` holds (0: none)."""
-    lines = Path(path).read_text(encoding="utf-8-sig", errors="replace").splitlines()
+    lines = Path(path).read_text(encoding="utf-8-sig", errors="replace").split("\n")  # \n only, as the readers
     return next((n for n, line in enumerate(lines, start=1) if found(line)), 0)
 
 
@@ -174,14 +238,17 @@ def import_collection(
         "docs": str(docs) if docs else None,
         "runs": [p for p, _ in parsed.runs],
     }
-    with transaction.atomic():
-        if existing is not None:
-            studies = list(existing.studies.values_list("name", flat=True))
-            if studies:
-                raise ImportFailed(f"collection {name!r} is used by studies {', '.join(studies)}; delete them before replacing it")
-            existing.delete()
-        collection = Collection.objects.create(name=name, description=description, source=source)
-        summary = _write(collection, parsed)
+    try:
+        with transaction.atomic():
+            if existing is not None:
+                studies = list(existing.studies.values_list("name", flat=True))
+                if studies:
+                    raise ImportFailed(f"collection {name!r} is used by studies {', '.join(studies)}; delete them before replacing it")
+                existing.delete()
+            collection = Collection.objects.create(name=name, description=description, source=source)
+            summary = _write(collection, parsed)
+    except (DatabaseError, OverflowError) as exc:  # a limit the checks above do not know: nothing was written
+        raise ImportFailed(f"the database refused the collection, nothing was imported: {exc}".strip()) from None
     return summary
 
 

@@ -4,7 +4,9 @@ At topic level every kept subtopic is listed (in the collection's order, never b
 without weights); at subtopic level only that subtopic, phrased as the need to judge against.
 Which presentation side is on the left comes from the assignment, so a reload shows the same sides.
 Titles and snippets are shortened to fixed caps, so the page weight does not depend on the data.
-Text is returned raw: the templates escape it (snippets may contain markup).
+Text is returned raw: the templates escape it (snippets may contain markup). Display data never
+breaks a page: a URL that is not a valid web address (imported before validation, or edited in the
+database) is shown as plain text, not linked.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from evaluation.io.documents import url_problem
 from studyapp.models import Assignment, Document, StudySubtopic, Subtopic
 from studyapp.models.study import TOPIC
 from studyapp.services.onboarding import Result
@@ -42,8 +45,13 @@ class ItemPage:
 
 
 def display_url(url: str) -> str:
-    """``https://www.example.org/a/b`` -> ``example.org › a › b`` (shortened), as result pages show it."""
-    parts = urlsplit(url)
+    """``https://www.example.org/a/b`` -> ``example.org › a › b`` (shortened), as result pages show it;
+    a URL that does not parse is shown as it is (shortened)."""
+    try:
+        parts = urlsplit(url)
+        parts.hostname  # noqa: B018 - raises ValueError for a malformed host such as "[::1"
+    except ValueError:
+        return shorten(url, DISPLAY_URL_MAX)
     host = (parts.hostname or "").removeprefix("www.")
     text = " \u203a ".join([host, *(s for s in parts.path.split("/") if s)])
     return shorten(text, DISPLAY_URL_MAX)
@@ -54,22 +62,15 @@ def shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
 
 
-def _safe_link(url: str) -> str:
-    return url if len(url) <= LINK_MAX and urlsplit(url).scheme in ("http", "https") else ""
-
-
 def results(documents: list[Document]) -> list[Result]:
     """The result lines of a page, texts capped (see ``TITLE_MAX``, ``SNIPPET_MAX``)."""
-    return [
-        Result(
-            rank,
-            shorten(doc.display_title, TITLE_MAX),
-            _safe_link(doc.url),
-            display_url(doc.url) if doc.url else "",
-            shorten(doc.snippet, SNIPPET_MAX),
-        )
-        for rank, doc in enumerate(documents, start=1)
-    ]
+    out = []
+    for rank, doc in enumerate(documents, start=1):
+        valid = bool(doc.url) and not url_problem(doc.url)
+        link = doc.url if valid and len(doc.url) <= LINK_MAX else ""
+        shown = display_url(doc.url) if valid else shorten(doc.url, DISPLAY_URL_MAX)  # a bad URL as plain text
+        out.append(Result(rank, shorten(doc.display_title, TITLE_MAX), link, shown, shorten(doc.snippet, SNIPPET_MAX)))
+    return out
 
 
 def _need(subtopic: Subtopic) -> str:

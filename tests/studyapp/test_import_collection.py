@@ -207,6 +207,51 @@ class ImportCollectionTestCase(TestCase):
                     f"{path}:{line}: docid longer than 200 characters (201, 1 such docid(s) in all): {long[:60]}...", **files
                 )
 
+    def test_values_past_the_database_limits_name_file_and_line(self) -> None:
+        """Refused the same way on SQLite (which would store them) and PostgreSQL (which would fail)."""
+        qrels = self.files["qrels"].read_text()
+        end = qrels.count("\n") + 1
+        cases = [
+            ("grade 99999", f"{qrels}1 1 t1-d9 99999\n", "grade 99999 is outside the storable range 0..32767"),
+            ("grade 1e23", f"{qrels}1 1 t1-d9 1e23\n", "grade must be an integer, got '1e23'"),
+            ("grade 10^23", f"{qrels}1 1 t1-d9 {10**23}\n", f"grade {10**23} is outside the storable range"),
+            ("80-character topic id", f"{qrels}{'t' * 80} 1 t1-d9 1\n", "topic id longer than 64 characters (80)"),
+            ("40-character subtopic id", f"{qrels}1 {'s' * 40} t1-d9 1\n", "subtopic id longer than 32 characters (40)"),
+        ]
+        for what, text, message in cases:
+            with self.subTest(what):
+                path = write(self.tmp, "q.txt", text)
+                self.assert_refused(f"{path}:{end}: {message}", qrels=path)
+
+    def test_nul_characters_are_refused_with_their_line(self) -> None:
+        run = self.tmp / "r.run"
+        run.write_bytes(b"1 Q0 t1-d1 1 9 nul\n1 Q0 t1\x00d2 2 8 nul\n")
+        self.assert_refused(f"{run}:2: NUL character (byte 0) in the file", runs=[run])
+        for escaped, problem in (("a\\u0000b", "a NUL character"), ("\\ud800", "an unpaired surrogate")):
+            with self.subTest(problem):
+                docs = write(self.tmp, "d.jsonl", f'{{"docid": "t1-d1"}}\n{{"docid": "t1-d2", "title": "{escaped}"}}\n')
+                self.assert_refused(f"{docs}:2: the title of document 't1-d2' contains {problem}", docs=docs)
+
+    def test_malformed_urls_are_refused_with_their_line(self) -> None:
+        for url, message in (
+            ("http://[::1", "url is not a valid URL"),
+            ("http://example.org:99999/", "url is not a valid URL"),
+            ("https:///path-only", "url has no host name"),
+            ("http://exa mple.org/", "url contains whitespace"),
+        ):
+            with self.subTest(url):
+                docs = write(self.tmp, "d.jsonl", f'{{"docid": "t1-d1"}}\n{{"docid": "t1-d2", "url": "{url}"}}\n')
+                self.assert_refused(f"{docs}:2: {message}", docs=docs)
+
+    def test_unicode_line_separators_inside_a_json_string_do_not_split_the_line(self) -> None:
+        title = "one\u2028two\u0085three"
+        docs = self.tmp / "d.jsonl"
+        docs.write_text(f'{{"docid": "t1-d1", "title": "{title}"}}\n{{"docid": "t1-d2"}}\n{{"docid": \n', encoding="utf-8")
+        self.assert_refused(f"{docs}:3: invalid JSON", docs=docs)  # line numbers count \n only
+        docs.write_text(f'{{"docid": "t1-d1", "title": "{title}"}}\n{{"docid": "t1-d2"}}\n', encoding="utf-8")
+        self.run_import(docs=docs)
+        self.assertEqual(Document.objects.get(docid="t1-d1").title, title)
+
     def test_empty_name(self) -> None:
         self.assert_refused("needs a non-empty --name", name="  ")
 

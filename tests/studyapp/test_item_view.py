@@ -178,6 +178,21 @@ class ItemTestCase(AnnotatorTestCase):
         self.assertEqual([r.url for r in results([fits, too_long])], [fits.url, ""])
         self.assertEqual(results([too_long])[0].display_url, display_url(too_long.url))  # still shown, shortened
 
+    def test_a_malformed_stored_url_is_plain_text_and_never_breaks_the_page(self) -> None:
+        assignment = self.serve(self.client)
+        docs = assignment.presentation.documents("a")
+        bad = ["http://[::1", "javascript:alert(1)", "http://example.org:99999/", "http://exa mple.org/"]
+        for doc, url in zip(docs, bad):
+            Document.objects.filter(pk=doc.pk).update(url=url)
+        response = self.client.get(self.url("study_item", assignment.pk))
+        self.assertEqual(response.status_code, 200)
+        html = response.content.decode()
+        for url in bad:
+            self.assertNotIn(f'href="{url}', html)
+        self.assertIn("http://[::1", html)  # shown as text
+        self.assertEqual([r.url for r in results(assignment.presentation.documents("a")[:4])], ["", "", "", ""])
+        self.assertEqual(display_url("http://[::1"), "http://[::1")
+
     def test_display_urls(self) -> None:
         self.assertEqual(display_url("https://www.example.org/a/b/"), "example.org \u203a a \u203a b")
         self.assertEqual(display_url("http://example.org"), "example.org")
