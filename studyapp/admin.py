@@ -15,8 +15,11 @@ from django.urls import reverse
 
 from studyapp import models as m
 from studyapp.exceptions import InvalidStudyConfig
+from studyapp.forms import StaffLoginForm
 from studyapp.services.study_config import TEXT_RULES, parse_config, setting_problems
 from studyapp.services.study_design import create_study
+
+admin.site.login_form = StaffLoginForm  # sign-in throttled after repeated failures
 
 EXAMPLE_CONFIG = {
     "runs": ["run-a", "run-b", "run-c"],

@@ -1,15 +1,21 @@
-"""Every input of the annotator pages goes through one of these forms (views never read raw parameters)."""
+"""Every input of the annotator pages (and the staff sign-in) goes through one of these forms (views never read raw parameters)."""
 
 from __future__ import annotations
 
+import logging
 import re
 
 from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.core.exceptions import ValidationError
 
 from studyapp.models import Annotator
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
+from studyapp.services import throttle
 from studyapp.services.flow import Arrival
 from studyapp.services.onboarding import COMPREHENSION
+
+logger = logging.getLogger("studyapp.security")
 
 PLATFORM_ID = re.compile(r"^[A-Za-z0-9_.:@-]{1,100}$")
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
@@ -82,3 +88,23 @@ class ComprehensionForm(forms.Form):
         super().__init__(*args, **kwargs)
         for q in COMPREHENSION:
             self.fields[q.key] = forms.ChoiceField(label=q.text, choices=q.options, widget=forms.RadioSelect)
+
+
+class StaffLoginForm(AdminAuthenticationForm):
+    """The staff sign-in of the admin, throttled: after repeated failures for a user name (or from one
+    address) every attempt is refused for a while, the right password included."""
+
+    def clean(self):
+        username = self.data.get("username") or ""
+        address = throttle.client_address(self.request.META) if self.request is not None else "unknown"
+        wait = throttle.login_wait_seconds(username, address)
+        if wait:
+            logger.warning("staff sign-in refused for %r from %s: too many failures", username, address)
+            raise ValidationError(f"Too many failed sign-ins. Please wait {throttle.minutes(wait)} and try again.", code="throttled")
+        try:
+            cleaned = super().clean()
+        except ValidationError:
+            throttle.login_failed(username, address)
+            raise
+        throttle.login_succeeded(username)
+        return cleaned

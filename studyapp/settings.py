@@ -14,6 +14,23 @@ Deployment settings come from the environment (12-factor); study parameters live
   SQLite always connects per request.
 - ``STUDYAPP_HEARTBEAT_SECONDS`` (60): how often an open annotator page renews its leases;
   ``STUDYAPP_REDIRECT_SECONDS`` (3): how long the completion page shows the code before redirecting.
+
+A real deployment sets ``STUDYAPP_PRODUCTION=1`` (served over HTTPS by a reverse proxy); then
+``manage.py check --deploy`` is clean and:
+
+- ``DJANGO_ALLOWED_HOSTS`` must be set and ``DJANGO_DEBUG`` must be off (refused otherwise);
+- HTTP is redirected to HTTPS (``DJANGO_SSL_REDIRECT``, default 1; 0 when the proxy does it), cookies
+  are secure, HSTS is sent (``DJANGO_HSTS_SECONDS`` 31536000, ``DJANGO_HSTS_SUBDOMAINS`` 1,
+  ``DJANGO_HSTS_PRELOAD`` 1);
+- the proxy says the request came over HTTPS with ``X-Forwarded-Proto`` (``DJANGO_PROXY_SSL_HEADER``;
+  empty when gunicorn terminates TLS itself) and appends the client address to ``X-Forwarded-For``
+  (``STUDYAPP_PROXY_HOPS``, the number of proxies that do, default 1 in production and 0 otherwise);
+- ``manage.py load_demo`` creates no staff login with a known password (use ``createsuperuser``).
+
+Always: Django's password validators, a strict Content-Security-Policy (``studyapp.middleware``),
+staff sign-in throttled after ``STUDYAPP_LOGIN_FAILURES`` (5) failures per user name within
+``STUDYAPP_LOGIN_WINDOW_SECONDS`` (900), four times that per client address. The counts live in the
+cache: each process's memory, or a directory all worker processes share with ``STUDYAPP_CACHE_DIR``.
 """
 
 from __future__ import annotations
@@ -79,7 +96,12 @@ def stored_secret_key(path: Path) -> str:
     return key
 
 
+PRODUCTION = env_bool("STUDYAPP_PRODUCTION", False)
 DEBUG = env_bool("DJANGO_DEBUG", False)
+if PRODUCTION and DEBUG:
+    raise ImproperlyConfigured("DJANGO_DEBUG must be off when STUDYAPP_PRODUCTION=1 (participants would see stack traces)")
+if PRODUCTION and not os.environ.get("DJANGO_ALLOWED_HOSTS", "").strip():
+    raise ImproperlyConfigured("STUDYAPP_PRODUCTION=1 needs DJANGO_ALLOWED_HOSTS, the public host name(s) of the site")
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "").strip() or stored_secret_key(
     Path(os.environ.get("DJANGO_SECRET_KEY_FILE") or BASE_DIR / ".django-secret-key")
 )
@@ -105,6 +127,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "studyapp.middleware.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "studyapp.urls"
@@ -127,7 +150,7 @@ TEMPLATES = [
 
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         conn_max_age=env_int("DJANGO_CONN_MAX_AGE", 60),
         conn_health_checks=True,
     )
@@ -149,6 +172,36 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("TEST", {}).setdefault(
         "NAME", str(Path(tempfile.gettempdir()) / f"studyapp-test-{os.getpid()}.sqlite3")
     )
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# HTTPS behind a reverse proxy (see the module docstring); all off for `make run` on plain HTTP.
+SECURE_SSL_REDIRECT = PRODUCTION and env_bool("DJANGO_SSL_REDIRECT", True)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = PRODUCTION
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31536000) if PRODUCTION else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = PRODUCTION and env_bool("DJANGO_HSTS_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = PRODUCTION and env_bool("DJANGO_HSTS_PRELOAD", True)
+_proxy_header = os.environ.get("DJANGO_PROXY_SSL_HEADER", "X-Forwarded-Proto" if PRODUCTION else "").strip()
+SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_header.upper().replace("-", "_"), "https") if _proxy_header else None
+STUDYAPP_PROXY_HOPS = env_int("STUDYAPP_PROXY_HOPS", 1 if PRODUCTION else 0)
+# load_demo may create the "staff" superuser with a printed or given password: only outside production.
+STUDYAPP_DEMO_STAFF = not PRODUCTION
+
+# Throttling counts (staff sign-in failures, admissions) live in the cache.
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": os.environ["STUDYAPP_CACHE_DIR"]}
+        if os.environ.get("STUDYAPP_CACHE_DIR")
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+STUDYAPP_LOGIN_FAILURES = env_int("STUDYAPP_LOGIN_FAILURES", 5, minimum=1)
+STUDYAPP_LOGIN_WINDOW_SECONDS = env_int("STUDYAPP_LOGIN_WINDOW_SECONDS", 900, minimum=1)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -1,6 +1,9 @@
 """The bundled demo: import ``studyapp/demo`` as a collection, create its study and a staff login.
 
-Idempotent: whatever exists already is kept, so ``make run`` can call it every time.
+Idempotent: whatever exists already is kept, so ``make run`` can call it every time. The staff
+login is for the local demo only: with production settings (``STUDYAPP_PRODUCTION=1``) none is
+created and a given password is refused; staff accounts come from ``manage.py createsuperuser`` then.
+A given password must pass Django's password validators.
 """
 
 from __future__ import annotations
@@ -9,9 +12,13 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from studyapp.exceptions import StudyError
 from studyapp.models import Collection, Study
 from studyapp.services.importing import import_collection
 from studyapp.services.study_config import read_config
@@ -30,12 +37,19 @@ class DemoResult:
     collection_created: bool
     study_created: bool
     staff_username: str
-    staff_password: str | None  # None: the user existed and the password was left alone
+    staff_password: str | None  # None: the user existed and the password was left alone (or production)
     notes: list[str] = field(default_factory=list)
 
 
 def load_demo(*, staff_password: str | None = None) -> DemoResult:
     """Import the demo collection and create the demo study and staff user when missing."""
+    if staff_password and not settings.STUDYAPP_DEMO_STAFF:
+        raise StudyError("production settings refuse a demo staff password; create staff accounts with `manage.py createsuperuser`")
+    if staff_password:
+        try:
+            validate_password(staff_password)
+        except ValidationError as exc:
+            raise StudyError("the staff password is too weak: " + " ".join(exc.messages)) from None
     notes: list[str] = []
     collection_created = not Collection.objects.filter(name=COLLECTION).exists()
     if collection_created:
@@ -55,6 +69,8 @@ def load_demo(*, staff_password: str | None = None) -> DemoResult:
         design = create_study(COLLECTION, STUDY, read_config(DEMO_DIR / "study.json"))
         study = design.study
         notes += design.lines()[:-1]
+    if not settings.STUDYAPP_DEMO_STAFF:
+        return DemoResult(study, collection_created, study_created, "", None, notes)
     User = get_user_model()
     with transaction.atomic():
         user = User.objects.filter(username=STAFF_USER).first()

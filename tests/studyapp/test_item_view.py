@@ -121,7 +121,9 @@ class ItemTestCase(AnnotatorTestCase):
         """The item page's HTML and its weight in bytes with its own stylesheet and script."""
         html = self.client.get(self.url("study_item", assignment.pk)).content.decode()
         assets = re.findall(r'<(?:script|link)[^>]*(?:src|href)="([^"]+)"', html)
-        self.assertEqual(sorted(assets), ["/static/studyapp/annotator.css", "/static/studyapp/annotator.js", "data:,"])
+        self.assertEqual(
+            sorted(assets), ["/static/studyapp/annotator.css", "/static/studyapp/annotator.js", "/static/studyapp/site.css", "data:,"]
+        )
         size = len(html.encode()) + sum(
             len(open(finders.find(a.removeprefix("/static/")), "rb").read()) for a in assets if a.startswith("/static/")
         )

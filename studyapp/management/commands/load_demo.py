@@ -32,7 +32,9 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Annotator link: /s/{result.study.slug}/  (e.g. http://127.0.0.1:8000/s/{result.study.slug}/?PROLIFIC_PID=test1)"
         )
-        if result.staff_password:
+        if not result.staff_username:
+            self.stdout.write("Staff login: none created (production settings); use `python manage.py createsuperuser`")
+        elif result.staff_password:
             self.stdout.write(f"Staff login: /admin/  user {result.staff_username!r}  password {result.staff_password!r}")
         else:
             self.stdout.write(

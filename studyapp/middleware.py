@@ -1,0 +1,42 @@
+"""A strict Content-Security-Policy on every page: scripts, styles, images and requests from this site only.
+
+No inline script or style is allowed (no ``'unsafe-inline'``), so injected markup cannot run; pages
+keep their code in static files and pass data in ``data-`` attributes. Forms may only post here and
+to MTurk's submit addresses (the completion page of an MTurk assignment). Django's own debug pages
+(``DJANGO_DEBUG=1``, error responses) are left without the header: they rely on inline code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+from studyapp.forms import MTURK_SUBMIT_HOSTS
+
+POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "font-src 'self'",
+        "connect-src 'self'",
+        "form-action 'self' " + " ".join(MTURK_SUBMIT_HOSTS),
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+        "object-src 'none'",
+    ]
+)
+
+
+class ContentSecurityPolicyMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if not (settings.DEBUG and response.status_code >= 400):
+            response.headers.setdefault("Content-Security-Policy", POLICY)
+        return response

@@ -1,0 +1,96 @@
+"""Counting attempts per client in the cache: staff sign-in failures, and annotator admissions.
+
+A fixed window per key: the first counted attempt opens a window of ``window`` seconds; once
+``limit`` attempts were counted in it, :func:`wait_seconds` says how long is left. The counts live in
+Django's cache (see ``settings.CACHES``); keys are hashed, so user names and addresses are not kept
+in clear text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+
+
+@dataclass(frozen=True)
+class Limit:
+    """At most ``limit`` counted attempts per ``window`` seconds for each key of ``name``."""
+
+    name: str
+    limit: int
+    window: int
+
+
+def _key(limit: Limit, who: str) -> str:
+    return f"throttle:{limit.name}:{hashlib.sha256(who.encode()).hexdigest()[:32]}"
+
+
+def count(limit: Limit, who: str) -> None:
+    """Count one attempt of ``who``."""
+    key = _key(limit, who)
+    if cache.add(key, 1, timeout=limit.window):
+        cache.set(key + ":until", time.time() + limit.window, timeout=limit.window)
+        return
+    try:
+        cache.incr(key)
+    except ValueError:  # the window ended between add and incr: this attempt opens a new one
+        cache.set(key, 1, timeout=limit.window)
+        cache.set(key + ":until", time.time() + limit.window, timeout=limit.window)
+
+
+def wait_seconds(limit: Limit, who: str) -> int:
+    """0 while ``who`` is under the limit, else the seconds until the window ends (at least 1)."""
+    key = _key(limit, who)
+    if (cache.get(key) or 0) < limit.limit:
+        return 0
+    until = cache.get(key + ":until") or time.time() + limit.window
+    return max(1, math.ceil(until - time.time()))
+
+
+def reset(limit: Limit, who: str) -> None:
+    cache.delete_many([_key(limit, who), _key(limit, who) + ":until"])
+
+
+def client_address(meta: dict) -> str:
+    """The client's IP address: ``REMOTE_ADDR``, or behind ``STUDYAPP_PROXY_HOPS`` reverse proxies the
+    address the outermost of them put into ``X-Forwarded-For`` (entries further left can be forged)."""
+    hops = settings.STUDYAPP_PROXY_HOPS
+    forwarded = [a.strip() for a in meta.get("HTTP_X_FORWARDED_FOR", "").split(",") if a.strip()]
+    if hops and len(forwarded) >= hops:
+        return forwarded[-hops]
+    return meta.get("REMOTE_ADDR", "") or "unknown"
+
+
+def minutes(seconds: int) -> str:
+    """``"1 minute"``, ``"15 minutes"``: a wait as people read it (rounded up)."""
+    n = max(1, math.ceil(seconds / 60))
+    return f"{n} minute{'s' if n != 1 else ''}"
+
+
+# -- staff sign-in ------------------------------------------------------------------------------------
+
+
+def _login_limits() -> tuple[Limit, Limit]:
+    failures, window = settings.STUDYAPP_LOGIN_FAILURES, settings.STUDYAPP_LOGIN_WINDOW_SECONDS
+    return Limit("login-user", failures, window), Limit("login-address", 4 * failures, window)
+
+
+def login_wait_seconds(username: str, address: str) -> int:
+    """How long sign-in stays refused for this user name or address (0: it may try)."""
+    by_user, by_address = _login_limits()
+    return max(wait_seconds(by_user, username.strip().lower()), wait_seconds(by_address, address))
+
+
+def login_failed(username: str, address: str) -> None:
+    by_user, by_address = _login_limits()
+    count(by_user, username.strip().lower())
+    count(by_address, address)
+
+
+def login_succeeded(username: str) -> None:
+    reset(_login_limits()[0], username.strip().lower())
