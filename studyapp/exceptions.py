@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from studyapp.models import Preference
+
 
 class StudyError(Exception):
     """Base class of every user-facing problem of the study platform."""
@@ -40,6 +45,14 @@ class StudyFull(StudyUnavailable):
 
 class InvalidAnswer(StudyError):
     """An answer is outside the scale or otherwise malformed."""
+
+
+class AnswerConflict(StudyError):
+    """The item was answered already with a different value; an answer is never changed. ``stored`` is the stored one."""
+
+    def __init__(self, stored: Preference, value: int) -> None:
+        self.stored = stored
+        super().__init__(f"the item was already answered with {stored.value:+d}; {value:+d} was not stored")
 
 
 class AnnotatorExcluded(StudyError):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import math
 import re
+from decimal import Decimal, InvalidOperation
 
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
@@ -12,6 +14,7 @@ from django.core.exceptions import ValidationError
 from studyapp.models import Annotator
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
 from studyapp.services import throttle
+from studyapp.services.answers import CLIENT_MS_MAX
 from studyapp.services.flow import Arrival
 from studyapp.services.onboarding import COMPREHENSION
 
@@ -21,7 +24,6 @@ PLATFORM_ID = re.compile(r"^[A-Za-z0-9_.:@-]{1,100}$")
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 # Where MTurk may tell us to post the finished assignment (anything else would make us an open form relay).
 MTURK_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
-MS_MAX = 2**31 - 1
 
 PROLIFIC_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
 MTURK_KEYS = ("workerId", "assignmentId", "hitId", "turkSubmitTo")
@@ -71,14 +73,35 @@ class PracticeForm(forms.Form):
     value = forms.IntegerField(min_value=PREFERENCE_MIN, max_value=PREFERENCE_MAX)
 
 
+class TimingField(forms.Field):
+    """A browser timing in milliseconds: any non-negative number (``1e+23`` included, as JavaScript
+    writes large ones), rounded and clamped to the column's largest value, so a huge timing never
+    makes the answer a 400 that the page would send again and again."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(required=False, **kwargs)
+
+    def to_python(self, value: str | None) -> int | None:
+        text = (value or "").strip()
+        if not text:
+            return None
+        try:
+            number = Decimal(text)
+        except InvalidOperation:
+            raise ValidationError("must be a number of milliseconds", code="invalid") from None
+        if not number.is_finite() or number < 0:
+            raise ValidationError("must be a non-negative number of milliseconds", code="invalid")
+        return math.floor(min(number, Decimal(CLIENT_MS_MAX)) + Decimal("0.5"))
+
+
 class AnswerForm(forms.Form):
     """One answer: the value as shown, the client's request id (idempotency) and the browser's timings."""
 
     value = forms.IntegerField(min_value=PREFERENCE_MIN, max_value=PREFERENCE_MAX)
     request_id = forms.RegexField(regex=r"^[A-Za-z0-9_-]{8,64}$")
-    client_ms = forms.IntegerField(required=False, min_value=0, max_value=MS_MAX)
-    visible_ms = forms.IntegerField(required=False, min_value=0, max_value=MS_MAX)
-    first_interaction_ms = forms.IntegerField(required=False, min_value=0, max_value=MS_MAX)
+    client_ms = TimingField()
+    visible_ms = TimingField()
+    first_interaction_ms = TimingField()
 
 
 class ComprehensionForm(forms.Form):

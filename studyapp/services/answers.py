@@ -2,7 +2,9 @@
 
 Never loses data: an answer on an expired or released lease is stored (``late=True``) and counts.
 Idempotent: repeating a request (same client request id, a double click, a resubmitted form)
-returns the stored answer; one assignment never gets two.
+returns the stored answer; one assignment never gets two. A second answer with a different value
+(e.g. from a second tab) is refused (:class:`AnswerConflict`): an answer is never changed, and never
+reported as stored when it was not. Browser timings past the column's range are clamped.
 """
 
 from __future__ import annotations
@@ -11,17 +13,24 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 
-from studyapp.exceptions import InvalidAnswer
+from studyapp.exceptions import AnswerConflict, InvalidAnswer
 from studyapp.models import Assignment, Preference
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
 from studyapp.services.assignment import touch
 from studyapp.services.clock import now_or
 
-CLIENT_MS_MAX = 2**31 - 1
+CLIENT_MS_MAX = 2**31 - 1  # the largest value of the PositiveIntegerField columns on every backend
 
 
 def _clamp(ms: int | None) -> int | None:
     return min(ms, CLIENT_MS_MAX) if ms is not None else None
+
+
+def _same(stored: Preference, value: int) -> Preference:
+    """``stored`` when it holds ``value`` (a repeat), else :class:`AnswerConflict`."""
+    if stored.value != value:
+        raise AnswerConflict(stored, value)
+    return stored
 
 
 def canonical_value(value: int, a_on_left: bool) -> int:
@@ -41,6 +50,9 @@ def record_answer(
 ) -> tuple[Preference, bool]:
     """Store the answer of ``assignment``; returns (preference, created).
 
+    A repeat with the same value returns the stored answer (``created`` False); a different value
+    raises :class:`AnswerConflict` and stores nothing.
+
     ``client_ms``, ``visible_ms`` and ``first_interaction_ms`` are the browser's own measurements
     (see :class:`~studyapp.models.Preference`); the server's decision time is computed here.
     """
@@ -53,7 +65,7 @@ def record_answer(
     with transaction.atomic():
         existing = Preference.objects.filter(assignment_id=assignment.pk).first()
         if existing is not None:
-            return existing, False
+            return _same(existing, value), False
         current = Assignment.objects.select_related("annotator__study").get(pk=assignment.pk)
         served = current.served_at or current.assigned_at
         try:
@@ -71,6 +83,6 @@ def record_answer(
                     late=not current.lease_live(now),
                 )
         except IntegrityError:  # the same answer raced in through another request
-            return Preference.objects.get(assignment_id=assignment.pk), False
+            return _same(Preference.objects.get(assignment_id=assignment.pk), value), False
         touch(current.annotator, now)
     return preference, True

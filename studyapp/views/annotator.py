@@ -22,7 +22,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from studyapp.exceptions import ConsentOutdated, StudyClosed, StudyFull
+from studyapp.exceptions import AnswerConflict, ConsentOutdated, StudyClosed, StudyFull
 from studyapp.forms import AnswerForm, ArrivalForm, ComprehensionForm, ConsentForm, PracticeForm
 from studyapp.models import Annotator, Study
 from studyapp.services import assignment as engine
@@ -389,6 +389,8 @@ def _refuse(request: HttpRequest, status: int, error: str, message: str, next_ur
 def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
     """Store an answer (idempotent: a repeat returns the stored one). JSON for the page's script, else a redirect.
 
+    A different value for an item answered already is refused (409 ``conflict``, with the next address).
+
     Never loses data: an answer to the annotator's own served item is stored whatever their step or
     the study's status, then the reply names the page that comes next (the next item, the consent
     again, the closed page, the completion page).
@@ -405,16 +407,22 @@ def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
     if not form.is_valid():
         return _refuse(request, 400, "invalid", "Please choose a point on the scale.", _item_url(study, pk))
     data = form.cleaned_data
-    preference, created = record_answer(
-        assignment,
-        data["value"],
-        client_ms=data["client_ms"],
-        visible_ms=data["visible_ms"],
-        first_interaction_ms=data["first_interaction_ms"],
-        request_id=data["request_id"],
-    )
+    try:
+        preference, created = record_answer(
+            assignment,
+            data["value"],
+            client_ms=data["client_ms"],
+            visible_ms=data["visible_ms"],
+            first_interaction_ms=data["first_interaction_ms"],
+            request_id=data["request_id"],
+        )
+    except AnswerConflict:  # e.g. a second tab: the first answer stands, this one is not stored
+        preference, created = None, False
     step, following = flow.after_answer(annotator)
     next_url = _item_url(study, following.pk) if following is not None else _step_url(study, step)
+    if preference is None:
+        message = "This item was already answered with a different choice, which stays stored: an answer cannot be changed."
+        return _refuse(request, 409, "conflict", message, next_url)
     if not wants_json(request):
         return redirect(next_url)
     answered, quota = flow.progress(annotator)

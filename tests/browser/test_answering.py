@@ -112,17 +112,18 @@ def test_a_double_click_stores_one_answer(browser, server, make_study) -> None:
         page.on("request", lambda r: answers.append(r) if r.url.endswith("/answer/") else None)
         person.submit_and_wait(lambda: page.get_by_role("button", name="Submit answer").dblclick())
         assert len(answers) == 1  # the page sent one request ...
-        # ... and a resubmission of the same item (a retry, another tab) is answered with the stored answer.
-        reply = page.evaluate(
-            """async (url) => {
+        # ... a resubmission of the same item (a retry, another tab) is answered with the stored answer,
+        # and another value for it is refused: the first answer stands.
+        resend = """async ([url, value]) => {
                 const token = document.querySelector("input[name=csrfmiddlewaretoken]").value;
                 const r = await fetch(url, {method: "POST", headers: {"X-CSRFToken": token, "Accept": "application/json"},
-                                            body: new URLSearchParams({value: "-4", request_id: "a-second-tab"})});
+                                            body: new URLSearchParams({value: value, request_id: "a-second-tab"})});
                 return [r.status, await r.json()];
-            }""",
-            answer_url,
-        )
+            }"""
+        reply = page.evaluate(resend, [answer_url, "3"])
         assert reply[0] == 200 and reply[1]["created"] is False and reply[1]["value"] == 3
+        reply = page.evaluate(resend, [answer_url, "-4"])
+        assert reply[0] == 409 and reply[1]["error"] == "conflict" and "stored" not in reply[1]
     finally:
         person.close()
     assert Preference.objects.filter(assignment_id=first).count() == 1
@@ -166,7 +167,7 @@ def test_an_answer_survives_a_lost_connection_and_a_reload(browser, server, make
     assert stored.server_seconds * 1000 > stored.client_ms  # the browser's time stops at the click, the server's at arrival
 
 
-def test_a_refused_answer_is_kept_until_stored_and_only_a_404_drops_it(browser, server, make_study) -> None:
+def test_a_refused_answer_is_kept_until_stored_and_only_a_404_or_a_conflict_drops_it(browser, server, make_study) -> None:
     study = make_study()
     person = Participant(browser, server)
     try:
@@ -174,7 +175,7 @@ def test_a_refused_answer_is_kept_until_stored_and_only_a_404_drops_it(browser, 
         page = person.page
         first = person.assignment_id()
         pending = f"localStorage.getItem('studyapp.pending.{first}')"
-        refusal = '{"error": "conflict", "message": "Not now."}'
+        refusal = '{"error": "not_served", "message": "Not now."}'
         page.route("**/answer/", lambda route: route.fulfill(status=409, content_type="application/json", body=refusal))
         page.locator(".opt-7").click()
         page.get_by_role("button", name="Submit answer").click()
@@ -193,6 +194,16 @@ def test_a_refused_answer_is_kept_until_stored_and_only_a_404_drops_it(browser, 
         page.get_by_role("button", name="Submit answer").click()
         expect(page.get_by_role("status")).to_contain_text("Reload the page")
         assert page.evaluate(f"localStorage.getItem('studyapp.pending.{second}')") is None  # 404: not this annotator's item
+
+        page.unroute("**/answer/")
+        page.reload()
+        shown = person.assignment_id()  # the second item again: its answer was never stored
+        conflict = '{"error": "conflict", "message": "This item was already answered with a different choice."}'
+        page.route("**/answer/", lambda route: route.fulfill(status=409, content_type="application/json", body=conflict))
+        page.locator(".opt-2").click()
+        page.get_by_role("button", name="Submit answer").click()
+        expect(page.get_by_role("status")).to_contain_text("already answered with a different choice")
+        assert page.evaluate(f"localStorage.getItem('studyapp.pending.{shown}')") is None  # never sent again
     finally:
         person.close()
     assert Preference.objects.get(assignment_id=first).value == 2

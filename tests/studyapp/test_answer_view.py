@@ -38,11 +38,27 @@ class AnswerTestCase(AnnotatorTestCase):
     def test_a_repeated_or_double_submission_stores_one_answer(self) -> None:
         first = json.loads(self.answer(self.client, self.item, 2, request_id="same-request").content)
         again = json.loads(self.answer(self.client, self.item, 2, request_id="same-request").content)
-        other = json.loads(self.answer(self.client, self.item, -4, request_id="other-click").content)
+        other = json.loads(self.answer(self.client, self.item, 2, request_id="other-click").content)  # e.g. a second tab
         self.assertEqual((first["created"], again["created"], other["created"]), (True, False, False))
-        self.assertEqual(other["value"], 2)
+        self.assertEqual((again["value"], other["value"]), (2, 2))
         self.assertEqual(first["next"], other["next"])
         self.assertEqual(Preference.objects.filter(assignment__annotator=self.alice).count(), 1)
+
+    def test_a_different_answer_for_an_answered_item_is_refused_never_reported_stored(self) -> None:
+        first = json.loads(self.answer(self.client, self.item, 2, request_id="first-tab").content)
+        for request_id in ("second-tab", "first-tab"):
+            with self.subTest(request_id=request_id):
+                response = self.answer(self.client, self.item, -4, request_id=request_id)
+                self.assertEqual(response.status_code, 409)
+                reply = json.loads(response.content)
+                self.assertEqual(reply["error"], "conflict")
+                self.assertNotIn("stored", reply)
+                self.assertIn("already answered with a different choice", reply["message"])
+                self.assertEqual(reply["next"], first["next"])
+        self.assertEqual(Preference.objects.get(assignment=self.item).value, 2)
+        form = self.client.post(self.url("study_answer", self.item.pk), {"value": 3, "request_id": "plain-form"})
+        self.assertContains(form, "an answer cannot be changed", status_code=409)
+        self.assertEqual(Preference.objects.get(assignment=self.item).value, 2)
 
     def test_another_annotators_assignment_is_a_404_and_nothing_is_stored(self) -> None:
         bobs = self.serve(self.bob_client)
@@ -56,11 +72,27 @@ class AnswerTestCase(AnnotatorTestCase):
         self.assertFalse(Preference.objects.filter(assignment=later).exists())
 
     def test_bad_values_are_refused(self) -> None:
-        for data in ({"value": 5}, {"value": "x"}, {"value": 1, "request_id": "short"}, {"value": 1, "client_ms": -1}):
+        bad = (
+            {"value": 5},
+            {"value": "x"},
+            {"value": 1, "request_id": "short"},
+            {"value": 1, "client_ms": -1},
+            {"value": 1, "visible_ms": "NaN"},
+        )
+        for data in bad:
             with self.subTest(data=data):
                 response = self.client.post(self.url("study_answer", self.item.pk), {"request_id": "req-12345", **data}, **JSON)
                 self.assertEqual(response.status_code, 400)
         self.assertFalse(Preference.objects.exists())
+
+    def test_timings_too_large_for_their_column_are_clamped_not_refused(self) -> None:
+        # A 400 here would be sent again by the page forever: the answer is stored, the timing clamped.
+        response = self.answer(self.client, self.item, 1, client_ms="1e+23", visible_ms=str(2**40), first_interaction_ms="12.6")
+        self.assertEqual(response.status_code, 200, response.content)
+        preference = Preference.objects.get(assignment=self.item)
+        self.assertEqual((preference.client_ms, preference.visible_ms, preference.first_interaction_ms), (2**31 - 1, 2**31 - 1, 13))
+        preference.refresh_from_db()  # the database holds the clamped value (PostgreSQL would refuse a larger one)
+        self.assertEqual(preference.client_ms, 2**31 - 1)
 
     def test_it_requires_a_csrf_token(self) -> None:
         client = self.fresh_client(enforce_csrf_checks=True)

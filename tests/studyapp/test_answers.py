@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from studyapp.exceptions import InvalidAnswer
+from studyapp.exceptions import AnswerConflict, InvalidAnswer
 from studyapp.models import Preference
 from studyapp.services import assignment as engine
 from studyapp.services.answers import canonical_value, record_answer
@@ -42,11 +42,27 @@ class RecordAnswerTestCase(BaseTestCase):
     def test_repeating_a_request_stores_one_answer(self) -> None:
         first, created = record_answer(self.item, 1, request_id="same", now=self.later(seconds=20))
         again, created_again = record_answer(self.item, 1, request_id="same", now=self.later(seconds=21))
-        other, created_other = record_answer(self.item, -4, request_id="second-tab", now=self.later(seconds=22))
+        other, created_other = record_answer(self.item, 1, request_id="second-tab", now=self.later(seconds=22))
         self.assertTrue(created)
         self.assertFalse(created_again or created_other)
         self.assertEqual({first.pk, again.pk, other.pk}, {first.pk})
         self.assertEqual(Preference.objects.filter(assignment=self.item).get().value, 1)
+
+    def test_a_different_value_for_an_answered_item_is_refused(self) -> None:
+        first, _ = record_answer(self.item, 1, request_id="first", now=self.later(seconds=20))
+        for request_id in ("second-tab", "first"):
+            with (
+                self.subTest(request_id=request_id),
+                self.assertRaisesRegex(AnswerConflict, "already answered with \\+1; -4 was not stored") as caught,
+            ):
+                record_answer(self.item, -4, request_id=request_id, now=self.later(seconds=22))
+            self.assertEqual(caught.exception.stored.pk, first.pk)
+        self.assertEqual(Preference.objects.filter(assignment=self.item).get().value, 1)
+
+    def test_timings_past_the_column_are_clamped(self) -> None:
+        preference, _ = record_answer(self.item, 1, client_ms=10**23, visible_ms=2**31, first_interaction_ms=5, now=self.later(seconds=20))
+        preference.refresh_from_db()
+        self.assertEqual((preference.client_ms, preference.visible_ms, preference.first_interaction_ms), (2**31 - 1, 2**31 - 1, 5))
 
     def test_out_of_range_and_malformed_answers_are_refused(self) -> None:
         for value in (5, -5, 1.5, "2", True, None):

@@ -13,7 +13,7 @@ from django.db import connection, connections
 from django.db.models import Count
 from django.test import TransactionTestCase
 
-from studyapp.exceptions import StudyFull
+from studyapp.exceptions import AnswerConflict, StudyFull
 from studyapp.models import Annotator, Assignment, Preference
 from studyapp.services import assignment as engine
 from studyapp.services.answers import record_answer
@@ -42,9 +42,15 @@ class ConcurrentArrivalsTestCase(TransactionTestCase):
             answered = 0
             at = NOW
             while (item := engine.current_assignment(annotator, now=at, rng=rng)) is not None:
-                # a double click: the same answer sent twice must be stored once
-                record_answer(item, rng.randint(-4, 4), request_id=f"{index}-{item.pk}", now=at + timedelta(seconds=3))
-                record_answer(item, 1, request_id=f"{index}-{item.pk}", now=at + timedelta(seconds=4))
+                # a double click: the same answer sent twice must be stored once; another value is refused
+                value = rng.randint(-4, 4)
+                record_answer(item, value, request_id=f"{index}-{item.pk}", now=at + timedelta(seconds=3))
+                record_answer(item, value, request_id=f"{index}-{item.pk}", now=at + timedelta(seconds=4))
+                try:
+                    record_answer(item, -value if value else 1, request_id=f"{index}-tab2", now=at + timedelta(seconds=4))
+                    raise AssertionError("a different second answer was not refused")
+                except AnswerConflict:
+                    pass
                 answered += 1
                 at += timedelta(seconds=5)
             outcomes[index] = ("finished", answered, annotator.pk)

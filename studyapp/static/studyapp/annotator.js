@@ -1,5 +1,5 @@
 /* Annotator pages: the 9-point scale (mouse, touch, keys 1-9, arrows + Enter), answers that survive a
-   lost connection or a refusal (kept in localStorage until the server stored them or said 404, retried
+   lost connection or a refusal (kept in localStorage until the server stored them, said 404 or holds another answer, retried
    with a visible notice), the browser's timings,
    and the heartbeat that keeps the annotator's leases alive. No dependencies. */
 (function () {
@@ -195,14 +195,17 @@
       fields: {
         value: c.value,
         request_id: newRequestId(),
-        client_ms: String(Math.max(0, now() - timing.start)),
-        visible_ms: String(Math.max(0, Math.round(visibleMs()))),
-        first_interaction_ms: timing.first === null ? "" : String(timing.first)
+        client_ms: ms(now() - timing.start),
+        visible_ms: ms(visibleMs()),
+        first_interaction_ms: timing.first === null ? "" : ms(timing.first)
       }
     };
     save(pendingKey, pending); // from here on the answer survives a reload, a crash or a lost connection
     send(pending);
   });
+
+  // A timing as the server reads it: whole milliseconds, never negative; "" (unknown) if the clock gave nonsense.
+  function ms(value) { return isFinite(value) ? String(Math.max(0, Math.round(value))) : ""; }
 
   function retryLater() {
     var delays = [1000, 2000, 4000, 8000, 15000];
@@ -214,8 +217,9 @@
     retryTimer = window.setTimeout(function () { send(load(pendingKey) || current); }, delay);
   }
 
-  // Besides a stored answer (2xx, a repeat included), only a 404 (no such item of this annotator) lets the browser forget it.
-  function definitive(status) { return status === 404; }
+  // Besides a stored answer (2xx, a repeat included), only a 404 (no such item of this annotator) or a
+  // conflict (the item holds another answer already, which is never changed) lets the browser forget it.
+  function definitive(status, data) { return status === 404 || (status === 409 && data && data.error === "conflict"); }
 
   var current = null;
   function send(pending) {
@@ -235,9 +239,9 @@
         } else if (response.status >= 500 || response.status === 429) {
           retryLater();
         } else {
-          // Only a 404 is final (no such item of this annotator). Any other refusal keeps the answer in
+          // Only a 404 or a conflict is final (see definitive). Any other refusal keeps the answer in
           // this browser: it is sent again on the next load of its page (e.g. after a new session).
-          if (definitive(response.status)) drop(pendingKey);
+          if (definitive(response.status, data)) drop(pendingKey);
           sending = false;
           attempt = 0;
           unlock();
@@ -263,7 +267,9 @@
       if (key && key.indexOf("studyapp.pending.") === 0 && key !== pendingKey) {
         (function (k, other) {
           if (!other || !other.url) return drop(k);
-          post(other.url, other.fields).then(function (r) { if (r.ok || definitive(r.status)) drop(k); }, function () { /* next page load */ });
+          post(other.url, other.fields).then(function (r) {
+            return r.json().catch(function () { return {}; }).then(function (data) { if (r.ok || definitive(r.status, data)) drop(k); });
+          }, function () { /* next page load */ });
         })(key, load(key));
       }
     }
