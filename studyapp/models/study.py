@@ -7,6 +7,7 @@ that (the admin shows them read-only) because presentations were generated from 
 from __future__ import annotations
 
 import math
+import secrets
 
 from django.db import models
 from django.db.models import F, Q
@@ -40,6 +41,11 @@ class StudyLevels(models.TextChoices):
     BOTH = "both", "topic and subtopic"
 
 
+def new_pseudonym_secret() -> str:
+    """A random key for the study's annotator pseudonyms (services.pseudonyms)."""
+    return secrets.token_hex(32)
+
+
 class Study(models.Model):
     """All design parameters of a preference study plus its status and completion settings."""
 
@@ -70,6 +76,9 @@ class Study(models.Model):
     redirect_url = models.CharField(max_length=500, blank=True, help_text="e.g. https://app.prolific.com/submissions/complete?cc={code}")
 
     config = models.JSONField(default=dict, blank=True, help_text="the configuration it was created from")
+    pseudonym_secret = models.CharField(
+        max_length=64, default=new_pseudonym_secret, editable=False, help_text="HMAC key of the annotator pseudonyms in exports"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import Q
+from django.core.management.base import BaseCommand, CommandParser
 
-from studyapp.models import Study
+from studyapp.management.studies import find_study
 from studyapp.services.status import render_text, study_status
 
 
@@ -19,9 +18,5 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["text", "json"], default="text")
 
     def handle(self, *args, **opts) -> None:
-        study = Study.objects.filter(Q(name=opts["study"]) | Q(slug=opts["study"])).select_related("collection").first()
-        if study is None:
-            known = ", ".join(Study.objects.values_list("name", flat=True)) or "none"
-            raise CommandError(f"no study named {opts['study']!r} (known: {known})")
-        report = study_status(study)
+        report = study_status(find_study(opts["study"]))
         self.stdout.write(json.dumps(report, indent=2) if opts["format"] == "json" else render_text(report))

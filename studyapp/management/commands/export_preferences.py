@@ -1,0 +1,45 @@
+"""``manage.py export_preferences``: a study's answers as CSV, JSON Lines or Parquet (docs/data-dictionary.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from studyapp.management.studies import find_study
+from studyapp.services.export import FORMATS, ExportOptions, export_rows, write_csv, write_export, write_jsonl
+
+
+class Command(BaseCommand):
+    help = (
+        "Export a study's answers, one row per answer (docs/data-dictionary.md); readable as is by "
+        "'python -m evaluation meta agreement --preferences'. Default: valid answers to regular items, both levels, CSV on stdout."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("study", help="study name or slug")
+        parser.add_argument("--format", choices=FORMATS, default="csv", help="csv (default), jsonl or parquet (parquet needs -o)")
+        parser.add_argument("--level", choices=["topic", "subtopic"], help="only this level (default: every level of the study)")
+        parser.add_argument("--include-excluded", action="store_true", help="add the answers of excluded annotators (valid=false)")
+        parser.add_argument("--include-checks", action="store_true", help="add check items (not an input of meta agreement)")
+        parser.add_argument("-o", "--output", metavar="FILE", help="write here (atomically) instead of standard output")
+
+    def handle(self, *args, **opts) -> None:
+        study = find_study(opts["study"])
+        fmt, output = opts["format"], opts["output"]
+        options = ExportOptions(level=opts["level"], include_excluded=opts["include_excluded"], include_checks=opts["include_checks"])
+        if output is None:
+            if fmt == "parquet":
+                raise CommandError("--format parquet writes a binary file: give -o FILE")
+            count = (write_csv if fmt == "csv" else write_jsonl)(export_rows(study, options), self.stdout)
+        else:
+            path = Path(output)
+            if not path.parent.is_dir():
+                raise CommandError(f"{output}: the folder {str(path.parent)!r} does not exist")
+            if path.is_dir():
+                raise CommandError(f"{output}: is a folder; give a file name")
+            try:
+                count = write_export(study, fmt, path, options)
+            except OSError as exc:
+                raise CommandError(f"{output}: {exc.strerror or exc}") from None
+        self.stderr.write(f"exported {count} answer(s) of study {study.name!r}" + (f" to {output}" if output else ""))
