@@ -43,6 +43,16 @@ class Participant:
     def close(self) -> None:
         self.context.close()
 
+    def delay_script(self, ms: int) -> None:
+        """Run annotator.js ``ms`` after it would run (a slow device or network): what the participant
+        does on a page before that must not be lost."""
+
+        def late(route: Route) -> None:
+            response = route.fetch()
+            route.fulfill(response=response, body=f"window.setTimeout(function () {{\n{response.text()}\n}}, {ms});")
+
+        self.page.route("**/annotator.js", late)
+
     # -- the onboarding ---------------------------------------------------------------------------
 
     def arrive(self, slug: str, pid: str | None = None) -> None:

@@ -20,6 +20,7 @@ def test_keyboard_only_answering(browser, server, make_study) -> None:
         page = person.page
         scale = page.get_by_role("group", name="Which result list is better")
         expect(scale).to_be_visible()
+        expect(page.locator(".hint.keys")).to_be_visible()  # a fine pointer with hover: a keyboard is likely
         for name in ("Left much better", "Left slightly better", "About the same", "Right somewhat better", "Right much better"):
             expect(scale.get_by_role("radio", name=name, exact=True)).to_have_count(1)  # screen-reader names
 

@@ -34,6 +34,8 @@ def test_a_narrow_touch_screen_stacks_the_lists(browser, server, make_study, art
         assert page.evaluate("document.documentElement.scrollWidth") <= 375, "the page scrolls sideways"
         assert left.locator(".result").count() == right.locator(".result").count() == 10
         page.screenshot(path=artifacts / "item-mobile.png", full_page=True)
+        expect(page.locator("html")).to_have_class("js")
+        expect(page.locator(".hint.keys")).to_be_hidden()  # no keyboard hint on a touch screen
         option = page.locator(".opt-7")
         assert option.bounding_box()["width"] >= 24 and option.bounding_box()["height"] >= 44  # touch targets
         option.tap()

@@ -30,7 +30,8 @@ class ItemTestCase(AnnotatorTestCase):
         self.assertContains(response, '<progress aria-labelledby="progress-label" max="6" value="0">')
         self.assertContains(response, 'type="radio" name="value"', count=9)
         self.assertNotContains(response, "checked")
-        self.assertContains(response, 'type="submit" class="button primary" disabled')
+        # enabled: the form works without the script
+        self.assertContains(response, '<button type="submit" class="button primary">Submit answer</button>')
         for name in ("Left much better", "About the same", "Right much better", "Left slightly better", "Right better"):
             self.assertContains(response, f'<span class="sr-only">{name}</span>')
         self.assertContains(response, f'data-assignment="{assignment.pk}"')

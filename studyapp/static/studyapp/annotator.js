@@ -6,6 +6,7 @@
   "use strict";
 
   var body = document.body;
+  document.documentElement.classList.add("js"); // what needs this script (the keyboard hint) shows only now
   var memory = {};
   var storage = (function () {
     try {
@@ -102,8 +103,9 @@
   }
   function unlock() { radios.forEach(function (r) { r.disabled = false; }); }
 
-  // Nothing is preselected, whatever the browser restores after a reload or back/forward.
-  radios.forEach(function (r) { r.checked = false; });
+  // Progressive enhancement: the server renders nothing chosen and the button enabled (without this
+  // script the form posts normally; `required` asks for a choice). A choice made before this script
+  // ran is kept; the browser restores none (the form is autocomplete="off", back/forward reloads).
   refresh();
 
   // Timing. The start is the first time this item was shown in this browser (kept across reloads,
