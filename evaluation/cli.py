@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from evaluation._argtypes import OneLineParser, UsageError, positive_int, print_warnings
-from evaluation.collection import SUBTOPIC_TOPIC, Collection
+from evaluation.collection import Collection
 from evaluation.engine import evaluate
 from evaluation.exceptions import EvaluationError
 from evaluation.io.runs import ORDERS, read_run
@@ -153,23 +153,9 @@ def _run_score(args: argparse.Namespace) -> int:
     col = _collection(args)
     runs = [read_run(path, order=args.order, on_duplicate_doc=args.on_duplicate_doc) for path in args.run]
     options = {"empty_topic": args.empty_topic, "topic_set": args.topic_set, "progress": sys.stderr.isatty()}
-    frame = evaluate(col, runs, args.measures, per_topic=args.per_topic, **options)
-    if args.per_subtopic:
-        frame = _with_subtopic_rows(frame, col, runs, args.measures, options)
+    frame = evaluate(col, runs, args.measures, per_topic=args.per_topic, per_subtopic=args.per_subtopic, **options)
     _emit(render_scores(frame, args.format), args.output)
     return 0
-
-
-def _with_subtopic_rows(frame: pd.DataFrame, col: Collection, runs: list, measures: list[str], options: dict) -> pd.DataFrame:
-    """``frame`` (topic rows if any, mean rows ``all``) with every subtopic's rows, scored alone as
-    topic ``<topic>/<subtopic>``; per run: topic rows, subtopic rows, then the mean rows."""
-    subtopic_runs = [run.per_subtopic(col.subtopic_ids(), SUBTOPIC_TOPIC) for run in runs]
-    subtopics = evaluate(col.per_subtopic(), subtopic_runs, measures, per_topic=True, **options)
-    means = frame["topic"] == "all"
-    combined = pd.concat([frame[~means], subtopics[subtopics["topic"] != "all"], frame[means]], ignore_index=True)
-    position = {run.name: n for n, run in enumerate(runs)}
-    order = combined["run"].map(position).to_numpy().argsort(kind="stable")
-    return combined.iloc[order].reset_index(drop=True)
 
 
 def _run_metrics(args: argparse.Namespace) -> int:

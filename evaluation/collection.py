@@ -339,21 +339,33 @@ class Collection:
         """
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
-        topics: dict[str, Topic] = {}
-        judgments: Judgments = {}
+        kept: dict[str, dict[str, float]] = {}
         for tid, topic in self.topics.items():
             weights = self.weights(tid)
             order = {iid: n for n, iid in enumerate(topic.intent_ids)}
-            ranked = sorted(topic.intents, key=lambda i: (-weights[i.id], order[i.id]))[:k]
-            kept_ids = {i.id for i in ranked}
-            total = sum(weights[i] for i in kept_ids)
-            kept = [
-                replace(i, weight=(weights[i.id] / total) if total > 0 else 1.0 / len(kept_ids)) for i in topic.intents if i.id in kept_ids
-            ]
-            topics[tid] = replace(topic, intents=tuple(kept))
-            judgments[tid] = {
-                doc: {i: g for i, g in grades.items() if i in kept_ids} for doc, grades in self.judgments.get(tid, {}).items()
-            }
+            ranked = [i.id for i in sorted(topic.intents, key=lambda i: (-weights[i.id], order[i.id]))[:k]]
+            total = sum(weights[i] for i in ranked)
+            kept[tid] = {i: (weights[i] / total) if total > 0 else 1.0 / len(ranked) for i in ranked}
+        return self.keep_intents(kept)
+
+    def keep_intents(self, kept: Mapping[str, Mapping[str, float]]) -> Collection:
+        """Keep only the given intents of every topic, with the given weights (topic -> intent -> weight).
+
+        What a study stored as its kept subtopics (docs/metrics.md#intents-and-weights). Intents keep
+        their collection order; removed intents lose their qrels lines, but a document judged only
+        for them stays judged. A topic or intent the collection does not have is an error.
+        """
+        topics: dict[str, Topic] = {}
+        judgments: Judgments = {}
+        for tid, weights in kept.items():
+            if tid not in self.topics:
+                raise EvaluationError(f"unknown topic {tid}")
+            topic = self.topics[tid]
+            unknown = sorted(set(weights) - set(topic.intent_ids))
+            if unknown:
+                raise EvaluationError(f"topic {tid}: unknown intent(s) {', '.join(unknown)}")
+            topics[tid] = replace(topic, intents=tuple(replace(i, weight=float(weights[i.id])) for i in topic.intents if i.id in weights))
+            judgments[tid] = {doc: {i: g for i, g in grades.items() if i in weights} for doc, grades in self.judgments.get(tid, {}).items()}
         return self._derive(topics=topics, judgments=judgments)
 
     def with_weights(self, policy: WeightPolicy, over: Literal["relevant", "listed"] = "relevant") -> Collection:

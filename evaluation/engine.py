@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation.arrays import Ranking, build_ranking, table_for
-from evaluation.collection import Collection
+from evaluation.collection import SUBTOPIC_TOPIC, Collection
 from evaluation.exceptions import EvaluationError, EvaluationWarning
 from evaluation.io.runs import Run
 from evaluation.io.scores import MEAN_TOPIC
@@ -104,6 +104,7 @@ def evaluate(
     measures: Iterable[str | Measure],
     *,
     per_topic: bool = False,
+    per_subtopic: bool = False,
     empty_topic: EmptyTopic = "nan",
     topic_set: TopicSet = "qrels",
     progress: bool = False,
@@ -113,7 +114,12 @@ def evaluate(
     Returns a DataFrame with columns ``run topic measure value``: per-topic rows (when
     ``per_topic``) followed, per run and measure, by the mean row with topic ``"all"``. The
     ``measure`` column repeats each requested string verbatim (canonical form for ``"all"``).
+    With ``per_subtopic``, every subtopic is also scored alone (weight 1) as topic
+    ``<topic>/<subtopic>`` (:meth:`Collection.per_subtopic`): per run, its topic rows, then its
+    subtopic rows, then its mean rows, which stay the means over topics.
     """
+    if per_subtopic:
+        return _with_subtopic_rows(collection, runs, measures, per_topic, empty_topic, topic_set, progress)
     if empty_topic not in ("nan", "zero"):
         raise ValueError(f"empty_topic must be 'nan' or 'zero', got {empty_topic!r}")
     if topic_set not in ("qrels", "run_and_qrels"):
@@ -143,6 +149,28 @@ def evaluate(
             included[r] = [t in run.lists for t in table.topic_ids]
 
     return _tidy(values, runs, measure_list, table.topic_ids, included, per_topic, table)
+
+
+def _with_subtopic_rows(
+    collection: Collection,
+    runs: Sequence[Run],
+    measures: Iterable[str | Measure],
+    per_topic: bool,
+    empty_topic: EmptyTopic,
+    topic_set: TopicSet,
+    progress: bool,
+) -> pd.DataFrame:
+    """:func:`evaluate` with ``per_subtopic``: the topic frame plus every subtopic scored alone."""
+    runs, measures = list(runs), list(measures)
+    options = {"empty_topic": empty_topic, "topic_set": topic_set, "progress": progress}
+    frame = evaluate(collection, runs, measures, per_topic=per_topic, **options)
+    subtopic_runs = [run.per_subtopic(collection.subtopic_ids(), SUBTOPIC_TOPIC) for run in runs]
+    subtopics = evaluate(collection.per_subtopic(), subtopic_runs, measures, per_topic=True, **options)
+    means = frame["topic"] == MEAN_TOPIC
+    combined = pd.concat([frame[~means], subtopics[subtopics["topic"] != MEAN_TOPIC], frame[means]], ignore_index=True)
+    position = {run.name: n for n, run in enumerate(runs)}
+    order = combined["run"].map(position).to_numpy().argsort(kind="stable")
+    return combined.iloc[order].reset_index(drop=True)
 
 
 def _tidy(

@@ -2,7 +2,8 @@
 
 Every meta-evaluation works on complete matrices: each run has a value for each topic of the
 topic set. Missing rows are errors that name them (a missing score is never read as 0). Rows
-with topic ``all`` are means and are ignored. A topic whose value is NaN for *every* run of a
+with topic ``all`` are means and are ignored; subtopic rows ``<topic>/<subtopic>`` are not topics
+of the default topic set (:func:`topic_rows`). A topic whose value is NaN for *every* run of a
 measure (no relevant documents, docs/metrics.md#relevance-and-empty-topics) is dropped for all measures with a warning; a NaN for
 only some runs of a topic is an error.
 """
@@ -108,7 +109,7 @@ def score_cube(
     if no_topics:
         raise EvaluationError(f"no per-topic scores for {', '.join(no_topics)} (only means); write scores with --per-topic")
     runs = list(dict.fromkeys(runs)) if runs is not None else sorted(set(per_topic["run"]), key=natural_key)
-    topics = list(dict.fromkeys(topics)) if topics is not None else sorted(set(per_topic["topic"]), key=natural_key)
+    topics = list(dict.fromkeys(topics)) if topics is not None else sorted(topic_rows(set(per_topic["topic"])), key=natural_key)
     if len(runs) < min_runs:
         raise EvaluationError(f"need at least {min_runs} runs, the scores have {len(runs)}")
     unknown_runs = sorted(set(runs) - set(per_topic["run"]))
@@ -129,6 +130,18 @@ def score_cube(
         raise EvaluationError(f"scores missing for {len(holes)} (run, topic, measure) combination(s): {shown}{more}")
     values = series.reindex(full).to_numpy(dtype=np.float64).reshape(len(measures), len(topics), len(runs))
     return _drop_empty_topics(ScoreCube(values, tuple(measures), tuple(topics), tuple(runs)))
+
+
+def topic_rows(topics: Iterable[str]) -> list[str]:
+    """The topics of a score table without its subtopic rows.
+
+    ``score --per-topic --per-subtopic`` writes each subtopic under ``<topic>/<subtopic>``
+    (:data:`evaluation.collection.SUBTOPIC_TOPIC`); such a row, whose ``<topic>`` is a topic of the
+    same table, is read only where a subtopic is asked for by name (subtopic-level agreement),
+    never as a topic of its own.
+    """
+    topics = set(map(str, topics))
+    return [t for t in topics if not ("/" in t and t.rpartition("/")[0] in topics)]
 
 
 def _drop_empty_topics(cube: ScoreCube) -> ScoreCube:

@@ -557,3 +557,33 @@ def test_one_warnings_printer_serves_both_command_lines(capsys) -> None:
         warnings.warn("old API", DeprecationWarning, stacklevel=1)
     print_warnings(caught)
     assert capsys.readouterr().err == "warning: topic 7 has no relevant document\n"
+
+
+def test_discpower_on_a_per_subtopic_scores_file_counts_topics_only(files, capsys) -> None:
+    """Subtopic rows '<topic>/<subtopic>' are read by subtopic-level agreement only: discpower over a
+    `score --per-topic --per-subtopic` file sees the topics, the same as over a plain --per-topic file."""
+    both, plain = files["dir"] / "both.tsv", files["dir"] / "plain.tsv"
+    for path, flags in ((both, ["--per-topic", "--per-subtopic"]), (plain, ["--per-topic"])):
+        status, _, _ = run_cli(capsys, score(files, "--measures", "I-rec@5", *flags, "-o", str(path), runs=("run", "other")))
+        assert status == 0
+    outputs = []
+    for path in (both, plain):
+        status, out, err = run_cli(capsys, ["meta", "discpower", "--scores", str(path), "--B", "200", "--seed", "3"])
+        assert status == 0, err
+        outputs.append(out)
+    assert outputs[0] == outputs[1]
+
+
+def test_evaluate_per_subtopic_matches_the_cli(files, capsys) -> None:
+    from evaluation import evaluate, load_collection, read_run
+
+    col = load_collection(files["qrels"], files["intents"])
+    runs = [read_run(files["run"]), read_run(files["other"])]
+    frame = evaluate(col, runs, ["I-rec@5", "D-nDCG@3"], per_topic=True, per_subtopic=True)
+    status, out, _ = run_cli(
+        capsys, score(files, "--measures", "I-rec@5", "D-nDCG@3", "--per-topic", "--per-subtopic", runs=("run", "other"))
+    )
+    assert status == 0
+    cli = table(out)
+    assert list(cli["topic"]) == list(frame["topic"]) and list(cli["run"]) == list(frame["run"])
+    assert np.allclose(cli["value"].to_numpy(float), frame["value"].to_numpy(float), equal_nan=True, rtol=0, atol=1e-15)

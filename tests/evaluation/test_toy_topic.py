@@ -458,3 +458,20 @@ def test_golbus_table3_smr_and_table1_dd_topic_86() -> None:
     assert result.smr[0] == pytest.approx([0.087, 0.435, 0.478], abs=5e-4)
     assert result.dd[0] == pytest.approx(0.897, abs=5e-4)
     assert difficulty(table, exponent_offset=1).dd[0] == pytest.approx(0.977, abs=5e-4)
+
+
+def test_keep_intents_uses_the_given_weights_and_keeps_judged_status() -> None:
+    """What a study stored (kept subtopics, renormalised weights) applied as given; keep_top_intents is this with its own choice."""
+    col = toy_collection()
+    same = col.keep_top_intents(2)
+    kept = col.keep_intents({"T1": same.weights("T1")})
+    assert kept.topic_ids == ["T1"]
+    assert kept.weights("T1") == pytest.approx({"1": 0.625, "2": 0.375})
+    assert "d4" in kept.judged_documents("T1")
+    run = Run("r", {"T1": ["dX", "d4", "d1"]})
+    for measure in ("D-nDCG'@2", "I-rec@5", "alpha-nDCG@3"):
+        assert score(kept, run, measure) == score(same, run, measure)
+    with pytest.raises(EvaluationError, match="unknown topic T9"):
+        col.keep_intents({"T9": {"1": 1.0}})
+    with pytest.raises(EvaluationError, match="topic T1: unknown intent"):
+        col.keep_intents({"T1": {"7": 1.0}})
