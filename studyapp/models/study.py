@@ -12,7 +12,7 @@ import secrets
 from django.db import models
 from django.db.models import F, Q
 
-from studyapp.models.collection import Collection, Document, Run, Subtopic, Topic
+from studyapp.models.collection import Collection, Document, RankedItem, Run, Subtopic, Topic
 
 
 class Level(models.TextChoices):
@@ -235,9 +235,17 @@ class Presentation(models.Model):
         """The result page of side ``"a"`` or ``"b"``, cut at the study's depth."""
         if side not in ("a", "b"):
             raise ValueError(f"side must be 'a' or 'b', got {side!r}")
-        if side == "b" and self.kind == self.Kind.DEGRADED:
+        a, b = self.pages(self.study.depth)
+        return a if side == "a" else b
+
+    def pages(self, depth: int) -> tuple[list[Document], list[Document]]:
+        """The result pages of sides a and b cut at ``depth``, read together (one query; two for a degraded check)."""
+        runs = {self.run_a_id} if self.kind == self.Kind.DEGRADED else {self.run_a_id, self.run_b_id}
+        items = RankedItem.objects.filter(topic_id=self.topic_id, run_id__in=runs, rank__lte=depth).select_related("document")
+        by_run: dict[int, list[Document]] = {run: [] for run in runs}
+        for item in items.order_by("rank"):
+            by_run[item.run_id].append(item.document)
+        if self.kind == self.Kind.DEGRADED:
             by_id = Document.objects.in_bulk(self.b_documents)
-            return [by_id[i] for i in self.b_documents]
-        run_id = self.run_a_id if side == "a" else self.run_b_id
-        items = self.topic.ranked_items.filter(run_id=run_id, rank__lte=self.study.depth).select_related("document").order_by("rank")
-        return [item.document for item in items]
+            return by_run[self.run_a_id], [by_id[i] for i in self.b_documents]
+        return by_run[self.run_a_id], by_run[self.run_b_id]

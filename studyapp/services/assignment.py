@@ -9,12 +9,18 @@ How it works
   the check items. When that spread comes up short, a fill-first pass (per topic and run pair the
   level with more items) finds a full quota whenever one exists. If none exists, nothing is leased
   and the annotator is refused with the screen-out code: nobody starves halfway.
-* **Capacity is the admission rule, simulated.** :func:`capacity` admits imaginary newcomers one
-  after another with the same code (nothing written): how many more get a full quota, and which
-  open slots no full quota can hold (the tail ``study_status`` reports as unfillable).
+* **Room for a newcomer is one aggregate query.** :func:`can_admit`, the check before consent,
+  asks the database how many items a newcomer could get (:func:`newcomer_room`): per (topic, run
+  pair) the level with more open presentations, which is exactly what admission reaches. Its cost
+  in queries does not depend on the study's size.
+* **Capacity is the admission rule, simulated** (for the status report): :func:`capacity` admits
+  imaginary newcomers one after another with the same code (nothing written): how many more get a
+  full quota, and which open slots no full quota can hold (the tail ``study_status`` reports as unfillable).
 * **Items are served one at a time** (:func:`current_assignment`) in sequence order; a reload
   returns the same assignment with the same sides. Sides are balanced per annotator (half of
-  the items show run_a on the left) and stored on the assignment.
+  the items show run_a on the left) and stored on the assignment. While no lease of the annotator
+  has expired (the common case) serving takes no lock: two writes renew the live leases, stamp the
+  first serve time and record the activity.
 * **Leases follow activity.** Every request of an annotator moves all their open leases to
   ``now + lease_minutes``. After that much inactivity their unanswered items count for nobody,
   so new annotators can be admitted onto them. If the annotator comes back, an expired item is
@@ -43,11 +49,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count
+from django.db.models import Case, Count, F, OuterRef, Subquery, Value, When
+from django.db.models.functions import Coalesce
 
 from studyapp.exceptions import AnnotatorExcluded, StudyClosed, StudyError, StudyFull
 from studyapp.models import Annotator, Assignment, Presentation, Study
 from studyapp.services.clock import now_or
+from studyapp.services.sequence import Sequence
 
 logger = logging.getLogger(__name__)
 Locker = Callable[[list[int]], set[int]]  # locks presentation rows, returns the ids it got
@@ -169,10 +177,55 @@ class _Room:
         return len(picked)
 
 
+def newcomer_room(study: Study, *, now: datetime | None = None) -> tuple[int, int]:
+    """(regular, check): how many items :func:`admit` could give a newcomer now, in one aggregate query.
+
+    A newcomer has seen nothing, so the most regular items they can take are the open presentations
+    (fewer than k valid answers + live leases), of which one level per (topic, run pair) unless the
+    study allows both: per group the level with more open presentations. That is exactly what
+    admission's fill-first pass reaches (:func:`_fill_first`), so ``regular >= quota`` if and only
+    if :func:`admit` finds a full quota. Check items have no answer limit: all of them are available.
+    The query's count does not depend on the study's size (the database does the counting).
+    """
+    now = now_or(now)
+    taken = (
+        Assignment.objects.filter(presentation=OuterRef("pk"))
+        .valid()
+        .taking_slot(now)
+        .order_by()
+        .values("presentation")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    per_level = (
+        Presentation.objects.filter(study=study, kind=Presentation.Kind.PAIR)
+        .annotate(taken=Coalesce(Subquery(taken), 0))
+        .filter(taken__lt=study.annotators_per_presentation)
+        .order_by()
+        .values("topic_id", "run_a_id", "run_b_id", "level")
+        .annotate(n=Count("pk"))
+    )
+    inner, params = per_level.query.sql_with_params()
+    checks, check_params = (
+        Presentation.objects.filter(study=study).exclude(kind=Presentation.Kind.PAIR).values("pk").query.sql_with_params()
+    )
+    per_group = "SUM(n)" if study.same_pair_both_levels else "MAX(n)"
+    sql = (
+        f"SELECT (SELECT COALESCE(SUM(best), 0) FROM (SELECT {per_group} AS best FROM ({inner}) per_level"
+        f" GROUP BY topic_id, run_a_id, run_b_id) per_group), (SELECT COUNT(*) FROM ({checks}) check_items)"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, (*params, *check_params))
+        regular, check = cursor.fetchone()
+    return int(regular), int(check)
+
+
 def can_admit(study: Study, *, now: datetime | None = None) -> bool:
-    """Would :func:`admit` find a full quota for a newcomer now? The pre-check before consent (no locks)."""
-    room = _Room(study, now_or(now))
-    return room.quota > 0 and room.admit_one() == room.quota
+    """Would :func:`admit` find a full quota for a newcomer now? The pre-check before consent (no locks, one query)."""
+    regular, check = newcomer_room(study, now=now)
+    return (
+        study.regular_items_per_annotator > 0 and regular >= study.regular_items_per_annotator and check >= study.check_items_per_annotator
+    )
 
 
 def capacity(study: Study, *, now: datetime | None = None) -> Capacity:
@@ -498,14 +551,22 @@ def _renew_or_replace(me: Annotator, expired: list[Assignment], now: datetime, r
     _create(me, picked, now, rng)  # fewer than released when the study has no room left: they were away too long
 
 
-def current_assignment(annotator: Annotator, *, now: datetime | None = None, rng: random.Random | None = None) -> Assignment | None:
+def current_assignment(
+    annotator: Annotator, *, now: datetime | None = None, rng: random.Random | None = None, sequence: Sequence | None = None
+) -> Assignment | None:
     """The item to show now (stable on reload), or None when the annotator has finished.
 
     Also records the activity: every open lease of the annotator moves to ``now + lease``.
+    ``sequence``, the annotator's :class:`Sequence` read in this request, saves reading it again.
     """
     now = now_or(now)
     rng = rng or random.Random()
     study = annotator.study
+    if annotator.status == Annotator.Status.ACTIVE:
+        sequence = sequence or Sequence.of(annotator)
+        open_items = sequence.open()
+        if open_items and not sequence.expired(now):
+            return _serve_live(annotator, open_items[0], now)
 
     def attempt(lock: Locker) -> tuple[Annotator, Any]:
         me = Annotator.objects.select_related("study").select_for_update(of=("self",)).get(pk=annotator.pk)
@@ -533,6 +594,23 @@ def current_assignment(annotator: Annotator, *, now: datetime | None = None, rng
 
     me, first = _serialised(study, attempt)
     annotator.status, annotator.finished_at, annotator.last_seen_at = me.status, me.finished_at, me.last_seen_at
+    return first
+
+
+def _serve_live(annotator: Annotator, first: Assignment, now: datetime) -> Assignment:
+    """The common case of :func:`current_assignment`, no expired lease: two writes and no lock.
+
+    Only live leases are renewed (one that expires meanwhile is left to the full path of the next
+    request, which checks for room first), and ``first`` gets its serve time if it has none.
+    """
+    lease = now + timedelta(minutes=annotator.study.lease_minutes)
+    served = Case(When(pk=first.pk, served_at__isnull=True, then=Value(now)), default=F("served_at"))
+    annotator.assignments.live(now).update(lease_expires_at=lease, served_at=served)
+    Annotator.objects.filter(pk=annotator.pk).update(last_seen_at=now)
+    annotator.last_seen_at = now
+    if first.served_at is None:
+        first.served_at = now
+    first.lease_expires_at = lease
     return first
 
 

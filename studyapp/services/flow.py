@@ -5,9 +5,10 @@ Steps, in order: ``consent`` -> ``instructions`` -> ``practice`` -> ``comprehens
 new browser (platform ids) or a lost connection always lands on the same page. Terminal states
 (``closed``, ``full``, ``screened``, ``excluded``) are shown as a message.
 
-* **Capacity before consent.** A newcomer is only shown the consent form when the study is open and
-  admission would find a full quota for them (:func:`check_room`, the same rule as ``assignment.admit``);
-  otherwise the screen-out page, nothing stored.
+* **Capacity before consent, once.** A newcomer is only shown the consent form when the study is open
+  and admission would find a full quota for them (:func:`check_room` on the entry page, one query, the
+  same rule as ``assignment.admit``); otherwise the screen-out page, nothing stored. The consent page
+  does not ask again: admission at consent is the real check.
 * **Admission at consent.** Accepting the consent leases the whole quota (``assignment.admit``), so
   nobody who went through the instructions finds the study full afterwards. Onboarding requests
   keep those leases alive like any other request.
@@ -28,13 +29,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Q
 
 from studyapp.exceptions import ConsentOutdated, StudyClosed, StudyFull, StudyUnavailable
 from studyapp.models import Annotator, Assignment, Consent, Study
 from studyapp.services import assignment as engine
 from studyapp.services.clock import now_or
 from studyapp.services.onboarding import COMPREHENSION_ATTEMPTS, PracticeFeedback, practice_feedback, practice_item, wrong_answers
+from studyapp.services.sequence import Sequence
 
 CONSENT, INSTRUCTIONS, PRACTICE, COMPREHENSION, ITEMS, DONE = "consent", "instructions", "practice", "comprehension", "items", "done"
 CLOSED, FULL, SCREENED, EXCLUDED = "closed", "full", "screened", "excluded"
@@ -102,7 +103,10 @@ def by_token(study: Study, token: str) -> Annotator | None:
     """The annotator whose secret token the browser session holds."""
     if not token:
         return None
-    return Annotator.objects.select_related("study").filter(study=study, token=token).first()
+    annotator = Annotator.objects.filter(study=study, token=token).first()
+    if annotator is not None:
+        annotator.study = study  # the caller's study object: read once per request
+    return annotator
 
 
 def returned(annotator: Annotator, arrival: Arrival, *, now: datetime | None = None) -> None:
@@ -233,35 +237,23 @@ def _screen_out(annotator: Annotator, reason: str, now: datetime) -> None:
     annotator.assignments.open().update(released_at=now)
 
 
-def open_assignments(annotator: Annotator):
-    return annotator.assignments.open().order_by("position")
+def after_answer(annotator: Annotator, sequence: Sequence, answered: int, *, now: datetime | None = None) -> tuple[str, Assignment | None]:
+    """The annotator's step after their answer to assignment ``answered`` was stored and, on ``items``, the next open item.
 
-
-def own_assignment(annotator: Annotator, pk: int) -> Assignment | None:
-    """The assignment ``pk`` if it belongs to ``annotator`` (anyone else's id looks like a missing one)."""
-    return Assignment.objects.select_related("presentation").filter(pk=pk, annotator=annotator).first()
-
-
-def after_answer(annotator: Annotator, *, now: datetime | None = None) -> tuple[str, Assignment | None]:
-    """The annotator's step after a stored answer and, on ``items``, the next open item.
-
-    The last answer marks the annotator finished (the completion page opens then), whatever the
-    study's status; otherwise the step may be another page, e.g. the consent again after its text
-    changed, or the closed page.
+    ``sequence`` is the annotator's :class:`Sequence` read before the answer was stored. The last
+    answer marks the annotator finished (the completion page opens then), whatever the study's
+    status; otherwise the step may be another page, e.g. the consent again after its text changed,
+    or the closed page.
     """
     now = now_or(now)
-    following = open_assignments(annotator).first()
+    following = next(iter(sequence.open(besides=answered)), None)
     if following is None and annotator.status == Annotator.Status.ACTIVE:
-        Annotator.objects.filter(pk=annotator.pk, status=Annotator.Status.ACTIVE).update(
+        done = Annotator.objects.filter(pk=annotator.pk, status=Annotator.Status.ACTIVE).update(
             status=Annotator.Status.FINISHED, finished_at=now, last_seen_at=now
         )
-        annotator.refresh_from_db(fields=["status", "finished_at", "last_seen_at"])
+        if done:
+            annotator.status, annotator.finished_at, annotator.last_seen_at = Annotator.Status.FINISHED, now, now
+        else:  # changed meanwhile (e.g. excluded): read what it is now
+            annotator.refresh_from_db(fields=["status", "finished_at", "last_seen_at"])
     step = next_step(annotator)
     return step, following if step == ITEMS else None
-
-
-def progress(annotator: Annotator) -> tuple[int, int]:
-    """(answered, quota): answers given and items of the annotator's sequence (released ones left out)."""
-    quota = annotator.assignments.filter(Q(released_at__isnull=True) | Q(preference__isnull=False)).count()
-    answered = annotator.assignments.filter(preference__isnull=False).count()
-    return answered, quota

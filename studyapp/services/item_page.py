@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from evaluation.io.documents import url_problem
-from studyapp.models import Assignment, Document, StudySubtopic, Subtopic
+from studyapp.models import Assignment, Document, Presentation, Study, StudySubtopic, Subtopic
 from studyapp.models.study import TOPIC
 from studyapp.services.onboarding import Result
 
@@ -77,17 +77,20 @@ def _need(subtopic: Subtopic) -> str:
     return subtopic.text or f"Meaning {subtopic.number} of the query"
 
 
-def needs(assignment: Assignment) -> list[str]:
-    p = assignment.presentation
+def needs(p: Presentation) -> list[str]:
+    """The information need(s) the presentation ``p`` asks about (topic level: every kept subtopic)."""
     if p.level != TOPIC:
         return [_need(p.subtopic)]
     kept = StudySubtopic.objects.filter(study_topic__study_id=p.study_id, study_topic__topic_id=p.topic_id).select_related("subtopic")
     return [_need(k.subtopic) for k in sorted(kept, key=lambda k: (k.subtopic.position, k.subtopic.number))]
 
 
-def item_page(assignment: Assignment, number: int, quota: int) -> ItemPage:
-    """Everything the item template draws for ``assignment`` (the ``number``-th of ``quota``)."""
-    p = assignment.presentation
-    a, b = results(p.documents("a")), results(p.documents("b"))
+def item_page(assignment: Assignment, study: Study, number: int, quota: int) -> ItemPage:
+    """Everything the item template draws for ``assignment`` of ``study`` (the ``number``-th of ``quota``).
+
+    Three queries: the presentation with its topic and subtopic, both result pages, the kept subtopics (topic level).
+    """
+    p = Presentation.objects.select_related("topic", "subtopic").get(pk=assignment.presentation_id)
+    a, b = (results(docs) for docs in p.pages(study.depth))
     left, right = (a, b) if assignment.a_on_left else (b, a)
-    return ItemPage(assignment, number, quota, p.topic.display_query, p.level, needs(assignment), left, right)
+    return ItemPage(assignment, number, quota, p.topic.display_query, p.level, needs(p), left, right)

@@ -17,9 +17,35 @@ TOKENS = "studyapp.tokens"  # session: {study id: annotator token}
 ARRIVALS = "studyapp.arrivals"  # session: {study id: platform parameters of a newcomer who has not consented yet}
 
 
+_RESOLVED = "_studyapp_annotators"  # request attribute: {study id: the session's annotator or None}, read once per request
+
+
+def _resolved(request: HttpRequest) -> dict[int, Annotator | None]:
+    if not hasattr(request, _RESOLVED):
+        setattr(request, _RESOLVED, {})
+    return getattr(request, _RESOLVED)
+
+
+def resolve(request: HttpRequest, slug: str) -> tuple[Study | None, Annotator | None]:
+    """The study of ``slug`` and this session's annotator in it, in one query when the session holds a token."""
+    tokens = request.session.get(TOKENS, {})
+    if tokens:
+        for annotator in Annotator.objects.select_related("study").filter(study__slug=slug, token__in=list(tokens.values())):
+            if tokens.get(str(annotator.study_id)) == annotator.token:
+                _resolved(request)[annotator.study_id] = annotator
+                return annotator.study, annotator
+    study = Study.objects.filter(slug=slug).first()
+    if study is not None:
+        _resolved(request)[study.pk] = None
+    return study, None
+
+
 def session_annotator(request: HttpRequest, study: Study) -> Annotator | None:
-    """The annotator of ``study`` this browser session is bound to, if any."""
-    return flow.by_token(study, request.session.get(TOKENS, {}).get(str(study.pk), ""))
+    """The annotator of ``study`` this browser session is bound to, if any (read once per request)."""
+    known = _resolved(request)
+    if study.pk not in known:
+        known[study.pk] = flow.by_token(study, request.session.get(TOKENS, {}).get(str(study.pk), ""))
+    return known[study.pk]
 
 
 def bind(request: HttpRequest, study: Study, annotator: Annotator) -> None:
@@ -29,6 +55,7 @@ def bind(request: HttpRequest, study: Study, annotator: Annotator) -> None:
         request.session.cycle_key()
         tokens[str(study.pk)] = annotator.token
         request.session[TOKENS] = tokens
+    _resolved(request).pop(study.pk, None)  # read again if asked for: the caller may change the annotator afterwards
     arrivals = dict(request.session.get(ARRIVALS, {}))
     if arrivals.pop(str(study.pk), None) is not None:
         request.session[ARRIVALS] = arrivals
@@ -39,6 +66,7 @@ def unbind(request: HttpRequest, study: Study) -> None:
     tokens = dict(request.session.get(TOKENS, {}))
     if tokens.pop(str(study.pk), None) is not None:
         request.session[TOKENS] = tokens
+    _resolved(request)[study.pk] = None
 
 
 def pending(request: HttpRequest, study: Study) -> flow.Arrival | None:

@@ -30,6 +30,7 @@ from studyapp.services import flow, sessions
 from studyapp.services.answers import record_answer
 from studyapp.services.item_page import item_page
 from studyapp.services.onboarding import COMPREHENSION, COMPREHENSION_ATTEMPTS, PRACTICE_NEEDS, PRACTICE_QUERY
+from studyapp.services.sequence import Sequence
 from studyapp.views.site import wants_json
 
 STEP_URLS = {
@@ -122,12 +123,15 @@ def _item_url(study: Study, pk: int) -> str:
 
 
 def study_page(view: Callable) -> Callable:
-    """Resolve the slug (friendly 404 for an unknown one) and never cache an annotator page."""
+    """Resolve the slug (friendly 404 for an unknown one) and never cache an annotator page.
+
+    The study and the session's annotator in it are read together (one query), once per request.
+    """
 
     @wraps(view)
     @never_cache
     def wrapper(request: HttpRequest, slug: str, *args, **kwargs) -> HttpResponse:
-        study = Study.objects.filter(slug=slug).first()
+        study, _ = sessions.resolve(request, slug)
         if study is None:
             if wants_json(request):
                 return JsonResponse({"error": "unknown", "message": "This study does not exist."}, status=404)
@@ -222,13 +226,8 @@ def consent(request: HttpRequest, study: Study) -> HttpResponse:
             return _to_step(request, study, step)
     elif sessions.pending(request, study) is None:
         return redirect("study_entry", slug=study.slug)  # came straight here: start as an anonymous arrival
-    if annotator is None or annotator.status == Annotator.Status.NEW:
-        try:
-            flow.check_room(study)  # capacity before consent, again: the study may have filled meanwhile
-        except StudyFull:
-            return _message(request, study, "full")
-        except StudyClosed:
-            return _message(request, study, study.status)
+    # No second room check: the entry page checked it once, and admission at the POST is the real
+    # one (a newcomer it refuses, the study having filled meanwhile, is shown the "full" page).
     if request.method != "POST":
         changed = annotator is not None and annotator.consented_at is not None
         notice = "The consent information has changed since you agreed. Please read it again." if changed else ""
@@ -343,7 +342,7 @@ def comprehension(request: HttpRequest, study: Study, annotator: Annotator) -> H
 @annotator_at(flow.ITEMS)
 def next_item(request: HttpRequest, study: Study, annotator: Annotator) -> HttpResponse:
     """The annotator's current item (``/item/``): redirects to its own address, or to the completion page."""
-    current = engine.current_assignment(annotator)
+    current = engine.current_assignment(annotator, sequence=Sequence.of(annotator))
     if current is None:
         return _go(study, flow.next_step(annotator))
     return redirect(_item_url(study, current.pk))
@@ -354,15 +353,16 @@ def next_item(request: HttpRequest, study: Study, annotator: Annotator) -> HttpR
 @annotator_at(flow.ITEMS)
 def item(request: HttpRequest, study: Study, annotator: Annotator, pk: int) -> HttpResponse:
     """One item: the query, the need(s), two result pages side by side and the 9-point scale."""
-    if flow.own_assignment(annotator, pk) is None:
+    sequence = Sequence.of(annotator)
+    if sequence.get(pk) is None:
         return _message(request, study, "not_found", status=404)
-    current = engine.current_assignment(annotator)  # first serve time, lease renewal, stable order
+    current = engine.current_assignment(annotator, sequence=sequence)  # first serve time, lease renewal, stable order
     if current is None:
         return _go(study, flow.next_step(annotator))
     if current.pk != pk:  # answered already (back button) or not its turn yet
         return redirect(_item_url(study, current.pk))
-    answered, quota = flow.progress(annotator)
-    page = item_page(current, answered + 1, quota)
+    answered, quota = sequence.progress()
+    page = item_page(current, study, answered + 1, quota)
     return _page(
         request,
         "studyapp/annotator/item.html",
@@ -398,7 +398,8 @@ def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
     annotator = sessions.session_annotator(request, study)
     if annotator is None:
         return _refuse(request, 403, "session", "Your session has ended. Please open the study link from your platform again.")
-    assignment = flow.own_assignment(annotator, pk)
+    sequence = Sequence.of(annotator)
+    assignment = sequence.get(pk)
     if assignment is None:
         return _refuse(request, 404, "not_found", "This item does not exist or is not yours.")
     if assignment.served_at is None:
@@ -418,14 +419,14 @@ def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
         )
     except AnswerConflict:  # e.g. a second tab: the first answer stands, this one is not stored
         preference, created = None, False
-    step, following = flow.after_answer(annotator)
+    step, following = flow.after_answer(annotator, sequence, assignment.pk)
     next_url = _item_url(study, following.pk) if following is not None else _step_url(study, step)
     if preference is None:
         message = "This item was already answered with a different choice, which stays stored: an answer cannot be changed."
         return _refuse(request, 409, "conflict", message, next_url)
     if not wants_json(request):
         return redirect(next_url)
-    answered, quota = flow.progress(annotator)
+    answered, quota = sequence.progress(just_answered=assignment.pk)
     return JsonResponse(
         {
             "stored": True,

@@ -52,7 +52,7 @@ class ItemTestCase(AnnotatorTestCase):
 
     def test_the_sides_follow_the_assignment(self) -> None:
         assignment = self.serve(self.client)
-        page = item_page(assignment, 1, 6)
+        page = item_page(assignment, self.study, 1, 6)
         a, b = assignment.presentation.documents("a"), assignment.presentation.documents("b")
         shown_left = [r.title for r in page.left]
         expected = a if assignment.a_on_left else b
@@ -64,7 +64,7 @@ class ItemTestCase(AnnotatorTestCase):
         return Assignment(presentation=presentation, a_on_left=True)
 
     def test_topic_level_shows_every_kept_subtopic_without_weights(self) -> None:
-        page = item_page(self.shown("topic"), 1, 6)
+        page = item_page(self.shown("topic"), self.study, 1, 6)
         self.assertEqual(page.needs, ["the animal", "the car"])
         self.assertEqual(page.query, "jaguar")
         weights = StudySubtopic.objects.filter(study_topic__study=self.study).values_list("weight", flat=True)
@@ -72,7 +72,7 @@ class ItemTestCase(AnnotatorTestCase):
 
     def test_subtopic_level_shows_only_that_subtopic(self) -> None:
         assignment = self.shown("subtopic")
-        page = item_page(assignment, 1, 6)
+        page = item_page(assignment, self.study, 1, 6)
         self.assertEqual(page.needs, [assignment.presentation.subtopic.text])
 
     def test_collection_text_is_escaped(self) -> None:
@@ -159,7 +159,7 @@ class ItemTestCase(AnnotatorTestCase):
         assignment = self.serve(self.client)
         Document.objects.update(title="T" * 1000, snippet="word " * 1000)
         Document.objects.filter(pk=assignment.presentation.documents("a")[0].pk).update(title="Short title", snippet="Short.")
-        page = item_page(Assignment.objects.select_related("presentation").get(pk=assignment.pk), 1, 6)
+        page = item_page(Assignment.objects.select_related("presentation").get(pk=assignment.pk), self.study, 1, 6)
         a_side = page.left if assignment.a_on_left else page.right
         self.assertEqual((a_side[0].title, a_side[0].snippet), ("Short title", "Short."))  # short texts are untouched
         for result in [*page.left, *page.right][1:]:
