@@ -27,7 +27,7 @@ TopicSet = Literal["qrels", "run_and_qrels"]
 
 
 def resolve_measures(measures: Iterable[str | Measure]) -> list[Measure]:
-    """Parse measure strings; ``"all"`` expands to every registered metric (spec cutoffs 5, 10, 20)."""
+    """Parse measure strings; ``"all"`` expands to every registered metric at cutoffs 5, 10 and 20 (docs/metrics.md#parameter-defaults)."""
     out: list[Measure] = []
     for item in measures:
         if isinstance(item, Measure):

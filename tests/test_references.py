@@ -17,7 +17,8 @@ from evaluation.meta.cli import build_parser as meta_parser
 
 REPO = Path(__file__).resolve().parents[1]
 SEARCHED = ("evaluation", "studyapp", "docs", "templates", "benchmarks", "tests", "README.md", "Makefile", ".ci")
-TEXT_SUFFIXES = {".py", ".md", ".html", ".txt", ".js", ".css", ".toml", ".ini", ".cfg", ".sh", ".json", ".tsv", ""}
+# Every file is read as text (data files such as *.qrels and *.run carry comments too), except these.
+BINARY_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".ico", ".webp", ".pdf", ".gz", ".zip", ".parquet", ".sqlite3", ".pyc"}
 # Written in pieces so that this file does not match itself.
 OUTSIDE = [
     re.compile(r"\.\./" + "shared"),
@@ -35,7 +36,7 @@ def _files() -> list[Path]:
         path = REPO / name
         candidates = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
         for file in candidates:
-            if file.suffix in TEXT_SUFFIXES and "__pycache__" not in file.parts and file.stat().st_size < 2_000_000:
+            if file.suffix.lower() not in BINARY_SUFFIXES and "__pycache__" not in file.parts and file.stat().st_size < 2_000_000:
                 found.append(file)
     return found
 
@@ -91,7 +92,7 @@ def test_heading_anchors_follow_github_rules() -> None:
 
 def test_the_searched_tree_is_not_empty() -> None:
     names = {f.relative_to(REPO).as_posix() for f in FILES}
-    assert {"docs/metrics.md", "evaluation/metrics/base.py", "README.md"} <= names
+    assert {"docs/metrics.md", "evaluation/metrics/base.py", "README.md", "tests/evaluation/data/toy.qrels"} <= names
     assert len(FILES) > 100
 
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation._types import FloatArray, IntArray
-from evaluation.arrays import Ranking, TopicTable, _descending_by_group, _fit
+from evaluation._types import BoolArray, FloatArray, IntArray
+from evaluation.arrays import Ranking, TopicTable, _fit
 from evaluation.metrics._common import at, cutoff_or_depth, discount, novelty_decay, per_doc, relevant, safe_divide, scan
 from evaluation.metrics.base import Param, register
 
@@ -61,170 +61,111 @@ def novelty_gain(ranking: Ranking, alpha: float, graded: bool = False) -> np.nda
     return ranking.memo(("novelty", alpha, graded), build, shared=True)  # read by alpha#-IA
 
 
+# THE GREEDY IDEAL ===================================================================================
+#
+# docs/metrics.md#ideal-lists; its loop version is ``reference.greedy_ideal``. Three pieces:
+# ``greedy_ideal_gains`` (the entry point, cached per table), ``_candidate_groups`` (what each step
+# chooses among) and ``_greedy_search`` (the steps, all topics at once).
+
+
 def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: bool = False) -> FloatArray:
-    """Novelty gains ``n*(r)`` of ndeval's greedy ideal list, ``(T, length)`` (docs/metrics.md#ideal-lists).
+    """Novelty gains ``n*(r)`` of the greedy ideal list, ``(T, length)`` (docs/metrics.md#ideal-lists).
 
-    Each step takes the document maximising ``sum_i a_i J_i (1-alpha)^{c_i}`` (``a_i = 1`` when
-    the topic's weights are uniform, as in ndeval, else ``ŵ_i``), ties going to the greatest
-    docid; all topics advance together. The list only covers relevant documents: every later
-    (judged, nonrelevant) document has gain 0.
-
-    Documents with the same grades score the same at every step, so the search runs over such
-    groups, each offering its greatest remaining docid.
+    The list only covers relevant documents: every later (judged, nonrelevant) document has gain 0.
+    One search of at least :data:`GREEDY_MIN_STEPS` steps is cached per ``(alpha, graded)`` and
+    serves every shorter length.
     """
     key = ("greedy", alpha, graded)
-    N = max(int(table.n_rel_docs.max(initial=0)), 1)
-    cached = table._cache.get(key)
-    if cached is not None and cached.shape[1] >= min(length, N):
-        return _fit(cached, length)
-    steps = min(max(length, GREEDY_MIN_STEPS), N)  # one pass serves every cutoff and NRBP's tail
-    gains = np.zeros((table.n_topics, max(length, steps, 1)))
-    powers = (1.0 - alpha) ** np.arange(steps + 1, dtype=np.float64)  # (1 - alpha)^c, c = 0..steps
-    single = np.flatnonzero(table.n_rel_intents == 1)
-    gains[single, :steps] = _single_intent_gains(table, single, powers[:steps], graded)
-    several = np.flatnonzero(table.n_rel_intents > 1)
-    if several.size and steps:
-        gains[several, :steps] = _greedy_search(table, several, powers, steps, graded)
-    table._cache[key] = gains[:, : max(steps, 1)]
+    longest = max(int(table.n_rel_docs.max(initial=0)), 1)  # no list has more relevant documents
+    gains = table._cache.get(key)
+    if gains is None or gains.shape[1] < min(length, longest):
+        gains = table._cache[key] = _greedy_search(table, alpha, graded, steps=min(max(length, GREEDY_MIN_STEPS), longest))
     return _fit(gains, length)
-
-
-def _single_intent_gains(table: TopicTable, topics: IntArray, powers: FloatArray, graded: bool) -> FloatArray:
-    """The greedy's gains on topics with one relevant intent ``i``: every relevant document is relevant to
-    ``i``, so the ``r``-th pick (the ``r``-th largest value) earns ``value * (1-alpha)^(r-1) * ŵ_i``
-    whatever the ties; ``(len(topics), len(powers))``."""
-    intent = np.argmax(table.rel[topics], axis=1)
-    chosen = np.zeros(table.n_topics, dtype=bool)
-    chosen[topics] = True
-    row = np.flatnonzero(chosen[table.topic_of_row[: table.n_docs]])
-    topic = table.topic_of_row[row]
-    at = np.zeros(table.n_topics, dtype=np.int64)
-    at[topics] = intent
-    grade = table.grades[row, at[topic]]
-    relevant = grade >= 1
-    row, topic, grade = row[relevant], topic[relevant], grade[relevant]
-    values = _relevance(grade, table.gmax[topic, at[topic]], graded)
-    where = np.zeros(table.n_topics, dtype=np.int64)
-    where[topics] = np.arange(topics.size)
-    ordered = _descending_by_group(values, where[topic], topics.size, powers.size)  # zero padded past the last document
-    return ordered * powers * table.W_hat[topics, intent][:, None]
-
-
-def _greedy_search(table: TopicTable, topics: IntArray, powers: FloatArray, steps: int, graded: bool) -> FloatArray:
-    """The greedy's gains ``(len(topics), steps)`` on ``topics``, all searched together step by step."""
-    groups = _candidate_groups(table, topics)
-    T, I = topics.size, table.n_intents
-    group_grades = groups.grades[topics]
-    values = _relevance(group_grades, table.gmax[topics][:, None, :], graded)  # (T, G, I)
-    G = groups.start.shape[1]
-    # (I + 1, T, G): the intents' values, then a row of offsets that keep exhausted groups from
-    # winning (0 or -inf, weight 1). The sum over the leading axis runs in intent order, as ndeval
-    # adds subtopic by subtopic, and the offset comes last (x + 0.0 == x).
-    terms = np.zeros((I + 1, T, G))
-    terms[:I] = np.moveaxis(values, 2, 0)
-    coef = np.where(table.uniform_weights[topics, None], table.rel[topics].astype(np.float64), table.W_hat[topics])
-    # flat (T * G) views: a step touches one cell per topic, at ``rows + pick``
-    taken = groups.start[topics].ravel()
-    head = groups.members[taken]  # each group's next candidate (its greatest remaining docid rank)
-    member_offset = np.where(groups.members >= 0, 0.0, -np.inf)  # a group whose next member is its sentinel is exhausted
-    offset = terms[I].reshape(T * G)
-    offset[:] = member_offset[taken]
-    values_flat = values.reshape(T * G, -1)
-    hits_flat = (group_grades >= 1).reshape(T * G, -1)
-    # a topic has a live group as long as it has relevant documents left; once exhausted, its
-    # picks and counts no longer matter (their gains are masked)
-    live_at = table.n_rel_docs[topics][None, :] > np.arange(steps)[:, None]
-    counts = np.zeros((T, I), dtype=np.int64)
-    weight = np.ones((T, I + 1))  # coef * decay per intent, then 1 for the offsets
-    weight_by_intent = weight.T[:, :, None]  # a view: (I + 1, T, 1)
-    rows = np.arange(T) * G
-    product = np.empty_like(terms)
-    score = np.empty((T, G))
-    top = np.empty((T, 1))
-    head_2d = head.reshape(T, G)
-    decays, cells = [], []  # each step's decay and picked cell; gains follow in one pass
-    for step in range(steps):
-        decay = np.take(powers, counts)
-        np.multiply(coef, decay, out=weight[:, :I])
-        np.multiply(terms, weight_by_intent, out=product)
-        np.add.reduce(product, axis=0, out=score)
-        np.max(score, axis=1, keepdims=True, out=top)
-        cell = rows + np.argmax(np.where(score == top, head_2d, -1), axis=1)
-        before = np.take(taken, cell)
-        decays.append(decay)
-        cells.append(cell)
-        counts += np.take(hits_flat, cell, axis=0)
-        moved = before + live_at[step]
-        taken[cell] = moved
-        head[cell] = np.take(groups.members, moved)
-        offset[cell] = np.take(member_offset, moved)
-    # n*(r) = sum_i values_i decay_i ŵ_i at the pick, over the intent axis (last, as per step)
-    picked = (values_flat[np.stack(cells)] * np.stack(decays) * table.W_hat[topics]).sum(axis=2)  # (steps, T, I) -> (steps, T)
-    return np.where(live_at, picked, 0.0).T
 
 
 @dataclass(frozen=True)
 class _Groups:
-    """Relevant documents of every topic grouped by their grade vector (the greedy's candidates).
+    """The relevant documents of every topic, grouped by what the search reads of them (``G`` groups a
+    topic): their ``J_i`` vector, or their grade vector when graded.
 
-    ``grades[t, g]`` is group ``g``'s grade vector; its documents are ``members[start[t, g]:end[t, g]]``,
-    as docid ranks (string order), descending, followed by a sentinel ``-1`` at ``end[t, g]`` (empty
-    groups: ``start == end``).
+    Documents of a group score the same at every step, and a tie goes to the greatest docid, so a
+    step only compares each group's greatest remaining docid: its *head*.
     """
 
-    grades: np.ndarray
-    members: IntArray
-    start: IntArray
-    end: IntArray
+    values: FloatArray  # (T, G, I): each group's v_i (J_i, or g_i/G_i when graded); 0 for padding groups
+    hits: BoolArray  # (T, G, I): each group's J_i, what a pick adds to the counts c_i
+    members: IntArray  # each group's documents as docid ranks (string order), greatest first, then -1
+    start: IntArray  # (T, G): where each group's documents begin in ``members`` (padding groups: at a -1)
 
 
-def _candidate_groups(table: TopicTable, topics: IntArray) -> _Groups:
-    """The groups of ``topics`` (every other topic gets none)."""
-    chosen = np.zeros(table.n_topics, dtype=bool)
-    chosen[topics] = True
-    relevant = np.flatnonzero((table.grades[: table.n_docs] >= 1).any(axis=1) & chosen[table.topic_of_row[: table.n_docs]])
-    topic = table.topic_of_row[relevant]
-    rows = np.column_stack([topic, table.grades[relevant]])
-    low = int(rows[:, 1:].min(initial=0))
-    base = int(rows[:, 1:].max(initial=0)) - low + 1
-    if table.n_topics * base**table.n_intents < 2**62:  # (topic, grade vector) as one integer in the same order
-        code = topic.astype(np.int64)
-        for i in range(table.n_intents):
-            code = code * base + (rows[:, 1 + i] - low)
-        by_key = np.argsort(code, kind="stable")
-        ordered = code[by_key]
-        fresh = np.ones(relevant.size, dtype=bool)
-        fresh[1:] = ordered[1:] != ordered[:-1]
-    else:
-        by_key = np.lexsort(rows.T[::-1])  # topic, then the grade vector
-        fresh = np.ones(relevant.size, dtype=bool)
-        fresh[1:] = (np.diff(rows[by_key], axis=0) != 0).any(axis=1)
-    keys = rows[by_key][fresh]
-    group = np.empty(relevant.size, dtype=np.int64)
-    group[by_key] = np.cumsum(fresh) - 1
-    first = np.searchsorted(keys[:, 0], np.arange(table.n_topics))
-    local = group - first[topic]
+def _candidate_groups(table: TopicTable, graded: bool) -> _Groups:
+    """The :class:`_Groups` of every topic (a topic without relevant documents has padding groups only)."""
+    T, I = table.n_topics, table.n_intents
+    row = np.flatnonzero((table.grades[: table.n_docs] >= 1).any(axis=1))  # the relevant documents
+    topic = table.topic_of_row[row]
+    levels = table.grades[row] if graded else table.grades[row] >= 1  # all that s(d) reads of a document
+    names = table.docids[row].tolist()
+    descending = np.array(sorted(range(row.size), key=names.__getitem__, reverse=True), dtype=np.int64)
+    docid_rank = np.empty(row.size, dtype=np.int64)  # string order of the docids
+    docid_rank[descending] = np.arange(row.size)[::-1]
+    code = _row_codes(topic, levels)
+    order = descending[np.argsort(code[descending], kind="stable")]  # group by group, greatest docid first
+    code, topic, levels, docid_rank = code[order], topic[order], levels[order], docid_rank[order]
+    fresh = np.ones(row.size, dtype=bool)  # the document opens a group
+    fresh[1:] = code[1:] != code[:-1]
+    group = np.cumsum(fresh) - 1
+    local = group - group[np.searchsorted(topic, topic)]  # the group's number within its topic
     G = int(local.max(initial=0)) + 1
-    grades = np.zeros((table.n_topics, G, table.n_intents), dtype=table.grades.dtype)
-    grades[keys[:, 0], np.arange(len(keys)) - first[keys[:, 0]]] = keys[:, 1:]
-    names = table.docids[relevant].tolist()
-    docid_rank = np.empty(len(names), dtype=np.int64)  # string order of the docids (a topic's are distinct)
-    docid_rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
-    n = max(len(names), 1)
-    # by (topic, group), then docid descending: one integer key (distinct: a topic's docids are distinct)
-    if table.n_topics * G * n < 2**62:
-        packed = (topic * G + local) * n + (n - 1 - docid_rank)
-        order = np.argsort(packed)
-        cell = packed[order] // n
-    else:
-        order = np.lexsort((-docid_rank, local, topic))
-        cell = topic[order] * G + local[order]
-    cells = np.arange(table.n_topics * G)
-    end = np.searchsorted(cell, cells, side="right") + cells  # each cell's members, then its sentinel at ``end``
-    members = np.full(end[-1] + 1 if end.size else 0, -1, dtype=np.int64)
-    members[np.arange(cell.size) + cell] = docid_rank[order]
-    start = np.searchsorted(cell, cells) + cells
-    return _Groups(grades, members, start.reshape(table.n_topics, G), end.reshape(table.n_topics, G))
+    group_levels = np.zeros((T, G, I), dtype=table.grades.dtype)
+    group_levels[topic, local] = levels
+    # every group's members followed by one -1, groups in (topic, group) order: the j-th document
+    # lands at j + cell, after one -1 for each group before its own
+    cell = topic * G + local
+    members = np.full(row.size + T * G, -1, dtype=np.int64)
+    members[np.arange(row.size) + cell] = docid_rank
+    start = np.searchsorted(cell, np.arange(T * G)) + np.arange(T * G)
+    values = _relevance(group_levels, table.gmax[:, None, :], graded)
+    return _Groups(values, group_levels >= 1, members, start.reshape(T, G))
+
+
+def _row_codes(first: IntArray, rest: np.ndarray) -> IntArray:
+    """One integer per row of ``[first, rest]`` (non-negative integers), equal for equal rows and ordered like them."""
+    code = first.astype(np.int64)
+    for column in rest.T.astype(np.int64):
+        base = int(column.max(initial=0)) + 1
+        if int(code.max(initial=0)) >= 2**62 // base:  # renumber the codes so far before they would overflow
+            code = np.unique(code, return_inverse=True)[1].reshape(-1)
+        code = code * base + column
+    return code
+
+
+def _greedy_search(table: TopicTable, alpha: float, graded: bool, *, steps: int) -> FloatArray:
+    """The first ``steps`` gains ``n*(r)`` of the greedy ideal of every topic, ``(T, steps)``.
+
+    Each step places, in every topic, the document maximising ``s(d) = sum_i a_i v_i(d) (1-alpha)^{c_i}``
+    (``a_i = 1`` when the topic's weights over ``I+`` are equal, as in ndeval, else ``ŵ_i``), summed
+    intent by intent in intent order as ndeval does; ties go to the greatest docid. The placed
+    document earns ``n*(r) = sum_i v_i ŵ_i (1-alpha)^{c_i}`` (docs/metrics.md#cascade-metrics).
+    """
+    groups = _candidate_groups(table, graded)
+    topics = np.arange(table.n_topics)
+    powers = (1.0 - alpha) ** np.arange(steps + 1, dtype=np.float64)  # (1-alpha)^c for c = 0..steps
+    a = np.where(table.uniform_weights[:, None], table.rel.astype(np.float64), table.W_hat)  # (T, I)
+    values_by_intent = np.moveaxis(groups.values, 2, 0).copy()  # (I, T, G): summing over the first axis goes intent by intent
+    placed = table.n_rel_docs[:, None] > np.arange(steps)  # (T, steps): a relevant document is left to place
+    next_member = groups.start.copy()  # (T, G): each group's head in ``groups.members``
+    counts = np.zeros((table.n_topics, table.n_intents), dtype=np.int64)  # c_i
+    gains = np.zeros((table.n_topics, steps))
+    for step in range(steps):
+        decay = powers[counts]  # (1-alpha)^{c_i}, (T, I)
+        head = groups.members[next_member]  # -1: the group is used up
+        score = np.add.reduce(values_by_intent * (a * decay).T[:, :, None], axis=0)  # s(d) of every head, (T, G)
+        score[head < 0] = -np.inf
+        best = np.argmax(np.where(score == score.max(axis=1, keepdims=True), head, -1), axis=1)  # ties: greatest docid
+        gains[:, step] = (groups.values[topics, best] * decay * table.W_hat).sum(axis=1)
+        counts += groups.hits[topics, best]
+        next_member[topics, best] += placed[:, step]  # a topic with nothing left to place keeps its (ignored) pick
+    return np.where(placed, gains, 0.0)
 
 
 def _ideal_cumulative(ranking: Ranking, alpha: float, graded: bool, disc: str, k: int) -> FloatArray:

@@ -1,11 +1,16 @@
-"""Shared building blocks: ``scan`` is ``ufunc.accumulate`` bit for bit, in both of its strategies."""
+"""Shared building blocks: ``scan`` is ``ufunc.accumulate`` bit for bit, in both of its strategies; the greedy
+ideal's group key and its search on topics with many intents."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from evaluation import build_collection
+from evaluation.arrays import table_for
+from evaluation.metrics import reference as ref
 from evaluation.metrics._common import scan
+from evaluation.metrics.novelty import _row_codes, greedy_ideal_gains
 
 
 @pytest.mark.parametrize(
@@ -30,19 +35,35 @@ def test_exclusive_scan_is_the_shifted_accumulate(shape: tuple[int, ...], ufunc:
     np.testing.assert_array_equal(scan(ufunc, x, 0, exclusive=True), expected)
 
 
-@pytest.mark.parametrize("graded", [False, True])
-@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])
-def test_single_intent_greedy_gains_equal_the_search(alpha: float, graded: bool) -> None:
-    """Topics with one relevant intent skip the greedy search (closed form): same gains, bit for bit."""
-    from evaluation import load_collection
-    from evaluation.arrays import table_for
-    from evaluation.metrics.novelty import _greedy_search, _single_intent_gains
-    from tests.evaluation.golden import REFERENCE
+def test_row_codes_group_and_order_like_the_rows() -> None:
+    """The greedy's group key (docs/metrics.md#ideal-lists): equal codes exactly for equal rows, in the rows'
+    lexicographic order, also when 40 columns of grades 0-4 would overflow a packed integer (5^40 > 2^62)."""
+    rng = np.random.default_rng(11)
+    first = np.sort(rng.integers(0, 6, 3000))
+    rest = rng.integers(0, 5, (3000, 40)) * (rng.random((3000, 40)) < 0.1)  # sparse, so that rows repeat
+    rest[::7] = rest[3]  # and some rows repeat across topics
+    codes = _row_codes(first, rest)
+    rows = np.column_stack([first, rest])
+    by_row = np.lexsort(rows.T[::-1])
+    assert np.all(np.diff(codes[by_row]) >= 0)
+    same_row = (rows[by_row][1:] == rows[by_row][:-1]).all(axis=1)
+    np.testing.assert_array_equal(codes[by_row][1:] == codes[by_row][:-1], same_row)
+    assert same_row.sum() > 400
 
-    table = table_for(load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv", REFERENCE / "trec2014" / "intent_probs_din.tsv"))
-    single = np.flatnonzero(table.n_rel_intents == 1)
-    assert single.size > 5
-    steps = int(table.n_rel_docs[single].max()) + 3  # past the last relevant document too
-    powers = (1.0 - alpha) ** np.arange(steps + 1, dtype=np.float64)
-    closed = _single_intent_gains(table, single, powers[:steps], graded)
-    np.testing.assert_array_equal(closed, _greedy_search(table, single, powers, steps, graded))
+
+@pytest.mark.parametrize("graded", [False, True])
+def test_greedy_ideal_with_many_intents_equals_the_reference(graded: bool) -> None:
+    """Topics with 45 intents (the group key is renumbered while it is built): the greedy ideal's gains are the
+    reference's (``reference.greedy_ideal``; many first steps are ties, broken by docid)."""
+    rng = np.random.default_rng(5)
+    judgments = {
+        f"t{t}": {f"d{d}": {str(i): int(rng.integers(1, 5)) for i in rng.choice(45, size=3, replace=False)} for d in range(40)}
+        for t in range(3)
+    }
+    collection = build_collection(judgments)
+    table = table_for(collection)
+    gains = greedy_ideal_gains(table, 0.5, 40, graded)
+    for n, topic in enumerate(table.topic_ids):
+        t = ref.RefTopic.of(collection, topic)
+        expected = ref.novelty_gains(t, ref.greedy_ideal(t, 0.5, graded), 0.5, graded)
+        np.testing.assert_allclose(gains[n], expected, rtol=0, atol=1e-12)
