@@ -16,6 +16,7 @@ from django.urls import reverse
 from studyapp import models as m
 from studyapp.exceptions import InvalidStudyConfig
 from studyapp.forms import StaffLoginForm
+from studyapp.services.export import CONTENT_TYPES, download_name, export_bytes
 from studyapp.services.study_config import TEXT_RULES, parse_config, setting_problems
 from studyapp.services.study_design import create_study
 
@@ -29,6 +30,14 @@ EXAMPLE_CONFIG = {
     "annotators_per_presentation": 3,
     "items_per_annotator": 60,
 }
+
+
+def download(study: m.Study, fmt: str) -> HttpResponse:
+    """The study's default preference export in ``fmt`` as an attachment (services.export)."""
+    content, _ = export_bytes(study, fmt)
+    response = HttpResponse(content, content_type=CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{download_name(study, fmt)}"'
+    return response
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -184,6 +193,7 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ["name", "slug"]
     inlines = [StudyRunInline, StudyTopicInline]
     form = StudyChangeForm
+    actions = ["export_preferences_csv"]
     # Presentations were generated from these: changing them afterwards would misdescribe the data.
     design_fields = [
         "slug",
@@ -199,6 +209,14 @@ class StudyAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return self.design_fields if obj is not None else []
+
+    @admin.action(description="Export preferences (CSV)", permissions=["view"])
+    def export_preferences_csv(self, request: HttpRequest, queryset) -> HttpResponse | None:
+        """The default export of ``manage.py export_preferences`` as a download (one study at a time)."""
+        if queryset.count() != 1:
+            self.message_user(request, "Select exactly one study to export its preferences.", messages.WARNING)
+            return None
+        return download(queryset.get(), "csv")
 
     def add_view(self, request: HttpRequest, form_url: str = "", extra_context=None) -> HttpResponse:
         if not self.has_add_permission(request):
