@@ -28,6 +28,7 @@ from studyapp.models import Annotator, Study
 from studyapp.services import assignment as engine
 from studyapp.services import flow, sessions
 from studyapp.services.answers import record_answer
+from studyapp.services.completion import completion_for, screenout_link
 from studyapp.services.item_page import item_page
 from studyapp.services.onboarding import COMPREHENSION, COMPREHENSION_ATTEMPTS, PRACTICE_NEEDS, PRACTICE_QUERY
 from studyapp.services.sequence import Sequence
@@ -97,11 +98,22 @@ def _message(request: HttpRequest, study: Study | None, kind: str, *, status: in
     }
     title, paragraphs = pages[kind]
     context = {"study": study, "kind": kind, "title": title, "paragraphs": paragraphs, **extra}
-    if kind == "full" and code and study.redirect_url:
-        context["link"] = (study.redirect_url.replace("{code}", code), "Return to your platform")
+    link = screenout_link(study, _arrived_from(request, study)) if kind == "full" else ""
+    if link:  # Prolific's redirect for a Prolific participant only (an MTurk worker returns the HIT on MTurk)
+        context["link"] = (link, "Return to Prolific")
     if kind in ("full", "closed", "paused"):
         context["code"] = code if kind == "full" else ""
     return render(request, "studyapp/annotator/message.html", context, status=status)
+
+
+def _arrived_from(request: HttpRequest, study: Study) -> str:
+    """The platform of whoever asks: the link's parameters, else the session's annotator or pending newcomer."""
+    form = ArrivalForm(request.GET)
+    if form.is_valid() and form.arrival().external_id:
+        return form.arrival().platform
+    annotator = sessions.session_annotator(request, study)
+    arrival = sessions.pending(request, study)
+    return annotator.platform if annotator is not None else arrival.platform if arrival is not None else Annotator.Platform.ANONYMOUS
 
 
 def _to_step(request: HttpRequest, study: Study, step: str) -> HttpResponse:
@@ -456,20 +468,15 @@ def heartbeat(request: HttpRequest, study: Study) -> HttpResponse:
 @require_http_methods(["GET", "HEAD"])
 @annotator_at(flow.DONE)
 def done(request: HttpRequest, study: Study, annotator: Annotator) -> HttpResponse:
-    """The completion code and/or redirect: only reachable once every item is answered."""
-    ids = annotator.external_ids or {}
-    mturk = None
-    if annotator.platform == Annotator.Platform.MTURK and ids.get("turkSubmitTo") and ids.get("assignmentId"):
-        mturk = {"action": ids["turkSubmitTo"] + "/mturk/externalSubmit", "assignment_id": ids["assignmentId"]}
+    """The completion page, only reachable once every item is answered: each platform's own way out
+    (``services.completion``: the MTurk submit, the Prolific redirect, or the code)."""
     return render(
         request,
         "studyapp/annotator/done.html",
         {
             "study": study,
             "annotator": annotator,
-            "code": study.completion_code,
-            "redirect_url": study.completion_redirect(),
+            "completion": completion_for(annotator),
             "redirect_seconds": settings.STUDYAPP_REDIRECT_SECONDS,
-            "mturk": mturk,
         },
     )

@@ -3,26 +3,31 @@
 from __future__ import annotations
 
 import json
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from playwright.sync_api import BrowserContext, Page, Route, expect
 
 from studyapp.models import Annotator, Preference
 
 PROLIFIC = "https://app.prolific.com/"
+MTURK_SANDBOX = "https://workersandbox.mturk.com"
 DESKTOP = {"width": 1280, "height": 900}
 
 
 class Participant:
     """One browser context (its own cookies and storage) of one participant, plus what it saw.
 
-    Every request leaving the live server is answered here: the Prolific completion URL by a stub
-    page, anything else is aborted and remembered in ``external`` (the pages must be self-contained).
+    Every request leaving the live server is answered here: the Prolific completion URL and MTurk's
+    sandbox by stub pages (what is posted to MTurk is kept in ``mturk_posts``), anything else is
+    aborted and remembered in ``external`` (the pages must be self-contained). ``visited`` lists every
+    URL the browser asked for.
     """
 
     def __init__(self, browser, server: str, **context_options) -> None:
         self.server = server
         self.external: list[str] = []
+        self.visited: list[str] = []
+        self.mturk_posts: list[str] = []
         self.context: BrowserContext = browser.new_context(**{"viewport": DESKTOP, **context_options})
         self.context.route("**/*", self._route)
         self.page: Page = self.context.new_page()
@@ -32,10 +37,14 @@ class Participant:
 
     def _route(self, route: Route) -> None:
         url = route.request.url
+        self.visited.append(url)
         if url.startswith(self.server):
             route.continue_()
         elif url.startswith(PROLIFIC):
             route.fulfill(status=200, content_type="text/html", body="<!doctype html><title>Prolific</title><h1>Prolific stub</h1>")
+        elif url.startswith(MTURK_SANDBOX):
+            self.mturk_posts.append(route.request.post_data or "")
+            route.fulfill(status=200, content_type="text/html", body="<!doctype html><title>MTurk</title><h1>MTurk stub</h1>")
         else:
             self.external.append(url)
             route.abort()
@@ -55,14 +64,16 @@ class Participant:
 
     # -- the onboarding ---------------------------------------------------------------------------
 
-    def arrive(self, slug: str, pid: str | None = None) -> None:
-        query = f"?PROLIFIC_PID={pid}&STUDY_ID=e2e&SESSION_ID=s-{pid}" if pid else ""
-        self.page.goto(f"{self.server}/s/{slug}/{query}")
+    def arrive(self, slug: str, pid: str | None = None, *, query: dict[str, str] | None = None) -> None:
+        """Open the study link: as Prolific participant ``pid``, with the link parameters ``query``
+        (e.g. MTurk's), or with neither as an anonymous participant."""
+        params = {"PROLIFIC_PID": pid, "STUDY_ID": "e2e", "SESSION_ID": f"s-{pid}"} if pid else query or {}
+        self.page.goto(f"{self.server}/s/{slug}/" + (f"?{urlencode(params)}" if params else ""))
 
-    def onboard(self, slug: str, pid: str | None = None) -> None:
+    def onboard(self, slug: str, pid: str | None = None, *, query: dict[str, str] | None = None) -> None:
         """Arrive, consent, read the instructions, do the practice item, pass the check; ends on item 1."""
         page = self.page
-        self.arrive(slug, pid)
+        self.arrive(slug, pid, query=query)
         expect(page.locator("[data-page=consent]")).to_be_visible()
         page.get_by_label("I have read the information above and agree to take part.").check()
         page.get_by_role("button", name="I agree, start").click()

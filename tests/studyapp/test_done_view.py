@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from django.test import Client
+
 from studyapp.models import Annotator, Study
 from tests.studyapp.annotator_base import RIGHT_ANSWERS, AnnotatorTestCase
+
+PROLIFIC = "https://app.prolific.com/submissions/complete?cc={code}"
 
 
 class DoneTestCase(AnnotatorTestCase):
@@ -22,7 +26,7 @@ class DoneTestCase(AnnotatorTestCase):
         self.assertNotContains(response, 'http-equiv="refresh"')
 
     def test_a_prolific_study_redirects_with_the_code(self) -> None:
-        Study.objects.filter(pk=self.study.pk).update(redirect_url="https://app.prolific.com/submissions/complete?cc={code}")
+        Study.objects.filter(pk=self.study.pk).update(redirect_url=PROLIFIC)
         self.answer_everything(self.client)
         response = self.client.get(self.url("study_done"))
         target = "https://app.prolific.com/submissions/complete?cc=TOYDONE"
@@ -30,17 +34,48 @@ class DoneTestCase(AnnotatorTestCase):
         self.assertContains(response, f'href="{target}"')
         self.assertContains(response, "Return to Prolific now")
 
-    def test_mturk_workers_get_the_submit_form(self) -> None:
+    def finish(self, **params: str) -> Client:
+        """A newcomer arriving with the link ``params`` goes through the whole study; their client."""
         client = self.fresh_client()
-        client.get(self.entry(workerId="W1", assignmentId="ASG1", hitId="H1", turkSubmitTo="https://www.mturk.com"))
+        client.get(self.entry(**params))
         client.post(self.url("study_consent"), {"agree": "on", "version": "1"})
         client.post(self.url("study_instructions"))
         client.post(self.url("study_practice"), {"value": 0})
         client.post(self.url("study_comprehension"), RIGHT_ANSWERS)
         self.answer_everything(client)
+        return client
+
+    def test_mturk_workers_get_the_submit_form_only_even_in_a_prolific_study(self) -> None:
+        Study.objects.filter(pk=self.study.pk).update(redirect_url=PROLIFIC)
+        client = self.finish(workerId="W1", assignmentId="ASG1", hitId="H1", turkSubmitTo="https://www.mturk.com")
         response = client.get(self.url("study_done"))
         self.assertContains(response, 'action="https://www.mturk.com/mturk/externalSubmit"')
         self.assertContains(response, 'name="assignmentId" value="ASG1"')
+        self.assertContains(response, 'name="completionCode" value="TOYDONE"')
+        self.assertContains(response, "<button", count=1)
+        for absent in ("prolific", 'http-equiv="refresh"', "<a "):
+            self.assertNotContains(response, absent)
+
+    def test_an_mturk_worker_without_the_submit_parameters_gets_the_code_for_mturk(self) -> None:
+        Study.objects.filter(pk=self.study.pk).update(redirect_url=PROLIFIC)
+        response = self.finish(workerId="W2").get(self.url("study_done"))
+        self.assertContains(response, "TOYDONE")
+        self.assertContains(response, "Please enter this code on MTurk")
+        self.assertNotContains(response, "prolific")
+        self.assertNotContains(response, "<form")
+
+    def test_an_anonymous_participant_sees_the_code_and_is_not_sent_to_prolific(self) -> None:
+        Study.objects.filter(pk=self.study.pk).update(redirect_url=PROLIFIC)
+        response = self.finish().get(self.url("study_done"))
+        self.assertContains(response, 'id="completion-code">TOYDONE<')
+        self.assertContains(response, "Please keep this code")
+        self.assertNotContains(response, "prolific")
+        self.assertNotContains(response, 'http-equiv="refresh"')
+
+    def test_a_prolific_participant_without_a_redirect_url_gets_the_code_for_prolific(self) -> None:
+        self.answer_everything(self.client)
+        response = self.client.get(self.url("study_done"))
+        self.assertContains(response, "Please enter this code on Prolific")
 
     def test_a_finished_annotator_keeps_the_code_when_the_study_closes(self) -> None:
         self.answer_everything(self.client)

@@ -78,6 +78,19 @@ class StudyEntryTestCase(AnnotatorTestCase):
         self.assertContains(response, "TOYFULL")
         self.assertEqual(Annotator.objects.count(), before)
 
+    def test_only_a_prolific_newcomer_of_a_full_study_is_sent_to_prolific(self) -> None:
+        Study.objects.filter(pk=self.study.pk).update(redirect_url="https://app.prolific.com/submissions/complete?cc={code}")
+        for name in ("carol", "dave", "erin", "frank"):
+            self.consent(self.fresh_client(), name)
+        link = 'href="https://app.prolific.com/submissions/complete?cc=TOYFULL"'
+        self.assertContains(self.fresh_client().get(self.entry(PROLIFIC_PID="grace")), link)
+        for params in ({"workerId": "W9", "assignmentId": "A9", "hitId": "H9"}, {}):
+            with self.subTest(params=params):
+                response = self.fresh_client().get(self.entry(**params))
+                self.assertContains(response, "This study is full")
+                self.assertContains(response, "TOYFULL")
+                self.assertNotContains(response, "prolific")
+
     def test_closed_and_paused_studies_take_no_newcomers(self) -> None:
         for status, text in ((Study.Status.CLOSED, "This study is closed"), (Study.Status.PAUSED, "This study is paused")):
             with self.subTest(status=status):
