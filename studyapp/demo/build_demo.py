@@ -22,12 +22,22 @@ import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 from xml.sax.saxutils import escape, quoteattr
 
 HERE = Path(__file__).resolve().parent
 SEED = 20261122
 DEPTH = 20
 RUNS = ("demo-relevance", "demo-diversity", "demo-mixed", "demo-weak", "demo-random")
+# The invented pages link to reserved domains only (RFC 2606, section 2 and 3): nothing real is ever opened.
+RESERVED_TLDS = (".example", ".test", ".invalid")
+RESERVED_DOMAINS = ("example.com", "example.net", "example.org")
+
+
+def reserved_url(url: str) -> bool:
+    """Whether ``url``'s host is a reserved example domain (``*.example``, ``example.com``, ...) per RFC 2606."""
+    host = (urlsplit(url).hostname or "").lower()
+    return host.endswith(RESERVED_TLDS) or any(host == d or host.endswith("." + d) for d in RESERVED_DOMAINS)
 
 
 @dataclass
@@ -88,6 +98,8 @@ def parse(path: Path) -> list[Query]:
                 q.docs.append(Doc(docid, *parts))
             else:
                 raise ValueError(f"unknown line tag {tag!r}")
+            if tag != "S" and q.docs[-1].url and not reserved_url(q.docs[-1].url):
+                raise ValueError(f"{q.docs[-1].url!r} is not a reserved example domain (RFC 2606: *.example, example.com)")
         except (ValueError, TypeError, IndexError) as exc:
             raise SystemExit(f"{path}:{number}: {exc}") from None
     return queries

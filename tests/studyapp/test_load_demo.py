@@ -9,6 +9,7 @@ import json
 import tempfile
 from collections import Counter
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
@@ -87,6 +88,37 @@ class DemoDataTestCase(TestCase):
         self.assertEqual(set(grades), {0, 1, 2, 3, 4})
         for tid in self.collection.topics:
             self.assertEqual(self.collection.relevant_intents(tid), self.collection.topics[tid].intent_ids)
+
+    def test_every_document_links_to_a_reserved_example_domain(self) -> None:
+        docs = [json.loads(line) for line in (DEMO_DIR / "docs.jsonl").read_text().splitlines()]
+        hosts = {urlsplit(d["url"]).hostname for d in docs}
+        self.assertTrue(all(build_demo.reserved_url(d["url"]) for d in docs), sorted(hosts))
+        self.assertTrue(all(h.endswith(".example") for h in hosts), sorted(hosts))
+
+    def test_reserved_domains_follow_rfc_2606(self) -> None:
+        for url in (
+            "https://example.com/",
+            "http://www.example.org/a",
+            "https://shop.example/x",
+            "https://a.b.example.net",
+            "https://x.test",
+        ):
+            self.assertTrue(build_demo.reserved_url(url), url)
+        for url in ("https://www.jaguar.com/", "https://example.com.evil.org/", "https://myexample.com/", "https://example.co.uk/", ""):
+            self.assertFalse(build_demo.reserved_url(url), url)
+
+    def test_the_build_refuses_a_real_domain_with_file_and_line(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            content = Path(tmp) / "content.txt"
+            content.write_text(
+                "T 1 | q | d\nS inf 1.0 | need\nD 3 | A page | https://shop.example/a | s\nD 2 | Real | https://www.jaguar.com/ | s\n"
+            )
+            with self.assertRaises(SystemExit) as caught:
+                build_demo.parse(content)
+        self.assertEqual(
+            str(caught.exception),
+            f"{content}:4: 'https://www.jaguar.com/' is not a reserved example domain (RFC 2606: *.example, example.com)",
+        )
 
     def _mean(self, run: str, cutoff: int, what: str) -> float:
         values = []
