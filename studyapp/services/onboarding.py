@@ -153,3 +153,14 @@ COMPREHENSION_ATTEMPTS = 2  # Prolific's rule: two attempts, then the participan
 def wrong_answers(answers: dict[str, str]) -> list[str]:
     """The keys of the comprehension questions answered wrongly (or not at all)."""
     return [q.key for q in COMPREHENSION if answers.get(q.key) != q.correct]
+
+
+def failed_attempt_notice(wrong: list[str], attempts_left: int) -> str:
+    """What a participant is told after a failed attempt: which questions (by number) were not right."""
+    numbers = [str(n) for n, q in enumerate(COMPREHENSION, start=1) if q.key in wrong]
+    if len(numbers) == 1:
+        which = f"Your answer to question {numbers[0]} was"
+    else:
+        which = f"Your answers to questions {', '.join(numbers[:-1])} and {numbers[-1]} were"
+    attempts = f"{attempts_left} attempt{'' if attempts_left == 1 else 's'} left"
+    return f"{which} not right (marked below); your other answers are kept. Please read the summary and choose again ({attempts})."

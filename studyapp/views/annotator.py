@@ -30,7 +30,7 @@ from studyapp.services import flow, sessions
 from studyapp.services.answers import record_answer
 from studyapp.services.completion import completion_for, screenout_link
 from studyapp.services.item_page import item_page
-from studyapp.services.onboarding import COMPREHENSION, COMPREHENSION_ATTEMPTS, PRACTICE_NEEDS, PRACTICE_QUERY
+from studyapp.services.onboarding import COMPREHENSION_ATTEMPTS, PRACTICE_NEEDS, PRACTICE_QUERY, failed_attempt_notice
 from studyapp.services.sequence import Sequence
 from studyapp.views.site import wants_json
 
@@ -313,6 +313,7 @@ def practice(request: HttpRequest, study: Study, annotator: Annotator) -> HttpRe
 def comprehension(request: HttpRequest, study: Study, annotator: Annotator) -> HttpResponse:
     """A few questions on the instructions; two attempts, then the annotator is screened out."""
     notice = ""
+    wrong: list[str] = []
     status = 200
     if request.method == "POST":
         form = ComprehensionForm(request.POST)
@@ -321,12 +322,9 @@ def comprehension(request: HttpRequest, study: Study, annotator: Annotator) -> H
             if result.passed or result.attempts_left == 0:
                 step = flow.next_step(annotator)
                 return _to_step(request, study, step)
-            wrong = len(result.wrong)
-            notice = (
-                f"{wrong} of your {len(COMPREHENSION)} answers {'was' if wrong == 1 else 'were'} not right. Please read the summary "
-                f"below and try once more ({result.attempts_left} attempt left)."
-            )
-            form = ComprehensionForm()
+            wrong = result.wrong
+            notice = failed_attempt_notice(wrong, result.attempts_left)
+            form = ComprehensionForm(initial={k: v for k, v in form.cleaned_data.items() if k not in wrong})  # the right ones stay
         else:
             status = 400
     else:
@@ -340,6 +338,7 @@ def comprehension(request: HttpRequest, study: Study, annotator: Annotator) -> H
         annotator,
         form=form,
         notice=notice,
+        wrong=wrong,
         attempt=attempt,
         attempts=COMPREHENSION_ATTEMPTS,
         status=status,

@@ -12,6 +12,11 @@ from studyapp.models import Annotator, Preference
 PROLIFIC = "https://app.prolific.com/"
 MTURK_SANDBOX = "https://workersandbox.mturk.com"
 DESKTOP = {"width": 1280, "height": 900}
+CHECK_ANSWERS = [
+    "Two lists of search results for the same query",
+    "Left much better",
+    "When you see no real difference between the two lists",
+]
 
 
 class Participant:
@@ -70,8 +75,10 @@ class Participant:
         params = {"PROLIFIC_PID": pid, "STUDY_ID": "e2e", "SESSION_ID": f"s-{pid}"} if pid else query or {}
         self.page.goto(f"{self.server}/s/{slug}/" + (f"?{urlencode(params)}" if params else ""))
 
-    def onboard(self, slug: str, pid: str | None = None, *, query: dict[str, str] | None = None) -> None:
-        """Arrive, consent, read the instructions, do the practice item, pass the check; ends on item 1."""
+    def onboard(self, slug: str, pid: str | None = None, *, query: dict[str, str] | None = None, check: list[str] | None = None) -> None:
+        """Arrive, consent, read the instructions, do the practice item, pass the check; ends on item 1.
+
+        With ``check`` (other answers to the comprehension questions) it ends on the page after that attempt."""
         page = self.page
         self.arrive(slug, pid, query=query)
         expect(page.locator("[data-page=consent]")).to_be_visible()
@@ -84,11 +91,15 @@ class Participant:
         page.get_by_role("button", name="Submit answer").click()
         expect(page.locator("[data-page=practice-feedback]")).to_be_visible()
         page.get_by_role("link", name="Continue").click()
-        page.get_by_label("Two lists of search results for the same query").check()
-        page.get_by_label("Left much better").check()
-        page.get_by_label("When you see no real difference between the two lists").check()
-        page.get_by_role("button", name="Check my answers").click()
-        page.wait_for_url("**/item/*/")
+        self.answer_check(check or CHECK_ANSWERS)
+        if check is None:
+            page.wait_for_url("**/item/*/")
+
+    def answer_check(self, answers: list[str]) -> None:
+        """Choose these answers (by label) to the comprehension questions and submit."""
+        for label in answers:
+            self.page.get_by_label(label, exact=True).check()
+        self.page.get_by_role("button", name="Check my answers").click()
 
     # -- items ------------------------------------------------------------------------------------
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from studyapp.models import Annotator
 from studyapp.services import assignment as engine
 from tests.studyapp.annotator_base import RIGHT_ANSWERS, WRONG_ANSWERS, AnnotatorTestCase
@@ -32,13 +34,23 @@ class ComprehensionTestCase(AnnotatorTestCase):
 
     def test_a_failed_first_attempt_gets_a_second_one(self) -> None:
         response = self.check({**RIGHT_ANSWERS, "answer": "same"})
-        self.assertContains(response, "1 of your 3 answers was not right")
+        self.assertContains(response, "Your answer to question 2 was not right (marked below); your other answers are kept.")
+        self.assertContains(response, "(1 attempt left)")
         self.assertContains(response, "Summary of the instructions")
         self.assertContains(response, "Attempt 2 of 2")
-        self.assertNotContains(response, "checked")
+        html = response.content.decode()
+        self.assertEqual(re.findall(r'value="(\w+)"[^>]*checked', html), ["lists", "equal"])  # the right answers stay chosen
+        self.assertEqual(re.findall(r'data-question="(\w+)"[^>]*aria-describedby', html), ["answer"])  # the wrong one is marked
+        self.assertContains(response, "This answer was not right. Please choose again.", count=1)
         self.assertRedirects(self.check(RIGHT_ANSWERS), self.url("study_next_item"), fetch_redirect_response=False)
         self.carol.refresh_from_db()
         self.assertEqual((self.carol.comprehension_attempts, self.carol.status), (2, Annotator.Status.ACTIVE))
+
+    def test_every_wrong_answer_is_named_and_cleared(self) -> None:
+        response = self.check(WRONG_ANSWERS)
+        self.assertContains(response, "Your answers to questions 1, 2 and 3 were not right")
+        self.assertNotContains(response, "checked")
+        self.assertContains(response, "This answer was not right. Please choose again.", count=3)
 
     def test_failing_twice_screens_out_and_frees_the_items(self) -> None:
         room = engine.capacity(self.study).open_slots
