@@ -49,7 +49,22 @@ class ArrivalForm(forms.Form):
         if submit_to and submit_to not in MTURK_SUBMIT_HOSTS:
             self.add_error("turkSubmitTo", "not an MTurk address")
         data["turkSubmitTo"] = submit_to
+        # A platform's parameter without the participant's id (e.g. ``PROLIFIC_PID=`` when the platform did
+        # not fill it in) is a broken link, never an anonymous participant.
+        if any(key in self.data for key in PROLIFIC_KEYS) and not data.get("PROLIFIC_PID"):
+            self.add_error("PROLIFIC_PID", "missing or empty")
+        preview = data.get("assignmentId") == MTURK_PREVIEW
+        if not preview and any(key in self.data for key in MTURK_KEYS) and not data.get("workerId"):
+            self.add_error("workerId", "missing or empty")
         return data
+
+    def problem(self) -> str:
+        """What is wrong with the link, in words a participant understands (for the "not valid" page)."""
+        if "PROLIFIC_PID" in self.errors and not self.data.get("PROLIFIC_PID"):
+            return "The link has no Prolific participant id (PROLIFIC_PID is empty), so we cannot tell who you are."
+        if "workerId" in self.errors and not self.data.get("workerId"):
+            return "The link has no MTurk worker id (workerId is empty), so we cannot tell who you are."
+        return "The study link has parameters we cannot read."
 
     def arrival(self) -> Arrival:
         data = self.cleaned_data

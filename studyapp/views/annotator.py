@@ -65,7 +65,10 @@ def _message(request: HttpRequest, study: Study | None, kind: str, *, status: in
     code = study.screenout_code if study is not None else ""
     pages = {
         "unknown": ("Study not found", ["We could not find this study. Please check the link you were given."]),
-        "bad_link": ("This link is not valid", ["The study link has parameters we cannot read. Please open it again from your platform."]),
+        "bad_link": (
+            "This link is not valid",
+            [extra.pop("problem", "The study link has parameters we cannot read."), "Please open the study again from your platform."],
+        ),
         "closed": ("This study is closed", ["Thank you for your interest. This study has ended and takes no more answers."]),
         "paused": ("This study is paused", ["It takes no new participants at the moment. Please try again later."]),
         "full": (
@@ -198,7 +201,7 @@ def study_entry(request: HttpRequest, study: Study) -> HttpResponse:
     """``/s/<slug>/?PROLIFIC_PID=...`` (or MTurk ids, or none): resume, preview, or start with consent."""
     form = ArrivalForm(request.GET)
     if not form.is_valid():
-        return _message(request, study, "bad_link", status=400)
+        return _message(request, study, "bad_link", status=400, problem=form.problem())
     arrival = form.arrival()
     if arrival.preview:
         return render(request, "studyapp/annotator/preview.html", {"study": study})

@@ -119,6 +119,27 @@ class StudyEntryTestCase(AnnotatorTestCase):
         response = self.fresh_client().get(self.entry(workerId="W1", assignmentId="A1", turkSubmitTo="https://evil.example"))
         self.assertContains(response, "This link is not valid", status_code=400)
 
+    def test_an_empty_platform_id_is_a_bad_link_not_an_anonymous_participant(self) -> None:
+        cases = [
+            ("PROLIFIC_PID=&STUDY_ID=s1&SESSION_ID=x1", "no Prolific participant id (PROLIFIC_PID is empty)"),
+            ("PROLIFIC_PID=", "no Prolific participant id"),
+            ("STUDY_ID=s1&SESSION_ID=x1", "no Prolific participant id"),
+            ("workerId=&assignmentId=A1&hitId=H1&turkSubmitTo=https://www.mturk.com", "no MTurk worker id (workerId is empty)"),
+        ]
+        before = Annotator.objects.count()
+        for query, problem in cases:
+            with self.subTest(query=query):
+                client = self.fresh_client()
+                response = client.get(self.url("study_entry") + "?" + query)
+                self.assertContains(response, "This link is not valid", status_code=400)
+                self.assertContains(response, problem, status_code=400)
+                self.assertContains(response, "Please open the study again from your platform.", status_code=400)
+                self.assertRedirects(client.get(self.url("study_consent")), self.url("study_entry"), fetch_redirect_response=False)
+        self.assertEqual(Annotator.objects.count(), before)
+        # the MTurk preview has no worker id, and a link without any platform parameter stays anonymous
+        self.assertContains(self.fresh_client().get(self.entry(assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", hitId="H1")), "preview")
+        self.assertRedirects(self.fresh_client().get(self.entry()), self.url("study_consent"), fetch_redirect_response=False)
+
     def test_a_finished_annotator_returning_sees_the_completion_page(self) -> None:
         self.answer_everything(self.client)
         response = self.fresh_client().get(self.entry(PROLIFIC_PID="alice"))
