@@ -16,7 +16,7 @@ venv: $(BIN)/python
 
 run: venv
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT)
 	@echo "Open http://$(HOST):$(PORT)/ (annotator link and staff login above)"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 

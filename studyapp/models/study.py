@@ -53,7 +53,9 @@ class Study(models.Model):
     Levels = StudyLevels
 
     name = models.CharField(max_length=100, unique=True)
-    slug = models.SlugField(max_length=100, unique=True, help_text="annotators arrive at /s/<slug>/")
+    slug = models.SlugField(
+        max_length=100, unique=True, help_text="part of the annotators' address: /s/demo-study/ for the slug demo-study"
+    )
     collection = models.ForeignKey(Collection, models.PROTECT, related_name="studies")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
 

@@ -108,6 +108,13 @@ class AdminTestCase(BaseTestCase):
         self.assertNotContains(response, 'name="depth"')
         self.assertContains(response, 'name="status"')
 
+    def test_the_slug_help_text_survives_the_admin_html(self) -> None:
+        response = self.client.get(reverse("admin:studyapp_study_change", args=[self.study.pk]))
+        self.assertContains(
+            response, "<div>part of the annotators' address: /s/demo-study/ for the slug demo-study</div>"
+        )  # admin help is HTML
+        self.assertNotContains(response, "/s//")
+
     def test_the_home_page_links_the_demo_study_and_the_admin(self) -> None:
         self.client.logout()
         response = self.client.get(reverse("home"))

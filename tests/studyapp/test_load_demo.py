@@ -6,13 +6,15 @@ from __future__ import annotations
 import filecmp
 import io
 import json
+import os
 import tempfile
 from collections import Counter
 from pathlib import Path
+from unittest import mock
 from urllib.parse import urlsplit
 
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import TestCase
 
 from evaluation.io.runs import read_run
@@ -24,16 +26,22 @@ from tests.studyapp.test_import_collection import snapshot
 
 
 class LoadDemoTestCase(TestCase):
-    def load(self, *args: str) -> str:
+    def load(self, *args: str, port: str | None = None) -> str:
+        """Run the command (with ``PORT`` set to ``port`` in the environment, or unset)."""
         out = io.StringIO()
-        call_command("load_demo", *args, stdout=out)
+        environ = {k: v for k, v in os.environ.items() if k != "PORT"} | ({"PORT": port} if port else {})
+        with mock.patch.dict(os.environ, environ, clear=True):
+            call_command("load_demo", *args, stdout=out)
         return out.getvalue()
 
     def test_it_loads_the_demo_and_prints_the_links(self) -> None:
         out = self.load()
         study = Study.objects.get(name="Demo study")
-        self.assertIn("Annotator link: /s/demo-study/", out)
-        self.assertIn("Staff login: /admin/  user 'staff'  password '", out)
+        self.assertIn(
+            "Annotator link: http://127.0.0.1:8000/s/demo-study/  (a Prolific participant: http://127.0.0.1:8000/s/demo-study/?PROLIFIC_PID=test1&",
+            out,
+        )
+        self.assertIn("Staff login: http://127.0.0.1:8000/admin/  user 'staff'  password '", out)
         password = out.split("password '")[1].split("'")[0]
         self.assertTrue(self.client.login(username="staff", password=password))
         self.assertEqual(Presentation.objects.filter(study=study, kind="pair").count(), 10 * 12 * 4)
@@ -49,7 +57,18 @@ class LoadDemoTestCase(TestCase):
         self.assertEqual(get_user_model().objects.count(), users)
         self.assertIn("Demo collection: already loaded.", out)
         self.assertIn("password unchanged", out)
-        self.assertIn("Annotator link: /s/demo-study/", out)
+        self.assertIn("Annotator link: http://127.0.0.1:8000/s/demo-study/", out)
+
+    def test_the_links_follow_the_port_or_the_base_url(self) -> None:
+        self.assertIn("Annotator link: http://127.0.0.1:8123/s/demo-study/ ", self.load(port="8123"))
+        out = self.load("--base-url", "https://study.example.org/", port="8123")
+        self.assertIn("Annotator link: https://study.example.org/s/demo-study/ ", out)
+        self.assertIn("Staff login: https://study.example.org/admin/", out)
+
+    def test_a_base_url_without_a_scheme_is_refused_before_anything_is_loaded(self) -> None:
+        with self.assertRaisesMessage(CommandError, "--base-url must start with http:// or https://, got 'localhost:8000'"):
+            self.load("--base-url", "localhost:8000")
+        self.assertFalse(Collection.objects.exists())
 
     def test_a_given_staff_password_is_set(self) -> None:
         self.load()

@@ -19,8 +19,16 @@ class Command(BaseCommand):
             default=os.environ.get("DEMO_STAFF_PASSWORD") or None,
             help="set this password for the staff user (default: $DEMO_STAFF_PASSWORD, else a random one on creation)",
         )
+        parser.add_argument(
+            "--base-url",
+            default=f"http://127.0.0.1:{os.environ.get('PORT') or 8000}",
+            help="where the server runs, for the printed links (default: http://127.0.0.1:$PORT, PORT defaulting to 8000)",
+        )
 
     def handle(self, *args, **opts) -> None:
+        base = opts["base_url"].rstrip("/")
+        if not base.startswith(("http://", "https://")):
+            raise CommandError(f"--base-url must start with http:// or https://, got {opts['base_url']!r}")
         try:
             result = load_demo(staff_password=opts["staff_password"])
         except StudyError as exc:
@@ -29,15 +37,14 @@ class Command(BaseCommand):
             self.stdout.write(line)
         self.stdout.write(f"Demo collection: {'imported' if result.collection_created else 'already loaded'}.")
         self.stdout.write(f"Demo study: {result.study.name} ({'created' if result.study_created else 'already there'}).")
-        self.stdout.write(
-            f"Annotator link: /s/{result.study.slug}/  (e.g. http://127.0.0.1:8000/s/{result.study.slug}/?PROLIFIC_PID=test1)"
-        )
+        link = f"{base}/s/{result.study.slug}/"
+        self.stdout.write(f"Annotator link: {link}  (a Prolific participant: {link}?PROLIFIC_PID=test1&STUDY_ID=demo&SESSION_ID=s1)")
         if not result.staff_username:
             self.stdout.write("Staff login: none created (production settings); use `python manage.py createsuperuser`")
         elif result.staff_password:
-            self.stdout.write(f"Staff login: /admin/  user {result.staff_username!r}  password {result.staff_password!r}")
+            self.stdout.write(f"Staff login: {base}/admin/  user {result.staff_username!r}  password {result.staff_password!r}")
         else:
             self.stdout.write(
-                f"Staff login: /admin/  user {result.staff_username!r}  (password unchanged; set one with "
+                f"Staff login: {base}/admin/  user {result.staff_username!r}  (password unchanged; set one with "
                 f"`python manage.py changepassword {result.staff_username}` or `load_demo --staff-password ...`)"
             )
