@@ -12,13 +12,14 @@ from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.html import format_html
 
 from studyapp import models as m
 from studyapp.exceptions import InvalidStudyConfig
 from studyapp.forms import StaffLoginForm
-from studyapp.services.export import CONTENT_TYPES, download_name, export_bytes
 from studyapp.services.study_config import TEXT_RULES, parse_config, setting_problems
 from studyapp.services.study_design import create_study
+from studyapp.views.staff import download
 
 admin.site.login_form = StaffLoginForm  # sign-in throttled after repeated failures
 
@@ -30,14 +31,6 @@ EXAMPLE_CONFIG = {
     "annotators_per_presentation": 3,
     "items_per_annotator": 60,
 }
-
-
-def download(study: m.Study, fmt: str) -> HttpResponse:
-    """The study's default preference export in ``fmt`` as an attachment (services.export)."""
-    content, _ = export_bytes(study, fmt)
-    response = HttpResponse(content, content_type=CONTENT_TYPES[fmt])
-    response["Content-Disposition"] = f'attachment; filename="{download_name(study, fmt)}"'
-    return response
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -188,7 +181,17 @@ class StudyTopicInline(ReadOnlyInline):
 
 @admin.register(m.Study)
 class StudyAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "collection", "status", "levels", "annotators_per_presentation", "items_per_annotator", "created_at"]
+    list_display = [
+        "name",
+        "slug",
+        "collection",
+        "status",
+        "levels",
+        "annotators_per_presentation",
+        "items_per_annotator",
+        "created_at",
+        "dashboard",
+    ]
     list_filter = ["status", "levels", "collection"]
     search_fields = ["name", "slug"]
     inlines = [StudyRunInline, StudyTopicInline]
@@ -209,6 +212,10 @@ class StudyAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return self.design_fields if obj is not None else []
+
+    @admin.display(description="dashboard")
+    def dashboard(self, obj: m.Study) -> str:
+        return format_html('<a href="{}">progress, agreement, downloads</a>', reverse("staff_study", args=[obj.slug]))
 
     @admin.action(description="Export preferences (CSV)", permissions=["view"])
     def export_preferences_csv(self, request: HttpRequest, queryset) -> HttpResponse | None:

@@ -146,3 +146,9 @@ class StaffLoginForm(AdminAuthenticationForm):
             raise
         throttle.login_succeeded(username)
         return cleaned
+
+
+class AnnotatorSearchForm(forms.Form):
+    """The staff dashboard's annotator search: part of a platform id (Prolific PID, MTurk worker id)."""
+
+    q = forms.CharField(required=False, max_length=100, strip=True, label="Platform id contains")

@@ -1,22 +1,34 @@
-"""A study with answers: annotators arrive and answer every item with random values (export and dashboard tests)."""
+"""A study with answers: annotators arrive and answer every item (export, import and dashboard tests, the dashboard screenshot)."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from studyapp.models import Annotator, Study
+from studyapp.exceptions import StudyFull
+from studyapp.models import Annotator, Assignment, Study
 from studyapp.services import assignment as engine
 from studyapp.services.answers import record_answer
 
+Chooser = Callable[[Assignment, random.Random], int]
+VALUES = [-4, -3, -2, -1, 0, 0, 1, 2, 2, 3, 4]
 
-def answer_everything(annotator: Annotator, rng: random.Random, start: datetime, seconds: float = 12.0) -> datetime:
-    """Answer every item of ``annotator`` with a random value, ``seconds`` apart; returns the time after the last."""
+
+def random_value(item: Assignment, rng: random.Random) -> int:
+    return rng.choice(VALUES)
+
+
+def answer_everything(
+    annotator: Annotator, rng: random.Random, start: datetime, seconds: Callable[[random.Random], float] = lambda rng: 12.0,
+    choose: Chooser = random_value,
+) -> datetime:  # fmt: skip
+    """Answer every item of ``annotator`` (``choose`` gives the value as shown, ``seconds`` the time taken); returns the time after the last."""
     at = start
     while (item := engine.current_assignment(annotator, now=at, rng=rng)) is not None:
-        value = rng.choice([-4, -3, -2, -1, 0, 0, 1, 2, 2, 3, 4])
-        at += timedelta(seconds=seconds)
-        record_answer(item, value, client_ms=int(seconds * 1000), visible_ms=int(seconds * 900), first_interaction_ms=800, now=at)
+        took = seconds(rng)
+        at += timedelta(seconds=took)
+        record_answer(item, choose(item, rng), client_ms=int(took * 1000), visible_ms=int(took * 900), first_interaction_ms=800, now=at)
     return at
 
 
@@ -28,6 +40,23 @@ def fill(study: Study, names: list[str], rng: random.Random, start: datetime, *,
         annotator = engine.register(study, platform=platform, external_id=name, now=at)
         engine.admit(annotator, now=at, rng=rng)
         at = answer_everything(annotator, rng, at)
+        annotators.append(annotator)
+    return annotators
+
+
+def fill_until_full(
+    study: Study, rng: random.Random, start: datetime, *, seconds: Callable[[random.Random], float], choose: Chooser, limit: int = 500
+) -> list[Annotator]:
+    """Admit newcomers (``worker-1``, ...) until admission refuses them; each answers every item."""
+    annotators, at = [], start
+    for n in range(1, limit + 1):
+        annotator = engine.register(study, platform="prolific", external_id=f"worker-{n}", now=at)
+        try:
+            engine.admit(annotator, now=at, rng=rng)
+        except StudyFull:
+            annotator.delete()
+            break
+        at = answer_everything(annotator, rng, at, seconds, choose)
         annotators.append(annotator)
     return annotators
 

@@ -1,0 +1,282 @@
+"""The numbers of the staff dashboard (docs/studyapp.md#staff-dashboard): progress per level and run pair,
+annotators, decision times, side balance and inter-annotator agreement per level.
+
+Everything here reads the database; the pages (views/staff.py) only lay it out, and the figures
+are drawn from these numbers by services.figures. "Valid" answers are those of annotators not
+excluded by quality control, as in services.status.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, Q
+
+from evaluation.meta.reliability import PREFERENCE_DOMAIN, direction_agreement, krippendorff_alpha
+from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
+from studyapp.services.clock import now_or
+from studyapp.services.status import study_status
+
+HISTOGRAM_BIN_SECONDS = 2
+HISTOGRAM_MAX_SECONDS = 60  # answers slower than this share the last bin
+ANNOTATOR_ROWS = 500  # at most this many annotators are listed (the search narrows them down)
+
+
+@dataclass(frozen=True)
+class StudySummary:
+    study: Study
+    presentations: int
+    answers: int
+    needed: int
+    filled: int
+    annotators: dict[str, int]
+
+    @property
+    def progress(self) -> float:
+        return self.filled / self.needed if self.needed else 1.0
+
+
+def study_summaries() -> list[StudySummary]:
+    """One line per study for the study list: answer slots filled, answers and annotators by status."""
+    studies = list(Study.objects.select_related("collection").order_by("-created_at"))
+    regular = Presentation.objects.filter(kind=Presentation.Kind.PAIR)
+    counts = dict(regular.order_by().values_list("study").annotate(n=Count("id")))
+    valid = Assignment.objects.filter(preference__isnull=False, presentation__kind=Presentation.Kind.PAIR).valid()
+    per_presentation = valid.order_by().values_list("presentation__study", "presentation").annotate(n=Count("id"))
+    filled: Counter = Counter()
+    answers: Counter = Counter()
+    ks = {s.pk: s.annotators_per_presentation for s in studies}
+    for study_id, _, n in per_presentation:
+        filled[study_id] += min(n, ks[study_id])
+        answers[study_id] += n
+    people: dict[int, Counter] = defaultdict(Counter)
+    for study_id, status, n in Annotator.objects.order_by().values_list("study", "status").annotate(n=Count("id")):
+        people[study_id][status] = n
+    return [
+        StudySummary(
+            study=s,
+            presentations=counts.get(s.pk, 0),
+            answers=answers[s.pk],
+            needed=counts.get(s.pk, 0) * s.annotators_per_presentation,
+            filled=filled[s.pk],
+            annotators={status.value: people[s.pk][status] for status in Annotator.Status},
+        )
+        for s in studies
+    ]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """Presentations of one level (and run pair): how many are complete and how many answers are still needed."""
+
+    level: str
+    run_a: str
+    run_b: str
+    presentations: int
+    complete: int
+    answers: int
+    still_needed: int
+
+    @property
+    def share(self) -> float:
+        return self.complete / self.presentations if self.presentations else 1.0
+
+
+def _valid_answers(study: Study):
+    return Preference.objects.filter(assignment__presentation__study=study).exclude(assignment__annotator__status=Annotator.Status.EXCLUDED)
+
+
+def completion(study: Study) -> tuple[list[Completion], list[Completion]]:
+    """Per level and per (level, run pair): complete presentations (>= k valid answers) and answers still needed."""
+    k = study.annotators_per_presentation
+    rows = Presentation.objects.filter(study=study, kind=Presentation.Kind.PAIR).values_list("id", "level", "run_a__name", "run_b__name")
+    answered = Counter(dict(_valid_answers(study).order_by().values_list("assignment__presentation").annotate(n=Count("id"))))
+    groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for pid, level, run_a, run_b in rows:
+        groups[(level, run_a, run_b)].append(pid)
+
+    def summarise(level: str, run_a: str, run_b: str, ids: list[int]) -> Completion:
+        return Completion(
+            level=level,
+            run_a=run_a,
+            run_b=run_b,
+            presentations=len(ids),
+            complete=sum(answered[p] >= k for p in ids),
+            answers=sum(answered[p] for p in ids),
+            still_needed=sum(max(0, k - answered[p]) for p in ids),
+        )
+
+    pairs = [summarise(level, a, b, ids) for (level, a, b), ids in sorted(groups.items())]
+    levels = []
+    for level in study.level_list:
+        ids = [p for (lv, _, _), group in groups.items() if lv == level for p in group]
+        levels.append(summarise(level, "", "", ids))
+    return levels, pairs
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Decision times in bins of ``width`` seconds from 0; the last bin holds everything from ``limit`` on."""
+
+    counts: list[int]
+    width: float
+    limit: float
+    threshold: float
+    total: int
+    fast: int
+    median: float | None
+
+    @property
+    def edges(self) -> list[float]:
+        return [i * self.width for i in range(len(self.counts) + 1)]
+
+
+def decision_time_histogram(study: Study) -> Histogram:
+    """Server-side decision times of every answer (all annotators, check items included), with the study's fast threshold."""
+    seconds = [s for s in Preference.objects.filter(assignment__presentation__study=study).values_list("server_seconds", flat=True)
+               if s is not None]  # fmt: skip
+    bins = int(HISTOGRAM_MAX_SECONDS // HISTOGRAM_BIN_SECONDS) + 1
+    counts = [0] * bins
+    for s in seconds:
+        counts[min(int(s // HISTOGRAM_BIN_SECONDS), bins - 1)] += 1
+    threshold = study.fast_threshold_seconds
+    return Histogram(
+        counts=counts,
+        width=HISTOGRAM_BIN_SECONDS,
+        limit=HISTOGRAM_MAX_SECONDS,
+        threshold=threshold,
+        total=len(seconds),
+        fast=sum(s < threshold for s in seconds),
+        median=statistics.median(seconds) if seconds else None,
+    )
+
+
+@dataclass(frozen=True)
+class SideBalance:
+    """Valid answers to regular items by the side they preferred, and how often run_a was shown on the left."""
+
+    left: int
+    tie: int
+    right: int
+    a_left: int
+    a_right: int
+
+    @property
+    def answers(self) -> int:
+        return self.left + self.tie + self.right
+
+    def share(self, part: int) -> float:
+        return part / self.answers if self.answers else 0.0
+
+    @property
+    def a_left_share(self) -> float:
+        shown = self.a_left + self.a_right
+        return self.a_left / shown if shown else 0.0
+
+
+def side_balance(study: Study) -> SideBalance:
+    answers = _valid_answers(study).filter(assignment__presentation__kind=Presentation.Kind.PAIR)
+    sums = answers.aggregate(
+        left=Count("id", filter=Q(value__lt=0)),
+        tie=Count("id", filter=Q(value=0)),
+        right=Count("id", filter=Q(value__gt=0)),
+        a_left=Count("id", filter=Q(assignment__a_on_left=True)),
+        a_right=Count("id", filter=Q(assignment__a_on_left=False)),
+    )
+    return SideBalance(**sums)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Inter-annotator agreement of one level (docs/metrics.md#inter-annotator-agreement)."""
+
+    level: str
+    units: int
+    answers: int
+    alpha_interval: float | None  # None where undefined (NaN)
+    alpha_ordinal: float | None
+    direction: float | None
+    pairs: int
+
+
+def _defined(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+def agreement(study: Study) -> list[Agreement]:
+    """Krippendorff's alpha (interval and ordinal, domain -4..4) and direction agreement per level, on valid canonical answers."""
+    answers = _valid_answers(study).filter(assignment__presentation__kind=Presentation.Kind.PAIR)
+    units: dict[str, dict[int, list[int]]] = {level: defaultdict(list) for level in study.level_list}
+    for level, presentation, value in answers.values_list("assignment__presentation__level", "assignment__presentation", "canonical"):
+        units[level][presentation].append(value)
+    result = []
+    for level, by_unit in units.items():
+        values = list(by_unit.values())
+        share, pairs = direction_agreement(values)
+        result.append(
+            Agreement(
+                level=level,
+                units=sum(len(v) >= 2 for v in values),
+                answers=sum(len(v) for v in values),
+                alpha_interval=_defined(krippendorff_alpha(values, level="interval", domain=PREFERENCE_DOMAIN)),
+                alpha_ordinal=_defined(krippendorff_alpha(values, level="ordinal", domain=PREFERENCE_DOMAIN)),
+                direction=_defined(share),
+                pairs=pairs,
+            )
+        )
+    return result
+
+
+@dataclass
+class AnnotatorRow:
+    annotator: Annotator
+    answers: int = 0
+    items: int = 0
+    fast: int = 0
+    median_seconds: float | None = None
+    left_share: float | None = None
+    seconds: list[float] = field(default_factory=list, repr=False)
+
+
+def annotator_rows(study: Study, query: str = "") -> tuple[list[AnnotatorRow], int]:
+    """Annotators (newest first), optionally those whose platform id contains ``query``; returns (rows, number matching)."""
+    people = Annotator.objects.filter(study=study).annotate(items=Count("assignments")).order_by("-created_at")
+    if query:
+        people = people.filter(external_id__icontains=query)
+    matching = people.count()
+    rows = {a.pk: AnnotatorRow(annotator=a, items=a.items) for a in people[:ANNOTATOR_ROWS]}
+    threshold = study.fast_threshold_seconds
+    left_votes: Counter = Counter()
+    answers = Preference.objects.filter(assignment__annotator__in=list(rows)).values_list(
+        "assignment__annotator", "server_seconds", "value"
+    )
+    for annotator_id, seconds, value in answers:
+        row = rows[annotator_id]
+        row.answers += 1
+        if seconds is not None:
+            row.seconds.append(seconds)
+            row.fast += seconds < threshold
+        left_votes[annotator_id] += value < 0
+    for annotator_id, row in rows.items():
+        row.median_seconds = statistics.median(row.seconds) if row.seconds else None
+        row.left_share = left_votes[annotator_id] / row.answers if row.answers else None
+    return list(rows.values()), matching
+
+
+def live_numbers(study: Study, *, now: datetime | None = None) -> dict[str, Any]:
+    """Everything the refreshing part of the study page shows."""
+    now = now_or(now)
+    levels, pairs = completion(study)
+    return {
+        "status": study_status(study, now=now),
+        "levels": levels,
+        "pairs": pairs,
+        "histogram": decision_time_histogram(study),
+        "sides": side_balance(study),
+        "agreement": agreement(study),
+    }

@@ -1,0 +1,75 @@
+"""The staff dashboard: a study list and one page per study (docs/studyapp.md#staff-dashboard). Staff only.
+
+Thin: the numbers come from services.dashboard, the figures from services.figures, the files from
+services.export. The study page's figures and tables live in a fragment that static/studyapp/staff.js
+fetches again every ``REFRESH_SECONDS``.
+"""
+
+from __future__ import annotations
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from studyapp.forms import AnnotatorSearchForm
+from studyapp.models import Study
+from studyapp.services import dashboard, figures
+from studyapp.services.export import CONTENT_TYPES, FORMATS, download_name, export_bytes
+
+REFRESH_SECONDS = 15
+
+
+def download(study: Study, fmt: str) -> HttpResponse:
+    """The study's default preference export in ``fmt`` as an attachment (the admin action uses it too)."""
+    content, _ = export_bytes(study, fmt)
+    response = HttpResponse(content, content_type=CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{download_name(study, fmt)}"'
+    return response
+
+
+def _live_context(study: Study) -> dict:
+    numbers = dashboard.live_numbers(study)
+    return {
+        "study": study,
+        **numbers,
+        "completion_svg": figures.completion_svg(numbers["levels"], study.annotators_per_presentation),
+        "histogram_svg": figures.histogram_svg(numbers["histogram"]),
+        "sides_svg": figures.sides_svg(numbers["sides"]),
+    }
+
+
+@staff_member_required
+def study_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "studyapp/staff/study_list.html", {"summaries": dashboard.study_summaries()})
+
+
+@staff_member_required
+def study_page(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_object_or_404(Study.objects.select_related("collection"), slug=slug)
+    form = AnnotatorSearchForm(request.GET or None)
+    query = form.cleaned_data["q"] if form.is_valid() else ""
+    rows, matching = dashboard.annotator_rows(study, query)
+    context = {
+        **_live_context(study),
+        "form": form,
+        "query": query,
+        "annotators": rows,
+        "matching": matching,
+        "formats": FORMATS,
+        "refresh_seconds": REFRESH_SECONDS,
+    }
+    return render(request, "studyapp/staff/study.html", context)
+
+
+@staff_member_required
+def study_live(request: HttpRequest, slug: str) -> HttpResponse:
+    """The refreshing part of the study page (figures and their tables) as an HTML fragment."""
+    study = get_object_or_404(Study.objects.select_related("collection"), slug=slug)
+    return render(request, "studyapp/staff/_live.html", _live_context(study))
+
+
+@staff_member_required
+def study_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    if fmt not in FORMATS:
+        raise Http404(f"no export format {fmt!r}")
+    return download(get_object_or_404(Study, slug=slug), fmt)
