@@ -139,9 +139,23 @@ class Capacity:
         return sum(self.unfillable.values())
 
 
+# A study's presentations never change after create_study (the design is frozen), so each process reads
+# them once per study: admission then costs no 4,000-row read. Keyed by (id, created_at), so a study
+# created later under a reused id (SQLite after a rolled-back test) is read afresh.
+_ITEMS: dict[tuple[int, datetime], list[_Item]] = {}
+_ITEMS_KEPT = 16  # studies per process
+
+
 def _items(study: Study) -> list[_Item]:
-    rows = Presentation.objects.filter(study=study).values_list("id", "kind", "level", "topic_id", "run_a_id", "run_b_id")
-    return [_Item(*row) for row in rows.order_by("id")]
+    key = (study.pk, study.created_at)
+    items = _ITEMS.get(key)
+    if items is None:
+        rows = Presentation.objects.filter(study=study).values_list("id", "kind", "level", "topic_id", "run_a_id", "run_b_id")
+        items = [_Item(*row) for row in rows.order_by("id")]
+        if len(_ITEMS) >= _ITEMS_KEPT:
+            _ITEMS.clear()
+        _ITEMS[key] = items
+    return items
 
 
 def live_counts(study: Study, now: datetime, presentation_ids: Iterable[int] | None = None) -> dict[int, int]:
@@ -603,19 +617,29 @@ def _serve_live(annotator: Annotator, first: Assignment, now: datetime) -> Assig
     Only live leases are renewed (one that expires meanwhile is left to the full path of the next
     request, which checks for room first), and ``first`` gets its serve time if it has none.
     """
-    lease = now + timedelta(minutes=annotator.study.lease_minutes)
-    served = Case(When(pk=first.pk, served_at__isnull=True, then=Value(now)), default=F("served_at"))
-    annotator.assignments.live(now).update(lease_expires_at=lease, served_at=served)
-    Annotator.objects.filter(pk=annotator.pk).update(last_seen_at=now)
-    annotator.last_seen_at = now
+    lease = _renew(annotator, now, serve=first if first.served_at is None else None)
     if first.served_at is None:
         first.served_at = now
     first.lease_expires_at = lease
     return first
 
 
+def _renew(annotator: Annotator, now: datetime, *, serve: Assignment | None = None) -> datetime:
+    """Move the annotator's live leases to ``now + lease_minutes`` (stamping ``serve``'s serve time) and record the activity.
+
+    Two plain writes without joins: answered rows may have their lease moved too, which changes
+    nothing (an answered item takes its slot whatever its lease says).
+    """
+    lease = now + timedelta(minutes=annotator.study.lease_minutes)
+    changes: dict[str, Any] = {"lease_expires_at": lease}
+    if serve is not None:
+        changes["served_at"] = Case(When(pk=serve.pk, then=Value(now)), default=F("served_at"))
+    Assignment.objects.filter(annotator_id=annotator.pk, released_at__isnull=True, lease_expires_at__gt=now).update(**changes)
+    Annotator.objects.filter(pk=annotator.pk).update(last_seen_at=now)
+    annotator.last_seen_at = now
+    return lease
+
+
 def touch(annotator: Annotator, now: datetime) -> None:
     """Record activity: the annotator's open leases run for another ``lease_minutes`` from ``now``."""
-    lease = now + timedelta(minutes=annotator.study.lease_minutes)
-    annotator.assignments.live(now).update(lease_expires_at=lease)
-    Annotator.objects.filter(pk=annotator.pk).update(last_seen_at=now)
+    _renew(annotator, now)
