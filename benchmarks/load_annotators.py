@@ -1,0 +1,708 @@
+"""Load benchmark: simulated annotators go through whole sessions against the production server.
+
+Starts gunicorn with the project's ``gunicorn.conf.py`` on 127.0.0.1 (a free port) against a
+database of its own (PostgreSQL: a database ``<name>_load`` next to the one in ``--postgres-url``,
+created and dropped here; SQLite: a temporary file), imports a collection, creates one study per
+scenario and runs annotators over HTTP through entry, consent, instructions, practice, the check
+questions, every item and the completion page, with a bounded asyncio client (a cap on open
+connections, a deadline per request and per scenario). Afterwards it checks the database:
+
+* every answer the server acknowledged is stored exactly once, with the value sent;
+* no presentation has more than k valid answers;
+* nobody was given a presentation twice;
+* every finished annotator was shown the completion code (and everyone shown it is finished).
+
+Scenarios (each prints one result line; the last line sums them up)::
+
+    paced  500 annotators arriving over 60 s, 5-15 s per page, for 100 s (goal: p95 item page and
+           answer < 100 ms, entry and consent < 300 ms, 0 errors)
+    burst  200 annotators at once, 0-50 ms between requests, to the end   (goal: >= 250 requests/s, 0 errors)
+
+The full run uses the TREC 2014 diversity collection of the repository's reference data with all
+8 public runs (3,976 regular presentations, like a real study). ``--smoke`` runs both scenarios
+tiny on the bundled demo collection (about 20 s); ``--fault`` runs annotators on the demo collection,
+kills the server (master and workers, ``kill -9`` by pid) while they answer, restarts it and checks
+the invariants. Every process started here is stopped by its pid, also on errors and Ctrl-C.
+
+    .venv/bin/python benchmarks/load_annotators.py                      # PostgreSQL at $STUDYAPP_TEST_POSTGRES_URL
+    .venv/bin/python benchmarks/load_annotators.py --database sqlite --smoke
+    .venv/bin/python benchmarks/load_annotators.py --fault --postgres-url postgres://user:pw@127.0.0.1/db
+
+Exit status 0 when the invariants hold and no request failed, 1 otherwise, 2 on bad usage.
+Timing goals are reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "tests" / "evaluation" / "data" / "reference"
+HOST = "127.0.0.1"
+REQUEST_TIMEOUT = 30.0  # seconds; a slower answer counts as an error
+MAX_CONNECTIONS = 256  # open connections of the client at once
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    annotators: int
+    arrival_seconds: float  # arrivals spread evenly over this time (0: all at once)
+    item_think: tuple[float, float]  # seconds between seeing an item and answering it
+    page_think: tuple[float, float]  # seconds on each onboarding page
+    duration: float  # the scenario stops here (seconds after the first arrival), finished or not
+    study: str  # which study configuration
+    fault: bool = False  # kill -9 the server while annotators answer, then restart it
+
+
+FULL = [
+    Scenario("paced", 500, 60.0, (5.0, 15.0), (5.0, 15.0), 100.0, "trec"),
+    Scenario("burst", 200, 0.0, (0.0, 0.05), (0.0, 0.05), 150.0, "trec"),
+]
+SMOKE = [
+    Scenario("paced", 16, 4.0, (0.1, 0.4), (0.05, 0.2), 7.0, "demo"),
+    Scenario("burst", 10, 0.0, (0.0, 0.05), (0.0, 0.05), 20.0, "demo"),
+]
+FAULT = [Scenario("fault", 16, 0.0, (0.0, 0.05), (0.0, 0.05), 45.0, "demo", fault=True)]
+
+# fast_limit far above the quota: simulated annotators answer fast by design and must not be excluded for it
+STUDIES = {
+    # all 8 public runs (28 pairs) x the 49 topics every run covers x (1 + up to 3 subtopics) = 3,976 presentations
+    "trec": {
+        "runs": None,
+        "subtopics_per_topic": 3,
+        "annotators_per_presentation": 3,
+        "items_per_annotator": 20,
+        "check_share": 0.1,
+        "fast_limit": 10000,
+    },  # fmt: skip
+    "demo": {
+        "runs": None,
+        "subtopics_per_topic": 3,
+        "annotators_per_presentation": 3,
+        "items_per_annotator": 8,
+        "check_share": 0.125,
+        "fast_limit": 10000,
+    },  # fmt: skip
+}
+CODE = "LOADDONE"
+
+
+# -- the database ---------------------------------------------------------------------------------
+
+
+class Database:
+    """The benchmark's own database: created before Django starts, dropped at the end."""
+
+    def __init__(self, kind: str, postgres_url: str, workdir: Path) -> None:
+        self.kind = kind
+        if kind == "sqlite":
+            self.url = f"sqlite:///{workdir / 'load.sqlite3'}"
+            self.admin_url = ""
+            return
+        parts = urlsplit(postgres_url)
+        self.name = parts.path.strip("/") + "_load"
+        self.admin_url = parts._replace(scheme="postgresql").geturl()
+        self.url = parts._replace(path="/" + self.name).geturl()
+
+    def _admin(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.admin_url, autocommit=True, connect_timeout=10) as conn:
+            conn.execute(sql)
+
+    def create(self) -> None:
+        if self.kind == "postgres":
+            self.drop()
+            self._admin(f'CREATE DATABASE "{self.name}"')
+
+    def drop(self) -> None:
+        if self.kind == "postgres":
+            self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+
+
+def prepare_studies(scenarios: list[Scenario]) -> dict[str, dict]:
+    """Migrate, import the collection(s) and create one study per scenario; returns slug and k per scenario."""
+    from django.core.management import call_command
+
+    from studyapp.models import Presentation
+    from studyapp.services.demo import DEMO_DIR
+    from studyapp.services.demo import RUNS as DEMO_RUNS
+    from studyapp.services.importing import import_collection
+    from studyapp.services.study_config import parse_config
+    from studyapp.services.study_design import create_study
+
+    call_command("migrate", verbosity=0, interactive=False)
+    runs = {}
+    for kind in sorted({s.study for s in scenarios}):
+        started = time.monotonic()
+        if kind == "trec":
+            files = sorted((REFERENCE / "runs" / "public").glob("*.run"))
+            trec = REFERENCE / "trec2014"
+            import_collection("trec", qrels=trec / "qrels.diversity.tsv", intents=trec / "intent_probs.tsv", runs=files)
+            runs[kind] = sorted(f.stem for f in files)
+        else:
+            files = [DEMO_DIR / "runs" / f"{name}.run" for name in DEMO_RUNS]
+            import_collection("demo", qrels=DEMO_DIR / "qrels.txt", intents=DEMO_DIR / "intents.tsv", topics=DEMO_DIR / "topics.xml",
+                              docs=DEMO_DIR / "docs.jsonl", runs=files)  # fmt: skip
+            runs[kind] = sorted(DEMO_RUNS)
+        print(f"setup: collection {kind} imported in {time.monotonic() - started:.1f} s", flush=True)
+    studies = {}
+    for scenario in scenarios:
+        config = {**STUDIES[scenario.study], "runs": runs[scenario.study], "completion_code": CODE, "screenout_code": "LOADFULL"}
+        study = create_study(scenario.study, f"Load {scenario.name}", parse_config(config)).study
+        regular = Presentation.objects.filter(study=study, kind=Presentation.Kind.PAIR).count()
+        studies[scenario.name] = {"slug": study.slug, "pk": study.pk, "k": study.annotators_per_presentation, "presentations": regular}
+        print(f"setup: study for {scenario.name}: {regular} regular presentations, {study.items_per_annotator} items each", flush=True)
+    return studies
+
+
+# -- the server -----------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (Linux /proc)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return found
+
+
+class Server:
+    """gunicorn with the project's configuration; stopped (or killed) by pid, never by name."""
+
+    def __init__(self, database_url: str, port: int, workers: int | None, workdir: Path) -> None:
+        self.port = port
+        self.log = workdir / "gunicorn.log"
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "STUDYAPP_BIND": f"{HOST}:{port}",
+            "DJANGO_DEBUG": "0",
+            "DJANGO_ALLOWED_HOSTS": HOST,
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(40),
+            "STUDYAPP_STATIC_FROM_APPS": "1",
+            "STUDYAPP_CACHE_DIR": str(workdir / "cache"),
+            "DJANGO_LOG_LEVEL": "WARNING",
+            # as behind one reverse proxy: each simulated participant has an address of its own (X-Forwarded-For)
+            "STUDYAPP_PROXY_HOPS": "1",
+        }
+        if workers:
+            self.env["WEB_CONCURRENCY"] = str(workers)
+        self.process: subprocess.Popen | None = None
+        self.workers: list[int] = []
+
+    def start(self) -> None:
+        with self.log.open("a") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"), "studyapp.wsgi"],
+                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"gunicorn exited with status {self.process.returncode}:\n{self.tail()}")
+            try:
+                with socket.create_connection((HOST, self.port), timeout=1) as s:
+                    s.sendall(f"GET /s/no-such-study/ HTTP/1.0\r\nHost: {HOST}\r\n\r\n".encode())
+                    if s.recv(12).startswith(b"HTTP/1."):
+                        break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            raise RuntimeError(f"gunicorn did not answer within 60 s:\n{self.tail()}")
+        expected = int(self.env.get("WEB_CONCURRENCY") or 0)
+        while time.monotonic() < deadline and len(children(self.process.pid)) < expected:
+            time.sleep(0.1)  # every worker booted, so the first requests measure serving, not booting
+        self.workers = children(self.process.pid)
+
+    def pids(self) -> list[int]:
+        if self.process is None:
+            return []
+        return [self.process.pid, *children(self.process.pid), *self.workers]
+
+    def kill9(self) -> None:
+        """``kill -9`` the master and every worker, by pid."""
+        for pid in dict.fromkeys(self.pids()):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.process is not None:
+            self.process.wait(timeout=10)
+        self.process = None
+
+    def stop(self) -> None:
+        """Graceful stop (TERM to the master), then ``kill -9`` whatever is left, by pid."""
+        if self.process is None:
+            return
+        pids = self.pids()
+        try:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=25)
+        except (subprocess.TimeoutExpired, ProcessLookupError):
+            pass
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.process.poll() is None:
+            self.process.wait(timeout=10)
+        self.process = None
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) used so far by the master and its live workers (Linux /proc)."""
+        total = 0
+        for pid in dict.fromkeys(self.pids()):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+        return total / os.sysconf("SC_CLK_TCK")
+
+    def tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+# -- the client -----------------------------------------------------------------------------------
+
+
+class ServerDown(Exception):
+    """No connection (the server is being restarted in the fault scenario)."""
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    cookies: dict[str, str]
+    body: str
+
+    @property
+    def location(self) -> str:
+        return urlsplit(self.headers.get("location", "")).path
+
+
+@dataclass
+class Stats:
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: Counter = field(default_factory=Counter)
+    error_samples: list[str] = field(default_factory=list)
+    requests: int = 0
+    retries: int = 0
+    acknowledged: dict[int, int] = field(default_factory=dict)  # assignment id -> value the server said it stored
+    told_finished: set[str] = field(default_factory=set)  # platform ids whose last answer's reply said finished
+    shown_code: set[str] = field(default_factory=set)  # platform ids that saw the completion code
+    stopped: set[str] = field(default_factory=set)  # platform ids stopped by the scenario's end mid-session
+    refused: set[str] = field(default_factory=set)
+    started: float = 0.0
+    ended: float = 0.0
+    server_cpu: float = 0.0  # seconds of CPU the server used during the scenario
+    client_cpu: float = 0.0  # and this client
+
+    def error(self, kind: str, message: str) -> None:
+        self.errors[kind] += 1
+        if len(self.error_samples) < 8:
+            self.error_samples.append(f"{kind}: {message}")
+
+    def p95(self, kind: str) -> float:
+        values = sorted(self.latencies.get(kind, []))
+        return values[min(len(values) - 1, int(0.95 * len(values)))] * 1000 if values else float("nan")
+
+
+class Unexpected(Exception):
+    pass
+
+
+COMPREHENSION_RIGHT: dict[str, str] = {}  # filled from the app's own questions once Django is set up
+
+
+class Annotator:
+    """One simulated participant with their own cookies, going through the whole session."""
+
+    def __init__(self, client: Client, pid: str, scenario: Scenario, slug: str, rng: random.Random) -> None:
+        self.client, self.pid, self.scenario, self.rng = client, pid, scenario, rng
+        self.base = f"/s/{slug}/"
+        self.cookies: dict[str, str] = {}
+        self.address = f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+
+    async def think(self, span: tuple[float, float]) -> None:
+        await asyncio.sleep(self.rng.uniform(*span))
+
+    async def call(self, kind: str, method: str, path: str, form: dict | None = None, *, accept_json: bool = False) -> Response:
+        response = await self.client.request(kind, method, path, self.cookies, form, accept_json=accept_json, address=self.address)
+        for name, value in response.cookies.items():
+            if value:
+                self.cookies[name] = value
+            else:
+                self.cookies.pop(name, None)
+        if response.status >= 500:
+            raise Unexpected(f"{method} {path}: HTTP {response.status}")
+        return response
+
+    def expect(self, response: Response, status: int, where: str = "") -> None:
+        if response.status != status or (where and not response.location.startswith(self.base + where)):
+            raise Unexpected(f"expected {status} {where}, got {response.status} {response.location} {response.body[:200]!r}")
+
+    async def run(self) -> None:
+        ids = {"PROLIFIC_PID": self.pid, "STUDY_ID": "load", "SESSION_ID": f"s-{self.pid}"}
+        entry = await self.call("entry", "GET", self.base + "?" + urlencode(ids))
+        if entry.status == 200 and "full" in entry.body:
+            self.client.stats.refused.add(self.pid)
+            return
+        self.expect(entry, 302, "consent/")
+        page = await self.call("consent", "GET", self.base + "consent/")
+        self.expect(page, 200)
+        version = re.search(r'name="version" value="([^"]*)"', page.body)
+        await self.think(self.scenario.page_think)
+        consented = await self.call(
+            "consent", "POST", self.base + "consent/", {"agree": "on", "version": version.group(1) if version else "1"}
+        )
+        if consented.status == 200 and "full" in consented.body:
+            self.client.stats.refused.add(self.pid)
+            return
+        self.expect(consented, 302, "instructions/")
+        self.expect(await self.call("onboarding", "GET", self.base + "instructions/"), 200)
+        await self.think(self.scenario.page_think)
+        self.expect(await self.call("onboarding", "POST", self.base + "instructions/"), 302, "practice/")
+        self.expect(await self.call("onboarding", "GET", self.base + "practice/"), 200)
+        await self.think(self.scenario.page_think)
+        self.expect(await self.call("onboarding", "POST", self.base + "practice/", {"value": self.rng.choice([-3, 3])}), 302, "practice/")
+        self.expect(await self.call("onboarding", "GET", self.base + "practice/"), 200)
+        self.expect(await self.call("onboarding", "GET", self.base + "check/"), 200)
+        await self.think(self.scenario.page_think)
+        self.expect(await self.call("onboarding", "POST", self.base + "check/", COMPREHENSION_RIGHT), 302, "item/")
+        following = await self.call("item", "GET", self.base + "item/")
+        self.expect(following, 302)
+        path = following.location
+        while not path.endswith("/done/"):
+            page = await self.call("item", "GET", path)
+            self.expect(page, 200)
+            pk = int(path.rstrip("/").split("/")[-1])
+            await self.think(self.scenario.item_think)
+            value = self.rng.randint(-4, 4)
+            form = {"value": value, "request_id": f"{self.pid}-{pk}", "client_ms": 5000, "visible_ms": 5000, "first_interaction_ms": 900}
+            reply = await self.call("answer", "POST", path + "answer/", form, accept_json=True)
+            self.expect(reply, 200)
+            data = json.loads(reply.body)
+            if not data.get("stored") or data.get("value") != value:
+                raise Unexpected(f"answer to {pk} not stored as sent: {data}")
+            self.client.stats.acknowledged[pk] = value
+            if data.get("finished"):
+                self.client.stats.told_finished.add(self.pid)
+            path = urlsplit(data["next"]).path
+        done = await self.call("done", "GET", path)
+        self.expect(done, 200)
+        if CODE not in done.body:
+            raise Unexpected("the completion page shows no completion code")
+        self.client.stats.shown_code.add(self.pid)
+
+
+class Client:
+    """A minimal HTTP/1.0 client on asyncio (one connection per request, as sync workers close them anyway)."""
+
+    def __init__(self, port: int, stats: Stats, *, retry_until: float = 0.0) -> None:
+        self.port, self.stats = port, stats
+        self.slots = asyncio.Semaphore(MAX_CONNECTIONS)
+        self.retry_until = retry_until  # fault scenario: retry refused connections until then (monotonic)
+
+    async def request(
+        self, kind: str, method: str, path: str, cookies: dict, form: dict | None, *, accept_json: bool, address: str
+    ) -> Response:
+        while True:
+            try:
+                return await self._once(kind, method, path, cookies, form, accept_json=accept_json, address=address)
+            except ServerDown:
+                if time.monotonic() > self.retry_until:
+                    raise
+                self.stats.retries += 1
+                await asyncio.sleep(0.2)
+
+    async def _once(
+        self, kind: str, method: str, path: str, cookies: dict, form: dict | None, *, accept_json: bool, address: str
+    ) -> Response:
+        body = urlencode(form or {}).encode() if method == "POST" else b""
+        head = [f"{method} {path} HTTP/1.0", f"Host: {HOST}:{self.port}", "User-Agent: load-annotators", f"X-Forwarded-For: {address}"]
+        if cookies:
+            head.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in cookies.items()))
+        if method == "POST":
+            head += ["Content-Type: application/x-www-form-urlencoded", f"Content-Length: {len(body)}"]
+            head.append(f"X-CSRFToken: {cookies.get('csrftoken', '')}")
+        if accept_json:
+            head.append("Accept: application/json")
+        raw = ("\r\n".join(head) + "\r\n\r\n").encode() + body
+        async with self.slots:
+            started = time.perf_counter()
+            try:
+                reader, writer = await asyncio.wait_for(asyncio.open_connection(HOST, self.port), REQUEST_TIMEOUT)
+            except TimeoutError:
+                raise  # a server too slow to accept: an error, never retried (TimeoutError is an OSError)
+            except OSError as exc:
+                raise ServerDown(f"{type(exc).__name__}: {exc}") from None
+            try:
+                writer.write(raw)
+                data = await asyncio.wait_for(reader.read(-1), REQUEST_TIMEOUT)
+            except TimeoutError:
+                raise
+            except OSError as exc:
+                raise ServerDown(f"{type(exc).__name__}: {exc}") from None
+            finally:
+                writer.close()
+            elapsed = time.perf_counter() - started
+        if b"\r\n\r\n" not in data:
+            raise ServerDown("connection closed without a (complete) reply")
+        self.stats.requests += 1
+        self.stats.latencies[kind].append(elapsed)
+        head_bytes, _, payload = data.partition(b"\r\n\r\n")
+        lines = head_bytes.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        headers: dict[str, str] = {}
+        new_cookies: dict[str, str] = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            name, value = name.strip().lower(), value.strip()
+            if name == "set-cookie":
+                pair = value.split(";", 1)[0]
+                cookie, _, cookie_value = pair.partition("=")
+                expired = "max-age=0" in value.lower() or "1970" in value
+                new_cookies[cookie.strip()] = "" if expired else cookie_value.strip().strip('"')
+            else:
+                headers[name] = value
+        return Response(status, headers, new_cookies, payload.decode("utf-8", errors="replace"))
+
+
+async def run_scenario(scenario: Scenario, study: dict, server: Server, seed: int) -> Stats:
+    stats = Stats()
+    rng = random.Random(seed)
+    client = Client(server.port, stats)
+    stats.started = time.monotonic()
+    end = {"at": stats.started + scenario.duration}  # the fault scenario adds the restart time
+    cpu_before, client_before = server.cpu_seconds(), time.process_time()
+
+    async def one(index: int) -> None:
+        if scenario.arrival_seconds:
+            await asyncio.sleep(index * scenario.arrival_seconds / scenario.annotators)
+        pid = f"{scenario.name}{index:04d}{secrets.token_hex(3)}"
+        try:
+            await Annotator(client, pid, scenario, study["slug"], random.Random(rng.random())).run()
+        except asyncio.CancelledError:
+            stats.stopped.add(pid)
+            raise
+        except ServerDown as exc:
+            stats.error("connection", str(exc))
+        except TimeoutError:
+            stats.error("timeout", f"no reply within {REQUEST_TIMEOUT:.0f} s")
+        except Unexpected as exc:
+            stats.error("unexpected", str(exc))
+
+    async def fault() -> None:
+        # kill -9 once a third of the expected answers are acknowledged, restart at once
+        target = scenario.annotators * STUDIES[scenario.study]["items_per_annotator"] // 3
+        while len(stats.acknowledged) < target and time.monotonic() < end["at"]:
+            await asyncio.sleep(0.02)
+        client.retry_until = time.monotonic() + 60
+        killed = time.monotonic()
+        server.kill9()
+        print(f"fault: killed the server (kill -9) after {len(stats.acknowledged)} acknowledged answers; restarting", flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, server.start)
+        end["at"] += time.monotonic() - killed  # the time the server was down does not count
+
+    tasks = [asyncio.ensure_future(one(i)) for i in range(scenario.annotators)]
+    if scenario.fault:
+        tasks.append(asyncio.ensure_future(fault()))
+    pending = set(tasks)
+    while pending and time.monotonic() < end["at"]:
+        _, pending = await asyncio.wait(pending, timeout=min(1.0, max(0.0, end["at"] - time.monotonic())))
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    stats.ended = time.monotonic()
+    # CPU per request is what capacity follows on a busy machine; a restarted server (fault) starts from 0
+    stats.server_cpu = server.cpu_seconds() - (0.0 if scenario.fault else cpu_before)
+    stats.client_cpu = time.process_time() - client_before
+    return stats
+
+
+# -- the invariants -------------------------------------------------------------------------------
+
+
+def check_invariants(study: dict, stats: Stats) -> list[str]:
+    """What must hold after any run, crash or not; returns the violations (empty: all hold)."""
+    from django.db import connections
+    from django.db.models import Count
+
+    from studyapp.models import Annotator, Assignment, Preference, Presentation
+
+    connections.close_all()  # a fresh connection: the server may have been killed meanwhile
+    problems = []
+    stored = dict(Preference.objects.filter(assignment__annotator__study_id=study["pk"]).values_list("assignment_id", "value"))
+    missing = [pk for pk in stats.acknowledged if pk not in stored]
+    wrong = [pk for pk, value in stats.acknowledged.items() if pk in stored and stored[pk] != value]
+    if missing or wrong:
+        problems.append(f"acknowledged answers missing {len(missing)}, stored with another value {len(wrong)}")
+    twice = Preference.objects.values("assignment_id").annotate(n=Count("id")).filter(n__gt=1).count()
+    if twice:
+        problems.append(f"{twice} assignments have more than one answer")
+    over = (
+        Preference.objects.filter(assignment__presentation__study_id=study["pk"], assignment__presentation__kind=Presentation.Kind.PAIR)
+        .exclude(assignment__annotator__status=Annotator.Status.EXCLUDED)
+        .values("assignment__presentation_id")
+        .annotate(n=Count("id"))
+        .filter(n__gt=study["k"])
+        .count()
+    )
+    if over:
+        problems.append(f"{over} presentations have more than k={study['k']} valid answers")
+    duplicate = (
+        Assignment.objects.filter(annotator__study_id=study["pk"])
+        .values("annotator_id", "presentation_id")
+        .annotate(n=Count("id"))
+        .filter(n__gt=1)
+    )
+    if duplicate.exists():
+        problems.append(f"{duplicate.count()} (annotator, presentation) pairs given twice")
+    finished = set(Annotator.objects.filter(study_id=study["pk"], status=Annotator.Status.FINISHED).values_list("external_id", flat=True))
+    not_shown = finished - stats.shown_code - stats.stopped  # those stopped by the scenario's end never asked for the page
+    untold = finished - stats.told_finished - stats.stopped  # a reply lost when the scenario stopped is no fault
+    if not_shown or untold or stats.shown_code - finished or stats.told_finished - finished:
+        problems.append(
+            f"finished but not shown the code: {len(not_shown)}; shown the code but not finished: {len(stats.shown_code - finished)};"
+            f" finished but not told so: {len(untold)}; told but not finished: {len(stats.told_finished - finished)}"
+        )
+    return problems
+
+
+# -- main -----------------------------------------------------------------------------------------
+
+
+def report(scenario: Scenario, stats: Stats, problems: list[str], database: str, workers: str) -> str:
+    seconds = max(1e-9, stats.ended - stats.started)
+    kinds = " ".join(f"p95_{kind}_ms={stats.p95(kind):.0f}" for kind in ("entry", "consent", "onboarding", "item", "answer", "done"))
+    return (
+        f"{scenario.name}: database={database} workers={workers} annotators={scenario.annotators} seconds={seconds:.1f}"
+        f" requests={stats.requests} rps={stats.requests / seconds:.0f} {kinds} answers={len(stats.acknowledged)}"
+        f" finished={len(stats.shown_code)} refused={len(stats.refused)} errors={sum(stats.errors.values())}"
+        f" server_cpu_ms_per_request={1000 * stats.server_cpu / max(1, stats.requests):.1f}"
+        f" client_cpu_ms_per_request={1000 * stats.client_cpu / max(1, stats.requests):.1f}"
+        f" retries={stats.retries} invariants={'ok' if not problems else 'FAILED'}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--database", choices=["postgres", "sqlite"], default="postgres", help="which database to run against (default postgres)"
+    )
+    parser.add_argument("--postgres-url", default=os.environ.get("STUDYAPP_TEST_POSTGRES_URL", ""),
+                        help="a PostgreSQL server whose user may create databases (default $STUDYAPP_TEST_POSTGRES_URL); "
+                        "the benchmark uses its own database <name>_load")  # fmt: skip
+    parser.add_argument("--smoke", action="store_true", help="both scenarios tiny, on the demo collection (about 20 s)")
+    parser.add_argument("--fault", action="store_true",
+                        help="kill -9 the server while annotators answer, restart it, check the invariants (alone, or after --smoke)")  # fmt: skip
+    parser.add_argument("--workers", type=int, default=None, help="gunicorn workers (default: WEB_CONCURRENCY or gunicorn.conf.py)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.database == "postgres" and not args.postgres_url:
+        parser.error("PostgreSQL needs --postgres-url or STUDYAPP_TEST_POSTGRES_URL (or use --database sqlite)")
+    parts = urlsplit(args.postgres_url)
+    if args.database == "postgres" and (parts.scheme not in ("postgres", "postgresql") or not parts.path.strip("/")):
+        parser.error(f"--postgres-url must be postgres://user:password@host:port/database, got {args.postgres_url!r}")
+    if args.workers is not None and args.workers < 1:
+        parser.error("--workers must be at least 1")
+    scenarios = (SMOKE if args.smoke else [] if args.fault else FULL) + (FAULT if args.fault else [])
+
+    workdir = Path(tempfile.mkdtemp(prefix="load-annotators-"))
+    database = Database(args.database, args.postgres_url, workdir)
+    server = None
+    try:
+        database.create()
+        os.environ["DATABASE_URL"] = database.url
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.settings")
+        sys.path.insert(0, str(ROOT))
+        import django
+
+        django.setup()
+        from django.db import connections
+
+        from studyapp.services.onboarding import COMPREHENSION
+
+        COMPREHENSION_RIGHT.update({q.key: q.correct for q in COMPREHENSION})
+        studies = prepare_studies(scenarios)
+        connections.close_all()
+        server = Server(database.url, free_port(), args.workers, workdir)
+        server.start()
+        workers = str(len(server.workers))
+        print(f"setup: gunicorn on {HOST}:{server.port}, {workers} workers, database {args.database}", flush=True)
+        results, all_problems = {}, []
+        for n, scenario in enumerate(scenarios):
+            stats = asyncio.run(run_scenario(scenario, studies[scenario.name], server, args.seed + n))
+            problems = check_invariants(studies[scenario.name], stats)
+            print(report(scenario, stats, problems, args.database, workers), flush=True)
+            for line in problems + stats.error_samples:
+                print(f"  {scenario.name}: {line}", flush=True)
+            results[scenario.name] = stats
+            all_problems += problems
+        verdict = "ok" if not all_problems else "FAILED"
+        errors = sum(sum(s.errors.values()) for s in results.values())
+        if "fault" in results:
+            fault = results["fault"]
+            print(f"fault_answers={len(fault.acknowledged)} fault_finished={len(fault.shown_code)} fault_retries={fault.retries}"
+                  f" fault_errors={sum(fault.errors.values())} invariants={verdict}")  # fmt: skip
+        if "paced" in results:
+            paced, burst = results["paced"], results["burst"]
+            burst_rps = burst.requests / max(1e-9, burst.ended - burst.started)
+            print(
+                f"paced_p95_item_ms={paced.p95('item'):.0f} paced_p95_answer_ms={paced.p95('answer'):.0f}"
+                f" paced_p95_entry_ms={max(paced.p95('entry'), paced.p95('consent')):.0f} paced_errors={sum(paced.errors.values())}"
+                f" burst_rps={burst_rps:.0f} burst_errors={sum(burst.errors.values())} invariants={verdict}"
+            )
+        return 0 if verdict == "ok" and errors == 0 else 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 1
+    finally:
+        if server is not None:
+            server.stop()
+        try:
+            from django.db import connections
+
+            connections.close_all()
+        except Exception:  # noqa: BLE001 - Django may not be set up yet
+            pass
+        database.drop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""The load benchmark in small: the production server (gunicorn) on loopback, simulated annotators through
+whole sessions, then ``kill -9`` of the server while they answer and a restart; every database invariant
+must hold afterwards (``benchmarks/load_annotators.py --smoke --fault``), on SQLite and on PostgreSQL.
+
+PostgreSQL comes from ``STUDYAPP_TEST_POSTGRES_URL`` (the benchmark creates and drops its own database
+next to that one): required in CI (``CI=true``), skipped elsewhere with the reason. Timings are only
+reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARK = ROOT / "benchmarks" / "load_annotators.py"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+TIMEOUT_SECONDS = 240  # stops a hung run only; the benchmark bounds itself (about 25 s per database)
+
+
+def run_benchmark(*args: str) -> tuple[int, list[str]]:
+    result = subprocess.run([sys.executable, str(BENCHMARK), *args], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
+    lines = (result.stdout + result.stderr).strip().splitlines()
+    return result.returncode, lines
+
+
+def fields(line: str) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in line.split() if "=" in part)
+
+
+def assert_smoke_and_fault(code: int, lines: list[str]) -> None:
+    output = "\n".join(lines[-40:])
+    assert code == 0, f"benchmark failed:\n{output}"
+    summary = next((fields(line) for line in lines if line.startswith("paced_p95_item_ms=")), None)
+    fault = next((fields(line) for line in lines if line.startswith("fault_answers=")), None)
+    assert summary is not None and fault is not None, f"no result lines:\n{output}"
+    assert summary["invariants"] == "ok" and fault["invariants"] == "ok", output
+    assert summary["paced_errors"] == "0" and summary["burst_errors"] == "0" and fault["fault_errors"] == "0", output
+    assert any(line.startswith("fault: killed the server (kill -9)") for line in lines), output
+    assert int(fault["fault_retries"]) > 0, f"no request met the killed server:\n{output}"
+    assert int(fault["fault_finished"]) > 0 and int(fault["fault_answers"]) > 0, output
+    for name in ("paced", "burst", "fault"):
+        line = next(line for line in lines if line.startswith(f"{name}: database="))
+        assert fields(line)["invariants"] == "ok", output
+
+
+@pytest.mark.slow
+def test_smoke_and_kill9_on_sqlite() -> None:
+    assert_smoke_and_fault(*run_benchmark("--database", "sqlite", "--smoke", "--fault"))
+
+
+@pytest.mark.slow
+def test_smoke_and_kill9_on_postgresql() -> None:
+    url = os.environ.get("STUDYAPP_TEST_POSTGRES_URL", "")
+    if not url:
+        message = "STUDYAPP_TEST_POSTGRES_URL is not set (.ci/run starts PostgreSQL and sets it)"
+        if IN_CI:
+            pytest.fail(f"PostgreSQL is required in CI: {message}")
+        pytest.skip(f"{message}; in CI (CI=true) this test fails instead of skipping")
+    assert_smoke_and_fault(*run_benchmark("--database", "postgres", "--postgres-url", url, "--smoke", "--fault"))
+
+
+def test_bad_usage_is_one_line_and_status_2() -> None:
+    code, lines = run_benchmark("--database", "postgres", "--postgres-url", "")
+    assert code == 2 and lines[-1].endswith("PostgreSQL needs --postgres-url or STUDYAPP_TEST_POSTGRES_URL (or use --database sqlite)")
+    code, lines = run_benchmark("--database", "postgres", "--postgres-url", "mysql://x/y")
+    assert code == 2 and "must be postgres://" in lines[-1], lines
