@@ -49,8 +49,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, Count, F, OuterRef, Subquery, Value, When
-from django.db.models.functions import Coalesce
+from django.db.models import Case, Count, F, Value, When
 
 from studyapp.exceptions import AnnotatorExcluded, StudyClosed, StudyError, StudyFull
 from studyapp.models import Annotator, Assignment, Presentation, Study
@@ -202,26 +201,30 @@ def newcomer_room(study: Study, *, now: datetime | None = None) -> tuple[int, in
     The query's count does not depend on the study's size (the database does the counting).
     """
     now = now_or(now)
-    taken = (
-        Assignment.objects.filter(presentation=OuterRef("pk"))
+    # taken slots counted per presentation in one pass over the study's assignments (a grouped join,
+    # not a subquery per presentation), with the lease states' one definition (AssignmentQuerySet)
+    taken, taken_params = (
+        Assignment.objects.filter(presentation__study=study)
         .valid()
         .taking_slot(now)
         .order_by()
-        .values("presentation")
+        .values("presentation_id")
         .annotate(n=Count("pk"))
-        .values("n")
+        .query.sql_with_params()
     )
-    per_level = (
+    pairs, pair_params = (
         Presentation.objects.filter(study=study, kind=Presentation.Kind.PAIR)
-        .annotate(taken=Coalesce(Subquery(taken), 0))
-        .filter(taken__lt=study.annotators_per_presentation)
         .order_by()
-        .values("topic_id", "run_a_id", "run_b_id", "level")
-        .annotate(n=Count("pk"))
+        .values("id", "topic_id", "run_a_id", "run_b_id", "level")
+        .query.sql_with_params()
     )
-    inner, params = per_level.query.sql_with_params()
+    inner = (
+        f"SELECT p.topic_id, p.run_a_id, p.run_b_id, p.level, COUNT(*) AS n FROM ({pairs}) p LEFT JOIN ({taken}) t"
+        " ON t.presentation_id = p.id WHERE COALESCE(t.n, 0) < %s GROUP BY p.topic_id, p.run_a_id, p.run_b_id, p.level"
+    )
+    params = (*pair_params, *taken_params, study.annotators_per_presentation)
     checks, check_params = (
-        Presentation.objects.filter(study=study).exclude(kind=Presentation.Kind.PAIR).values("pk").query.sql_with_params()
+        Presentation.objects.filter(study=study).exclude(kind=Presentation.Kind.PAIR).order_by().values("pk").query.sql_with_params()
     )
     per_group = "SUM(n)" if study.same_pair_both_levels else "MAX(n)"
     sql = (
