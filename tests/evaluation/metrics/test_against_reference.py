@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import pytest
@@ -99,42 +100,51 @@ def case(request) -> tuple[Collection, list[Run]]:
 Ref = Callable[[ref.RefTopic, list[str]], float]
 
 
+# measure (without its "@k") -> its reference, called as reference(topic, docs, k)
+AT_CUTOFF: dict[str, Callable[..., float]] = {
+    "I-rec": ref.i_rec,
+    "D-nDCG": ref.d_ndcg,
+    "D-Q": ref.d_q,
+    "D#-nDCG": ref.d_sharp_ndcg,
+    "DIN-Q": ref.din_q,
+    "DIN-nDCG": ref.din_ndcg,
+    "P+Q": ref.pplus_q,
+    "IA-nERR": ref.ia_nerr,
+    "IA-nERR(err_gmax=scale)": partial(ref.ia_nerr, err_gmax="scale"),
+    "IA-ERR": ref.ia_err,
+    "nDCG-IA": ref.ndcg_ia,
+    "alpha-nDCG": ref.alpha_ndcg,
+    "alpha-nDCG(alpha=0.3)": partial(ref.alpha_ndcg, alpha=0.3),
+    "alpha-nDCG(alpha=1.0)": partial(ref.alpha_ndcg, alpha=1.0),
+    "nERR-IA": ref.nerr_ia,
+    "ERR-IA": ref.err_ia,
+    "RBU": ref.rbu,
+    "alpha#-IA": ref.alpha_sharp_micro,
+    "alpha#-IA(alpha=0.5,lambda=0.2,disc=err)": partial(ref.alpha_sharp_micro, alpha=0.5, lam=0.2, disc="err"),
+    "alpha#-IA(disc=rbp,beta=0.9)": partial(ref.alpha_sharp_micro, disc="rbp", beta=0.9),
+    "Prec": ref.prec,
+    "PMP": ref.pmp,
+    "PMP(pmp_tie=union)": partial(ref.pmp, pmp_tie="union"),
+    "Ef-P": ref.ef_p,
+    "P-IA": ref.p_ia,
+    "S-RR@100%": ref.s_rr,
+    "alpha-DCG": ref.alpha_dcg,
+    "alpha-DCG(alpha=0.2)": partial(ref.alpha_dcg, alpha=0.2),
+    "RBP-IA": ref.rbp_ia,
+    "RBP-IA(p=0.8)": partial(ref.rbp_ia, p=0.8),
+    "alpha-nDCG(graded=true)": partial(ref.alpha_ndcg, graded=True),
+    "ERR-IA(graded=true,alpha=0.3)": partial(ref.err_ia, alpha=0.3, graded=True),
+}
+
+
 def cases() -> dict[str, Ref]:
     out: dict[str, Ref] = {}
     for k in CUTOFFS:
-        out[f"I-rec@{k}"] = lambda t, d, k=k: ref.i_rec(t, d, k)
-        out[f"D-nDCG@{k}"] = lambda t, d, k=k: ref.d_ndcg(t, d, k)
-        out[f"D-Q@{k}"] = lambda t, d, k=k: ref.d_q(t, d, k)
-        out[f"D#-nDCG@{k}"] = lambda t, d, k=k: ref.d_sharp_ndcg(t, d, k)
-        out[f"DIN-Q@{k}"] = lambda t, d, k=k: ref.din_q(t, d, k)
-        out[f"DIN-nDCG@{k}"] = lambda t, d, k=k: ref.din_ndcg(t, d, k)
-        out[f"P+Q@{k}"] = lambda t, d, k=k: ref.pplus_q(t, d, k)
-        out[f"IA-nERR@{k}"] = lambda t, d, k=k: ref.ia_nerr(t, d, k)
-        out[f"IA-nERR(err_gmax=scale)@{k}"] = lambda t, d, k=k: ref.ia_nerr(t, d, k, "scale")
-        out[f"IA-ERR@{k}"] = lambda t, d, k=k: ref.ia_err(t, d, k)
-        out[f"nDCG-IA@{k}"] = lambda t, d, k=k: ref.ndcg_ia(t, d, k)
-        out[f"alpha-nDCG@{k}"] = lambda t, d, k=k: ref.alpha_ndcg(t, d, k)
-        out[f"alpha-nDCG(alpha=0.3)@{k}"] = lambda t, d, k=k: ref.alpha_ndcg(t, d, k, 0.3)
-        out[f"alpha-nDCG(alpha=1.0)@{k}"] = lambda t, d, k=k: ref.alpha_ndcg(t, d, k, 1.0)
-        out[f"nERR-IA@{k}"] = lambda t, d, k=k: ref.nerr_ia(t, d, k)
-        out[f"ERR-IA@{k}"] = lambda t, d, k=k: ref.err_ia(t, d, k)
-        out[f"RBU@{k}"] = lambda t, d, k=k: ref.rbu(t, d, k)
+        for measure, reference in AT_CUTOFF.items():
+            out[f"{measure}@{k}"] = lambda t, d, k=k, reference=reference: reference(t, d, k)
         out[f"MAP-IA@{k}"] = lambda t, d, k=k: ref.map_ia(t, d[:k])
         out[f"NRBP@{k}"] = lambda t, d, k=k: ref.nrbp(t, d[:k])
-        out[f"alpha#-IA@{k}"] = lambda t, d, k=k: ref.alpha_sharp_micro(t, d, k)
-        out[f"alpha#-IA(alpha=0.5,lambda=0.2,disc=err)@{k}"] = lambda t, d, k=k: ref.alpha_sharp_micro(t, d, k, 0.5, 0.2, "err")
-        out[f"alpha#-IA(disc=rbp,beta=0.9)@{k}"] = lambda t, d, k=k: ref.alpha_sharp_micro(t, d, k, disc="rbp", beta=0.9)
-        out[f"Prec@{k}"] = lambda t, d, k=k: ref.prec(t, d, k)
-        out[f"PMP@{k}"] = lambda t, d, k=k: ref.pmp(t, d, k)
-        out[f"PMP(pmp_tie=union)@{k}"] = lambda t, d, k=k: ref.pmp(t, d, k, "union")
-        out[f"Ef-P@{k}"] = lambda t, d, k=k: ref.ef_p(t, d, k)
-        out[f"P-IA@{k}"] = lambda t, d, k=k: ref.p_ia(t, d, k)
-        out[f"S-RR@100%@{k}"] = lambda t, d, k=k: ref.s_rr(t, d, k)
-        out[f"alpha-DCG@{k}"] = lambda t, d, k=k: ref.alpha_dcg(t, d, k)
-        out[f"alpha-DCG(alpha=0.2)@{k}"] = lambda t, d, k=k: ref.alpha_dcg(t, d, k, 0.2)
         out[f"nNRBP@{k}"] = lambda t, d, k=k: ref.div(ref.nrbp(t, d[:k]), ref.nrbp(t, ref.greedy_ideal(t, 0.5)))
-        out[f"RBP-IA@{k}"] = lambda t, d, k=k: ref.rbp_ia(t, d, k)
-        out[f"RBP-IA(p=0.8)@{k}"] = lambda t, d, k=k: ref.rbp_ia(t, d, k, 0.8)
         out[f"D#-Q@{k}"] = lambda t, d, k=k: ref.sharp(t, d, k, ref.d_q(t, d, k))
         out[f"DIN#-nDCG@{k}"] = lambda t, d, k=k: ref.sharp(t, d, k, ref.din_ndcg(t, d, k))
         out[f"DIN#-Q(gamma=0.3)@{k}"] = lambda t, d, k=k: ref.sharp(t, d, k, ref.din_q(t, d, k), 0.3)
@@ -144,8 +154,6 @@ def cases() -> dict[str, Ref]:
             for disc in ("dcg", "err", "rbp"):
                 out[f"alpha#-IA(avg={avg},disc={disc})@{k}"] = lambda t, d, k=k, a=avg, c=disc: ref.alpha_sharp(t, d, k, a, disc=c)
         out[f"alpha#-IA(avg=smr,alpha=0.5)@{k}"] = lambda t, d, k=k: ref.alpha_sharp(t, d, k, "smr", 0.5, smr=ref.xi_smr_dd(t)[1])
-        out[f"alpha-nDCG(graded=true)@{k}"] = lambda t, d, k=k: ref.alpha_ndcg(t, d, k, graded=True)
-        out[f"ERR-IA(graded=true,alpha=0.3)@{k}"] = lambda t, d, k=k: ref.err_ia(t, d, k, 0.3, graded=True)
     out["nNRBP(graded=true)"] = lambda t, d: ref.nnrbp(t, d, graded=True)
     out["NRBP(graded=true)"] = lambda t, d: ref.nrbp(t, d, graded=True)
     out["S-RR@100%"] = lambda t, d: ref.s_rr(t, d)
