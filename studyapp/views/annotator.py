@@ -31,6 +31,7 @@ from studyapp.services.answers import record_answer
 from studyapp.services.completion import completion_for, screenout_link
 from studyapp.services.item_page import item_page
 from studyapp.services.onboarding import COMPREHENSION_ATTEMPTS, PRACTICE_NEEDS, PRACTICE_QUERY, failed_attempt_notice
+from studyapp.services.scale import SCALE, point
 from studyapp.services.sequence import Sequence
 from studyapp.views.site import wants_json
 
@@ -42,20 +43,6 @@ STEP_URLS = {
     flow.ITEMS: "study_next_item",
     flow.DONE: "study_done",
 }
-
-# The 9-point scale, left to right: (value as shown, accessible name). Keys 1-9 choose them in order.
-SCALE = [
-    (-4, "Left much better"),
-    (-3, "Left better"),
-    (-2, "Left somewhat better"),
-    (-1, "Left slightly better"),
-    (0, "About the same"),
-    (1, "Right slightly better"),
-    (2, "Right somewhat better"),
-    (3, "Right better"),
-    (4, "Right much better"),
-]
-
 
 # -- messages and steps ----------------------------------------------------------------------------
 
@@ -300,7 +287,7 @@ def practice(request: HttpRequest, study: Study, annotator: Annotator) -> HttpRe
         annotator,
         form=form,
         feedback=feedback,
-        chosen=dict(SCALE).get(annotator.practice_value, ""),
+        chosen=getattr(point(annotator.practice_value), "name", ""),
         query=PRACTICE_QUERY,
         needs=PRACTICE_NEEDS,
         left=item.left,

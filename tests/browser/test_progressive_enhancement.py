@@ -32,6 +32,8 @@ def test_a_whole_session_without_javascript(browser, server, make_study) -> None
         assert page.url.endswith(f"/item/{first}/")
         assert not Preference.objects.filter(assignment_id=first).exists()
         expect(page.locator(".hint.keys")).to_be_hidden()  # the keys need the script
+        page.locator(".opt-2").click()  # the choice is echoed in words by the stylesheet alone
+        expect(page.locator("#choice-echo")).to_have_text("Your answer: Left is better", use_inner_text=True)
         for value in (-3, 0, 4, 1):
             person.answer(value)  # the form posts, the server redirects to the next item
         expect(page.locator("#completion-code")).to_have_text("E2E-DONE")

@@ -10,7 +10,7 @@ from studyapp.models import Assignment, Document, Presentation, RankedItem, Stud
 from studyapp.services.item_page import LINK_MAX, SNIPPET_MAX, TITLE_MAX, display_url, item_page, results, shorten
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
-PAGE_BUDGET = 100 * 1024  # bytes: the item page with its stylesheet and script
+PAGE_BUDGET = 60 * 1024  # bytes: the item page with its stylesheet and script
 
 
 class ItemTestCase(AnnotatorTestCase):
@@ -32,8 +32,12 @@ class ItemTestCase(AnnotatorTestCase):
         self.assertNotContains(response, "checked")
         # enabled: the form works without the script
         self.assertContains(response, '<button type="submit" class="button primary">Submit answer</button>')
-        for name in ("Left much better", "About the same", "Right much better", "Left slightly better", "Right better"):
-            self.assertContains(response, f'<span class="sr-only">{name}</span>')
+        # every point named in words: the side (for screen readers; shown on phones) and the strength
+        for side, word in (("Left", "much better"), ("Left", "slightly better"), ("Right", "better"), ("Right", "much better")):
+            self.assertContains(response, f'<span class="side">{side} </span><span class="word">{word}</span>')
+        self.assertContains(response, '<span class="text"><span class="word">About the same</span></span>')
+        for value, sentence in ((-2, "Left is somewhat better"), (0, "Both are about the same"), (4, "Right is much better")):
+            self.assertContains(response, f'<span data-for="{value}">{sentence}</span>')  # the choice echoed in words
         self.assertContains(response, f'data-assignment="{assignment.pk}"')
         self.assertContains(response, 'name="request_id"')
         self.assertContains(response, "csrfmiddlewaretoken")
@@ -138,12 +142,12 @@ class ItemTestCase(AnnotatorTestCase):
                 doc = Document.objects.create(collection=self.collection, docid=f"extra-{run.name}-{rank}")
                 RankedItem.objects.create(run=run, topic=presentation.topic, rank=rank, document=doc)
 
-    def test_the_page_is_self_contained_and_under_100_kb(self) -> None:
+    def test_the_page_is_self_contained_and_under_60_kb(self) -> None:
         Document.objects.update(snippet="x" * 300, title="A long title of a search result " * 3, url="https://example.org/" + "p/" * 40)
         _, size = self.page_weight(self.serve(self.client))
         self.assertLess(size, PAGE_BUDGET)
 
-    def test_depth_10_with_huge_titles_snippets_and_urls_stays_under_100_kb(self) -> None:
+    def test_depth_10_with_huge_titles_snippets_and_urls_stays_under_60_kb(self) -> None:
         assignment = self.serve(self.client)
         self.deepen(assignment.presentation, 10)
         words = "Lorem <b>ipsum</b> dolor & sit amet, consectetur adipiscing elit. "
