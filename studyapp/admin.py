@@ -191,6 +191,7 @@ class StudyAdmin(admin.ModelAdmin):
         "items_per_annotator",
         "created_at",
         "dashboard",
+        "report_link",
     ]
     list_filter = ["status", "levels", "collection"]
     search_fields = ["name", "slug"]
@@ -211,7 +212,12 @@ class StudyAdmin(admin.ModelAdmin):
     ]
 
     def get_readonly_fields(self, request, obj=None):
-        return self.design_fields if obj is not None else []
+        return [*self.design_fields, "report_link"] if obj is not None else []
+
+    @admin.display(description="report")
+    def report_link(self, obj: m.Study) -> str:
+        """The study report (docs/studyapp.md#study-report): which metric agrees with the answers so far."""
+        return format_html('<a href="{}">study report</a>', reverse("study_report", args=[obj.slug]))
 
     @admin.display(description="dashboard")
     def dashboard(self, obj: m.Study) -> str:

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import path
 
-from studyapp.views import annotator, site, staff
+from studyapp.views import annotator, report, site, staff
 
 urlpatterns = [
     path("", site.home, name="home"),
@@ -19,5 +19,8 @@ urlpatterns = [
     path("staff/<slug:slug>/", staff.study_page, name="staff_study"),
     path("staff/<slug:slug>/live/", staff.study_live, name="staff_study_live"),
     path("staff/<slug:slug>/export.<str:fmt>", staff.study_export, name="staff_study_export"),
+    path("staff/<slug:slug>/report/", report.page, name="study_report"),
+    path("staff/<slug:slug>/report/figures/<slug:stem>.<str:fmt>", report.figure, name="study_report_figure"),
+    path("staff/<slug:slug>/report/<str:name>", report.table, name="study_report_file"),
     path("admin/", admin.site.urls),
 ]

@@ -105,7 +105,8 @@ def score_cube(
     if absent:
         raise EvaluationError(f"measure(s) {', '.join(absent)} not in the scores (available: {', '.join(available) or 'none'})")
     per_topic = per_topic[per_topic["measure"].isin(measures)]
-    no_topics = [m for m in measures if m not in set(per_topic["measure"])]
+    with_topics = set(per_topic["measure"])
+    no_topics = [m for m in measures if m not in with_topics]
     if no_topics:
         raise EvaluationError(f"no per-topic scores for {', '.join(no_topics)} (only means); write scores with --per-topic")
     runs = list(dict.fromkeys(runs)) if runs is not None else sorted(set(per_topic["run"]), key=natural_key)

@@ -78,7 +78,23 @@ def concordance_test(cube: ScoreCube, gold: Sequence[str], measures: Sequence[st
             agree2[ALL_GOLD] = np.logical_and.reduce(list(agree2.values()))
         for g in agree1:
             rows.append((g, m1, m2, n, *_summary(agree1[g], agree2[g], n)))
-    return pd.DataFrame.from_records(rows, columns=COLUMNS)
+    table = pd.DataFrame.from_records(rows, columns=COLUMNS)
+    table["p"] = sign_test_p(table["a"].to_numpy(), table["b"].to_numpy())
+    return table
+
+
+def sign_test_p(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Exact two-sided sign test ``binomtest(a, a + b, 0.5).pvalue`` for many ``(a, b)`` at once (1 when a + b = 0).
+
+    For p = 1/2 the binomial is symmetric, so the two-sided p-value is ``min(1, 2 P(X <= min(a, b)))``
+    (equal to scipy's ``binomtest`` to about 1e-15, vectorised instead of one call per pair).
+    """
+    a = np.asarray(a, dtype=np.int64)
+    b = np.asarray(b, dtype=np.int64)
+    n = a + b
+    with np.errstate(invalid="ignore"):
+        p = np.minimum(1.0, 2.0 * sps.binom.cdf(np.minimum(a, b), n, 0.5))
+    return np.where(n > 0, p, 1.0)
 
 
 def _agrees(s_m: FloatArray, s_g: FloatArray, gs_tie: str) -> np.ndarray:
@@ -89,10 +105,9 @@ def _agrees(s_m: FloatArray, s_g: FloatArray, gs_tie: str) -> np.ndarray:
 def _summary(agree1: np.ndarray, agree2: np.ndarray, n: int) -> tuple[float, float, int, int, float]:
     a = int((agree1 & ~agree2).sum())
     b = int((agree2 & ~agree1).sum())
-    p = float(sps.binomtest(a, a + b, 0.5).pvalue) if a + b else 1.0
     c1 = agree1.sum() / n if n else np.nan
     c2 = agree2.sum() / n if n else np.nan
-    return float(c1), float(c2), a, b, p
+    return float(c1), float(c2), a, b, np.nan  # p: sign_test_p over all rows at once
 
 
 def intuitiveness_scores(table: pd.DataFrame) -> pd.DataFrame:

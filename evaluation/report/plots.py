@@ -36,12 +36,12 @@ def _pyplot():
     return plt
 
 
-def render_figure(fig, directory: str | Path, stem: str) -> list[tuple[Path, bytes]]:
-    """``fig`` as PNG and SVG bytes with their target paths in ``directory``; closes the figure."""
+def render_figure(fig, directory: str | Path, stem: str, *, formats: tuple[str, ...] = FORMATS) -> list[tuple[Path, bytes]]:
+    """``fig`` as PNG and SVG bytes (or the given ``formats``) with their target paths in ``directory``; closes the figure."""
     plt = _pyplot()
     rendered = []
     try:
-        for fmt in FORMATS:
+        for fmt in formats:
             buffer = io.BytesIO()
             fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight", metadata=_metadata(fmt))
             rendered.append((Path(directory) / f"{stem}.{fmt}", buffer.getvalue()))
@@ -74,14 +74,26 @@ def _grid(n: int, max_cols: int = 4) -> tuple[int, int]:
 
 
 def agreement_heatmaps(
-    table: pd.DataFrame, directory: str | Path, *, statistic: str = "tau_b", stem: str = "agreement_heatmaps"
+    table: pd.DataFrame, directory: str | Path, *, statistic: str = "tau_b", stem: str = "agreement_heatmaps", layout: str = "panels"
 ) -> list[Path]:
     """Write :func:`agreement_heatmaps_figure` into ``directory``."""
-    return save_figure(agreement_heatmaps_figure(table, statistic=statistic), directory, stem)
+    return save_figure(agreement_heatmaps_figure(table, statistic=statistic, layout=layout), directory, stem)
 
 
-def agreement_heatmaps_figure(table: pd.DataFrame, *, statistic: str = "tau_b"):
-    """Chen et al. Fig. 1: ``statistic`` per bin x subrange cell for every metric, N annotated."""
+HEATMAP_LAYOUTS = ("panels", "rows")
+
+
+def agreement_heatmaps_figure(table: pd.DataFrame, *, statistic: str = "tau_b", layout: str = "panels"):
+    """Chen et al. Fig. 1: ``statistic`` per bin x subrange cell for every metric, N annotated.
+
+    ``layout="panels"``: one 2 x 4 panel per metric (the paper's look); ``"rows"``: one row per
+    metric in a single panel (small then large bin, each over the four subranges), compact and much
+    faster to draw for many metrics.
+    """
+    if layout not in HEATMAP_LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(HEATMAP_LAYOUTS)}, got {layout!r}")
+    if layout == "rows":
+        return _heatmap_rows_figure(table, statistic)
     from evaluation.report.tables import agreement_grid
 
     plt = _pyplot()
@@ -96,11 +108,7 @@ def agreement_heatmaps_figure(table: pd.DataFrame, *, statistic: str = "tau_b"):
         ax.set_title(measure, fontsize=9)
         ax.set_xticks(range(values.shape[1]), values.columns, fontsize=7)
         ax.set_yticks(range(values.shape[0]), values.index, fontsize=7)
-        for i in range(data.shape[0]):
-            for j in range(data.shape[1]):
-                text = "n/a" if np.isnan(data[i, j]) else f"{data[i, j]:.2f}"
-                dark = np.isfinite(data[i, j]) and abs(data[i, j]) > 0.6
-                ax.text(j, i, f"{text}\nN={counts.iat[i, j]}", ha="center", va="center", fontsize=6, color="white" if dark else "black")
+        _annotate_cells(ax, data, counts.to_numpy())
     for ax in list(axes.flat)[len(measures) :]:
         ax.axis("off")
     if image is not None:
@@ -109,31 +117,77 @@ def agreement_heatmaps_figure(table: pd.DataFrame, *, statistic: str = "tau_b"):
     return fig
 
 
-def metric_bars(table: pd.DataFrame, directory: str | Path, *, power: pd.DataFrame | None = None, stem: str = "metric_bars") -> list[Path]:
-    """Write :func:`metric_bars_figure` into ``directory``."""
-    return save_figure(metric_bars_figure(table, power=power), directory, stem)
+def _annotate_cells(ax, data: np.ndarray, counts: np.ndarray) -> None:
+    """Write the value and N into every cell of an ``imshow`` (white on dark cells)."""
+    for i in range(data.shape[0]):
+        for j in range(data.shape[1]):
+            text = "n/a" if np.isnan(data[i, j]) else f"{data[i, j]:.2f}"
+            dark = np.isfinite(data[i, j]) and abs(data[i, j]) > 0.6
+            ax.text(j, i, f"{text}\nN={counts[i, j]}", ha="center", va="center", fontsize=6, color="white" if dark else "black")
 
 
-def metric_bars_figure(table: pd.DataFrame, *, power: pd.DataFrame | None = None):
-    """Chen et al. Fig. 2: MUP, MUP_b, tau, tau_b (+ discriminative ``power`` of a discpower
-    summary, column ``power`` per ``measure``) per metric, sorted by MUP."""
+def _heatmap_rows_figure(table: pd.DataFrame, statistic: str):
+    """Every metric as one row of 8 cells (small bin x 4 subranges, then large), in one panel."""
+    from evaluation.meta.agreement import BINS, SUBRANGES
+    from evaluation.report.tables import agreement_grid
+
     plt = _pyplot()
-    overall = table[table["subset"] == "all"].pivot(index="measure", columns="statistic", values="value")
+    measures = list(dict.fromkeys(table["measure"]))
+    grids = [agreement_grid(table, measure, statistic) for measure in measures]
+    data = np.array([values.to_numpy(dtype=float).ravel() for values, _ in grids]).reshape(len(measures), -1)
+    counts = np.array([n.to_numpy().ravel() for _, n in grids]).reshape(len(measures), -1)
+    height = 0.42 * len(measures) + 1.6
+    fig, ax = plt.subplots(figsize=(9.0, height))
+    fig.subplots_adjust(left=0.2, right=0.88, top=1 - 0.9 / height, bottom=0.5 / height)
+    image = ax.imshow(np.ma.masked_invalid(data), cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
+    ax.set_xticks(range(data.shape[1]), [f"{b}\n{s}" for b in BINS for s in SUBRANGES], fontsize=7)
+    ax.xaxis.tick_top()
+    ax.set_yticks(range(len(measures)), measures, fontsize=7)
+    ax.axvline(len(SUBRANGES) - 0.5, color="black", linewidth=1)
+    _annotate_cells(ax, data, counts)
+    fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02, label=statistic)
+    fig.suptitle(f"{statistic} by Delta bin and preference subrange |p|, N run pairs per cell", fontsize=9)
+    return fig
+
+
+def metric_bars(
+    table: pd.DataFrame, directory: str | Path, *, power: pd.DataFrame | None = None, intervals: bool = False, stem: str = "metric_bars"
+) -> list[Path]:
+    """Write :func:`metric_bars_figure` into ``directory``."""
+    return save_figure(metric_bars_figure(table, power=power, intervals=intervals), directory, stem)
+
+
+def metric_bars_figure(table: pd.DataFrame, *, power: pd.DataFrame | None = None, intervals: bool = False):
+    """Chen et al. Fig. 2: MUP, MUP_b, tau, tau_b (+ discriminative ``power`` of a discpower
+    summary, column ``power`` per ``measure``) per metric, sorted by MUP; with ``intervals``, the
+    bootstrap confidence intervals of the table as error bars."""
+    plt = _pyplot()
+    whole = table[table["subset"] == "all"]
+    overall = whole.pivot(index="measure", columns="statistic", values="value")
+    low = whole.pivot(index="measure", columns="statistic", values="ci_low")
+    high = whole.pivot(index="measure", columns="statistic", values="ci_high")
     series = ["MUP", "MUP_b", "tau", "tau_b"]
     if power is not None:
         overall = overall.join(power.set_index("measure")["power"], how="left")
         series.append("power")
-    overall = overall.sort_values("MUP", ascending=False)
+    overall = overall.sort_values("MUP", ascending=False, kind="stable")
     x = np.arange(len(overall))
     width = 0.8 / len(series)
     fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * len(overall) + 2), 3.8), layout="constrained")
     for k, name in enumerate(series):
-        ax.bar(x + (k - (len(series) - 1) / 2) * width, overall[name].to_numpy(dtype=float), width, label=name)
+        heights = overall[name].to_numpy(dtype=float)
+        error = None
+        if intervals and name in low.columns:
+            lo = low[name].reindex(overall.index).to_numpy(dtype=float)
+            hi = high[name].reindex(overall.index).to_numpy(dtype=float)
+            if np.isfinite(lo).any():
+                error = np.nan_to_num(np.vstack([heights - lo, hi - heights]), nan=0.0).clip(min=0.0)
+        ax.bar(x + (k - (len(series) - 1) / 2) * width, heights, width, label=name, yerr=error, error_kw={"linewidth": 0.6})
     ax.set_xticks(x, overall.index, rotation=45, ha="right", fontsize=8)
     ax.axhline(0, color="black", linewidth=0.6)
     ax.set_ylabel("value")
     ax.legend(fontsize=8, ncols=len(series))
-    ax.set_title("Agreement with users (sorted by MUP)", fontsize=10)
+    ax.set_title("Agreement with users (sorted by MUP)" + (", bootstrap intervals" if intervals else ""), fontsize=10)
     return fig
 
 

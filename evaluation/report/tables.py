@@ -110,12 +110,12 @@ def concordance_matrix(table: pd.DataFrame, gold: str, measures: Sequence[str] |
     if rows.empty:
         raise ValueError(f"no concordance rows for gold standard {gold!r}")
     names = list(measures) if measures is not None else list(dict.fromkeys([*rows["measure_1"], *rows["measure_2"]]))
-    out = pd.DataFrame("", index=names, columns=names)
+    cells: dict[str, dict[str, str]] = {column: dict.fromkeys(names, "") for column in names}  # column -> row -> text
     for r in rows.itertuples(index=False):
-        if r.measure_1 in out.index and r.measure_2 in out.index:
-            out.loc[r.measure_1, r.measure_2] = f"{_fmt(r.concordance_1, digits)}/{_fmt(r.concordance_2, digits)} ({r.disagreements})"
-            out.loc[r.measure_2, r.measure_1] = f"{_fmt(r.concordance_2, digits)}/{_fmt(r.concordance_1, digits)} ({r.disagreements})"
-    return out
+        if r.measure_1 in cells and r.measure_2 in cells:
+            cells[r.measure_2][r.measure_1] = f"{_fmt(r.concordance_1, digits)}/{_fmt(r.concordance_2, digits)} ({r.disagreements})"
+            cells[r.measure_1][r.measure_2] = f"{_fmt(r.concordance_2, digits)}/{_fmt(r.concordance_1, digits)} ({r.disagreements})"
+    return pd.DataFrame({column: [cells[column][row] for row in names] for column in names}, index=names, columns=names)
 
 
 def _fmt(value: float, digits: int) -> str:
@@ -126,14 +126,13 @@ def agreement_grid(table: pd.DataFrame, measure: str, statistic: str = "tau_b") 
     """Bin x subrange grids (values and N) of one measure from an agreement table (Chen Fig. 1)."""
     from evaluation.meta.agreement import BINS, SUBRANGES
 
-    rows = table[(table["measure"] == measure) & (table["statistic"] == statistic)].set_index("subset")
-    values = pd.DataFrame(index=list(BINS), columns=list(SUBRANGES), dtype=float)
-    counts = pd.DataFrame(index=list(BINS), columns=list(SUBRANGES), dtype=float)
-    for b in BINS:
-        for s in SUBRANGES:
-            values.loc[b, s] = rows.loc[f"{b}:{s}", "value"]
-            counts.loc[b, s] = rows.loc[f"{b}:{s}", "n"]
-    return values, counts.astype(int)
+    rows = table[(table["measure"] == measure) & (table["statistic"] == statistic)]
+    value = dict(zip(rows["subset"], rows["value"]))
+    n = dict(zip(rows["subset"], rows["n"]))
+    cells = [[f"{b}:{s}" for s in SUBRANGES] for b in BINS]
+    values = pd.DataFrame([[float(value[c]) for c in row] for row in cells], index=list(BINS), columns=list(SUBRANGES), dtype=float)
+    counts = pd.DataFrame([[int(n[c]) for c in row] for row in cells], index=list(BINS), columns=list(SUBRANGES))
+    return values, counts
 
 
 def to_markdown(frame: pd.DataFrame, digits: int = 4) -> str:

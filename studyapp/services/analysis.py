@@ -37,9 +37,10 @@ from evaluation.meta.levels import preference_items
 from evaluation.meta.significance import DiscriminativePower, discriminative_power
 from evaluation.meta.userprefs import preference_summary
 from evaluation.metrics import REGISTRY, Measure
-from studyapp.models import Assignment, Presentation, RankedItem, Study, StudySubtopic, StudyTopic
+from studyapp.models import RankedItem, Study, StudySubtopic, StudyTopic
 from studyapp.models.study import SUBTOPIC, TOPIC
 from studyapp.services.collections import to_evaluation_collection
+from studyapp.services.export import export_rows
 
 GOLD = ("I-rec", "Ef-P", "Prec", "PMP")  # intuitiveness gold standards (Chen et al.; docs/metrics.md#intuitiveness)
 LEVELS = ("topic", "weighted", "subtopic")  # agreement levels (docs/metrics.md#weighted-topic-preference)
@@ -106,46 +107,39 @@ def study_scores(data: StudyCollection, measures: list[str] | None = None) -> tu
     return frame, [str(w.message) for w in caught]
 
 
-def study_votes(study: Study) -> pd.DataFrame:
+def study_votes(study: Study, rows: list[dict] | None = None) -> pd.DataFrame:
     """The valid answers on regular presentations as canonical votes (the frame ``read_preferences`` returns).
 
-    Check items are left out; so are annotators excluded by quality control. ``value`` is the
-    canonical answer (positive = run_b preferred); ``annotator`` the pseudonym.
+    Read through the preference export (``services.export``, its default rows): check items and
+    annotators excluded by quality control are left out, ``value`` is the canonical answer
+    (positive = run_b preferred) and ``annotator`` the keyed pseudonym, so the analysis reads
+    exactly what ``export_preferences`` hands to ``python -m evaluation meta agreement``. ``rows``:
+    the export's rows when the caller has them already.
     """
-    rows = list(
-        Assignment.objects.valid()
-        .filter(presentation__study=study, presentation__kind=Presentation.Kind.PAIR, preference__isnull=False)
-        .order_by("preference__pk")
-        .values_list(
-            "presentation__level",
-            "presentation__topic__topic_id",
-            "presentation__subtopic__number",
-            "presentation__run_a__name",
-            "presentation__run_b__name",
-            "annotator__pseudonym",
-            "preference__canonical",
-        )
-    )
-    frame = pd.DataFrame.from_records(rows, columns=list(VOTE_COLUMNS[:-1]))
+    columns = list(VOTE_COLUMNS[:-1])
+    rows = export_rows(study) if rows is None else rows
+    frame = pd.DataFrame.from_records([tuple(row[c] for c in columns) for row in rows], columns=columns)
     frame["subtopic"] = frame["subtopic"].fillna("").astype(str)
     frame["value"] = frame["value"].astype(np.int64)
-    frame["line"] = np.arange(len(frame), dtype=np.int64) + 2  # as if read from an export with a header line
+    frame["line"] = np.arange(len(frame), dtype=np.int64) + 2  # the line of the answer in an export file with a header
     return frame
 
 
 @dataclass
 class Timer:
-    """Seconds spent per phase (the report and ``benchmarks/bench_report.py`` print them)."""
+    """Seconds spent per phase, elapsed and on the CPU (the report and ``benchmarks/bench_report.py`` print them)."""
 
     seconds: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         try:
             yield
         finally:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+            self.cpu[name] = self.cpu.get(name, 0.0) + time.process_time() - start_cpu
 
 
 @dataclass
@@ -184,6 +178,7 @@ def analyse_study(
     alpha: float = DEFAULT_ALPHA,
     measures: list[str] | None = None,
     timer: Timer | None = None,
+    rows: list[dict] | None = None,
 ) -> StudyAnalysis:
     """Build the study's collection, score it, take the valid answers and run ``evaluation.meta``.
 
@@ -194,7 +189,7 @@ def analyse_study(
     timer = timer or Timer()
     with timer.phase("collection"):
         data = study_collection(study)
-        votes = study_votes(study)
+        votes = study_votes(study, rows)
     measures = list(measures or study_measures(data.depth))
     with timer.phase("scoring"):
         scores, notes = study_scores(data, measures)
@@ -254,9 +249,14 @@ def _meta(
 
 
 def _topic_cube(data: StudyCollection, measures: list[str], scores: pd.DataFrame) -> ScoreCube | None:
-    """Topic-level scores of the study's topics (empty topics dropped with a warning)."""
+    """Topic-level scores of the study's topics (empty topics dropped with a warning).
+
+    Runs and topics in the order ``meta discpower`` / ``meta intuitiveness`` read them from the
+    scores file (natural order, subtopic rows left out), so a seeded bootstrap draws the same
+    resamples there and here.
+    """
     try:
-        return score_cube(scores, measures, runs=data.run_names, topics=data.topics)
+        return score_cube(scores, measures, min_runs=2)
     except EvaluationError:
         return None
 

@@ -86,8 +86,12 @@ def _unfillable(study: Study, room: Capacity) -> dict[str, Any]:
     }
 
 
-def study_status(study: Study, *, now: datetime | None = None) -> dict[str, Any]:
-    """A JSON-ready progress report of ``study`` at ``now``."""
+def study_status(study: Study, *, now: datetime | None = None, capacity_needed: bool = True) -> dict[str, Any]:
+    """A JSON-ready progress report of ``study`` at ``now``.
+
+    ``capacity_needed=False`` leaves out ``annotators_needed`` and the unfillable slots, which
+    simulate admission (the expensive part) when a caller only needs the counts.
+    """
     now = now_or(now)
     k = study.annotators_per_presentation
     rows = Presentation.objects.filter(study=study).values_list("id", "kind", "level")
@@ -114,7 +118,7 @@ def study_status(study: Study, *, now: datetime | None = None) -> dict[str, Any]
         "slots": slots,
         "live_leases": sum(leases.values()),
         "annotators": _annotators(study, now),
-        **_unfillable(study, capacity(study, now=now)),
+        **(_unfillable(study, capacity(study, now=now)) if capacity_needed else {}),
         "progress": round(slots["filled"] / slots["needed"], 4) if regular else 1.0,
     }
 

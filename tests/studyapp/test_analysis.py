@@ -22,6 +22,7 @@ from studyapp.services.analysis import (
 )
 from studyapp.services.answers import canonical_value, record_answer
 from studyapp.services.collections import to_evaluation_collection
+from studyapp.services.pseudonyms import pseudonym
 from tests.studyapp.base import BaseTestCase, make_toy_study
 
 CAST = ("alice", "bob", "carol", "erin", "frank", "grace")  # the toy study holds exactly six annotators
@@ -104,10 +105,10 @@ class AnalysisTestCase(BaseTestCase):
         for row in votes.itertuples():
             self.assertLess(row.run_a, row.run_b)
             self.assertEqual(row.subtopic == "", row.level == "topic")
-        stored = {p.assignment.annotator.pseudonym: 0 for p in Preference.objects.all()}
+        stored = {pseudonym(self.study, p.assignment.annotator): 0 for p in Preference.objects.all()}
         for p in Preference.objects.select_related("assignment__annotator"):
             self.assertEqual(p.canonical, p.value if p.assignment.a_on_left else -p.value)
-            stored[p.assignment.annotator.pseudonym] += p.canonical
+            stored[pseudonym(self.study, p.assignment.annotator)] += p.canonical
         self.assertEqual(votes.groupby("annotator")["value"].sum().to_dict(), stored)
         # an excluded annotator's answers are left out, and so are check items
         Annotator.objects.filter(pk=bob.pk).update(status=Annotator.Status.EXCLUDED)
@@ -120,7 +121,7 @@ class AnalysisTestCase(BaseTestCase):
                                           lease_expires_at=self.later(hours=1))  # fmt: skip
         record_answer(extra, 4, now=self.later(minutes=1))
         votes = study_votes(self.study)
-        self.assertEqual(set(votes["annotator"]), {alice.pseudonym})
+        self.assertEqual(set(votes["annotator"]), {pseudonym(self.study, alice)})
         self.assertEqual(len(votes), 6)
 
     def test_no_answers_yet(self) -> None:

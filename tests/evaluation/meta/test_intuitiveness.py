@@ -111,3 +111,13 @@ def test_needs_two_candidates_and_a_gold() -> None:
         concordance_test(EXAMPLE, [])
     with pytest.raises(ValueError, match="gs_tie"):
         concordance_test(EXAMPLE, ["I-rec"], gs_tie="half")
+
+
+def test_sign_test_p_equals_scipys_binomtest() -> None:
+    from evaluation.meta.intuitiveness import sign_test_p
+
+    a, b = np.meshgrid(np.arange(0, 80), np.arange(0, 80))
+    got = sign_test_p(a.ravel(), b.ravel())
+    want = [sps.binomtest(int(x), int(x + y), 0.5).pvalue if x + y else 1.0 for x, y in zip(a.ravel(), b.ravel())]
+    assert np.allclose(got, want, rtol=1e-13, atol=0)
+    assert got[0] == 1.0  # a = b = 0

@@ -1,0 +1,58 @@
+"""``manage.py study_report STUDY --out DIR``: the study report as HTML, CSV, figures and reproducible inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Q
+
+from evaluation._argtypes import non_negative_int, positive_int
+from studyapp.models import Study
+from studyapp.services.analysis import DEFAULT_B, DEFAULT_SEED, Timer
+from studyapp.services.report import build_report, write_report
+
+
+class Command(BaseCommand):
+    help = (
+        "Write the study report (which metric agrees with the annotators) into DIR: index.html, CSV tables, PNG/SVG figures, "
+        "the study's collection and answers as files, settings.json and reproduce.sh (the evaluation commands that recompute it)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("study", help="study name or slug")
+        parser.add_argument("--out", required=True, metavar="DIR", help="output directory (created; files in it are replaced)")
+        parser.add_argument(
+            "--bootstrap", type=positive_int, default=DEFAULT_B, metavar="B", help=f"bootstrap resamples (default {DEFAULT_B})"
+        )
+        parser.add_argument("--seed", type=non_negative_int, default=DEFAULT_SEED, help=f"seed of every bootstrap (default {DEFAULT_SEED})")
+
+    def handle(self, *args, **opts) -> None:
+        study = Study.objects.filter(Q(name=opts["study"]) | Q(slug=opts["study"])).select_related("collection").first()
+        if study is None:
+            known = ", ".join(Study.objects.values_list("name", flat=True)) or "none"
+            raise CommandError(f"no study named {opts['study']!r} (known: {known})")
+        out = Path(opts["out"])
+        if out.exists() and not out.is_dir():
+            raise CommandError(f"{out}: --out needs a directory, this is a file")
+        if not out.parent.resolve().is_dir():
+            raise CommandError(f"{out}: directory {out.parent} does not exist")
+        timer = Timer()
+        self.stderr.write(f"Analysing {study.name!r} (B = {opts['bootstrap']}, seed {opts['seed']}) ...")
+        report = build_report(study, B=opts["bootstrap"], seed=opts["seed"], timer=timer)
+        try:
+            written = write_report(report, out)
+        except OSError as exc:
+            raise CommandError(f"{exc.filename or out}: {exc.strerror or exc}") from None
+        for note in report.analysis.notes:
+            self.stderr.write(f"note: {note}")
+        summary = report.summary
+        self.stdout.write(f"Report of {study.name!r}: {len(written)} files in {out}; open {out / 'index.html'}")
+        if summary["best"]:
+            best = summary["best"]
+            self.stdout.write(
+                f"Best by MUP ({best['level']} level): {best['measure']} {best['value']:.3f} [{best['low']:.3f}, {best['high']:.3f}]"
+            )
+        else:
+            self.stdout.write("No valid answers yet: the report holds the scores and the discriminative power only.")
+        self.stdout.write("Time: " + ", ".join(f"{k} {v:.2f} s" for k, v in timer.seconds.items()))

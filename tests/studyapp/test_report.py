@@ -1,0 +1,233 @@
+"""The study report: simulated annotators through the real pages, the report's sections, its files,
+the reproduction by the ``evaluation`` command line alone, the staff-only page and the commands."""
+
+from __future__ import annotations
+
+import io
+import os
+import shlex
+import tempfile
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.urls import reverse
+from django.utils import timezone
+
+from evaluation.cli import main as evaluation_main
+from studyapp.models import Annotator, Preference
+from studyapp.services import report as report_service
+from studyapp.services.report import build_report, write_report
+from studyapp.services.simulation import FAST_SECONDS, HONEST_SECONDS, Plan, simulate_annotators
+from tests.studyapp.annotator_base import AnnotatorTestCase
+from tests.studyapp.base import BaseTestCase
+
+TRUTH = "D#-nDCG@10"
+SECTIONS = ("summary", "preferences", "agreement", "heatmaps", "intuitiveness", "settings")
+
+
+def run_commands(folder: Path, commands: list[str]) -> None:
+    """Run ``python -m evaluation ...`` command lines in ``folder`` through the CLI's entry point."""
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        for command in commands:
+            argv = shlex.split(command)
+            assert argv[:3] == ["python", "-m", "evaluation"], command
+            assert evaluation_main(argv[3:]) == 0, command
+    finally:
+        os.chdir(before)
+
+
+class SimulationTestCase(BaseTestCase):
+    def test_honest_annotators_fill_the_study_through_the_pages(self) -> None:
+        result = simulate_annotators(self.study, Plan(truth=TRUTH, noise=0.5, fast_share=0.0, seed=1))
+        self.assertEqual(result.counts["done"], 6)  # the toy study holds exactly six annotators
+        self.assertEqual(result.counts["full"], 2)  # the next one is refused, and once more when nobody works
+        self.assertEqual(result.answers, 36)
+        self.assertEqual(Preference.objects.count(), 36)
+        self.assertEqual(Annotator.objects.filter(status=Annotator.Status.FINISHED).count(), 6)
+        answers = Preference.objects.select_related("assignment")
+        # decision times are simulated: measured by the server from the serve to the answer
+        self.assertGreaterEqual(min(p.server_seconds for p in answers), HONEST_SECONDS[0] - 0.01)
+        self.assertTrue(all(abs(p.server_seconds - p.client_ms / 1000) < 0.01 for p in answers))
+        self.assertLessEqual(max(p.answered_at for p in answers), timezone.now())
+        self.assertTrue(all(p.assignment.served_at is not None for p in answers))
+        ids = set(Annotator.objects.values_list("external_id", flat=True))
+        self.assertEqual(ids, {f"sim-{n:05d}" for n in range(1, 7)})  # refused arrivals stored nothing
+
+    def test_fast_cheaters_decide_in_seconds(self) -> None:
+        result = simulate_annotators(self.study, Plan(truth=TRUTH, noise=1.0, fast_share=1.0, n=2, seed=2))
+        self.assertEqual([o.fast for o in result.outcomes], [True, True])
+        times = [p.server_seconds for p in Preference.objects.all()]
+        self.assertEqual(len(times), 12)
+        self.assertLessEqual(max(times), FAST_SECONDS[1] + 0.01)
+
+    def test_answers_follow_the_truth(self) -> None:
+        simulate_annotators(self.study, Plan(truth=TRUTH, noise=0.0, fast_share=0.0, seed=3))
+        analysis = build_report(self.study, B=50).analysis
+        for level in ("topic", "subtopic"):
+            self.assertEqual(analysis.mup(level)[TRUTH], 1.0, level)
+
+    def test_bad_plans(self) -> None:
+        for plan, message in (
+            ({"noise": -1}, "--noise must be >= 0"),
+            ({"fast_share": 1.5}, "--fast-share must be between 0 and 1"),
+            ({"n": 0}, "--n must be at least 1"),
+        ):
+            with self.assertRaisesMessage(Exception, message):
+                Plan(truth=TRUTH, **plan)
+
+    def test_command(self) -> None:
+        out = io.StringIO()
+        call_command("simulate_annotators", self.study.slug, "--truth", TRUTH, "--noise", "1", "--fast-share", "0", "--n", "2", stdout=out)
+        self.assertIn("Simulated 2 annotator(s) (0 fast)", out.getvalue())
+        self.assertEqual(Preference.objects.count(), 12)
+        for argv, message in (
+            (["nope", "--truth", TRUTH], "no study named 'nope'"),
+            ([self.study.slug, "--truth", "nDCG-XX@10"], "unknown metric 'nDCG-XX'"),
+            ([self.study.slug, "--truth", TRUTH, "--fast-share", "2"], "--fast-share must be between 0 and 1"),
+        ):
+            with self.assertRaisesMessage(CommandError, message):
+                call_command("simulate_annotators", *argv, stdout=io.StringIO())
+
+
+class ReportTestCase(BaseTestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        simulate_annotators(cls.study, Plan(truth=TRUTH, noise=0.5, fast_share=0.0, seed=4))
+
+    def test_every_section_and_table(self) -> None:
+        report = build_report(self.study, B=100, seed=5)
+        self.assertEqual(
+            set(report.tables),
+            {"agreement-topic", "agreement-weighted", "agreement-subtopic", "userprefs", "discpower", "intuitiveness",
+             "intuitiveness-matrix", "intuitiveness-ordering"},
+        )  # fmt: skip
+        html = report_service.render_html(report, standalone=True, figure_url=lambda stem, fmt: f"figures/{stem}.{fmt}")
+        for section in SECTIONS:
+            self.assertIn(f'<section id="{section}">', html)
+        self.assertIn("Krippendorff", html)
+        self.assertIn("I-rec@10", html)
+        self.assertEqual(
+            report_service.figure_stems(report),
+            [f"{kind}-{level}" for level in ("topic", "weighted", "subtopic") for kind in ("metric-bars", "heatmaps")],
+        )
+        summary = report.summary
+        self.assertEqual(summary["pairs"], {"topic": 6, "weighted": 6, "subtopic": 12})
+        self.assertEqual(summary["annotators"]["finished"], 6)
+        self.assertEqual(set(report.timer.seconds), {"collection", "scoring", "meta", "rendering"})
+        self.assertEqual(report.settings["seed"], 5)
+        self.assertEqual(report.settings["options"]["B"], 100)
+
+    @pytest.mark.slow
+    def test_files_reproduce_with_the_evaluation_cli_alone(self) -> None:
+        report = build_report(self.study, B=100, seed=5)
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "report"
+            written = write_report(report, out, figure_levels=["topic", "subtopic"])
+            names = {p.relative_to(out).as_posix() for p in written}
+            for name in ("index.html", "report.css", "preferences.csv", "scores.tsv", "settings.json", "reproduce.sh",
+                         "collection/qrels.txt", "collection/intents.tsv", "collection/runs/alpha.run", "figures/heatmaps-topic.svg",
+                         "figures/metric-bars-topic.png", "figures/heatmaps-subtopic.png", "agreement-topic.csv"):  # fmt: skip
+                self.assertIn(name, names)
+            self.assertNotIn("figures/heatmaps-weighted.svg", names)  # drawn for the levels asked only
+            self.assertFalse(list(out.rglob(".*.tmp")))
+            ours = {name: (out / name).read_bytes() for name in names if name.endswith((".csv", ".tsv")) and "/" not in name}
+            for name in ours:
+                if name != "preferences.csv":
+                    (out / name).unlink()
+            run_commands(out, report.commands)
+            for name, content in ours.items():
+                self.assertEqual((out / name).read_bytes(), content, name)
+            self.assertEqual((out / "collection/runs/alpha.run").read_text().splitlines()[0], "1 Q0 t1-d1 1 10 alpha")
+
+    def test_no_answers(self) -> None:
+        Preference.objects.all().delete()
+        report = build_report(self.study, B=20, seed=1)
+        self.assertEqual(report.analysis.agreement, {})
+        self.assertNotIn("preferences.csv", report.inputs)
+        html = report_service.render_html(report, standalone=True, figure_url=lambda stem, fmt: "")
+        self.assertIn("No valid answers yet", html)
+
+    def test_command(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            out = io.StringIO()
+            call_command(
+                "study_report",
+                self.study.name,
+                "--out",
+                f"{folder}/r",
+                "--bootstrap",
+                "50",
+                "--seed",
+                "2",
+                stdout=out,
+                stderr=io.StringIO(),
+            )
+            self.assertIn("Best by MUP (topic level)", out.getvalue())
+            self.assertTrue((Path(folder) / "r" / "index.html").is_file())
+            (Path(folder) / "file").write_text("x")
+            for argv, message in (
+                (["nope", "--out", folder], "no study named 'nope'"),
+                ([self.study.slug, "--out", f"{folder}/file"], "--out needs a directory, this is a file"),
+                ([self.study.slug, "--out", f"{folder}/missing/r"], "does not exist"),
+            ):
+                with self.assertRaisesMessage(CommandError, message):
+                    call_command("study_report", *argv, stdout=io.StringIO(), stderr=io.StringIO())
+
+
+class ReportPageTestCase(AnnotatorTestCase):
+    """The page is for staff only: anonymous visitors and annotators are sent to the staff sign-in."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        cache.clear()
+        self.page = reverse("study_report", args=[self.study.slug])
+
+    def test_staff_only(self) -> None:
+        login = reverse("admin:login")
+        for client in (self.fresh_client(), self.client):  # anonymous; alice, an annotator of the study
+            response = client.get(self.page)
+            self.assertEqual(response.status_code, 302)
+            self.assertTrue(response.url.startswith(login))
+        user = get_user_model().objects.create_user("someone", password="pw-for-tests-1")
+        other = self.fresh_client()
+        other.force_login(user)
+        self.assertEqual(other.get(self.page).status_code, 302)
+        for name in ("study_report_figure", "study_report_file"):
+            args = [self.study.slug, "heatmaps-topic", "svg"] if name == "study_report_figure" else [self.study.slug, "userprefs.csv"]
+            self.assertEqual(self.fresh_client().get(reverse(name, args=args)).status_code, 302)
+
+    def test_staff_see_the_report_and_reloads_are_cached(self) -> None:
+        staff = get_user_model().objects.create_superuser("staff", "staff@example.org", "pw-for-tests")
+        client = self.fresh_client()
+        client.force_login(staff)
+        self.answer_everything(self.client, value=2)
+        with mock.patch("studyapp.views.report.build_report", wraps=report_service.build_report) as built:
+            response = client.get(self.page)
+            self.assertEqual(response.status_code, 200)
+            for section in SECTIONS:
+                self.assertContains(response, f'<section id="{section}">')
+            self.assertEqual(client.get(self.page).status_code, 200)
+            self.assertEqual(built.call_count, 1)  # the reload came from the cache
+            svg = client.get(reverse("study_report_figure", args=[self.study.slug, "metric-bars-topic", "svg"]))
+            self.assertEqual((svg.status_code, svg["Content-Type"]), (200, "image/svg+xml"))
+            csv = client.get(reverse("study_report_file", args=[self.study.slug, "agreement-topic.csv"]))
+            self.assertEqual(csv.status_code, 200)
+            self.assertTrue(csv.content.startswith(b"measure,statistic,subset,n,value,ci_low,ci_high"))
+            self.assertEqual(built.call_count, 1)
+            self.answer_everything(self.bob_client, value=-1)  # new answers: a fresh report
+            self.assertContains(client.get(self.page), "agreement")
+            self.assertEqual(built.call_count, 2)
+        self.assertEqual(client.get(reverse("study_report_figure", args=[self.study.slug, "nope", "svg"])).status_code, 404)
+        self.assertEqual(client.get(reverse("study_report_file", args=[self.study.slug, "nope.csv"])).status_code, 404)
+        self.assertEqual(client.get(reverse("study_report", args=["no-such-study"])).status_code, 404)
+        admin = client.get(reverse("admin:studyapp_study_changelist"))
+        self.assertContains(admin, self.page)
+        self.assertContains(client.get(reverse("staff_study", args=[self.study.slug])), self.page)  # the dashboard links it
