@@ -1,5 +1,9 @@
 """The bundled demo: import ``studyapp/demo`` as a collection, create its study and a staff login.
 
+A second, small study (``studyapp/demo/simulated.json``) is created already completed: simulated
+annotators (``services.simulation``) answered it through the real pages, following D#-nDCG@10 plus
+noise, a tenth of them fast cheaters, so its study report is full at once.
+
 Idempotent: whatever exists already is kept, so ``make run`` can call it every time. The staff
 login is for the local demo only: with production settings (``STUDYAPP_PRODUCTION=1``) none is
 created and a given password is refused; staff accounts come from ``manage.py createsuperuser`` then.
@@ -9,7 +13,7 @@ A given password must pass Django's password validators.
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from django.conf import settings
@@ -20,13 +24,18 @@ from django.db import transaction
 
 from studyapp.exceptions import StudyError
 from studyapp.models import Collection, Study
+from studyapp.services.assignment import capacity
 from studyapp.services.importing import import_collection
+from studyapp.services.simulation import Plan, simulate_annotators
 from studyapp.services.study_config import read_config
 from studyapp.services.study_design import create_study
 
 DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
 COLLECTION = "demo"
 STUDY = "Demo study"
+SIMULATED_STUDY = "Demo study (simulated)"
+SIMULATION = Plan(truth="D#-nDCG@10", noise=0.5, fast_share=0.1, seed=2026)
+TAIL_ROUNDS = 4  # simulations, each after lowering the quota for the slots no full quota fits
 STAFF_USER = "staff"
 RUNS = ("demo-diversity", "demo-mixed", "demo-random", "demo-relevance", "demo-weak")
 
@@ -39,10 +48,13 @@ class DemoResult:
     staff_username: str
     staff_password: str | None  # None: the user existed and the password was left alone (or production)
     notes: list[str] = field(default_factory=list)
+    simulated: Study | None = None
+    simulated_created: bool = False
 
 
-def load_demo(*, staff_password: str | None = None) -> DemoResult:
-    """Import the demo collection and create the demo study and staff user when missing."""
+def load_demo(*, staff_password: str | None = None, simulated: bool = False) -> DemoResult:
+    """Import the demo collection and create the demo study and staff user when missing; with
+    ``simulated``, also the completed simulated study (``make run`` asks for it; about 10 s once)."""
     if staff_password and not settings.STUDYAPP_DEMO_STAFF:
         raise StudyError("production settings refuse a demo staff password; create staff accounts with `manage.py createsuperuser`")
     if staff_password:
@@ -69,8 +81,9 @@ def load_demo(*, staff_password: str | None = None) -> DemoResult:
         design = create_study(COLLECTION, STUDY, read_config(DEMO_DIR / "study.json"))
         study = design.study
         notes += design.lines()[:-1]
+    simulated_study, simulated_created = _simulated_study(notes) if simulated else (None, False)
     if not settings.STUDYAPP_DEMO_STAFF:
-        return DemoResult(study, collection_created, study_created, "", None, notes)
+        return DemoResult(study, collection_created, study_created, "", None, notes, simulated_study, simulated_created)
     User = get_user_model()
     with transaction.atomic():
         user = User.objects.filter(username=STAFF_USER).first()
@@ -82,4 +95,34 @@ def load_demo(*, staff_password: str | None = None) -> DemoResult:
             user.set_password(password)
             user.is_staff = user.is_superuser = user.is_active = True
             user.save()
-    return DemoResult(study, collection_created, study_created, STAFF_USER, password, notes)
+    return DemoResult(study, collection_created, study_created, STAFF_USER, password, notes, simulated_study, simulated_created)
+
+
+def _simulated_study(notes: list[str]) -> tuple[Study, bool]:
+    """The completed simulated study: created and answered in one transaction (all or nothing)."""
+    study = Study.objects.filter(name=SIMULATED_STUDY).first()
+    if study is not None:
+        return study, False
+    with transaction.atomic():
+        study = create_study(COLLECTION, SIMULATED_STUDY, read_config(DEMO_DIR / "simulated.json")).study
+        for attempt in range(TAIL_ROUNDS):
+            notes += simulate_annotators(study, replace(SIMULATION, seed=SIMULATION.seed + attempt)).lines()
+            if not _smaller_quota_for_the_tail(study):
+                break
+        study.status = Study.Status.CLOSED
+        study.save(update_fields=["status", "items_per_annotator"])
+    return study, True
+
+
+def _smaller_quota_for_the_tail(study: Study) -> bool:
+    """What staff do when the last answer slots fit no full quota (docs/studyapp.md "The tail"):
+    lower ``items_per_annotator`` to what admission can still give. False when nothing is left."""
+    room = capacity(study)
+    if not room.unfillable_slots or room.next_quota < 1:
+        return False
+    items = room.next_quota + study.check_items_per_annotator
+    while items > 1 and Study(items_per_annotator=items, check_share=study.check_share).regular_items_per_annotator > room.next_quota:
+        items -= 1
+    study.items_per_annotator = items
+    study.save(update_fields=["items_per_annotator"])
+    return True

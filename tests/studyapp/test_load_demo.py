@@ -13,6 +13,7 @@ from pathlib import Path
 from unittest import mock
 from urllib.parse import urlsplit
 
+import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.test import TestCase
@@ -22,6 +23,7 @@ from evaluation.loading import load_collection
 from studyapp.demo import build_demo
 from studyapp.models import Collection, Presentation, Study
 from studyapp.services.demo import DEMO_DIR
+from studyapp.services.status import study_status
 from tests.studyapp.test_import_collection import snapshot
 
 
@@ -31,7 +33,7 @@ class LoadDemoTestCase(TestCase):
         out = io.StringIO()
         environ = {k: v for k, v in os.environ.items() if k != "PORT"} | ({"PORT": port} if port else {})
         with mock.patch.dict(os.environ, environ, clear=True):
-            call_command("load_demo", *args, stdout=out)
+            call_command("load_demo", "--no-simulated-study", *args, stdout=out)
         return out.getvalue()
 
     def test_it_loads_the_demo_and_prints_the_links(self) -> None:
@@ -170,3 +172,22 @@ class DemoDataTestCase(TestCase):
             names = ["topics.xml", "intents.tsv", "qrels.txt", "docs.jsonl"] + [f"runs/{r}.run" for r in build_demo.RUNS]
             match, mismatch, errors = filecmp.cmpfiles(DEMO_DIR, tmp, names, shallow=False)
         self.assertEqual((mismatch, errors), ([], []), "rerun python studyapp/demo/build_demo.py and commit the result")
+
+
+@pytest.mark.slow
+class SimulatedDemoStudyTestCase(TestCase):
+    def test_a_completed_simulated_study_with_its_report_link(self) -> None:
+        out = io.StringIO()
+        call_command("load_demo", stdout=out)
+        study = Study.objects.get(name="Demo study (simulated)")
+        self.assertEqual(study.status, Study.Status.CLOSED)
+        status = study_status(study)
+        self.assertEqual(status["slots"]["filled"], status["slots"]["needed"])  # every presentation has its k answers
+        self.assertEqual(status["complete"]["total"], status["presentations"]["topic"] + status["presentations"]["subtopic"])
+        self.assertIn(f"Study report (staff): http://127.0.0.1:8000/staff/{study.slug}/report/", out.getvalue())
+        self.assertIn("Simulated study: Demo study (simulated) (created and answered by simulated annotators).", out.getvalue())
+        before = snapshot()
+        again = io.StringIO()
+        call_command("load_demo", stdout=again)
+        self.assertEqual(snapshot(), before)
+        self.assertIn("Simulated study: Demo study (simulated) (already there).", again.getvalue())

@@ -182,7 +182,7 @@ class ClientAddressTestCase(SimpleTestCase):
 class DemoStaffTestCase(TestCase):
     def load(self, *args: str) -> str:
         out = io.StringIO()
-        call_command("load_demo", *args, stdout=out)
+        call_command("load_demo", "--no-simulated-study", *args, stdout=out)
         return out.getvalue()
 
     def test_production_creates_no_demo_staff_and_refuses_a_given_password(self) -> None:
