@@ -119,6 +119,12 @@ class AnswerForm(forms.Form):
     first_interaction_ms = TimingField()
 
 
+class HeartbeatForm(forms.Form):
+    """A heartbeat of an open page: the assignment on screen (item pages only)."""
+
+    item = forms.IntegerField(required=False, min_value=1)
+
+
 class ComprehensionForm(forms.Form):
     """The comprehension questions; every one must be answered (an incomplete form uses no attempt)."""
 

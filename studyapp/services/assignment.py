@@ -22,9 +22,10 @@ How it works
   has expired (the common case) serving takes no lock: two writes renew the live leases, stamp the
   first serve time and record the activity.
 * **Leases follow activity.** Every request of an annotator moves all their open leases to
-  ``now + lease_minutes``. After that much inactivity their unanswered items count for nobody,
-  so new annotators can be admitted onto them. If the annotator comes back, an expired item is
-  renewed when it still has room, otherwise it is released and replaced. An answer that arrives
+  ``now + lease_minutes``, except the heartbeat of an open page: it renews only the item on screen
+  (:func:`keep_on_screen`), so heartbeats alone cannot hold a whole quota. After that much
+  inactivity their unanswered items count for nobody, so new annotators can be admitted onto
+  them. If the annotator comes back, an expired item is renewed when it still has room, otherwise it is released and replaced. An answer that arrives
   on an expired or released assignment is still stored and counted (``Preference.late``); the
   resulting over-coverage shows in ``study_status``.
 * **Concurrency.** PostgreSQL: candidate presentations are locked with
@@ -641,6 +642,16 @@ def _renew(annotator: Annotator, now: datetime, *, serve: Assignment | None = No
     Annotator.objects.filter(pk=annotator.pk).update(last_seen_at=now)
     annotator.last_seen_at = now
     return lease
+
+
+def keep_on_screen(annotator: Annotator, pk: int, now: datetime) -> bool:
+    """A heartbeat's renewal: only the item on screen runs for another ``lease_minutes`` from ``now``.
+
+    That is the annotator's served, unanswered assignment ``pk`` whose lease is still live (an expired
+    lease may have been taken by someone else meanwhile). Returns whether it was that item.
+    """
+    lease = now + timedelta(minutes=annotator.study.lease_minutes)
+    return bool(annotator.assignments.live(now).filter(pk=pk, served_at__isnull=False).update(lease_expires_at=lease))
 
 
 def touch(annotator: Annotator, now: datetime) -> None:

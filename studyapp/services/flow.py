@@ -119,9 +119,23 @@ def returned(annotator: Annotator, arrival: Arrival, *, now: datetime | None = N
 
 
 def seen(annotator: Annotator, *, now: datetime | None = None) -> None:
-    """Any request of an admitted annotator keeps their leases alive (the heartbeat calls only this)."""
+    """Any request of an admitted annotator keeps their leases alive (except a heartbeat: :func:`heartbeat`)."""
     if annotator.status == Annotator.Status.ACTIVE:
         engine.touch(annotator, now_or(now))
+
+
+def heartbeat(annotator: Annotator, item: int | None, *, now: datetime | None = None) -> bool:
+    """An open page says the annotator is there; returns whether the lease of ``item`` was extended.
+
+    Only the item on screen (``item``: their served, unanswered assignment) keeps its lease; the
+    others run out after ``lease_minutes`` unless the annotator does something (a page, an answer),
+    so a script sending heartbeats holds at most one item per admitted annotator, not a whole quota.
+    """
+    now = now_or(now)
+    if annotator.status != Annotator.Status.ACTIVE:
+        return False
+    Annotator.objects.filter(pk=annotator.pk).update(last_seen_at=now)
+    return item is not None and engine.keep_on_screen(annotator, item, now)
 
 
 def check_room(study: Study, *, now: datetime | None = None) -> None:

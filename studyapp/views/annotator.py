@@ -23,7 +23,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from studyapp.exceptions import AnswerConflict, ConsentOutdated, StudyClosed, StudyFull
-from studyapp.forms import AnswerForm, ArrivalForm, ComprehensionForm, ConsentForm, PracticeForm
+from studyapp.forms import AnswerForm, ArrivalForm, ComprehensionForm, ConsentForm, HeartbeatForm, PracticeForm
 from studyapp.models import Annotator, Study
 from studyapp.services import assignment as engine
 from studyapp.services import flow, sessions
@@ -167,6 +167,7 @@ def annotator_at(*steps: str) -> Callable:
 
 
 def _page(request: HttpRequest, template: str, study: Study, annotator: Annotator | None, **context) -> HttpResponse:
+    """Render an annotator page; pages of an active annotator send heartbeats (item pages name their item)."""
     heartbeat = annotator is not None and annotator.status == Annotator.Status.ACTIVE
     status = context.pop("status", 200)
     context = {
@@ -374,6 +375,7 @@ def item(request: HttpRequest, study: Study, annotator: Annotator, pk: int) -> H
         answered=answered,
         request_id=secrets.token_hex(16),
         answer_url=reverse("study_answer", args=[study.slug, current.pk]),
+        heartbeat_item=current.pk,
     )
 
 
@@ -445,12 +447,23 @@ def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
 @study_page
 @require_POST
 def heartbeat(request: HttpRequest, study: Study) -> HttpResponse:
-    """Sent by open annotator pages every minute: keeps the annotator's leases alive."""
+    """Sent by open annotator pages every minute: the annotator is there; an item page's keeps that item's lease.
+
+    A heartbeat naming an item that is not the one on screen (not theirs, not served, answered,
+    lease expired) is refused (409) and extends nothing.
+    """
     annotator = sessions.session_annotator(request, study)
     if annotator is None:
         return JsonResponse({"error": "session", "message": "Your session has ended."}, status=403)
-    flow.seen(annotator)
-    return JsonResponse({"ok": True, "status": annotator.status})
+    form = HeartbeatForm(request.POST)
+    if not form.is_valid():
+        return JsonResponse({"error": "invalid", "message": "The heartbeat names no item."}, status=400)
+    item = form.cleaned_data["item"]
+    extended = flow.heartbeat(annotator, item)
+    if item is not None and not extended:
+        message = "This item is not the one on your screen; nothing was extended."
+        return JsonResponse({"ok": False, "error": "not_on_screen", "message": message, "status": annotator.status}, status=409)
+    return JsonResponse({"ok": True, "status": annotator.status, "extended": extended})
 
 
 @study_page

@@ -140,9 +140,10 @@ def test_an_answer_survives_a_lost_connection_and_a_reload(browser, server, make
         person.onboard(study.slug, "ned")
         page = person.page
         first = person.assignment_id()
-        with page.expect_response("**/heartbeat/") as beat:  # an open page keeps the lease alive
+        with page.expect_response("**/heartbeat/") as beat:  # an open page keeps the lease of its item alive
             pass
         assert beat.value.status == 200
+        assert beat.value.request.post_data == f"item={first}"  # the item on screen (the server extends only its lease)
         page.route("**/answer/", lambda route: route.abort("internetdisconnected"))
         page.locator(".opt-2").click()
         page.get_by_role("button", name="Submit answer").click()

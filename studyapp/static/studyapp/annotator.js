@@ -1,7 +1,7 @@
 /* Annotator pages: the 9-point scale (mouse, touch, keys 1-9, arrows + Enter), answers that survive a
    lost connection or a refusal (kept in localStorage until the server stored them, said 404 or holds another answer, retried
    with a visible notice), the browser's timings,
-   and the heartbeat that keeps the annotator's leases alive. No dependencies. */
+   and the heartbeat that keeps the lease of the item on screen alive. No dependencies. */
 (function () {
   "use strict";
 
@@ -65,8 +65,9 @@
   var heartbeatUrl = body.getAttribute("data-heartbeat-url");
   if (heartbeatUrl) {
     var every = Math.max(1, Number(body.getAttribute("data-heartbeat-seconds")) || 60) * 1000;
+    var onScreen = body.getAttribute("data-heartbeat-item"); // item pages: the one item whose lease a beat keeps
     window.setInterval(function () {
-      post(heartbeatUrl).catch(function () { /* the next beat or the answer retries */ });
+      post(heartbeatUrl, onScreen ? { item: onScreen } : {}).catch(function () { /* the next beat or the answer retries */ });
       ticks.forEach(function (fn) { fn(); });
     }, every);
   }
