@@ -25,9 +25,10 @@ How it works
   ``now + lease_minutes``, except the heartbeat of an open page: it renews only the item on screen
   (:func:`keep_on_screen`), so heartbeats alone cannot hold a whole quota. After that much
   inactivity their unanswered items count for nobody, so new annotators can be admitted onto
-  them. If the annotator comes back, an expired item is renewed when it still has room, otherwise it is released and replaced. An answer that arrives
-  on an expired or released assignment is still stored and counted (``Preference.late``); the
-  resulting over-coverage shows in ``study_status``.
+  them. If the annotator comes back, an expired item is renewed when it still has room,
+  otherwise it is released and replaced. An answer that arrives on an expired or released
+  assignment is still stored and counted (``Preference.late``); the resulting over-coverage shows
+  in ``study_status``.
 * **Concurrency.** PostgreSQL: candidate presentations are locked with
   ``select_for_update(skip_locked=True)`` and recounted after locking, so simultaneous
   admissions take different rows without waiting. If skipped rows made an admission come up

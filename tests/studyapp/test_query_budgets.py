@@ -66,10 +66,12 @@ class HotPathBudgetTest(AnnotatorTestCase):
         self.assertLessEqual(n, ANSWER, f"a repeated answer: {n} queries")
 
     def test_heartbeat(self) -> None:
-        self.serve(self.client)
-        n, response = self.count(lambda: self.client.post(self.url("study_heartbeat")))
-        self.assertEqual(response.status_code, 200)
-        self.assertLessEqual(n, HEARTBEAT)
+        on_screen = self.serve(self.client)
+        for data in ({"item": on_screen.pk}, {}):  # an item page's heartbeat, and one of a page without an item
+            with self.subTest(data=data):
+                n, response = self.count(lambda data=data: self.client.post(self.url("study_heartbeat"), data))
+                self.assertEqual(response.status_code, 200)
+                self.assertLessEqual(n, HEARTBEAT)
 
     def test_the_next_item_redirect(self) -> None:
         n, response = self.count(lambda: self.client.get(self.url("study_next_item")))
