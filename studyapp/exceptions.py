@@ -43,6 +43,10 @@ class StudyFull(StudyUnavailable):
     """The study cannot give a newcomer a full quota of items."""
 
 
+class PlatformIdRequired(StudyError):
+    """The study admits only participants whose link carries a Prolific or MTurk id, and this one has none."""
+
+
 class InvalidAnswer(StudyError):
     """An answer is outside the scale or otherwise malformed."""
 

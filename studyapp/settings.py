@@ -29,7 +29,9 @@ A real deployment sets ``STUDYAPP_PRODUCTION=1`` (served over HTTPS by a reverse
 
 Always: Django's password validators, a strict Content-Security-Policy (``studyapp.middleware``),
 staff sign-in throttled after ``STUDYAPP_LOGIN_FAILURES`` (5) failures per user name within
-``STUDYAPP_LOGIN_WINDOW_SECONDS`` (900), four times that per client address. The counts live in the
+``STUDYAPP_LOGIN_WINDOW_SECONDS`` (900), four times that per client address; at most
+``STUDYAPP_ARRIVALS_PER_CLIENT`` (20; 0 = no limit) newcomers per client and study within
+``STUDYAPP_ARRIVALS_WINDOW_SECONDS`` (600), see docs/annotator.md#security. The counts live in the
 cache: each process's memory, or a directory all worker processes share with ``STUDYAPP_CACHE_DIR``.
 """
 
@@ -202,6 +204,9 @@ CACHES = {
 }
 STUDYAPP_LOGIN_FAILURES = env_int("STUDYAPP_LOGIN_FAILURES", 5, minimum=1)
 STUDYAPP_LOGIN_WINDOW_SECONDS = env_int("STUDYAPP_LOGIN_WINDOW_SECONDS", 900, minimum=1)
+# Newcomers per client (IPv4 address or IPv6 /64) and study within the window; 0 turns the limit off.
+STUDYAPP_ARRIVALS_PER_CLIENT = env_int("STUDYAPP_ARRIVALS_PER_CLIENT", 20)
+STUDYAPP_ARRIVALS_WINDOW_SECONDS = env_int("STUDYAPP_ARRIVALS_WINDOW_SECONDS", 600, minimum=1)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -95,6 +95,9 @@ class Annotator(models.Model):
     platform = models.CharField(max_length=10, choices=Platform.choices, blank=True, default=Platform.ANONYMOUS)
     external_id = models.CharField(max_length=100, blank=True, help_text="e.g. the Prolific PID or the MTurk worker id")
     external_ids = models.JSONField(default=dict, blank=True, help_text="the platform parameters of the latest arrival (query string)")
+    arrival_key = models.CharField(
+        max_length=32, blank=True, editable=False, help_text="the random key of the browser's arrival: one arrival, one annotator"
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.NEW)
     exclusion_reason = models.TextField(blank=True)
     consent_version = models.CharField(max_length=50, blank=True, help_text="the consent version accepted last")
@@ -114,6 +117,7 @@ class Annotator(models.Model):
             models.UniqueConstraint(
                 fields=["study", "platform", "external_id"], condition=~Q(external_id=""), name="annotator_unique_external_id"
             ),
+            models.UniqueConstraint(fields=["study", "arrival_key"], condition=~Q(arrival_key=""), name="annotator_unique_arrival_key"),
             models.CheckConstraint(condition=Q(status__in=AnnotatorStatus.values), name="annotator_status_valid"),
             models.CheckConstraint(condition=Q(platform__in=AnnotatorPlatform.values), name="annotator_platform_valid"),
             models.CheckConstraint(

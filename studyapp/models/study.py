@@ -76,6 +76,10 @@ class Study(models.Model):
     completion_code = models.CharField(max_length=100, blank=True)
     screenout_code = models.CharField(max_length=100, blank=True, help_text="shown when the study is full")
     redirect_url = models.CharField(max_length=500, blank=True, help_text="e.g. https://app.prolific.com/submissions/complete?cc={code}")
+    require_platform_id = models.BooleanField(
+        default=False,
+        help_text="admit only newcomers whose link carries a Prolific or MTurk participant id (no anonymous link)",
+    )
 
     config = models.JSONField(default=dict, blank=True, help_text="the configuration it was created from")
     pseudonym_secret = models.CharField(

@@ -51,7 +51,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, Count, F, Value, When
+from django.db.models import Case, Count, F, Q, Value, When
 
 from studyapp.exceptions import AnnotatorExcluded, StudyClosed, StudyError, StudyFull
 from studyapp.models import Annotator, Assignment, Presentation, Study
@@ -482,22 +482,42 @@ def _serialised(study: Study, attempt: Callable[[Locker], Any]) -> Any:
 
 
 def register(
-    study: Study, *, external_id: str = "", external_ids: dict | None = None, platform: str = "", now: datetime | None = None
+    study: Study,
+    *,
+    external_id: str = "",
+    external_ids: dict | None = None,
+    platform: str = "",
+    arrival_key: str = "",
+    now: datetime | None = None,
 ) -> Annotator:
-    """The annotator for (``platform``, ``external_id``) in ``study`` (created on first arrival); a new one without id."""
+    """The annotator for (``platform``, ``external_id``) or for the browser arrival ``arrival_key`` in
+    ``study``, created on first arrival; a new one when neither is given.
+
+    Both are unique per study (database constraints), so the same participant or the same arrival
+    registering twice at the same moment (two consent posts of one browser) makes one annotator.
+    """
     now = now_or(now)
     external_id = (external_id or "").strip()[:100]
-    if external_id:
-        existing = Annotator.objects.filter(study=study, platform=platform, external_id=external_id).first()
+    arrival_key = (arrival_key or "")[:32]
+    same = Q(platform=platform, external_id=external_id) if external_id else Q(pk__in=[])
+    if arrival_key:
+        same |= Q(arrival_key=arrival_key)
+    if external_id or arrival_key:
+        existing = Annotator.objects.filter(same, study=study).first()
         if existing is not None:
             return existing
     try:
         with transaction.atomic():
             return Annotator.objects.create(
-                study=study, platform=platform, external_id=external_id, external_ids=external_ids or {}, created_at=now
+                study=study,
+                platform=platform,
+                external_id=external_id,
+                external_ids=external_ids or {},
+                arrival_key=arrival_key,
+                created_at=now,
             )
-    except IntegrityError:  # the same participant arrived twice at the same moment
-        return Annotator.objects.get(study=study, platform=platform, external_id=external_id)
+    except IntegrityError:  # the same participant or arrival registered at the same moment
+        return Annotator.objects.filter(same, study=study).order_by("pk").first()
 
 
 def admit(annotator: Annotator, *, now: datetime | None = None, rng: random.Random | None = None) -> list[Assignment]:

@@ -30,7 +30,7 @@ from datetime import datetime
 
 from django.db import transaction
 
-from studyapp.exceptions import ConsentOutdated, StudyClosed, StudyFull, StudyUnavailable
+from studyapp.exceptions import ConsentOutdated, PlatformIdRequired, StudyClosed, StudyFull, StudyUnavailable
 from studyapp.models import Annotator, Assignment, Consent, Study
 from studyapp.services import assignment as engine
 from studyapp.services.clock import now_or
@@ -50,14 +50,20 @@ class Arrival:
     external_id: str = ""
     external_ids: dict[str, str] = field(default_factory=dict)
     preview: bool = False  # MTurk's ASSIGNMENT_ID_NOT_AVAILABLE: show the task, store nothing
+    key: str = ""  # random, given when the browser arrives (sessions.set_pending): one arrival, one annotator
 
     def to_session(self) -> dict:
-        return {"platform": self.platform, "external_id": self.external_id, "external_ids": dict(self.external_ids)}
+        return {"platform": self.platform, "external_id": self.external_id, "external_ids": dict(self.external_ids), "key": self.key}
 
     @classmethod
     def from_session(cls, data: dict | None) -> Arrival:
         data = data or {}
-        return cls(str(data.get("platform", "")), str(data.get("external_id", "")), dict(data.get("external_ids", {})))
+        ids = dict(data.get("external_ids", {}))
+        return cls(str(data.get("platform", "")), str(data.get("external_id", "")), ids, key=str(data.get("key", "")))
+
+    def same_participant(self, other: Arrival | None) -> bool:
+        """Does ``other`` name the same participant (the same platform id, or both anonymous)?"""
+        return other is not None and (self.platform, self.external_id) == (other.platform, other.external_id)
 
 
 @dataclass(frozen=True)
@@ -138,6 +144,12 @@ def heartbeat(annotator: Annotator, item: int | None, *, now: datetime | None = 
     return item is not None and engine.keep_on_screen(annotator, item, now)
 
 
+def check_platform_id(study: Study, arrival: Arrival) -> None:
+    """Raise :class:`PlatformIdRequired` when ``study`` requires a platform id and ``arrival`` has none."""
+    if study.require_platform_id and not arrival.external_id:
+        raise PlatformIdRequired(f"study {study.name!r} admits only participants with a Prolific or MTurk id")
+
+
 def check_room(study: Study, *, now: datetime | None = None) -> None:
     """Before consent: raise :class:`StudyClosed` or :class:`StudyFull` when a newcomer cannot start."""
     if study.status != Study.Status.OPEN:
@@ -162,8 +174,10 @@ def give_consent(
     """Record consent to ``version`` of the study's text and, for a newcomer, lease their quota.
 
     Raises :class:`ConsentOutdated` when ``version`` is not the study's current one (the page was
-    older than the text) and :class:`StudyClosed` for a newcomer of a study that is not open (nothing
-    stored). A newcomer whom admission refuses (the study filled up since the capacity check) is
+    older than the text), :class:`StudyClosed` for a newcomer of a study that is not open and
+    :class:`PlatformIdRequired` for a newcomer without the platform id the study requires (nothing
+    stored). A newcomer is registered under the arrival's key, so the same arrival consenting twice
+    (two posts at once) is one annotator. A newcomer whom admission refuses (the study filled up since the capacity check) is
     stored as refused, with their consent: :func:`next_step` then says ``full``.
     """
     now = now_or(now)
@@ -172,8 +186,14 @@ def give_consent(
     if (annotator is None or annotator.status == Annotator.Status.NEW) and study.status != Study.Status.OPEN:
         raise StudyClosed(f"study {study.name!r} is {study.status}", study.screenout_code)
     if annotator is None:
+        check_platform_id(study, arrival)  # checked on the entry page too; the study may have changed since
         annotator = engine.register(
-            study, platform=arrival.platform, external_id=arrival.external_id, external_ids=arrival.external_ids, now=now
+            study,
+            platform=arrival.platform,
+            external_id=arrival.external_id,
+            external_ids=arrival.external_ids,
+            arrival_key=arrival.key,
+            now=now,
         )
     with transaction.atomic():
         Consent.objects.get_or_create(

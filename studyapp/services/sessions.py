@@ -2,11 +2,15 @@
 
 The browser session holds, per study, the annotator's secret token (:data:`TOKENS`) and, before
 consent, the platform parameters of a newcomer (:data:`ARRIVALS`, a pending arrival: nothing is
-stored in the database until they consent). Like Django's ``login()``, binding a new identity to a
-browser cycles the session key, so an id planted before (session fixation) is worthless.
+stored in the database until they consent), with the random key of that arrival. Like Django's
+``login()``, binding a new identity to a browser cycles the session key, so an id planted before
+(session fixation) is worthless.
 """
 
 from __future__ import annotations
+
+import secrets
+from dataclasses import replace
 
 from django.http import HttpRequest
 
@@ -75,6 +79,15 @@ def pending(request: HttpRequest, study: Study) -> flow.Arrival | None:
     return None if data is None else flow.Arrival.from_session(data)
 
 
-def set_pending(request: HttpRequest, study: Study, arrival: flow.Arrival) -> None:
-    """Remember ``arrival`` until the newcomer consents (nothing is stored in the database before)."""
+def set_pending(request: HttpRequest, study: Study, arrival: flow.Arrival) -> flow.Arrival:
+    """Remember ``arrival`` until the newcomer consents (nothing is stored in the database before).
+
+    The arrival gets a random key, kept while the same participant reloads the link: consenting
+    registers the annotator under it, so one arrival makes one annotator however often (or however
+    concurrently) its consent is posted, even with a copied cookie.
+    """
+    before = pending(request, study)
+    key = before.key if arrival.same_participant(before) and before.key else secrets.token_urlsafe(16)
+    arrival = replace(arrival, key=key)
     request.session[ARRIVALS] = {**request.session.get(ARRIVALS, {}), str(study.pk): arrival.to_session()}
+    return arrival

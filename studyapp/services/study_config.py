@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from studyapp.exceptions import InvalidStudyConfig
 from studyapp.models import Study
@@ -19,6 +20,7 @@ KEYS = (
     "runs", "topics", "topic_rule", "subtopics_per_topic", "depth", "levels", "annotators_per_presentation",
     "items_per_annotator", "fast_threshold_seconds", "fast_limit", "lease_minutes", "check_share", "consent_text",
     "consent_version", "instructions", "completion_code", "screenout_code", "redirect_url", "same_pair_both_levels",
+    "require_platform_id",
 )  # fmt: skip
 DEFAULT_CONSENT = (
     "This is a research study on how people compare search result pages. You will see two result pages for a "
@@ -31,6 +33,9 @@ DEFAULT_INSTRUCTIONS = (
     "Choose 'about the same' when you see no real difference."
 )
 _CODE = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
+# Hosts of a redirect_url that say the study recruits on a platform (Prolific, MTurk): such studies
+# require a platform id by default (see :func:`platform_study`).
+PLATFORM_HOSTS = ("prolific.com", "prolific.co", "mturk.com")
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,16 @@ def redirect_problem(redirect_url: str, completion_code: str) -> str | None:
     return None
 
 
+def platform_study(redirect_url: str) -> bool:
+    """Does ``redirect_url`` send participants back to Prolific or MTurk (a host of :data:`PLATFORM_HOSTS`)?
+
+    That is how a configuration says it recruits on a platform; such a study requires a platform id
+    by default (``require_platform_id``).
+    """
+    host = (urlsplit(redirect_url.strip()).hostname or "").lower()
+    return any(host == h or host.endswith("." + h) for h in PLATFORM_HOSTS)
+
+
 def setting_problems(values: dict[str, Any]) -> list[tuple[str, str]]:
     """``(key, reason)`` for the text settings in ``values`` that break a rule; keys absent are not checked.
 
@@ -126,6 +141,7 @@ class StudyConfig:
     screenout_code: str = ""
     redirect_url: str = ""
     same_pair_both_levels: bool = False
+    require_platform_id: bool = False  # parse_config: default true when redirect_url goes to Prolific or MTurk
 
     @property
     def levels_field(self) -> str:
@@ -164,6 +180,14 @@ class _Checker:
             self.errors.append(f"{key} must be in {lo}{low:g}, {high:g}{hi}, got {value}")
         else:
             self.values[key] = float(value)
+
+    def boolean(self, key: str) -> None:
+        if key not in self.raw:
+            return
+        if isinstance(self.raw[key], bool):
+            self.values[key] = self.raw[key]
+        else:
+            self.errors.append(f"{key} must be true or false, got {json.dumps(self.raw[key])}")
 
     def texts(self) -> None:
         """The text settings (see :func:`setting_problems`), stored stripped."""
@@ -234,11 +258,10 @@ def parse_config(raw: Any) -> StudyConfig:
     c.integer("lease_minutes", 1, 24 * 60)
     c.number("check_share", 0, 0.5)
     c.texts()
-    if "same_pair_both_levels" in raw:
-        if not isinstance(raw["same_pair_both_levels"], bool):
-            c.errors.append(f"same_pair_both_levels must be true or false, got {json.dumps(raw['same_pair_both_levels'])}")
-        else:
-            c.values["same_pair_both_levels"] = raw["same_pair_both_levels"]
+    c.boolean("same_pair_both_levels")
+    c.boolean("require_platform_id")
+    if "require_platform_id" not in raw and "redirect_url" in c.values:
+        c.values["require_platform_id"] = platform_study(c.values["redirect_url"])
     if c.errors:
         raise InvalidStudyConfig(c.errors)
     return StudyConfig(**c.values)

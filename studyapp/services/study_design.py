@@ -236,6 +236,7 @@ def create_study(collection_name: str, name: str, config: StudyConfig) -> Design
             completion_code=config.completion_code or ("" if config.redirect_url else secrets.token_hex(4).upper()),
             screenout_code=config.screenout_code,
             redirect_url=config.redirect_url,
+            require_platform_id=config.require_platform_id,
             config=asdict(config),
         )
         StudyRun.objects.bulk_create([StudyRun(study=study, run=r) for r in plan.runs])

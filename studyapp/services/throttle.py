@@ -1,4 +1,4 @@
-"""Counting attempts per client in the cache: staff sign-in failures, and annotator admissions.
+"""Counting attempts per client in the cache: staff sign-in failures, and newcomers arriving at a study.
 
 A fixed window per key: the first counted attempt opens a window of ``window`` seconds; once
 ``limit`` attempts were counted in it, :func:`wait_seconds` says how long is left. The counts live in
@@ -9,6 +9,7 @@ in clear text.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import math
 import time
 from dataclasses import dataclass
@@ -30,17 +31,18 @@ def _key(limit: Limit, who: str) -> str:
     return f"throttle:{limit.name}:{hashlib.sha256(who.encode()).hexdigest()[:32]}"
 
 
-def count(limit: Limit, who: str) -> None:
-    """Count one attempt of ``who``."""
+def count(limit: Limit, who: str) -> int:
+    """Count one attempt of ``who``; returns the attempts counted in the current window, this one included."""
     key = _key(limit, who)
     if cache.add(key, 1, timeout=limit.window):
         cache.set(key + ":until", time.time() + limit.window, timeout=limit.window)
-        return
+        return 1
     try:
-        cache.incr(key)
+        return cache.incr(key)
     except ValueError:  # the window ended between add and incr: this attempt opens a new one
         cache.set(key, 1, timeout=limit.window)
         cache.set(key + ":until", time.time() + limit.window, timeout=limit.window)
+        return 1
 
 
 def wait_seconds(limit: Limit, who: str) -> int:
@@ -94,3 +96,32 @@ def login_failed(username: str, address: str) -> None:
 
 def login_succeeded(username: str) -> None:
     reset(_login_limits()[0], username.strip().lower())
+
+
+# -- newcomers arriving at a study --------------------------------------------------------------------
+
+
+def client_network(address: str) -> str:
+    """What arrivals are counted per: an IPv4 address, or the /64 network of an IPv6 address (one
+    subscriber usually holds a whole /64, so counting single IPv6 addresses would count nothing)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
+def arrival_wait_seconds(study_id: int, address: str) -> int:
+    """Count a newcomer arriving at study ``study_id`` from ``address``: 0 when admitted, else the seconds
+    until that client may start again (at most ``STUDYAPP_ARRIVALS_PER_CLIENT`` newcomers per client
+    and study within ``STUDYAPP_ARRIVALS_WINDOW_SECONDS``; a limit of 0 turns the check off)."""
+    per_client = settings.STUDYAPP_ARRIVALS_PER_CLIENT
+    if not per_client:
+        return 0
+    limit = Limit("arrival", per_client, settings.STUDYAPP_ARRIVALS_WINDOW_SECONDS)
+    who = f"{study_id}:{client_network(address)}"
+    return wait_seconds(limit, who) if count(limit, who) > per_client else 0

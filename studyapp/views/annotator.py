@@ -22,11 +22,11 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from studyapp.exceptions import AnswerConflict, ConsentOutdated, StudyClosed, StudyFull
+from studyapp.exceptions import AnswerConflict, ConsentOutdated, PlatformIdRequired, StudyClosed, StudyFull
 from studyapp.forms import AnswerForm, ArrivalForm, ComprehensionForm, ConsentForm, HeartbeatForm, PracticeForm
 from studyapp.models import Annotator, Study
 from studyapp.services import assignment as engine
-from studyapp.services import flow, sessions
+from studyapp.services import flow, sessions, throttle
 from studyapp.services.answers import record_answer
 from studyapp.services.completion import completion_for, screenout_link
 from studyapp.services.item_page import item_page
@@ -85,6 +85,20 @@ def _message(request: HttpRequest, study: Study | None, kind: str, *, status: in
             ],
         ),
         "not_found": ("Page not found", ["This page does not exist or is not yours."]),
+        "id_required": (
+            "Please open the study from your platform",
+            [
+                "This study takes part through Prolific or MTurk only, and this link does not carry your participant id.",
+                "Please open the study again from its page on the platform. Nothing was recorded.",
+            ],
+        ),
+        "busy": (
+            "Please try again in a few minutes",
+            [
+                "More people started this study from your network just now than we admit from one network at once.",
+                f"Please open the link again in {extra.get('wait', 'a few minutes')}. Nothing was recorded.",
+            ],
+        ),
     }
     title, paragraphs = pages[kind]
     context = {"study": study, "kind": kind, "title": title, "paragraphs": paragraphs, **extra}
@@ -203,6 +217,16 @@ def study_entry(request: HttpRequest, study: Study) -> HttpResponse:
         step = flow.next_step(annotator)
         return _to_step(request, study, step)
     try:
+        flow.check_platform_id(study, arrival)
+    except PlatformIdRequired:
+        return _message(request, study, "id_required", status=403)
+    if not arrival.same_participant(sessions.pending(request, study)):  # reloading the link is no new arrival
+        wait = throttle.arrival_wait_seconds(study.pk, throttle.client_address(request.META))
+        if wait:
+            response = _message(request, study, "busy", status=429, wait=throttle.minutes(wait))
+            response["Retry-After"] = str(wait)
+            return response
+    try:
         flow.check_room(study)
     except StudyFull:
         return _message(request, study, "full")
@@ -247,6 +271,8 @@ def consent(request: HttpRequest, study: Study) -> HttpResponse:
         return _consent_page(request, study, annotator, form, notice=notice, status=409)
     except StudyClosed:
         return _message(request, study, study.status)
+    except PlatformIdRequired:
+        return _message(request, study, "id_required", status=403)
     sessions.bind(request, study, annotator)
     if annotator.status == Annotator.Status.NEW:  # consented, but the study stopped taking people just now
         return _message(request, study, "paused" if study.status == Study.Status.PAUSED else "closed")

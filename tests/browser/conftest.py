@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.studyapp.conftest import empty_cache  # noqa: F401 (an autouse fixture: the throttling counts start empty)
+
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 CHROMIUM = os.environ.get("STUDYAPP_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]

@@ -51,7 +51,7 @@ def test_an_mturk_worker_reaches_the_mturk_submit_and_never_prolific(browser, se
 
 def test_an_anonymous_participant_sees_the_code_and_stays(browser, server, make_study, settings) -> None:
     settings.STUDYAPP_REDIRECT_SECONDS = 1
-    study = make_study()
+    study = make_study(require_platform_id=False)  # a Prolific study that also takes an anonymous link
     person = Participant(browser, server)
     try:
         person.onboard(study.slug)

@@ -9,9 +9,11 @@ import threading
 from collections import Counter
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import connection, connections
 from django.db.models import Count
-from django.test import TransactionTestCase
+from django.test import Client, TransactionTestCase
+from django.urls import reverse
 
 from studyapp.exceptions import AnswerConflict, StudyFull
 from studyapp.models import Annotator, Assignment, Preference
@@ -94,4 +96,51 @@ class ConcurrentArrivalsTestCase(TransactionTestCase):
         self.assertGreaterEqual(len(finished), 11, f"only {len(finished)} of 12 possible annotators were admitted")
         print(
             f"[{connection.vendor}] {len(finished)} annotators finished, {len(refused)} refused, {sum(per_presentation.values())} answers"
+        )
+
+
+class ConcurrentConsentTestCase(TransactionTestCase):
+    """Issue 12: two consent posts of one browser at the same moment (a double click, two tabs, a
+    script replaying the cookie) on an anonymous link made two annotators; now they make one."""
+
+    POSTS = 3  # per round, all with the same cookie
+    ROUNDS = 4
+
+    def setUp(self) -> None:
+        import_toy()
+        self.study = make_toy_study(items_per_annotator=3)
+
+    def post_consent(self, cookie: str, barrier: threading.Barrier, replies: list, errors: list) -> None:
+        try:
+            client = Client()
+            client.cookies[settings.SESSION_COOKIE_NAME] = cookie
+            barrier.wait(timeout=60)
+            replies.append(client.post(reverse("study_consent", args=[self.study.slug]), {"agree": "on", "version": "1"}).status_code)
+        except Exception as exc:  # reported by the main thread
+            errors.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            connections.close_all()
+
+    def test_simultaneous_consent_posts_of_one_browser_make_one_annotator(self) -> None:
+        for round_ in range(self.ROUNDS):
+            browser = Client()
+            self.assertEqual(browser.get(reverse("study_entry", args=[self.study.slug])).status_code, 302)  # anonymous link
+            cookie = browser.cookies[settings.SESSION_COOKIE_NAME].value
+            barrier = threading.Barrier(self.POSTS)
+            replies: list[int] = []
+            errors: list[str] = []
+            threads = [threading.Thread(target=self.post_consent, args=(cookie, barrier, replies, errors)) for _ in range(self.POSTS)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=120)
+            self.assertEqual(errors, [])
+            self.assertEqual(replies, [302] * self.POSTS)
+            self.assertEqual(Annotator.objects.count(), round_ + 1)
+        for annotator in Annotator.objects.all():
+            self.assertEqual(annotator.status, Annotator.Status.ACTIVE)
+            self.assertEqual(annotator.assignments.count(), 3)  # one quota, leased once
+            self.assertEqual(annotator.consents.count(), 1)
+        print(
+            f"[{connection.vendor}] {self.ROUNDS} rounds of {self.POSTS} simultaneous consent posts: {Annotator.objects.count()} annotators"
         )

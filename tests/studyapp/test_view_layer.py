@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from unittest import mock
 
 from django.contrib.sessions.middleware import SessionMiddleware
@@ -69,8 +70,14 @@ class SessionProtocolTest(AnnotatorTestCase):
         request = self.request()
         self.assertIsNone(sessions.pending(request, self.study))
         arrival = flow.Arrival("prolific", "carol", {"PROLIFIC_PID": "carol"})
-        sessions.set_pending(request, self.study, arrival)
-        self.assertEqual(sessions.pending(request, self.study), arrival)
+        stored = sessions.set_pending(request, self.study, arrival)
+        self.assertEqual(sessions.pending(request, self.study), stored)
+        self.assertEqual(stored, dataclasses.replace(arrival, key=stored.key))
+        self.assertGreaterEqual(len(stored.key), 16)  # the arrival's random key
+        again = sessions.set_pending(request, self.study, flow.Arrival("prolific", "carol", {"PROLIFIC_PID": "carol", "SESSION_ID": "s2"}))
+        self.assertEqual((again.key, again.external_ids["SESSION_ID"]), (stored.key, "s2"))  # the same participant: the same key
+        other = sessions.set_pending(request, self.study, flow.Arrival("prolific", "dave", {"PROLIFIC_PID": "dave"}))
+        self.assertNotEqual(other.key, stored.key)
         sessions.bind(request, self.study, self.alice)
         self.assertIsNone(sessions.pending(request, self.study))
         self.assertEqual(sessions.session_annotator(request, self.study), self.alice)
