@@ -47,6 +47,10 @@ class PlatformIdRequired(StudyError):
     """The study admits only participants whose link carries a Prolific or MTurk id, and this one has none."""
 
 
+class IdentityInUse(StudyError):
+    """A platform id that another session holds: the participant's state is not handed to this one."""
+
+
 class InvalidAnswer(StudyError):
     """An answer is outside the scale or otherwise malformed."""
 

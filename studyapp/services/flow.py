@@ -5,6 +5,9 @@ Steps, in order: ``consent`` -> ``instructions`` -> ``practice`` -> ``comprehens
 new browser (platform ids) or a lost connection always lands on the same page. Terminal states
 (``closed``, ``full``, ``screened``, ``excluded``) are shown as a message.
 
+* **A resumed identity is bound.** A known platform id resumes only in the browser that holds the
+  annotator's token or with the same platform session id (:func:`may_resume`); anyone else who
+  knows the id gets a refusal, never the participant's state.
 * **Capacity before consent, once.** A newcomer is only shown the consent form when the study is open
   and admission would find a full quota for them (:func:`check_room` on the entry page, one query, the
   same rule as ``assignment.admit``); otherwise the screen-out page, nothing stored. The consent page
@@ -30,7 +33,7 @@ from datetime import datetime
 
 from django.db import transaction
 
-from studyapp.exceptions import ConsentOutdated, PlatformIdRequired, StudyClosed, StudyFull, StudyUnavailable
+from studyapp.exceptions import ConsentOutdated, IdentityInUse, PlatformIdRequired, StudyClosed, StudyFull, StudyUnavailable
 from studyapp.models import Annotator, Assignment, Consent, Study
 from studyapp.services import assignment as engine
 from studyapp.services.clock import now_or
@@ -40,6 +43,9 @@ from studyapp.services.sequence import Sequence
 CONSENT, INSTRUCTIONS, PRACTICE, COMPREHENSION, ITEMS, DONE = "consent", "instructions", "practice", "comprehension", "items", "done"
 CLOSED, FULL, SCREENED, EXCLUDED = "closed", "full", "screened", "excluded"
 TERMINAL = (CLOSED, FULL, SCREENED, EXCLUDED)
+# The parameter of each platform's link that names the participant's session on the platform: only
+# the participant's own link carries it, unlike the participant id (see :func:`may_resume`).
+PLATFORM_SESSION = {Annotator.Platform.PROLIFIC: "SESSION_ID", Annotator.Platform.MTURK: "assignmentId"}
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,18 @@ def find(study: Study, arrival: Arrival) -> Annotator | None:
     if not arrival.external_id:
         return None
     return Annotator.objects.filter(study=study, platform=arrival.platform, external_id=arrival.external_id).first()
+
+
+def may_resume(annotator: Annotator, arrival: Arrival) -> bool:
+    """May ``arrival``, in a browser that does not hold ``annotator``'s token, take up ``annotator``?
+
+    Only with the same platform session as stored (Prolific's ``SESSION_ID``, MTurk's
+    ``assignmentId``; :data:`PLATFORM_SESSION`). The participant id alone is no proof: others can
+    know it. The same browser (its session holds the token) is checked by the caller.
+    """
+    name = PLATFORM_SESSION.get(annotator.platform)
+    stored = (annotator.external_ids or {}).get(name, "") if name else ""
+    return bool(stored) and arrival.external_ids.get(name) == stored
 
 
 def by_token(study: Study, token: str) -> Annotator | None:
@@ -177,7 +195,8 @@ def give_consent(
     older than the text), :class:`StudyClosed` for a newcomer of a study that is not open and
     :class:`PlatformIdRequired` for a newcomer without the platform id the study requires (nothing
     stored). A newcomer is registered under the arrival's key, so the same arrival consenting twice
-    (two posts at once) is one annotator. A newcomer whom admission refuses (the study filled up since the capacity check) is
+    (two posts at once) is one annotator; a platform id that another arrival registered meanwhile
+    raises :class:`IdentityInUse` unless the platform session matches (:func:`may_resume`). A newcomer whom admission refuses (the study filled up since the capacity check) is
     stored as refused, with their consent: :func:`next_step` then says ``full``.
     """
     now = now_or(now)
@@ -195,6 +214,8 @@ def give_consent(
             arrival_key=arrival.key,
             now=now,
         )
+        if arrival.key and annotator.arrival_key != arrival.key and not may_resume(annotator, arrival):
+            raise IdentityInUse(f"platform id of annotator {annotator.pseudonym} is held by another session")
     with transaction.atomic():
         Consent.objects.get_or_create(
             annotator=annotator, version=version, defaults={"text_sha256": consent_digest(study), "accepted_at": now}

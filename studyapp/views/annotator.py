@@ -11,6 +11,7 @@ are never cached (``never_cache``), so back/forward asks the server again.
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Callable
 from functools import wraps
@@ -22,7 +23,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from studyapp.exceptions import AnswerConflict, ConsentOutdated, PlatformIdRequired, StudyClosed, StudyFull
+from studyapp.exceptions import AnswerConflict, ConsentOutdated, IdentityInUse, PlatformIdRequired, StudyClosed, StudyFull
 from studyapp.forms import AnswerForm, ArrivalForm, ComprehensionForm, ConsentForm, HeartbeatForm, PracticeForm
 from studyapp.models import Annotator, Study
 from studyapp.services import assignment as engine
@@ -34,6 +35,8 @@ from studyapp.services.onboarding import COMPREHENSION_ATTEMPTS, PRACTICE_NEEDS,
 from studyapp.services.scale import SCALE, point
 from studyapp.services.sequence import Sequence
 from studyapp.views.site import wants_json
+
+security = logging.getLogger("studyapp.security")
 
 STEP_URLS = {
     flow.CONSENT: "study_consent",
@@ -85,6 +88,14 @@ def _message(request: HttpRequest, study: Study | None, kind: str, *, status: in
             ],
         ),
         "not_found": ("Page not found", ["This page does not exist or is not yours."]),
+        "taken": (
+            "This participant id is already taking part",
+            [
+                "Someone with this participant id has started this study in another browser or session, so we cannot open it here.",
+                "If that was you, please continue in the browser where you started, or open the study again from its page "
+                "on your platform (its link names your session there). Nothing was recorded.",
+            ],
+        ),
         "id_required": (
             "Please open the study from your platform",
             [
@@ -209,6 +220,8 @@ def study_entry(request: HttpRequest, study: Study) -> HttpResponse:
         return render(request, "studyapp/annotator/preview.html", {"study": study})
     session_annotator = sessions.session_annotator(request, study)
     annotator = flow.find(study, arrival) if arrival.external_id else session_annotator
+    if annotator is not None and annotator != session_annotator and not flow.may_resume(annotator, arrival):
+        return _taken(request, study, annotator)  # a known id in a browser that is not theirs, without their session id
     if arrival.external_id and annotator is None and session_annotator is not None:
         sessions.unbind(request, study)  # another participant in the same browser: they start afresh
     if annotator is not None:
@@ -234,6 +247,14 @@ def study_entry(request: HttpRequest, study: Study) -> HttpResponse:
         return _message(request, study, study.status)
     sessions.set_pending(request, study, arrival)
     return _go(study, flow.CONSENT)
+
+
+def _taken(request: HttpRequest, study: Study, annotator: Annotator | None) -> HttpResponse:
+    """Refuse a known platform id to a session that is not the participant's (409): nothing shown, nothing changed."""
+    who = annotator.pseudonym if annotator is not None else "an annotator"
+    address = throttle.client_address(request.META)
+    security.warning("study %s: the platform id of %s was refused to another session from %s", study.slug, who, address)
+    return _message(request, study, "taken", status=409)
 
 
 def _consent_page(request: HttpRequest, study: Study, annotator: Annotator | None, form: ConsentForm, *, notice: str = "", status=200):
@@ -264,8 +285,9 @@ def consent(request: HttpRequest, study: Study) -> HttpResponse:
     form = ConsentForm(request.POST)
     if not form.is_valid():
         return _consent_page(request, study, annotator, form, status=400)
+    arrival = sessions.pending(request, study) or flow.Arrival()
     try:
-        annotator = flow.give_consent(study, annotator, sessions.pending(request, study) or flow.Arrival(), form.cleaned_data["version"])
+        annotator = flow.give_consent(study, annotator, arrival, form.cleaned_data["version"])
     except ConsentOutdated:
         notice = "The consent information was updated while this page was open. Please read it again."
         return _consent_page(request, study, annotator, form, notice=notice, status=409)
@@ -273,6 +295,8 @@ def consent(request: HttpRequest, study: Study) -> HttpResponse:
         return _message(request, study, study.status)
     except PlatformIdRequired:
         return _message(request, study, "id_required", status=403)
+    except IdentityInUse:
+        return _taken(request, study, flow.find(study, arrival))
     sessions.bind(request, study, annotator)
     if annotator.status == Annotator.Status.NEW:  # consented, but the study stopped taking people just now
         return _message(request, study, "paused" if study.status == Study.Status.PAUSED else "closed")

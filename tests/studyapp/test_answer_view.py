@@ -96,7 +96,7 @@ class AnswerTestCase(AnnotatorTestCase):
 
     def test_it_requires_a_csrf_token(self) -> None:
         client = self.fresh_client(enforce_csrf_checks=True)
-        client.get(self.entry(PROLIFIC_PID="alice"))
+        client.get(self.entry(PROLIFIC_PID="alice", SESSION_ID="s-alice"))
         response = client.post(self.url("study_answer", self.item.pk), {"value": 1, "request_id": "req-12345"}, **JSON)
         self.assertEqual(response.status_code, 403)
         self.assertEqual(json.loads(response.content)["error"], "csrf")

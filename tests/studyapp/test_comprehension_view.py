@@ -66,7 +66,9 @@ class ComprehensionTestCase(AnnotatorTestCase):
         for name in ("study_next_item", "study_comprehension", "study_done"):
             with self.subTest(page=name):
                 self.assertContains(self.carol_client.get(self.url(name), follow=True), "did not match the instructions twice")
-        self.assertContains(self.fresh_client().get(self.entry(PROLIFIC_PID="carol")), "did not match the instructions twice")
+        self.assertContains(
+            self.fresh_client().get(self.entry(PROLIFIC_PID="carol", SESSION_ID="s-carol")), "did not match the instructions twice"
+        )
 
     def test_an_incomplete_form_uses_no_attempt(self) -> None:
         response = self.check({"compare": "lists"})
@@ -81,7 +83,7 @@ class ComprehensionTestCase(AnnotatorTestCase):
 
     def test_it_requires_a_csrf_token(self) -> None:
         client = self.fresh_client(enforce_csrf_checks=True)
-        client.get(self.entry(PROLIFIC_PID="carol"))
+        client.get(self.entry(PROLIFIC_PID="carol", SESSION_ID="s-carol"))
         self.assertEqual(client.post(self.url("study_comprehension"), RIGHT_ANSWERS).status_code, 403)
         self.carol.refresh_from_db()
         self.assertEqual(self.carol.comprehension_attempts, 0)

@@ -12,7 +12,7 @@ from tests.studyapp.annotator_base import AnnotatorTestCase
 class ConsentTestCase(AnnotatorTestCase):
     def arrive(self, pid: str = "carol"):  # type: ignore[override]
         client = self.fresh_client()
-        client.get(self.entry(PROLIFIC_PID=pid))
+        client.get(self.entry(PROLIFIC_PID=pid, SESSION_ID=f"s-{pid}"))
         return client
 
     def test_it_shows_the_text_and_its_version(self) -> None:
@@ -95,11 +95,11 @@ class ConsentTestCase(AnnotatorTestCase):
         carol = Annotator.objects.get(external_id="carol")
         self.assertEqual(carol.status, Annotator.Status.REFUSED)
         self.assertEqual(carol.assignments.count(), 0)
-        self.assertContains(self.fresh_client().get(self.entry(PROLIFIC_PID="carol")), "This study is full")
+        self.assertContains(self.fresh_client().get(self.entry(PROLIFIC_PID="carol", SESSION_ID="s-carol")), "This study is full")
 
     def test_it_requires_a_csrf_token(self) -> None:
         client = self.fresh_client(enforce_csrf_checks=True)
-        client.get(self.entry(PROLIFIC_PID="carol"))
+        client.get(self.entry(PROLIFIC_PID="carol", SESSION_ID="s-carol"))
         response = client.post(self.url("study_consent"), {"agree": "on", "version": "1"})
         self.assertContains(response, "Please reload the page", status_code=403)
         self.assertFalse(Annotator.objects.filter(external_id="carol").exists())

@@ -44,7 +44,7 @@ class StudyEntryTestCase(AnnotatorTestCase):
     def test_a_participant_half_way_through_the_onboarding_resumes_there(self) -> None:
         client = self.fresh_client()
         self.consent(client, "carol")
-        response = self.fresh_client().get(self.entry(PROLIFIC_PID="carol"))
+        response = self.fresh_client().get(self.entry(PROLIFIC_PID="carol", SESSION_ID="s-carol"))
         self.assertRedirects(response, self.url("study_instructions"), fetch_redirect_response=False)
 
     def test_the_same_id_on_another_platform_is_another_person(self) -> None:
@@ -142,5 +142,5 @@ class StudyEntryTestCase(AnnotatorTestCase):
 
     def test_a_finished_annotator_returning_sees_the_completion_page(self) -> None:
         self.answer_everything(self.client)
-        response = self.fresh_client().get(self.entry(PROLIFIC_PID="alice"))
+        response = self.fresh_client().get(self.entry(PROLIFIC_PID="alice", SESSION_ID="s-alice"))
         self.assertRedirects(response, self.url("study_done"), fetch_redirect_response=False)

@@ -42,7 +42,7 @@ class InstructionsTestCase(AnnotatorTestCase):
 
     def test_it_requires_a_csrf_token(self) -> None:
         client = self.fresh_client(enforce_csrf_checks=True)
-        client.get(self.entry(PROLIFIC_PID="carol"))  # resumes carol in a browser without the form's token
+        client.get(self.entry(PROLIFIC_PID="carol", SESSION_ID="s-carol"))  # resumes carol in a browser without the form's token
         response = client.post(self.url("study_instructions"))
         self.assertEqual(response.status_code, 403)
         self.carol.refresh_from_db()

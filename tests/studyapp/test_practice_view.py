@@ -62,5 +62,5 @@ class PracticeTestCase(AnnotatorTestCase):
 
     def test_it_requires_a_csrf_token(self) -> None:
         client = self.fresh_client(enforce_csrf_checks=True)
-        client.get(self.entry(PROLIFIC_PID="carol"))
+        client.get(self.entry(PROLIFIC_PID="carol", SESSION_ID="s-carol"))
         self.assertEqual(client.post(self.url("study_practice"), {"value": 1}).status_code, 403)
