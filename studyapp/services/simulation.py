@@ -18,7 +18,9 @@ the intact page on degraded ones). A share of the annotators are fast cheaters: 
 
 from __future__ import annotations
 
+import hashlib
 import heapq
+import ipaddress
 import itertools
 from collections import Counter
 from collections.abc import Callable, Generator
@@ -145,11 +147,17 @@ def _host() -> tuple[str, bool]:
 
 
 class _Browser:
-    """One annotator's browser: a cookie jar and the study's URLs."""
+    """One annotator's browser: a cookie jar, an address of its own and the study's URLs.
 
-    def __init__(self, study: Study) -> None:
+    Each simulated participant arrives from its own address in 10.0.0.0/8 (derived from the pid), as
+    real participants do: the per-client limit on newcomers (``throttle.arrival_wait_seconds``)
+    counts addresses.
+    """
+
+    def __init__(self, study: Study, pid: str) -> None:
         host, self.secure = _host()
-        self.client = Client(HTTP_HOST=host)
+        address = str(ipaddress.IPv4Address(0x0A000000 + int(hashlib.sha256(pid.encode()).hexdigest()[:6], 16)))
+        self.client = Client(HTTP_HOST=host, REMOTE_ADDR=address)
         self.slug = study.slug
 
     def url(self, name: str, *args) -> str:
@@ -164,7 +172,7 @@ class _Browser:
 
 def _session(study: Study, pid: str, fast: bool, model: TruthModel, rng: np.random.Generator) -> Generator[float, None, Outcome]:
     """One annotator through the pages; yields the seconds until its next request, returns how it ended."""
-    browser = _Browser(study)
+    browser = _Browser(study, pid)
     outcome = Outcome(pid, fast, "full")
     response = browser.get(browser.url("study_entry"), PROLIFIC_PID=pid, STUDY_ID=PLATFORM_STUDY_ID, SESSION_ID=f"session-{pid}")
     if response.status_code != 302 or response.url != browser.url("study_consent"):
