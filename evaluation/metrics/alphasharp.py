@@ -90,7 +90,10 @@ def alpha_sharp_ia(
     dd_exponent_offset: int,
     **params: float,
 ) -> FloatArray:
-    """lambda S-Recall@k + (1 - lambda) A_q with A_q in {cascade, micro, geom, smr} (docs/metrics.md#alpha-ia-and-diversity-difficulty)."""
+    """lambda S-Recall@k + (1 - lambda) A_q with A_q in {cascade, micro, geom, smr} (docs/metrics.md#alpha-ia-and-diversity-difficulty).
+
+    Slow reference: ``reference.alpha_sharp``.
+    """
     lam = params["lambda"]
     table = ranking.table
     if avg == "cascade":

@@ -30,13 +30,19 @@ def intent_recall(ranking: Ranking, k: int | None) -> FloatArray:
     aliases=("strec", "S-recall"),
 )
 def i_rec(ranking: Ranking, k: int) -> FloatArray:
-    """Intent recall: |{i in I_q^+ covered in the top l}| / M+ (docs/metrics.md#coverage-and-set-metrics; ndeval strec)."""
+    """Intent recall: |{i in I_q^+ covered in the top l}| / M+ (docs/metrics.md#coverage-and-set-metrics; ndeval strec).
+
+    Slow reference: ``reference.i_rec``.
+    """
     return intent_recall(ranking, k)
 
 
 @register("Prec", tags={"normalised", "set", "binary", "gold"}, citation=SAKAI_SONG + " (gold standard)")
 def prec(ranking: Ranking, k: int) -> FloatArray:
-    """Precision: documents relevant to at least one intent in the top l, divided by l (docs/metrics.md#coverage-and-set-metrics)."""
+    """Precision: documents relevant to at least one intent in the top l, divided by l (docs/metrics.md#coverage-and-set-metrics).
+
+    Slow reference: ``reference.prec``.
+    """
     return top_total(ranking, "relT", lambda table: (table.grades >= 1).any(axis=1).astype(np.float64), k) / k
 
 
@@ -50,6 +56,8 @@ def pmp(ranking: Ranking, k: int, *, pmp_tie: str) -> FloatArray:
     """Precision for the most popular intent i* = argmax_{I_q^+} w_i (docs/metrics.md#coverage-and-set-metrics; docs/metrics.md#coverage-and-set-metrics).
 
     NaN where all weights over ``I_q^+`` are equal and ``M+ > 1`` (PMP is meaningless there).
+
+    Slow reference: ``reference.pmp``.
     """
     table = ranking.table
 
@@ -74,13 +82,19 @@ def pmp(ranking: Ranking, k: int, *, pmp_tie: str) -> FloatArray:
     citation="Sakai, WWW 2012 (effective precision); definition reconstructed in docs/metrics.md#coverage-and-set-metrics",
 )
 def ef_p(ranking: Ranking, k: int) -> FloatArray:
-    """Effective precision: documents with positive DIN gain in the top l, divided by l (docs/metrics.md#coverage-and-set-metrics)."""
+    """Effective precision: documents with positive DIN gain in the top l, divided by l (docs/metrics.md#coverage-and-set-metrics).
+
+    Slow reference: ``reference.ef_p``.
+    """
     return (din_gain(ranking)[:k] > 0).sum(axis=0) / k
 
 
 @register("P-IA", tags={"normalised", "intent_aware", "binary", "tool:ndeval"}, citation="Agrawal et al., WSDM 2009; ndeval")
 def p_ia(ranking: Ranking, k: int) -> FloatArray:
-    """Intent-aware precision: (1/W+) sum_i w_i |{r <= k : J_i(r) = 1}| / k (docs/metrics.md#coverage-and-set-metrics)."""
+    """Intent-aware precision: (1/W+) sum_i w_i |{r <= k : J_i(r) = 1}| / k (docs/metrics.md#coverage-and-set-metrics).
+
+    Slow reference: ``reference.p_ia``.
+    """
     return top_total(ranking, "pia", lambda table: table.doc_sum(table.grades >= 1, table.W_hat), k) / k
 
 
@@ -91,7 +105,10 @@ def p_ia(ranking: Ranking, k: int) -> FloatArray:
     citation="Zhai, Cohen & Lafferty, SIGIR 2003 (as described by Amigó et al., SIGIR 2018)",
 )
 def s_rr(ranking: Ranking, k: int | None) -> FloatArray:
-    """1 / (first rank at which every intent of I_q^+ is covered); 0 if never (docs/metrics.md#coverage-and-set-metrics)."""
+    """1 / (first rank at which every intent of I_q^+ is covered); 0 if never (docs/metrics.md#coverage-and-set-metrics).
+
+    Slow reference: ``reference.s_rr``.
+    """
     table = ranking.table
     limit = min(ranking.depth if k is None else k, ranking.depth)
 

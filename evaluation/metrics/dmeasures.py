@@ -93,19 +93,28 @@ D_TAGS = {"normalised", "graded", "tool:ntcireval"}
 
 @register("D-nDCG", tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG)
 def d_ndcg(ranking: Ranking, k: int) -> FloatArray:
-    """MSnDCG@l on global gains GG = sum_i w_i g_i with the global ideal (docs/metrics.md#d-measures)."""
+    """MSnDCG@l on global gains GG = sum_i w_i g_i with the global ideal (docs/metrics.md#d-measures).
+
+    Slow reference: ``reference.d_ndcg``.
+    """
     return _memo_kernel(ranking, "d_ndcg", k, compute=lambda: _ndcg_at(ranking, "GG", lambda: global_gain(ranking), k))
 
 
 @register("D-Q", params={"beta": BETA_Q}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG + "; " + SAKAI_Q)
 def d_q(ranking: Ranking, k: int, *, beta: float) -> FloatArray:
-    """Q@l on global gains with the global ideal (docs/metrics.md#d-measures)."""
+    """Q@l on global gains with the global ideal (docs/metrics.md#d-measures).
+
+    Slow reference: ``reference.d_q``.
+    """
     return _memo_kernel(ranking, "d_q", k, beta, compute=lambda: _q_at(ranking, "GG", lambda: global_gain(ranking), k, beta))
 
 
 @register("D#-nDCG", params={"gamma": GAMMA, "ntcir_round_components": ROUND}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG)
 def d_sharp_ndcg(ranking: Ranking, k: int, *, gamma: float, ntcir_round_components: bool) -> FloatArray:
-    """gamma I-rec@l + (1 - gamma) D-nDCG@l (docs/metrics.md#d-measures)."""
+    """gamma I-rec@l + (1 - gamma) D-nDCG@l (docs/metrics.md#d-measures).
+
+    Slow reference: ``reference.d_sharp_ndcg``.
+    """
     return _sharp(ranking, d_ndcg(ranking, k), k, gamma, ntcir_round_components)
 
 
@@ -113,7 +122,10 @@ def d_sharp_ndcg(ranking: Ranking, k: int, *, gamma: float, ntcir_round_componen
     "D#-Q", params={"gamma": GAMMA, "beta": BETA_Q, "ntcir_round_components": ROUND}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG
 )
 def d_sharp_q(ranking: Ranking, k: int, *, gamma: float, beta: float, ntcir_round_components: bool) -> FloatArray:
-    """gamma I-rec@l + (1 - gamma) D-Q@l (docs/metrics.md#d-measures)."""
+    """gamma I-rec@l + (1 - gamma) D-Q@l (docs/metrics.md#d-measures).
+
+    Slow reference: ``reference.sharp` over ``reference.d_q``.
+    """
     return _sharp(ranking, d_q(ranking, k, beta=beta), k, gamma, ntcir_round_components)
 
 
@@ -127,25 +139,37 @@ DIN_TAGS = {"normalised", "graded", "type_sensitive", "tool:ntcireval"}
 
 @register("DIN-nDCG", tags=DIN_TAGS, citation=SAKAI_DIN)
 def din_ndcg(ranking: Ranking, k: int) -> FloatArray:
-    """MSnDCG@l on DIN gains over the global ideal of D-nDCG (docs/metrics.md#din-measures-and-pq)."""
+    """MSnDCG@l on DIN gains over the global ideal of D-nDCG (docs/metrics.md#din-measures-and-pq).
+
+    Slow reference: ``reference.din_ndcg``.
+    """
     return _memo_kernel(ranking, "din_ndcg", k, compute=lambda: _ndcg_at(ranking, _din_key(ranking), lambda: din_gain(ranking), k))
 
 
 @register("DIN-Q", params={"beta": BETA_Q}, tags=DIN_TAGS, citation=SAKAI_DIN)
 def din_q(ranking: Ranking, k: int, *, beta: float) -> FloatArray:
-    """Q@l on DIN gains over the global ideal (docs/metrics.md#din-measures-and-pq)."""
+    """Q@l on DIN gains over the global ideal (docs/metrics.md#din-measures-and-pq).
+
+    Slow reference: ``reference.din_q``.
+    """
     return _memo_kernel(ranking, "din_q", k, beta, compute=lambda: _q_at(ranking, _din_key(ranking), lambda: din_gain(ranking), k, beta))
 
 
 @register("DIN#-nDCG", params={"gamma": GAMMA, "ntcir_round_components": ROUND}, tags=DIN_TAGS, citation=SAKAI_DIN)
 def din_sharp_ndcg(ranking: Ranking, k: int, *, gamma: float, ntcir_round_components: bool) -> FloatArray:
-    """gamma I-rec@l + (1 - gamma) DIN-nDCG@l (docs/metrics.md#din-measures-and-pq)."""
+    """gamma I-rec@l + (1 - gamma) DIN-nDCG@l (docs/metrics.md#din-measures-and-pq).
+
+    Slow reference: ``reference.sharp` over ``reference.din_ndcg``.
+    """
     return _sharp(ranking, din_ndcg(ranking, k), k, gamma, ntcir_round_components)
 
 
 @register("DIN#-Q", params={"gamma": GAMMA, "beta": BETA_Q, "ntcir_round_components": ROUND}, tags=DIN_TAGS, citation=SAKAI_DIN)
 def din_sharp_q(ranking: Ranking, k: int, *, gamma: float, beta: float, ntcir_round_components: bool) -> FloatArray:
-    """gamma I-rec@l + (1 - gamma) DIN-Q@l (docs/metrics.md#din-measures-and-pq)."""
+    """gamma I-rec@l + (1 - gamma) DIN-Q@l (docs/metrics.md#din-measures-and-pq).
+
+    Slow reference: ``reference.sharp` over ``reference.din_q``.
+    """
     return _sharp(ranking, din_q(ranking, k, beta=beta), k, gamma, ntcir_round_components)
 
 
@@ -193,7 +217,10 @@ def p_plus(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:
     citation=SAKAI_DIN + "; NTCIREVAL DIN-NTCIR-PQeval",
 )
 def pplus_q(ranking: Ranking, k: int, *, beta: float) -> FloatArray:
-    """sum_{nav} w_i P+_i + sum_{inf} w_i Q_i@l over I_q^+ (docs/metrics.md#din-measures-and-pq)."""
+    """sum_{nav} w_i P+_i + sum_{inf} w_i Q_i@l over I_q^+ (docs/metrics.md#din-measures-and-pq).
+
+    Slow reference: ``reference.pplus_q``.
+    """
     table = ranking.table
 
     def compute() -> FloatArray:
@@ -214,5 +241,8 @@ def pplus_q(ranking: Ranking, k: int, *, beta: float) -> FloatArray:
     citation=SAKAI_DIN + "; NTCIREVAL NEVIAPQ2sharpnev",
 )
 def pplus_q_sharp(ranking: Ranking, k: int, *, gamma: float, beta: float, ntcir_round_components: bool) -> FloatArray:
-    """gamma I-rec@l + (1 - gamma) P+Q@l (docs/metrics.md#din-measures-and-pq)."""
+    """gamma I-rec@l + (1 - gamma) P+Q@l (docs/metrics.md#din-measures-and-pq).
+
+    Slow reference: ``reference.sharp` over ``reference.pplus_q``.
+    """
     return _sharp(ranking, pplus_q(ranking, k, beta=beta), k, gamma, ntcir_round_components)

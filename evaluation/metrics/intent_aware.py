@@ -63,6 +63,8 @@ def ndcg_ia(ranking: Ranking, k: int) -> FloatArray:
 
     Each intent's ideal at ``l`` is a constant, so ``sum_i w_i DCG_i@l / IDCG_i@l`` is the DCG of
     the per-document gain ``sum_i (w_i / IDCG_i@l) g_i``.
+
+    Slow reference: ``reference.ndcg_ia``.
     """
     k = min(k, ranking.depth)
     disc = discount("log", ranking.depth)
@@ -108,7 +110,10 @@ def _ideal_err(ranking: Ranking, k: int, err_gmax: str) -> np.ndarray:
 
 @register("IA-ERR", params={"err_gmax": ERR_GMAX}, tags={"intent_aware", "graded", "tool:ntcireval"}, citation=CHAPELLE + "; NTCIREVAL")
 def ia_err(ranking: Ranking, k: int, *, err_gmax: str) -> FloatArray:
-    """sum_i w_i ERR_i@l with p = g/(G_i+1) (NTCIREVAL IA-ERR; docs/metrics.md#intent-aware-metrics)."""
+    """sum_i w_i ERR_i@l with p = g/(G_i+1) (NTCIREVAL IA-ERR; docs/metrics.md#intent-aware-metrics).
+
+    Slow reference: ``reference.ia_err``.
+    """
     table = ranking.table
     return table.topic_sum(_err_at(ranking, k, err_gmax) * table.per_pair(table.W)[:, None])
 
@@ -120,7 +125,10 @@ def ia_err(ranking: Ranking, k: int, *, err_gmax: str) -> FloatArray:
     citation=CHAPELLE + "; Sakai & Song, SIGIR 2011; NTCIREVAL",
 )
 def ia_nerr(ranking: Ranking, k: int, *, err_gmax: str) -> FloatArray:
-    """sum_i w_i ERR_i@l / ERR*_i@l on the per-intent ideal (docs/metrics.md#intent-aware-metrics)."""
+    """sum_i w_i ERR_i@l / ERR*_i@l on the per-intent ideal (docs/metrics.md#intent-aware-metrics).
+
+    Slow reference: ``reference.ia_nerr``.
+    """
     table = ranking.table
     coef = safe_divide(_weighted(table), _ideal_err(ranking, k, err_gmax))
     return table.topic_sum(_err_at(ranking, k, err_gmax) * table.per_pair(coef)[:, None])
@@ -133,7 +141,10 @@ def ia_nerr(ranking: Ranking, k: int, *, err_gmax: str) -> FloatArray:
     citation="Moffat & Zobel, TOIS 2008 (RBP); NTCIREVAL RBP with per-intent G_i",
 )
 def rbp_ia(ranking: Ranking, k: int, *, p: float) -> FloatArray:
-    """sum_i w_i (1-p) sum_{r<=l} p^(r-1) g_i(r)/G_i (docs/metrics.md#intent-aware-metrics)."""
+    """sum_i w_i (1-p) sum_{r<=l} p^(r-1) g_i(r)/G_i (docs/metrics.md#intent-aware-metrics).
+
+    Slow reference: ``reference.rbp_ia``.
+    """
     gain = _per_doc_sum(ranking, "rbp_ia", lambda table: _weighted(table) / np.maximum(table.gmax, 1), k)
     disc = discount("rbp", gain.shape[0], beta=p)
     return (1.0 - p) * (gain * disc[:, None, None]).sum(axis=0)
@@ -143,7 +154,11 @@ def rbp_ia(ranking: Ranking, k: int, *, p: float) -> FloatArray:
     "MAP-IA", cutoff="optional", tags={"normalised", "intent_aware", "binary", "tool:ndeval", "whole_list"}, citation=AGRAWAL + "; ndeval"
 )
 def map_ia(ranking: Ranking, k: int | None) -> FloatArray:
-    """(1/W+) sum_i w_i AP_i over the whole list (or the top k): AP_i = sum_{J_i(r)=1} (C_i(r)/r) / |R_i|."""
+    """(1/W+) sum_i w_i AP_i over the whole list (or the top k): AP_i = sum_{J_i(r)=1} (C_i(r)/r) / |R_i|
+    (docs/metrics.md#intent-aware-metrics).
+
+    Slow reference: ``reference.map_ia``.
+    """
     depth = min(cutoff_or_depth(ranking, k), ranking.depth)
     table = ranking.table
     precision_sums = np.einsum("pkr,k->pr", relevant_position(ranking)[:, :depth], 1.0 / ranks(depth))  # sum_r J_i(r) C_i(r) / r

@@ -210,13 +210,19 @@ CASCADE_TAGS = {"intent_aware", "binary", "cascade", "tool:ndeval"}
     aliases=("α-DCG",),
 )
 def alpha_dcg(ranking: Ranking, k: int, *, alpha: float, graded: bool, ndeval_rank1_quirk: bool) -> FloatArray:
-    """sum_{r<=k} n(r)/log2(r+1) over the ideal-ideal list (ndeval's "alpha-DCG"; docs/metrics.md#cascade-metrics)."""
+    """sum_{r<=k} n(r)/log2(r+1) over the ideal-ideal list (ndeval's "alpha-DCG"; docs/metrics.md#cascade-metrics).
+
+    Slow reference: ``reference.alpha_dcg``.
+    """
     return _collection_normalised(ranking, k, alpha, graded, ndeval_rank1_quirk, "log")
 
 
 @register("alpha-nDCG", params={"alpha": ALPHA, "graded": GRADED}, tags=CASCADE_TAGS, citation=CLARKE, aliases=("α-nDCG",))
 def alpha_ndcg(ranking: Ranking, k: int, *, alpha: float, graded: bool) -> FloatArray:
-    """sum_{r<=k} n(r)/log2(r+1) over the same sum on the greedy ideal (docs/metrics.md#cascade-metrics)."""
+    """sum_{r<=k} n(r)/log2(r+1) over the same sum on the greedy ideal (docs/metrics.md#cascade-metrics).
+
+    Slow reference: ``reference.alpha_ndcg``.
+    """
     return _ideal_normalised(ranking, k, alpha, graded, "log")
 
 
@@ -227,13 +233,19 @@ def alpha_ndcg(ranking: Ranking, k: int, *, alpha: float, graded: bool) -> Float
     citation=CHAPELLE_IA,
 )
 def err_ia(ranking: Ranking, k: int, *, alpha: float, graded: bool, ndeval_rank1_quirk: bool) -> FloatArray:
-    """TREC's ERR-IA: sum_{r<=k} n(r)/r over the ideal-ideal list (ndeval; docs/metrics.md#cascade-metrics)."""
+    """TREC's ERR-IA: sum_{r<=k} n(r)/r over the ideal-ideal list (ndeval; docs/metrics.md#cascade-metrics).
+
+    Slow reference: ``reference.err_ia``.
+    """
     return _collection_normalised(ranking, k, alpha, graded, ndeval_rank1_quirk, "rr")
 
 
 @register("nERR-IA", params={"alpha": ALPHA, "graded": GRADED}, tags=CASCADE_TAGS, citation=CHAPELLE_IA)
 def nerr_ia(ranking: Ranking, k: int, *, alpha: float, graded: bool) -> FloatArray:
-    """sum_{r<=k} n(r)/r over the same sum on the greedy ideal (ndeval; docs/metrics.md#cascade-metrics)."""
+    """sum_{r<=k} n(r)/r over the same sum on the greedy ideal (ndeval; docs/metrics.md#cascade-metrics).
+
+    Slow reference: ``reference.nerr_ia``.
+    """
     return _ideal_normalised(ranking, k, alpha, graded, "rr")
 
 
@@ -260,7 +272,10 @@ def _nrbp_sum(ranking: Ranking, k: int | None, alpha: float, beta: float, graded
     citation=CLARKE_NRBP,
 )
 def nrbp(ranking: Ranking, k: int | None, *, alpha: float, beta: float, graded: bool) -> FloatArray:
-    """(1 - (1-alpha) beta) sum_r beta^(r-1) n(r) over the whole list (docs/metrics.md#cascade-metrics)."""
+    """(1 - (1-alpha) beta) sum_r beta^(r-1) n(r) over the whole list (docs/metrics.md#cascade-metrics).
+
+    Slow reference: ``reference.nrbp``.
+    """
     return (1.0 - (1.0 - alpha) * beta) * _nrbp_sum(ranking, k, alpha, beta, graded)
 
 
@@ -272,7 +287,10 @@ def nrbp(ranking: Ranking, k: int | None, *, alpha: float, beta: float, graded: 
     citation=CLARKE_NRBP + "; ndeval",
 )
 def nnrbp(ranking: Ranking, k: int | None, *, alpha: float, beta: float, graded: bool) -> FloatArray:
-    """NRBP divided by NRBP of the greedy ideal over all judged documents (docs/metrics.md#cascade-metrics)."""
+    """NRBP divided by NRBP of the greedy ideal over all judged documents (docs/metrics.md#cascade-metrics).
+
+    Slow reference: ``reference.nnrbp``.
+    """
     length = _nrbp_length(ranking.table, beta, ranking.depth)  # the ideal always runs over all judged documents
     ideal = greedy_ideal_gains(ranking.table, alpha, length, graded)
     ideal_sum = (ideal * discount("rbp", length, beta=beta)[None, :]).sum(axis=1)

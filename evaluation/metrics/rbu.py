@@ -60,6 +60,8 @@ def rbu(ranking: Ranking, k: int | None, *, p: float, e: float, rbu_scale: str, 
 
     Whole list unless a cutoff is given (then RBU@k scores the top k; docs/metrics.md#rbu-eu-and-ct).
     Weights are used as given; every listed aspect counts.
+
+    Slow reference: ``reference.rbu``.
     """
     depth = min(cutoff_or_depth(ranking, k), ranking.depth)
     present = ranking.present[:depth]

@@ -38,7 +38,10 @@ def _novel_relevance(ranking: Ranking, alpha: float) -> np.ndarray:
     citation="Yang & Lad, ICTIR 2009 (expected utility), in the form of " + AMIGO,
 )
 def eu(ranking: Ranking, k: int | None, *, alpha: float, e: float, eu_discount: str) -> FloatArray:
-    """sum_i disc(i) [sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} - e] over the shown list (docs/metrics.md#rbu-eu-and-ct, reconstructed)."""
+    """sum_i disc(i) [sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} - e] over the shown list (docs/metrics.md#rbu-eu-and-ct, reconstructed).
+
+    Slow reference: ``reference.eu``.
+    """
     depth = min(cutoff_or_depth(ranking, k), ranking.depth)
     i = ranks(depth)
     disc = 1.0 / (1.0 + np.log2(i)) if eu_discount == "1+log2(i)" else 1.0 / np.log2(i + 1.0)
@@ -58,7 +61,10 @@ def eu(ranking: Ranking, k: int | None, *, alpha: float, e: float, eu_discount: 
     citation="Luo, Wing, Yang & Hearst, The water filling model and the cube test, CIKM 2013, in the form of " + AMIGO,
 )
 def ct(ranking: Ranking, k: int, *, alpha: float, h_max: float, ct_time: str) -> FloatArray:
-    """Cube Test: sum_{i<=k} (1/i) sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} 1[sum_{j<i} r(d_j,t) < H] (docs/metrics.md#rbu-eu-and-ct)."""
+    """Cube Test: sum_{i<=k} (1/i) sum_t w_t r(d_i,t) (1-alpha)^{c_t(i)} 1[sum_{j<i} r(d_j,t) < H] (docs/metrics.md#rbu-eu-and-ct).
+
+    Slow reference: ``reference.ct``.
+    """
 
     def build() -> np.ndarray:
         table = ranking.table

@@ -20,7 +20,7 @@ import pytest
 from evaluation import Collection, EvaluationWarning, Intent, Run, Topic, build_collection, evaluate, score_matrix
 from evaluation.arrays import table_for
 from evaluation.difficulty import difficulty
-from evaluation.metrics import Measure, parse_measure
+from evaluation.metrics import REGISTRY, Measure, parse_measure
 from evaluation.metrics import reference as ref
 
 SEEDS = range(12)
@@ -225,6 +225,10 @@ def test_engine_matches_reference_on_condensed_lists(case) -> None:
     col, runs = case
     failures = _compare(col, runs, condensed=True)
     assert not failures, f"{len(failures)} mismatches:\n" + "\n".join(failures[:15])
+
+
+def test_every_registered_metric_is_compared_with_its_reference() -> None:
+    assert {parse_measure(name).spec.name for name in [*CASES, *CT_CASES]} == set(REGISTRY)
 
 
 def test_ct_matches_reference() -> None:

@@ -1,14 +1,17 @@
 """Parameter defaults are written once, in each metric's ``Param``: kernels take their parameters
-keyword-only and without defaults, and registration refuses any other shape."""
+keyword-only and without defaults, and registration refuses any other shape. Every kernel's docstring
+links its definition and names its slow reference implementation."""
 
 from __future__ import annotations
 
 import inspect
+import re
 
 import numpy as np
 import pytest
 
 from evaluation.metrics import REGISTRY
+from evaluation.metrics import reference as ref
 from evaluation.metrics.base import Param, check_kernel_signature, parse_measure
 
 
@@ -21,6 +24,17 @@ def test_every_kernel_takes_its_params_keyword_only_without_defaults(name: str) 
     assert named <= set(spec.params)
     # the defaults a measure string gets are exactly the Params'
     assert parse_measure(name if spec.cutoff != "required" else f"{name}@5").params == {k: p.default for k, p in spec.params.items()}
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_kernel_links_its_definition_and_names_its_slow_reference(name: str) -> None:
+    """From a metric a reader reaches its definition (a docs/metrics.md anchor, checked to exist by
+    tests/test_references.py) and its loop version in evaluation/metrics/reference.py."""
+    doc = inspect.getdoc(REGISTRY[name].kernel) or ""
+    assert "docs/metrics.md#" in doc
+    assert "Slow reference: ``reference." in doc
+    named = re.findall(r"``reference\.(\w+)``", doc)
+    assert named and all(callable(getattr(ref, function, None)) for function in named), named
 
 
 def _kernel_with_default(ranking, k, *, alpha: float = 0.5) -> np.ndarray:
