@@ -57,6 +57,9 @@ ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "tests" / "evaluation" / "data" / "reference"
 HOST = "127.0.0.1"
 REQUEST_TIMEOUT = 30.0  # seconds; a slower answer counts as an error
+# After kill -9 the new master listens at once but its workers take seconds to boot (longer on a busy
+# machine): connections made meanwhile wait in the listen queue, so the fault scenario allows more.
+FAULT_REQUEST_TIMEOUT = 120.0
 MAX_CONNECTIONS = 256  # open connections of the client at once
 
 
@@ -436,6 +439,7 @@ class Client:
         self.port, self.stats = port, stats
         self.slots = asyncio.Semaphore(MAX_CONNECTIONS)
         self.retry_until = retry_until  # fault scenario: retry refused connections until then (monotonic)
+        self.timeout = REQUEST_TIMEOUT
 
     async def request(
         self, kind: str, method: str, path: str, cookies: dict, form: dict | None, *, accept_json: bool, address: str
@@ -465,14 +469,14 @@ class Client:
         async with self.slots:
             started = time.perf_counter()
             try:
-                reader, writer = await asyncio.wait_for(asyncio.open_connection(HOST, self.port), REQUEST_TIMEOUT)
+                reader, writer = await asyncio.wait_for(asyncio.open_connection(HOST, self.port), self.timeout)
             except TimeoutError:
                 raise  # a server too slow to accept: an error, never retried (TimeoutError is an OSError)
             except OSError as exc:
                 raise ServerDown(f"{type(exc).__name__}: {exc}") from None
             try:
                 writer.write(raw)
-                data = await asyncio.wait_for(reader.read(-1), REQUEST_TIMEOUT)
+                data = await asyncio.wait_for(reader.read(-1), self.timeout)
             except TimeoutError:
                 raise
             except OSError as exc:
@@ -506,6 +510,8 @@ async def run_scenario(scenario: Scenario, study: dict, server: Server, seed: in
     stats = Stats()
     rng = random.Random(seed)
     client = Client(server.port, stats)
+    if scenario.fault:
+        client.timeout = FAULT_REQUEST_TIMEOUT
     stats.started = time.monotonic()
     end = {"at": stats.started + scenario.duration}  # the fault scenario adds the restart time
     cpu_before, client_before = server.cpu_seconds(), time.process_time()
@@ -522,7 +528,7 @@ async def run_scenario(scenario: Scenario, study: dict, server: Server, seed: in
         except ServerDown as exc:
             stats.error("connection", str(exc))
         except TimeoutError:
-            stats.error("timeout", f"no reply within {REQUEST_TIMEOUT:.0f} s")
+            stats.error("timeout", f"no reply within {client.timeout:.0f} s")
         except Unexpected as exc:
             stats.error("unexpected", str(exc))
 
