@@ -16,7 +16,8 @@ from django.utils.html import format_html
 
 from studyapp import models as m
 from studyapp.exceptions import InvalidStudyConfig
-from studyapp.forms import StaffLoginForm
+from studyapp.forms import QualityReasonForm, StaffLoginForm
+from studyapp.services import quality
 from studyapp.services.study_config import TEXT_RULES, parse_config, setting_problems
 from studyapp.services.study_design import create_study
 from studyapp.views.staff import download
@@ -197,7 +198,7 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ["name", "slug"]
     inlines = [StudyRunInline, StudyTopicInline]
     form = StudyChangeForm
-    actions = ["export_preferences_csv"]
+    actions = ["export_preferences_csv", "run_quality_check"]
     # Presentations were generated from these: changing them afterwards would misdescribe the data.
     design_fields = [
         "slug",
@@ -247,6 +248,14 @@ class StudyAdmin(admin.ModelAdmin):
                 return HttpResponseRedirect(reverse("admin:studyapp_study_change", args=[summary.study.pk]))
         context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form, "title": "Create a study"}
         return render(request, "studyapp/admin/create_study.html", context)
+
+    @admin.action(description="Run the quality check (re-evaluate every annotator with the current settings)", permissions=["change"])
+    def run_quality_check(self, request: HttpRequest, queryset) -> None:
+        """The same as ``manage.py quality_check STUDY`` for each selected study."""
+        for study in queryset:
+            report = quality.quality_check(study)
+            level = messages.WARNING if report.excluded else messages.SUCCESS
+            self.message_user(request, " | ".join(line.strip() for line in report.lines()), level)
 
 
 @admin.register(m.StudySubtopic)
@@ -302,11 +311,14 @@ class ConsentInline(ReadOnlyInline):
 
 @admin.register(m.Annotator)
 class AnnotatorAdmin(admin.ModelAdmin):
-    list_display = ["pseudonym", "study", "platform", "external_id", "status", "n_answers", "created_at", "last_seen_at"]
+    list_display = ["pseudonym", "study", "platform", "external_id", "status", "n_answers", "quality_signals", "created_at", "last_seen_at"]
     list_filter = ["study", "status", "platform"]
     search_fields = ["pseudonym", "external_id"]
     readonly_fields = [
         "token",
+        "status",
+        "exclusion_reason",
+        "quality_signals",
         "created_at",
         "consent_version",
         "consented_at",
@@ -315,15 +327,87 @@ class AnnotatorAdmin(admin.ModelAdmin):
         "practice_answered_at",
         "comprehension_attempts",
         "comprehension_passed_at",
+        "finished_at",
     ]
     inlines = [ConsentInline, AssignmentInline]
+    actions = ["exclude_annotators", "reinstate_annotators"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("study").annotate(_answers=Count("assignments__preference"))
 
+    def get_changelist_instance(self, request):
+        """Compute the quality signals of the listed page in one go (two queries per study shown)."""
+        changelist = super().get_changelist_instance(request)
+        _attach_signals(changelist.result_list)
+        return changelist
+
     @admin.display(description="answers", ordering="_answers")
     def n_answers(self, obj: m.Annotator) -> int:
         return obj._answers
+
+    @admin.display(description="quality signals")
+    def quality_signals(self, obj: m.Annotator) -> str:
+        """Fast decisions, failed checks, longest run of one answer, share on the left, median time, rules broken."""
+        if not hasattr(obj, "_signals"):
+            _attach_signals([obj])
+        s = obj._signals
+        if s is None or not s.decisions:
+            return "-"
+        parts = [f"fast {s.fast}/{s.decisions}", f"checks failed {s.checks_failed}/{s.checks}",
+                 f"run {s.longest_run}", "left " + (f"{s.left_share:.0%}" if s.left_share is not None else "-"),
+                 f"median {s.median_seconds:.1f} s"]  # fmt: skip
+        parts += [f"BREAKS {b.detail}" for b in s.breaches]
+        return " · ".join(parts)
+
+    def _decide(self, request: HttpRequest, queryset, *, reinstating: bool):
+        verb = "Reinstate" if reinstating else "Exclude"
+        if "apply" in request.POST:
+            form = QualityReasonForm(request.POST)
+            if form.is_valid():
+                decide = quality.reinstate if reinstating else quality.exclude
+                kwargs = {} if reinstating else {"rule": m.QualityDecision.Rule.STAFF}
+                done = [a for a in queryset if decide(a, staff=request.user, reason=form.cleaned_data["reason"], **kwargs) is not None]
+                skipped = queryset.count() - len(done)
+                unchanged = "not excluded" if reinstating else "excluded already or without items (new, refused, screened)"
+                note = f" ({skipped} {unchanged}: unchanged)" if skipped else ""
+                self.message_user(request, f"{verb}d {len(done)} annotator(s){note}.", messages.SUCCESS)
+                return None
+        else:
+            form = QualityReasonForm()
+        explanation = (
+            "Their answers count again; the items their exclusion freed come back if they return."
+            if reinstating
+            else "Their answers are kept but stop counting; their unanswered items are freed for others."
+        )
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"{verb} annotators",
+            "explanation": explanation,
+            "annotators": list(queryset.select_related("study")),
+            "action": "reinstate_annotators" if reinstating else "exclude_annotators",
+            "form": form,
+        }
+        return render(request, "studyapp/admin/quality_reason.html", context)
+
+    @admin.action(description="Exclude selected annotators (with a reason)", permissions=["change"])
+    def exclude_annotators(self, request: HttpRequest, queryset):
+        return self._decide(request, queryset, reinstating=False)
+
+    @admin.action(description="Reinstate selected annotators (with a reason)", permissions=["change"])
+    def reinstate_annotators(self, request: HttpRequest, queryset):
+        return self._decide(request, queryset, reinstating=True)
+
+
+def _attach_signals(annotators) -> None:
+    """Set ``_signals`` (:class:`quality.AnnotatorSignals`) on each annotator, one computation per study."""
+    by_study: dict[int, list[m.Annotator]] = {}
+    for a in annotators:
+        by_study.setdefault(a.study_id, []).append(a)
+    for group in by_study.values():
+        signals = {s.annotator_id: s for s in quality.annotator_signals(group[0].study, group)}
+        for a in group:
+            a._signals = signals.get(a.pk)
 
 
 @admin.register(m.Consent)
@@ -358,3 +442,33 @@ class PreferenceAdmin(admin.ModelAdmin):
     list_select_related = ["assignment__annotator", "assignment__presentation__topic", "assignment__presentation__subtopic__topic",
                            "assignment__presentation__run_a", "assignment__presentation__run_b"]  # fmt: skip
     raw_id_fields = ["assignment"]
+
+    # Answers are data: staff read them here but never edit or delete one (deleting an annotator,
+    # assignment or study that has answers is refused for the same reason).
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(m.QualityDecision)
+class QualityDecisionAdmin(admin.ModelAdmin):
+    """The log of quality decisions: read-only, nothing is ever edited or deleted."""
+
+    list_display = ["decided_at", "study", "annotator", "action", "rule", "detail", "staff", "reason"]
+    list_filter = ["study", "action", "rule"]
+    search_fields = ["annotator__pseudonym", "annotator__external_id", "detail", "reason"]
+    list_select_related = ["study", "annotator", "staff"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False

@@ -158,3 +158,11 @@ class AnnotatorSearchForm(forms.Form):
     """The staff dashboard's annotator search: part of a platform id (Prolific PID, MTurk worker id)."""
 
     q = forms.CharField(required=False, max_length=100, strip=True, label="Platform id contains")
+
+
+class QualityReasonForm(forms.Form):
+    """Why staff exclude or reinstate annotators by hand (stored in the quality log)."""
+
+    reason = forms.CharField(
+        max_length=1000, widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), help_text="stored in the quality log with your user name"
+    )

@@ -1,11 +1,12 @@
 """Database models; outside code imports them from here (wagtail's ``models/`` package pattern).
 
 Low-level first: ``collection`` (what was imported) <- ``study`` (what is asked) <- ``annotation``
-(who answered what).
+(who answered what) <- ``quality`` (the log of exclusions and reinstatements).
 """
 
 from studyapp.models.annotation import Annotator, Assignment, Consent, Preference
 from studyapp.models.collection import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
+from studyapp.models.quality import QualityDecision
 from studyapp.models.study import Presentation, Study, StudyRun, StudySubtopic, StudyTopic
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "Judgment",
     "Preference",
     "Presentation",
+    "QualityDecision",
     "RankedItem",
     "Run",
     "Study",

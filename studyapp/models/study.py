@@ -46,11 +46,19 @@ def new_pseudonym_secret() -> str:
     return secrets.token_hex(32)
 
 
+class FastTime(models.TextChoices):
+    """Which decision time the fast-decision rule reads."""
+
+    SERVER = "server", "server: item first served -> answer arrived"
+    VISIBLE = "visible", "browser: time the page was visible (server time when the browser sent none)"
+
+
 class Study(models.Model):
     """All design parameters of a preference study plus its status and completion settings."""
 
     Status = StudyStatus
     Levels = StudyLevels
+    FastTime = FastTime
 
     name = models.CharField(max_length=100, unique=True)
     slug = models.SlugField(
@@ -65,7 +73,22 @@ class Study(models.Model):
     annotators_per_presentation = models.PositiveSmallIntegerField(default=3)
     items_per_annotator = models.PositiveIntegerField(default=60)
     fast_threshold_seconds = models.FloatField(default=10.0)
-    fast_limit = models.PositiveIntegerField(default=30)
+    fast_limit = models.PositiveIntegerField(default=30, help_text="more decisions than this under the threshold exclude an annotator")
+    fast_time = models.CharField(max_length=10, choices=FastTime.choices, default=FastTime.SERVER)
+    check_fail_limit = models.PositiveIntegerField(
+        null=True, blank=True, help_text="exclude annotators failing more check items than this (empty: only reported)"
+    )
+    straightline_limit = models.PositiveIntegerField(
+        null=True, blank=True, help_text="exclude annotators giving the same answer more times in a row than this (empty: only reported)"
+    )
+    side_bias_limit = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="exclude annotators whose share of non-zero answers on one side exceeds this (empty: only reported)",
+    )
+    median_seconds_min = models.FloatField(
+        null=True, blank=True, help_text="exclude annotators whose median decision time is under this (empty: only reported)"
+    )
     lease_minutes = models.PositiveIntegerField(default=20, help_text="inactivity after which items are freed")
     check_share = models.FloatField(default=0.0, help_text="share of each annotator's items that are check items")
     same_pair_both_levels = models.BooleanField(default=False, help_text="may one annotator see the same (topic, run pair) at both levels?")
@@ -99,6 +122,14 @@ class Study(models.Model):
             models.CheckConstraint(condition=Q(items_per_annotator__gte=1), name="study_quota_positive"),
             models.CheckConstraint(condition=Q(fast_threshold_seconds__gt=0), name="study_fast_threshold_positive"),
             models.CheckConstraint(condition=Q(lease_minutes__gte=1), name="study_lease_positive"),
+            models.CheckConstraint(condition=Q(fast_time__in=FastTime.values), name="study_fast_time_valid"),
+            models.CheckConstraint(
+                condition=Q(side_bias_limit__isnull=True) | (Q(side_bias_limit__gte=0.5) & Q(side_bias_limit__lte=1)),
+                name="study_side_bias_limit_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(median_seconds_min__isnull=True) | Q(median_seconds_min__gt=0), name="study_median_seconds_min_positive"
+            ),
             models.CheckConstraint(condition=Q(check_share__gte=0) & Q(check_share__lt=1), name="study_check_share_range"),
         ]
 

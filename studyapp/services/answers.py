@@ -5,6 +5,8 @@ Idempotent: repeating a request (same client request id, a double click, a resub
 returns the stored answer; one assignment never gets two. A second answer with a different value
 (e.g. from a second tab) is refused (:class:`AnswerConflict`): an answer is never changed, and never
 reported as stored when it was not. Browser timings past the column's range are clamped.
+Quality control runs live in the same transaction (``quality.apply_live``): the answer that makes
+an annotator break an excluding rule excludes them at once.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from studyapp.models import Assignment, Preference
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
 from studyapp.services.assignment import touch
 from studyapp.services.clock import now_or
+from studyapp.services.quality import apply_live
 
 CLIENT_MS_MAX = 2**31 - 1  # the largest value of the PositiveIntegerField columns on every backend
 
@@ -78,6 +81,7 @@ def record_answer(
                 answered_at=now,
                 late=not assignment.lease_live(now),
             )
+            apply_live(assignment.annotator, preference, now=now)  # locks the annotator before their leases, as current_assignment does
             touch(assignment.annotator, now)
     except IntegrityError:  # answered before (a repeat, a double click) or the same answer raced in through another request
         existing = Preference.objects.filter(assignment_id=assignment.pk).first()

@@ -3,7 +3,8 @@
 Steps, in order: ``consent`` -> ``instructions`` -> ``practice`` -> ``comprehension`` -> ``items`` ->
 ``done``. :func:`next_step` derives where an annotator stands from their row alone, so a reload, a
 new browser (platform ids) or a lost connection always lands on the same page. Terminal states
-(``closed``, ``full``, ``screened``, ``excluded``) are shown as a message.
+(``closed``, ``full``, ``screened``, ``excluded``) are shown as a message; an annotator excluded by
+quality control after finishing (or on their last answer) keeps the completion page.
 
 * **A resumed identity is bound.** A known platform id resumes only in the browser that holds the
   annotator's token or with the same platform session id (:func:`may_resume`); anyone else who
@@ -84,7 +85,8 @@ def next_step(annotator: Annotator) -> str:
     study = annotator.study
     status = annotator.status
     if status == Annotator.Status.EXCLUDED:
-        return EXCLUDED
+        # Exclusion from the data never withholds the completion code: whoever finished sees it.
+        return DONE if annotator.finished_at is not None else EXCLUDED
     if status == Annotator.Status.SCREENED:
         return SCREENED
     if status == Annotator.Status.REFUSED:

@@ -21,6 +21,7 @@ KEYS = (
     "items_per_annotator", "fast_threshold_seconds", "fast_limit", "lease_minutes", "check_share", "consent_text",
     "consent_version", "instructions", "completion_code", "screenout_code", "redirect_url", "same_pair_both_levels",
     "require_platform_id",
+    "fast_time", "check_fail_limit", "straightline_limit", "side_bias_limit", "median_seconds_min",
 )  # fmt: skip
 DEFAULT_CONSENT = (
     "This is a research study on how people compare search result pages. You will see two result pages for a "
@@ -142,6 +143,11 @@ class StudyConfig:
     redirect_url: str = ""
     same_pair_both_levels: bool = False
     require_platform_id: bool = False  # parse_config: default true when redirect_url goes to Prolific or MTurk
+    fast_time: str = field(default_factory=lambda: _field_default("fast_time"))
+    check_fail_limit: int | None = None
+    straightline_limit: int | None = None
+    side_bias_limit: float | None = None
+    median_seconds_min: float | None = None
 
     @property
     def levels_field(self) -> str:
@@ -154,6 +160,13 @@ class _Checker:
         self.raw = raw
         self.errors: list[str] = []
         self.values: dict[str, Any] = {}
+
+    def optional(self, key: str) -> bool:
+        """Is ``key`` given as null (an optional limit switched off)?"""
+        if key in self.raw and self.raw[key] is None:
+            self.values[key] = None
+            return True
+        return False
 
     def integer(self, key: str, low: int, high: int) -> None:
         if key not in self.raw:
@@ -262,6 +275,19 @@ def parse_config(raw: Any) -> StudyConfig:
     c.boolean("require_platform_id")
     if "require_platform_id" not in raw and "redirect_url" in c.values:
         c.values["require_platform_id"] = platform_study(c.values["redirect_url"])
+    if "fast_time" in raw:
+        if raw["fast_time"] not in Study.FastTime.values:
+            c.errors.append(f"fast_time must be one of {', '.join(Study.FastTime.values)}, got {json.dumps(raw['fast_time'])}")
+        else:
+            c.values["fast_time"] = raw["fast_time"]
+    if not c.optional("check_fail_limit"):
+        c.integer("check_fail_limit", 0, 10000)
+    if not c.optional("straightline_limit"):
+        c.integer("straightline_limit", 1, 10000)
+    if not c.optional("side_bias_limit"):
+        c.number("side_bias_limit", 0.5, 1)
+    if not c.optional("median_seconds_min"):
+        c.number("median_seconds_min", 0, 3600, low_open=True)
     if c.errors:
         raise InvalidStudyConfig(c.errors)
     return StudyConfig(**c.values)

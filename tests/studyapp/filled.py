@@ -23,12 +23,18 @@ def answer_everything(
     annotator: Annotator, rng: random.Random, start: datetime, seconds: Callable[[random.Random], float] = lambda rng: 12.0,
     choose: Chooser = random_value,
 ) -> datetime:  # fmt: skip
-    """Answer every item of ``annotator`` (``choose`` gives the value as shown, ``seconds`` the time taken); returns the time after the last."""
+    """Answer every item of ``annotator`` (``choose`` gives the value as shown, ``seconds`` the time taken); returns the time after the last.
+
+    Stops early when quality control excludes the annotator on an answer (as the pages would).
+    """
     at = start
     while (item := engine.current_assignment(annotator, now=at, rng=rng)) is not None:
         took = seconds(rng)
         at += timedelta(seconds=took)
         record_answer(item, choose(item, rng), client_ms=int(took * 1000), visible_ms=int(took * 900), first_interaction_ms=800, now=at)
+        if item.annotator.status == Annotator.Status.EXCLUDED:
+            annotator.refresh_from_db()
+            break
     return at
 
 

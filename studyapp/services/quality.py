@@ -1,0 +1,382 @@
+"""Quality control: per-annotator signals, the exclusion rules, and every decision logged.
+
+Signals (:class:`AnnotatorSignals`, computed from the stored answers; one answer per (annotator,
+presentation) by the database constraints, so saves, retries and double submits count once):
+
+* **fast decisions**: answers under ``fast_threshold_seconds``, timed by the server (item first
+  served -> answer arrived) or, with ``fast_time = "visible"``, by the browser's visible time
+  (the server time where the browser sent none). More than ``fast_limit`` of them excludes.
+* **check items**: an ``identical`` check fails with a non-zero answer, a ``degraded`` one with an
+  answer on the wrong side (the degraded copy preferred). Excludes above ``check_fail_limit``.
+* **straight-lining**: the longest run of the same answer (as shown) in the annotator's sequence.
+  Excludes above ``straightline_limit``.
+* **left/right bias**: the share of non-zero answers preferring the left page. Excludes when the
+  share on either side exceeds ``side_bias_limit``, judged from :data:`MIN_DECISIONS` non-zero answers.
+* **median decision time** (the fast rule's clock). Excludes under ``median_seconds_min``, judged
+  from :data:`MIN_DECISIONS` decisions.
+
+Only the fast rule is on by default; the other limits are empty (signals reported, nobody excluded).
+
+Decisions. :func:`exclude` flags an annotator excluded (answers kept; they stop counting through
+``AssignmentQuerySet.valid``, so their presentations are open again for newcomers), frees their
+unanswered leases and logs a :class:`~studyapp.models.QualityDecision`. :func:`apply_live` runs
+inside the answer's transaction, :func:`quality_check` re-evaluates a whole study with the current
+settings: a rule that became stricter excludes, one that became looser reinstates those it had
+excluded automatically. Staff decisions (:func:`exclude` / :func:`reinstate` with ``staff``) win:
+the rules never reinstate an annotator staff excluded, nor exclude one staff reinstated.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import transaction
+
+from studyapp.models import Annotator, Assignment, Preference, Presentation, QualityDecision, Study
+from studyapp.services.clock import now_or
+
+Rule = QualityDecision.Rule
+MIN_DECISIONS = 10  # side bias and median time are judged only from this many answers on
+EVALUATED = (Annotator.Status.ACTIVE, Annotator.Status.FINISHED, Annotator.Status.EXCLUDED)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answered item as quality control sees it."""
+
+    position: int
+    value: int  # as shown: negative = left preferred
+    canonical: int
+    server_seconds: float | None
+    visible_ms: int | None
+    kind: str
+    expected_sign: int | None
+
+    def seconds(self, source: str) -> float | None:
+        """The decision time the fast rule reads (``source``: ``Study.FastTime``)."""
+        if source == Study.FastTime.VISIBLE and self.visible_ms is not None:
+            return self.visible_ms / 1000
+        return self.server_seconds
+
+    @property
+    def check_failed(self) -> bool | None:
+        """None for regular items; for check items whether the answer contradicts the expected one."""
+        if self.kind == Presentation.Kind.PAIR:
+            return None
+        if self.kind == Presentation.Kind.IDENTICAL:
+            return self.canonical != 0
+        return self.canonical * (self.expected_sign or 0) < 0  # degraded: the wrong side (0 is not)
+
+
+@dataclass(frozen=True)
+class Breach:
+    """A rule an annotator breaks under the study's settings; ``excludes`` when the settings make it exclude."""
+
+    rule: str
+    detail: str
+    counts: dict
+    excludes: bool
+
+
+@dataclass(frozen=True)
+class AnnotatorSignals:
+    """Quality signals of one annotator (see the module docstring); ``breaches`` under the current settings."""
+
+    annotator_id: int
+    pseudonym: str
+    status: str
+    decisions: int
+    fast: int
+    fast_threshold_seconds: float
+    checks: int
+    checks_failed: int
+    longest_run: int
+    longest_run_value: int | None
+    left_share: float | None  # of non-zero answers; None without any
+    median_seconds: float | None
+    breaches: tuple[Breach, ...] = field(default=())
+
+    @property
+    def excluding(self) -> tuple[Breach, ...]:
+        return tuple(b for b in self.breaches if b.excludes)
+
+    @property
+    def fast_text(self) -> str:
+        return f"{self.fast} of {self.decisions} decisions under {_num(self.fast_threshold_seconds)} s"
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def _longest_run(values: list[int]) -> tuple[int, int | None]:
+    best, best_value, run = 0, None, 0
+    for i, v in enumerate(values):
+        run = run + 1 if i and values[i - 1] == v else 1
+        if run > best:
+            best, best_value = run, v
+    return best, best_value
+
+
+def signals_of(study: Study, annotator: Annotator, answers: list[Answer]) -> AnnotatorSignals:
+    """The signals and breaches of one annotator from their answers (in any order)."""
+    answers = sorted(answers, key=lambda a: a.position)
+    source = study.fast_time
+    times = [t for a in answers if (t := a.seconds(source)) is not None]
+    fast = sum(1 for t in times if t < study.fast_threshold_seconds)
+    checks = [a.check_failed for a in answers if a.check_failed is not None]
+    failed = sum(checks)
+    run, run_value = _longest_run([a.value for a in answers])
+    sided = [a.value for a in answers if a.value != 0]
+    left_share = sum(1 for v in sided if v < 0) / len(sided) if sided else None
+    median = statistics.median(times) if times else None
+    n = len(answers)
+    breaches: list[Breach] = []
+    if fast > study.fast_limit:
+        detail = f"fast: {fast} of {n} decisions under {_num(study.fast_threshold_seconds)} s (limit {study.fast_limit})"
+        counts = {"fast": fast, "decisions": n, "threshold_seconds": study.fast_threshold_seconds, "limit": study.fast_limit,
+                  "time": source}  # fmt: skip
+        breaches.append(Breach(Rule.FAST, detail, counts, True))
+    if study.check_fail_limit is not None and failed > study.check_fail_limit:
+        detail = f"checks: {failed} of {len(checks)} check items failed (limit {study.check_fail_limit})"
+        breaches.append(Breach(Rule.CHECKS, detail, {"failed": failed, "checks": len(checks), "limit": study.check_fail_limit}, True))
+    if study.straightline_limit is not None and run > study.straightline_limit:
+        detail = f"straight-lining: the answer {run_value:+d} {run} times in a row (limit {study.straightline_limit})"
+        counts = {"run": run, "value": run_value, "limit": study.straightline_limit}
+        breaches.append(Breach(Rule.STRAIGHTLINE, detail, counts, True))
+    if study.side_bias_limit is not None and len(sided) >= MIN_DECISIONS and left_share is not None:
+        share = max(left_share, 1 - left_share)
+        if share > study.side_bias_limit:
+            side = "left" if left_share >= 0.5 else "right"
+            detail = f"side bias: {share:.0%} of {len(sided)} non-zero answers on the {side} (limit {study.side_bias_limit:.0%})"
+            counts = {"share": share, "side": side, "answers": len(sided), "limit": study.side_bias_limit}
+            breaches.append(Breach(Rule.SIDE_BIAS, detail, counts, True))
+    if study.median_seconds_min is not None and len(times) >= MIN_DECISIONS and median is not None:
+        if median < study.median_seconds_min:
+            detail = f"median time: {median:.1f} s over {len(times)} decisions (minimum {_num(study.median_seconds_min)} s)"
+            counts = {"median_seconds": median, "decisions": len(times), "minimum": study.median_seconds_min, "time": source}
+            breaches.append(Breach(Rule.MEDIAN_TIME, detail, counts, True))
+    return AnnotatorSignals(
+        annotator_id=annotator.pk,
+        pseudonym=annotator.pseudonym,
+        status=annotator.status,
+        decisions=n,
+        fast=fast,
+        fast_threshold_seconds=study.fast_threshold_seconds,
+        checks=len(checks),
+        checks_failed=failed,
+        longest_run=run,
+        longest_run_value=run_value,
+        left_share=left_share,
+        median_seconds=median,
+        breaches=tuple(breaches),
+    )
+
+
+_ANSWER_FIELDS = ("assignment__annotator_id", "assignment__position", "value", "canonical", "server_seconds", "visible_ms",
+                  "assignment__presentation__kind", "assignment__presentation__expected_sign")  # fmt: skip
+
+
+def _answers(preferences) -> dict[int, list[Answer]]:
+    by_annotator: dict[int, list[Answer]] = defaultdict(list)
+    for annotator_id, *row in preferences.order_by().values_list(*_ANSWER_FIELDS):
+        by_annotator[annotator_id].append(Answer(*row))
+    return by_annotator
+
+
+def annotator_signals(study: Study, annotators: Iterable[Annotator] | None = None) -> list[AnnotatorSignals]:
+    """Signals of every annotator of ``study`` who has answered or is being judged (or of ``annotators``).
+
+    One entry per annotator who is active, finished or excluded, in arrival order; two queries in
+    all. The dashboard, the report and the payments export read this.
+    """
+    if annotators is None:
+        annotators = Annotator.objects.filter(study=study, status__in=EVALUATED).order_by("created_at", "pk")
+    annotators = list(annotators)
+    answers = _answers(Preference.objects.filter(assignment__annotator__in=[a.pk for a in annotators]))
+    return [signals_of(study, a, answers.get(a.pk, [])) for a in annotators]
+
+
+def staff_decided(annotator: Annotator) -> bool:
+    """Did staff make the latest decision on ``annotator`` (then the rules leave them alone)?"""
+    last = annotator.quality_decisions.order_by("-decided_at", "-id").first()
+    return last is not None and not last.automatic
+
+
+def _last_exclusion(annotator: Annotator) -> QualityDecision | None:
+    return annotator.quality_decisions.filter(action=QualityDecision.Action.EXCLUDE).order_by("-decided_at", "-id").first()
+
+
+def exclude(
+    annotator: Annotator,
+    *,
+    rule: str,
+    detail: str = "",
+    counts: dict | None = None,
+    staff=None,
+    reason: str = "",
+    now: datetime | None = None,
+) -> QualityDecision | None:
+    """Exclude ``annotator`` and log it; None when they were excluded already or never got items to
+    answer (new, refused or screened out: there is nothing to exclude).
+
+    Answers are kept (they stop counting); unanswered leases are freed at once. An annotator with
+    nothing left to answer counts as finished: they keep their completion page.
+    """
+    now = now_or(now)
+    with transaction.atomic():
+        me = Annotator.objects.select_for_update().get(pk=annotator.pk)
+        if me.status not in (Annotator.Status.ACTIVE, Annotator.Status.FINISHED):
+            return None
+        open_items = me.assignments.open()
+        released = list(open_items.values_list("pk", flat=True))
+        if released:
+            Assignment.objects.filter(pk__in=released).update(released_at=now)
+        elif me.finished_at is None:
+            me.finished_at = now  # excluded on their last answer: they did finish
+        me.status = Annotator.Status.EXCLUDED
+        me.exclusion_reason = reason or detail
+        me.save(update_fields=["status", "exclusion_reason", "finished_at"])
+        decision = QualityDecision.objects.create(
+            study_id=me.study_id, annotator=me, action=QualityDecision.Action.EXCLUDE, rule=Rule.STAFF if staff else rule,
+            detail=detail, counts=counts or {}, staff=staff, reason=reason, released=released, decided_at=now,
+        )  # fmt: skip
+    annotator.status, annotator.exclusion_reason, annotator.finished_at = me.status, me.exclusion_reason, me.finished_at
+    return decision
+
+
+def reinstate(
+    annotator: Annotator, *, rule: str = Rule.RULES, detail: str = "", staff=None, reason: str = "", now: datetime | None = None
+) -> QualityDecision | None:
+    """Count ``annotator``'s answers again and log it; None when they were not excluded.
+
+    Leases the exclusion freed come back expired: when the annotator returns, the engine renews
+    those that still have room and replaces the others (as after a long pause).
+    """
+    now = now_or(now)
+    with transaction.atomic():
+        me = Annotator.objects.select_for_update().get(pk=annotator.pk)
+        if me.status != Annotator.Status.EXCLUDED:
+            return None
+        last = _last_exclusion(me)
+        if last is not None and last.released:
+            me.assignments.filter(pk__in=last.released, preference__isnull=True).update(released_at=None, lease_expires_at=now)
+        me.status = Annotator.Status.FINISHED if me.finished_at is not None else Annotator.Status.ACTIVE
+        me.exclusion_reason = ""
+        me.save(update_fields=["status", "exclusion_reason", "finished_at"])
+        decision = QualityDecision.objects.create(
+            study_id=me.study_id, annotator=me, action=QualityDecision.Action.REINSTATE, rule=Rule.STAFF if staff else rule,
+            detail=detail, staff=staff, reason=reason, decided_at=now,
+        )  # fmt: skip
+    annotator.status, annotator.exclusion_reason, annotator.finished_at = me.status, me.exclusion_reason, me.finished_at
+    return decision
+
+
+def _exclude_for(annotator: Annotator, breaches: tuple[Breach, ...], now: datetime) -> QualityDecision | None:
+    first = breaches[0]
+    detail = "; ".join(b.detail for b in breaches)
+    counts = {b.rule: b.counts for b in breaches}
+    return exclude(annotator, rule=first.rule, detail=detail, counts=counts, now=now)
+
+
+def apply_live(annotator: Annotator, answer: Preference | None = None, *, now: datetime | None = None) -> QualityDecision | None:
+    """After a stored ``answer`` (inside its transaction): exclude the annotator the moment a rule excludes them.
+
+    When the fast rule is the only excluding rule (the default), an answer that is not fast cannot
+    change the verdict: then nothing is read (no query on the answer's hot path).
+    """
+    if annotator.status != Annotator.Status.ACTIVE:
+        return None
+    study = annotator.study
+    if answer is not None and not _other_limits(study):
+        seconds = Answer(0, answer.value, answer.canonical, answer.server_seconds, answer.visible_ms, "", None).seconds(study.fast_time)
+        if seconds is None or seconds >= study.fast_threshold_seconds:
+            return None
+    answers = _answers(Preference.objects.filter(assignment__annotator=annotator)).get(annotator.pk, [])
+    breaches = signals_of(study, annotator, answers).excluding
+    if not breaches or staff_decided(annotator):
+        return None
+    return _exclude_for(annotator, breaches, now_or(now))
+
+
+def _other_limits(study: Study) -> bool:
+    """Does any rule besides the fast one exclude in ``study``?"""
+    limits = (study.check_fail_limit, study.straightline_limit, study.side_bias_limit, study.median_seconds_min)
+    return any(limit is not None for limit in limits)
+
+
+@dataclass
+class QualityReport:
+    """What :func:`quality_check` did (or would do with ``dry_run``)."""
+
+    study: Study
+    dry_run: bool
+    evaluated: int = 0
+    excluded: list[tuple[AnnotatorSignals, str]] = field(default_factory=list)  # newly excluded, with the detail
+    reinstated: list[AnnotatorSignals] = field(default_factory=list)
+    still_excluded: int = 0
+    left_to_staff: int = 0  # rules would change them, but staff decided last
+
+    def lines(self) -> list[str]:
+        verb = ("would exclude", "would reinstate") if self.dry_run else ("excluded", "reinstated")
+        rules = (f"fast: more than {self.study.fast_limit} decisions under {_num(self.study.fast_threshold_seconds)} s "
+                 f"({self.study.fast_time} time)")  # fmt: skip
+        out = [
+            f"Study {self.study.name!r}{' (dry run: nothing written)' if self.dry_run else ''}: {self.evaluated} annotators evaluated; rule {rules}",
+            f"  {verb[0]}: {len(self.excluded)}",
+        ]
+        out += [f"    {s.pseudonym}: {detail}" for s, detail in self.excluded]
+        out.append(f"  {verb[1]}: {len(self.reinstated)}")
+        out += [f"    {s.pseudonym}: no excluding rule broken now" for s in self.reinstated]
+        out.append(f"  excluded before and still: {self.still_excluded}")
+        if self.left_to_staff:
+            out.append(f"  left alone because staff decided on them: {self.left_to_staff}")
+        return out
+
+
+def quality_check(study: Study, *, dry_run: bool = False, now: datetime | None = None) -> QualityReport:
+    """Re-evaluate every annotator of ``study`` with its current settings (one transaction; ``dry_run`` writes nothing)."""
+    now = now_or(now)
+    report = QualityReport(study, dry_run)
+    with transaction.atomic():
+        annotators = list(Annotator.objects.select_for_update().filter(study=study, status__in=EVALUATED).order_by("created_at", "pk"))
+        by_id = {a.pk: a for a in annotators}
+        staff_last = _staff_last(annotators)
+        for signals in annotator_signals(study, annotators):
+            report.evaluated += 1
+            annotator = by_id[signals.annotator_id]
+            breaches = signals.excluding
+            excluded = annotator.status == Annotator.Status.EXCLUDED
+            if annotator.pk in staff_last:
+                report.left_to_staff += excluded != bool(breaches)
+                report.still_excluded += excluded
+            elif breaches and not excluded:
+                report.excluded.append((signals, "; ".join(b.detail for b in breaches)))
+                if not dry_run:
+                    _exclude_for(annotator, breaches, now)
+            elif excluded and not breaches and _last_exclusion(annotator) is not None:
+                report.reinstated.append(signals)
+                if not dry_run:
+                    reinstate(annotator, detail="no excluding rule broken under the current settings", now=now)
+            else:
+                report.still_excluded += excluded
+    return report
+
+
+def _staff_last(annotators: list[Annotator]) -> set[int]:
+    """Annotators whose latest decision was made by staff."""
+    latest: dict[int, QualityDecision] = {}
+    for d in QualityDecision.objects.filter(annotator__in=[a.pk for a in annotators]).order_by("decided_at", "id"):
+        latest[d.annotator_id] = d
+    return {pk for pk, d in latest.items() if not d.automatic}
+
+
+def submission_seconds(annotator: Annotator) -> float | None:
+    """A finished annotator's whole submission time: consent -> finished."""
+    if annotator.finished_at is None or annotator.consented_at is None:
+        return None
+    return max(timedelta(0), annotator.finished_at - annotator.consented_at).total_seconds()
