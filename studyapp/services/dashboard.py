@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,6 +20,7 @@ from django.db.models import Count, Q
 from evaluation.meta.reliability import PREFERENCE_DOMAIN, direction_agreement, krippendorff_alpha
 from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
 from studyapp.services.clock import now_or
+from studyapp.services.quality import AnnotatorSignals, annotator_signals
 from studyapp.services.status import study_status
 
 HISTOGRAM_BIN_SECONDS = 2
@@ -232,40 +233,33 @@ def agreement(study: Study) -> list[Agreement]:
     return result
 
 
-@dataclass
+@dataclass(frozen=True)
 class AnnotatorRow:
+    """An annotator with their quality signals (services.quality) and the number of items they were given."""
+
     annotator: Annotator
-    answers: int = 0
-    items: int = 0
-    fast: int = 0
-    median_seconds: float | None = None
-    left_share: float | None = None
-    seconds: list[float] = field(default_factory=list, repr=False)
+    items: int
+    signals: AnnotatorSignals
+
+    @property
+    def notes(self) -> str:
+        """The rules broken under the current settings, and the exclusion reason when it says something else."""
+        parts = [b.detail for b in self.signals.breaches]
+        reason = self.annotator.exclusion_reason
+        if reason and reason not in parts:
+            parts.append(reason)
+        return "; ".join(parts)
 
 
 def annotator_rows(study: Study, query: str = "") -> tuple[list[AnnotatorRow], int]:
     """Annotators (newest first), optionally those whose platform id contains ``query``; returns (rows, number matching)."""
-    people = Annotator.objects.filter(study=study).annotate(items=Count("assignments")).order_by("-created_at")
+    people = Annotator.objects.filter(study=study).annotate(items=Count("assignments")).order_by("-created_at", "-pk")
     if query:
         people = people.filter(external_id__icontains=query)
     matching = people.count()
-    rows = {a.pk: AnnotatorRow(annotator=a, items=a.items) for a in people[:ANNOTATOR_ROWS]}
-    threshold = study.fast_threshold_seconds
-    left_votes: Counter = Counter()
-    answers = Preference.objects.filter(assignment__annotator__in=list(rows)).values_list(
-        "assignment__annotator", "server_seconds", "value"
-    )
-    for annotator_id, seconds, value in answers:
-        row = rows[annotator_id]
-        row.answers += 1
-        if seconds is not None:
-            row.seconds.append(seconds)
-            row.fast += seconds < threshold
-        left_votes[annotator_id] += value < 0
-    for annotator_id, row in rows.items():
-        row.median_seconds = statistics.median(row.seconds) if row.seconds else None
-        row.left_share = left_votes[annotator_id] / row.answers if row.answers else None
-    return list(rows.values()), matching
+    listed = list(people[:ANNOTATOR_ROWS])
+    signals = annotator_signals(study, listed)
+    return [AnnotatorRow(annotator=a, items=a.items, signals=s) for a, s in zip(listed, signals, strict=True)], matching
 
 
 def live_numbers(study: Study, *, now: datetime | None = None) -> dict[str, Any]:

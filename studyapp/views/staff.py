@@ -1,7 +1,7 @@
 """The staff dashboard: a study list and one page per study (docs/studyapp.md#staff-dashboard). Staff only.
 
 Thin: the numbers come from services.dashboard, the figures from services.figures, the files from
-services.export. The study page's figures and tables live in a fragment that static/studyapp/staff.js
+services.export and services.payments. The study page's figures and tables live in a fragment that static/studyapp/staff.js
 fetches again every ``REFRESH_SECONDS``.
 """
 
@@ -15,6 +15,7 @@ from studyapp.forms import AnnotatorSearchForm
 from studyapp.models import Study
 from studyapp.services import dashboard, figures
 from studyapp.services.export import CONTENT_TYPES, FORMATS, download_name, export_bytes
+from studyapp.services.payments import payments_csv
 
 REFRESH_SECONDS = 15
 
@@ -66,6 +67,15 @@ def study_live(request: HttpRequest, slug: str) -> HttpResponse:
     """The refreshing part of the study page (figures and their tables) as an HTML fragment."""
     study = get_object_or_404(Study.objects.select_related("collection"), slug=slug)
     return render(request, "studyapp/staff/_live.html", _live_context(study))
+
+
+@staff_member_required
+def study_payments(request: HttpRequest, slug: str) -> HttpResponse:
+    """The payments export (services.payments; raw platform ids, so staff only like every page here)."""
+    study = get_object_or_404(Study, slug=slug)
+    response = HttpResponse(payments_csv(study), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-payments.csv"'
+    return response
 
 
 @staff_member_required

@@ -73,7 +73,10 @@ def test_two_prolific_participants_complete_the_study(browser, server, make_stud
                          "visible_ms": p.visible_ms, "first_interaction_ms": p.first_interaction_ms,
                          "difference_ms": round(server_ms - p.client_ms)})  # fmt: skip
     (artifacts / "decision-times.json").write_text(json.dumps(rows, indent=1) + "\n")
+    # The two clocks measure nearly the same interval (the server's from serving to the answer's arrival,
+    # the browser's from showing to submitting). The bound catches a wrong unit or a timer that never
+    # started, not speed: it is loose enough for a heavily loaded machine.
     worst = max(abs(r["difference_ms"]) for r in rows)
-    assert worst < 1000, f"server and browser decision times differ by up to {worst} ms: {rows}"
+    assert worst < 5000, f"server and browser decision times differ by up to {worst} ms: {rows}"
     for row, think in zip(sorted(rows, key=lambda r: (r["annotator"], r["position"])), THINK_MS["alice"] + THINK_MS["bob"]):
         assert row["client_ms"] >= think  # the browser saw at least the time the participant spent looking

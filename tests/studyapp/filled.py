@@ -6,9 +6,10 @@ import random
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from studyapp.exceptions import StudyFull
-from studyapp.models import Annotator, Assignment, Study
+from studyapp.exceptions import AnnotatorExcluded, StudyFull
+from studyapp.models import Annotator, Assignment, QualityDecision, Study
 from studyapp.services import assignment as engine
+from studyapp.services import quality
 from studyapp.services.answers import record_answer
 
 Chooser = Callable[[Assignment, random.Random], int]
@@ -28,7 +29,13 @@ def answer_everything(
     Stops early when quality control excludes the annotator on an answer (as the pages would).
     """
     at = start
-    while (item := engine.current_assignment(annotator, now=at, rng=rng)) is not None:
+    while True:
+        try:
+            item = engine.current_assignment(annotator, now=at, rng=rng)
+        except AnnotatorExcluded:  # quality control excluded them on their last answer
+            break
+        if item is None:
+            break
         took = seconds(rng)
         at += timedelta(seconds=took)
         record_answer(item, choose(item, rng), client_ms=int(took * 1000), visible_ms=int(took * 900), first_interaction_ms=800, now=at)
@@ -68,7 +75,5 @@ def fill_until_full(
 
 
 def exclude(annotator: Annotator, reason: str) -> None:
-    """Mark an annotator excluded (what quality control does), keeping their answers."""
-    annotator.status = Annotator.Status.EXCLUDED
-    annotator.exclusion_reason = reason
-    annotator.save(update_fields=["status", "exclusion_reason"])
+    """Exclude an annotator through quality control (answers kept, the decision logged) with ``reason`` as the detail."""
+    quality.exclude(annotator, rule=QualityDecision.Rule.FAST, detail=reason)

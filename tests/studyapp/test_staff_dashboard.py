@@ -20,6 +20,8 @@ from studyapp.models import Annotator, Preference
 from studyapp.services import assignment as engine
 from studyapp.services import dashboard
 from studyapp.services.export import export_bytes
+from studyapp.services.payments import payments_csv
+from studyapp.services.quality import annotator_signals
 from studyapp.services.status import study_status
 from tests.studyapp.annotator_base import AnnotatorTestCase
 from tests.studyapp.base import NOW, BaseTestCase, make_toy_study
@@ -45,6 +47,7 @@ class AccessTests(AnnotatorTestCase):
             reverse("staff_study", args=[slug]),
             reverse("staff_study_live", args=[slug]),
             *(reverse("staff_study_export", args=[slug, fmt]) for fmt in ("csv", "jsonl", "parquet")),
+            reverse("staff_study_payments", args=[slug]),
         ]
 
     def assert_sent_to_login(self, client: Client, url: str) -> None:
@@ -130,6 +133,10 @@ class DashboardPagesTests(BaseTestCase):
         self.assertIn("Prolific: pid-3", searched)
         self.assertNotIn("Prolific: pid-4", searched)
         self.assertIn("0 annotators whose platform id contains", self.page(self.study, q="nobody"))
+        payments = self.staff.get(reverse("staff_study_payments", args=[self.study.slug]))
+        self.assertEqual(payments.content.decode(), payments_csv(self.study))
+        self.assertIn("pid-0", payments.content.decode())  # the payments file is for paying: platform ids
+        self.assertIn('filename="toy-study-payments.csv"', payments["Content-Disposition"])
         for fmt in ("csv", "jsonl", "parquet"):
             response = self.staff.get(reverse("staff_study_export", args=[self.study.slug, fmt]))
             self.assertEqual(response.content, export_bytes(self.study, fmt)[0])
@@ -213,10 +220,12 @@ class DashboardNumbersTests(BaseTestCase):
         self.assertEqual(sides.a_left + sides.a_right, valid.count())
         rows, matching = dashboard.annotator_rows(self.study)
         self.assertEqual(matching, 5)
+        signals = {s.annotator_id: s for s in annotator_signals(self.study)}
         for row in rows:
-            mine = Preference.objects.filter(assignment__annotator=row.annotator)
-            self.assertEqual(row.answers, mine.count())
-            self.assertEqual(row.left_share, mine.filter(value__lt=0).count() / mine.count())
+            self.assertEqual(row.signals, signals[row.annotator.pk])
+            self.assertEqual(row.signals.decisions, Preference.objects.filter(assignment__annotator=row.annotator).count())
+            self.assertEqual(row.items, row.annotator.assignments.count())
+        self.assertEqual([r.annotator.external_id for r in dashboard.annotator_rows(self.study, "PID-3")[0]], ["pid-3"])
         excluded = next(r for r in rows if r.annotator.status == Annotator.Status.EXCLUDED)
         self.assertEqual(excluded.annotator.exclusion_reason, "by staff: tests")
 
