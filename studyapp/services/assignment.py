@@ -184,8 +184,17 @@ class _Room:
     def admit_one(self) -> int:
         """Give one newcomer what :func:`admit` would; returns how many regular items it found (all taken if a full quota)."""
         share, tiebreak = _spread(self.items, self.rng)
-        picked = _greedy(self.items, self.quota, self.counts, self.study.annotators_per_presentation, _History(), set(), share,
-                         tiebreak, self.study.same_pair_both_levels)  # fmt: skip
+        picked = _greedy(
+            self.items,
+            self.quota,
+            counts=self.counts,
+            k=self.study.annotators_per_presentation,
+            history=_History(),
+            unavailable=set(),
+            share=share,
+            tiebreak=tiebreak,
+            same_pair_both_levels=self.study.same_pair_both_levels,
+        )
         if len(picked) == self.quota:
             for item in picked:
                 self.counts[item.id] = self.counts.get(item.id, 0) + 1
@@ -299,7 +308,17 @@ def _pick_regular(
     picked: list[_Item] = []
     contended = False
     while len(picked) < want:
-        tentative = _greedy(candidates, want - len(picked), counts, k, history, unavailable, share, tiebreak, study.same_pair_both_levels)
+        tentative = _greedy(
+            candidates,
+            want - len(picked),
+            counts=counts,
+            k=k,
+            history=history,
+            unavailable=unavailable,
+            share=share,
+            tiebreak=tiebreak,
+            same_pair_both_levels=study.same_pair_both_levels,
+        )
         if not tentative:
             break
         locked = lock([c.id for c in tentative])
@@ -327,6 +346,7 @@ def _spread(candidates: list[_Item], rng: random.Random) -> tuple[dict[str, floa
 def _greedy(
     candidates: list[_Item],
     n: int,
+    *,
     counts: dict[int, int],
     k: int,
     history: _History,
@@ -335,7 +355,11 @@ def _greedy(
     tiebreak: dict[int, float],
     same_pair_both_levels: bool,
 ) -> list[_Item]:
-    """Choose ``n`` items: most needed first, then the level, pair and topic the annotator has least.
+    """Choose ``n`` of ``candidates``: most needed first, then the level, pair and topic the annotator has least.
+
+    ``counts`` are the answer slots taken per presentation (``k`` is full), ``history`` what the annotator
+    already holds, ``unavailable`` ids to skip (locked by others or found full), ``share`` each level's
+    target share and ``tiebreak`` a random number per candidate (both from :func:`_spread`).
 
     If that spread comes up short, :func:`_fill_first` is tried: it finds ``n`` whenever the level
     exclusion allows that many, so a newcomer is refused only when no full quota exists.
