@@ -49,8 +49,9 @@ def test_database_tests_pass_on_postgresql() -> None:
     env = {**os.environ, "DATABASE_URL": url}
     command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *map(str, SUITES), f"--ignore={__file__}"]
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
-    output = result.stdout + result.stderr
-    tail = "\n".join(output.splitlines()[-60:])
+    # pytest's summary (which tests failed) is on stdout; the server log lines on stderr come after it.
+    failed = [line for line in result.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+    tail = "\n".join([*failed, *result.stdout.splitlines()[-40:], "--- stderr ---", *result.stderr.splitlines()[-20:]])
     assert result.returncode == 0, f"database tests failed on PostgreSQL:\n{tail}"
     assert "[postgresql]" in result.stdout, f"the concurrency test did not run on PostgreSQL:\n{tail}"
     if IN_CI:  # nothing skipped quietly (the browser tests included)

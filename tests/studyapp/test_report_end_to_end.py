@@ -42,7 +42,7 @@ class EndToEndTestCase(TestCase):
     def setUpTestData(cls) -> None:
         load_demo()
         cls.study = create_study("demo", "End to end", parse_config(CONFIG)).study
-        cls.result = simulate_annotators(cls.study, Plan(truth=TRUTH, noise=0.5, fast_share=0.1, seed=11))
+        cls.result = simulate_annotators(cls.study, Plan(truth=TRUTH, noise=0.1, fast_share=0.1, seed=11))
 
     def test_cheaters_excluded_truth_first_and_the_cli_agrees(self) -> None:
         # A cheater who arrived as the study filled up may have made too few decisions to break the rule
