@@ -114,14 +114,14 @@ CODE = "LOADDONE"
 class Database:
     """The benchmark's own database: created before Django starts, dropped at the end."""
 
-    def __init__(self, kind: str, postgres_url: str, workdir: Path) -> None:
+    def __init__(self, kind: str, postgres_url: str, workdir: Path, *, suffix: str = "_load") -> None:
         self.kind = kind
         if kind == "sqlite":
             self.url = f"sqlite:///{workdir / 'load.sqlite3'}"
             self.admin_url = ""
             return
         parts = urlsplit(postgres_url)
-        self.name = parts.path.strip("/") + "_load"
+        self.name = parts.path.strip("/") + suffix
         self.admin_url = parts._replace(scheme="postgresql").geturl()
         self.url = parts._replace(path="/" + self.name).geturl()
 

@@ -77,14 +77,13 @@ class _Item:
     topic: int
     run_a: int
     run_b: int
+    group: tuple[int, int, int] = field(init=False, compare=False)  # (topic, run_a, run_b): one level of it per annotator
+    pair: tuple[int, int] = field(init=False, compare=False)
 
-    @property
-    def group(self) -> tuple[int, int, int]:
-        return (self.topic, self.run_a, self.run_b)
-
-    @property
-    def pair(self) -> tuple[int, int]:
-        return (self.run_a, self.run_b)
+    def __post_init__(self) -> None:
+        # built once per process: admission compares them tens of thousands of times per arrival
+        object.__setattr__(self, "group", (self.topic, self.run_a, self.run_b))
+        object.__setattr__(self, "pair", (self.run_a, self.run_b))
 
 
 @dataclass
@@ -114,7 +113,8 @@ class _History:
             return True
         if same_pair_both_levels:
             return False
-        return bool(self.group_levels.get(item.group, set()) - {item.level})
+        levels = self.group_levels.get(item.group)  # the annotator may hold only this item's level of its group
+        return bool(levels) and (len(levels) > 1 or item.level not in levels)
 
 
 @dataclass(frozen=True)
@@ -140,23 +140,41 @@ class Capacity:
         return sum(self.unfillable.values())
 
 
+@dataclass(frozen=True)
+class _Design:
+    """A study's presentations as admission works with them (see :func:`_design`)."""
+
+    by_id: dict[int, _Item]  # every presentation, in id order
+    regular: list[_Item]  # the run-pair presentations, in id order
+    checks: list[_Item]
+    share: dict[str, float]  # each level's share of the regular presentations: the level balance aims at it
+
+    @classmethod
+    def of(cls, items: list[_Item]) -> _Design:
+        regular = [i for i in items if i.kind == Presentation.Kind.PAIR]
+        by_level = Counter(i.level for i in regular)
+        share = {level: n / len(regular) for level, n in by_level.items()}
+        return cls({i.id: i for i in items}, regular, [i for i in items if i.kind != Presentation.Kind.PAIR], share)
+
+
 # A study's presentations never change after create_study (the design is frozen), so each process reads
-# them once per study: admission then costs no 4,000-row read. Keyed by (id, created_at), so a study
-# created later under a reused id (SQLite after a rolled-back test) is read afresh.
-_ITEMS: dict[tuple[int, datetime], list[_Item]] = {}
-_ITEMS_KEPT = 16  # studies per process
+# them once per study, with what admission derives from them: an arrival then costs no 4,000-row read
+# and no pass over them before the choice. Keyed by (id, created_at), so a study created later under a
+# reused id (SQLite after a rolled-back test) is read afresh.
+_DESIGNS: dict[tuple[int, datetime], _Design] = {}
+_DESIGNS_KEPT = 16  # studies per process
 
 
-def _items(study: Study) -> list[_Item]:
+def _design(study: Study) -> _Design:
     key = (study.pk, study.created_at)
-    items = _ITEMS.get(key)
-    if items is None:
+    design = _DESIGNS.get(key)
+    if design is None:
         rows = Presentation.objects.filter(study=study).values_list("id", "kind", "level", "topic_id", "run_a_id", "run_b_id")
-        items = [_Item(*row) for row in rows.order_by("id")]
-        if len(_ITEMS) >= _ITEMS_KEPT:
-            _ITEMS.clear()
-        _ITEMS[key] = items
-    return items
+        design = _Design.of([_Item(*row) for row in rows.order_by("id")])
+        if len(_DESIGNS) >= _DESIGNS_KEPT:
+            _DESIGNS.clear()
+        _DESIGNS[key] = design
+    return design
 
 
 def live_counts(study: Study, now: datetime, presentation_ids: Iterable[int] | None = None) -> dict[int, int]:
@@ -172,7 +190,8 @@ class _Room:
 
     def __init__(self, study: Study, now: datetime) -> None:
         self.study = study
-        self.items = [i for i in _items(study) if i.kind == Presentation.Kind.PAIR]
+        self.design = _design(study)
+        self.items = self.design.regular
         self.counts = live_counts(study, now)
         self.quota = study.regular_items_per_annotator
         self.rng = random.Random(0)  # a fixed seed: the same state always gives the same report
@@ -183,7 +202,7 @@ class _Room:
 
     def admit_one(self) -> int:
         """Give one newcomer what :func:`admit` would; returns how many regular items it found (all taken if a full quota)."""
-        share, tiebreak = _spread(self.items, self.rng)
+        tiebreak = _tiebreak(self.items, self.rng)
         picked = _greedy(
             self.items,
             self.quota,
@@ -191,7 +210,7 @@ class _Room:
             k=self.study.annotators_per_presentation,
             history=_History(),
             unavailable=set(),
-            share=share,
+            share=self.design.share,
             tiebreak=tiebreak,
             same_pair_both_levels=self.study.same_pair_both_levels,
         )
@@ -293,17 +312,18 @@ def _locker(blocking: bool) -> Locker:
 
 def _pick_regular(
     study: Study,
-    candidates: list[_Item],
+    design: _Design,
     want: int,
     history: _History,
     now: datetime,
     rng: random.Random,
     lock: Locker,
 ) -> tuple[list[_Item], bool]:
-    """Lease up to ``want`` regular presentations; returns (picked, some rows were skipped as locked)."""
+    """Lease up to ``want`` of the ``design``'s regular presentations; returns (picked, some rows were skipped as locked)."""
     k = study.annotators_per_presentation
     counts = live_counts(study, now)
-    share, tiebreak = _spread(candidates, rng)
+    candidates = design.regular
+    tiebreak = _tiebreak(candidates, rng)
     unavailable: set[int] = set()
     picked: list[_Item] = []
     contended = False
@@ -315,7 +335,7 @@ def _pick_regular(
             k=k,
             history=history,
             unavailable=unavailable,
-            share=share,
+            share=design.share,
             tiebreak=tiebreak,
             same_pair_both_levels=study.same_pair_both_levels,
         )
@@ -336,11 +356,9 @@ def _pick_regular(
     return picked, contended
 
 
-def _spread(candidates: list[_Item], rng: random.Random) -> tuple[dict[str, float], dict[int, float]]:
-    """Each level's share of the candidates (the level balance aims at it) and a random tiebreak per candidate."""
-    by_level = Counter(c.level for c in candidates)
-    share = {level: n / len(candidates) for level, n in by_level.items()}
-    return share, {c.id: rng.random() for c in candidates}
+def _tiebreak(candidates: list[_Item], rng: random.Random) -> dict[int, float]:
+    """A random number per candidate: the last criterion of :func:`_greedy`."""
+    return {c.id: rng.random() for c in candidates}
 
 
 def _greedy(
@@ -359,7 +377,7 @@ def _greedy(
 
     ``counts`` are the answer slots taken per presentation (``k`` is full), ``history`` what the annotator
     already holds, ``unavailable`` ids to skip (locked by others or found full), ``share`` each level's
-    target share and ``tiebreak`` a random number per candidate (both from :func:`_spread`).
+    target share (:class:`_Design`) and ``tiebreak`` a random number per candidate (:func:`_tiebreak`).
 
     If that spread comes up short, :func:`_fill_first` is tried: it finds ``n`` whenever the level
     exclusion allows that many, so a newcomer is refused only when no full quota exists.
@@ -372,7 +390,20 @@ def _greedy(
     open_levels: dict[tuple[int, int, int], set[str]] = {}
     for c in pool:
         open_levels.setdefault(c.group, set()).add(c.level)
-    mixed = {g: len(levels) > 1 for g, levels in open_levels.items()}
+    mixed = {g for g, levels in open_levels.items() if len(levels) > 1}
+    levels, pairs, topics = trial.levels, trial.pairs, trial.topics  # what the annotator has, updated as items are chosen
+
+    def spread(c: _Item) -> tuple:
+        return (
+            levels.get(c.level, 0) / share[c.level],
+            # Prefer (topic, pair) groups that still have room at both levels: one annotator can
+            # use only one level of a group, so such groups are what a late annotator cannot fill.
+            c.group not in mixed,
+            pairs.get(c.pair, 0),
+            topics.get(c.topic, 0),
+            tiebreak[c.id],
+        )
+
     available = list(pool)
     chosen: list[_Item] = []
     for _ in range(n):
@@ -388,18 +419,7 @@ def _greedy(
             tier.append(c)
         if not tier:
             break
-        best = min(
-            tier,
-            key=lambda c: (
-                trial.levels[c.level] / share[c.level],
-                # Prefer (topic, pair) groups that still have room at both levels: one annotator can
-                # use only one level of a group, so such groups are what a late annotator cannot fill.
-                not mixed.get(c.group, False),
-                trial.pairs[c.pair],
-                trial.topics[c.topic],
-                tiebreak[c.id],
-            ),
-        )
+        best = min(tier, key=spread)
         chosen.append(best)
         trial.add(best)
         pool.remove(best)
@@ -561,13 +581,10 @@ def admit(annotator: Annotator, *, now: datetime | None = None, rng: random.Rand
             raise AnnotatorExcluded(f"annotator {me.pseudonym} was excluded")
         if me.status in (Annotator.Status.ACTIVE, Annotator.Status.FINISHED):
             return me, list(me.assignments.order_by("position"))
-        items = {i.id: i for i in _items(study)}
-        history = _history(me, items)
-        regular = [i for i in items.values() if i.kind == Presentation.Kind.PAIR]
-        picked, contended = _pick_regular(study, regular, study.regular_items_per_annotator, history, now, rng, lock)
-        checks = _pick_checks(
-            study, [i for i in items.values() if i.kind != Presentation.Kind.PAIR], study.check_items_per_annotator, history, rng
-        )
+        design = _design(study)
+        history = _history(me, design.by_id)
+        picked, contended = _pick_regular(study, design, study.regular_items_per_annotator, history, now, rng, lock)
+        checks = _pick_checks(study, design.checks, study.check_items_per_annotator, history, rng)
         if len(picked) < study.regular_items_per_annotator or len(checks) < study.check_items_per_annotator:
             if contended:
                 raise _Contended()
@@ -604,10 +621,9 @@ def _renew_or_replace(me: Annotator, expired: list[Assignment], now: datetime, r
     if not released:
         return
     Assignment.objects.filter(pk__in=[a.pk for a in released]).update(released_at=now)
-    items = {i.id: i for i in _items(study)}
-    history = _history(me, items)
-    candidates = [i for i in items.values() if i.kind == Presentation.Kind.PAIR]
-    picked, contended = _pick_regular(study, candidates, len(released), history, now, rng, lock)
+    design = _design(study)
+    history = _history(me, design.by_id)
+    picked, contended = _pick_regular(study, design, len(released), history, now, rng, lock)
     if len(picked) < len(released) and contended:
         raise _Contended()
     rng.shuffle(picked)

@@ -1,0 +1,300 @@
+"""Benchmark: the server's CPU per annotator request, measured in-process (docs/annotator.md, README "Running a real study").
+
+Runs simulated annotators one after another through whole sessions with Django's test client
+against the production stack (DEBUG off, the production middleware, signed-cookie sessions, the
+cached template loader, CSRF enforced, persistent database connections, the shared file cache of
+the throttle) on the load benchmark's "trec" study (TREC 2014 with all 8 public runs: 3,976
+regular presentations, 20 items per annotator, k = 3). Each request's CPU time is taken with
+``time.process_time`` (this process only: the view, the ORM, the templates and the test client;
+the database server's own work is the separate ``db_ms`` column, read from its process on this
+machine when it is visible, else blank).
+
+Printed per request type: count, mean CPU ms, median, and the ratio to a reference request
+measured in the same run (``ping``: a view that returns "ok" through the same middleware with the
+same cookies), so two runs on a noisy machine compare by the ratios. The last line sums up the
+requests the load benchmark sends (all but the heartbeats, which its annotators do not send):
+``cpu_ms_per_request=.. ping_ms=.. session_cpu_ms=.. ratio_per_request=..``.
+
+    .venv/bin/python benchmarks/bench_requests.py                         # PostgreSQL at $STUDYAPP_TEST_POSTGRES_URL
+    .venv/bin/python benchmarks/bench_requests.py --database sqlite
+    .venv/bin/python benchmarks/bench_requests.py --profile item          # cProfile of the item pages
+
+The benchmark uses a database of its own (PostgreSQL: ``<name>_bench`` next to the one in
+``--postgres-url``, created and dropped here; SQLite: a temporary file). Times are reported, never
+asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import re
+import secrets
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import types
+from collections import defaultdict
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import load_annotators  # noqa: E402 - the load benchmark's database, study and answers
+
+KINDS = (
+    "ping",
+    "entry",
+    "consent_get",
+    "consent_post",
+    "instructions_get",
+    "instructions_post",
+    "practice_get",
+    "practice_post",
+    "check_get",
+    "check_post",
+    "next_item",
+    "item",
+    "heartbeat",
+    "answer",
+    "done",
+)
+
+
+def backend_cpu_ms(pid: int | None) -> float | None:
+    """CPU ms used so far by the database server process ``pid`` (Linux /proc), None when not visible."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return 1000 * (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Meter:
+    """CPU per request type: this process (``process_time``) and the database server's backend process."""
+
+    def __init__(self, profile_kind: str) -> None:
+        self.cpu: dict[str, list[float]] = defaultdict(list)
+        self.db: dict[str, float] = defaultdict(float)
+        self.db_visible = True
+        self.profile_kind = profile_kind
+        self.profiler = cProfile.Profile(time.process_time) if profile_kind else None  # CPU, not waiting
+        self.backend: int | None = None
+
+    def find_backend(self) -> None:
+        from django.db import connection
+
+        if connection.vendor == "postgresql":
+            connection.ensure_connection()
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                self.backend = cursor.fetchone()[0]
+        self.db_visible = backend_cpu_ms(self.backend) is not None
+
+    def measure(self, kind: str, call):
+        profiling = self.profiler is not None and kind == self.profile_kind
+        db_before = backend_cpu_ms(self.backend)
+        if profiling:
+            self.profiler.enable()
+        started = time.process_time()
+        response = call()
+        spent = time.process_time() - started
+        if profiling:
+            self.profiler.disable()
+        db_after = backend_cpu_ms(self.backend)
+        self.cpu[kind].append(1000 * spent)
+        if db_before is not None and db_after is not None:
+            self.db[kind] += db_after - db_before
+        return response
+
+
+class Session:
+    """One simulated annotator: the load benchmark's path through the pages, with the test client."""
+
+    def __init__(self, slug: str, index: int, meter: Meter) -> None:
+        from django.test import Client
+
+        address = f"10.{index // 250 % 256}.{index % 250 + 1}.{1 + index // 64000}"
+        self.client = Client(enforce_csrf_checks=True, headers={"X-Forwarded-For": address})
+        self.base = f"/s/{slug}/"
+        self.pid = f"bench{index:05d}{secrets.token_hex(3)}"
+        self.meter = meter
+        self.ping_every = 4  # the reference request, interleaved with the real ones (same cookies, same moment)
+        self.calls = 0
+
+    def csrf(self) -> dict:
+        token = self.client.cookies.get("csrftoken")
+        return {"HTTP_X_CSRFTOKEN": token.value if token else ""}
+
+    def call(self, kind: str, method: str, path: str, data: dict | None = None, *, expect: int, json: bool = False):
+        self.calls += 1
+        if self.calls % self.ping_every == 0:
+            self.meter.measure("ping", lambda: self.client.get("/bench/ping/"))
+        extra = {"HTTP_ACCEPT": "application/json"} if json else {}
+        if method == "GET":
+            response = self.meter.measure(kind, lambda: self.client.get(path, **extra))
+        else:
+            response = self.meter.measure(kind, lambda: self.client.post(path, data or {}, **extra, **self.csrf()))
+        if response.status_code != expect:
+            body = response.content[:300]
+            raise RuntimeError(f"{method} {path}: expected {expect}, got {response.status_code} {response.get('Location', '')} {body!r}")
+        return response
+
+    def run(self, answers: dict[str, str]) -> bool:
+        """The whole session; False when the study was full at entry or consent."""
+        ids = {"PROLIFIC_PID": self.pid, "STUDY_ID": "bench", "SESSION_ID": f"s-{self.pid}"}
+        entry = self.call("entry", "GET", self.base + "?" + urlencode(ids), expect=302)
+        if not entry["Location"].endswith("consent/"):
+            return False
+        page = self.call("consent_get", "GET", self.base + "consent/", expect=200)
+        version = re.search(r'name="version" value="([^"]*)"', page.content.decode())
+        consented = self.call(
+            "consent_post", "POST", self.base + "consent/", {"agree": "on", "version": version.group(1) if version else "1"}, expect=302
+        )
+        if not consented["Location"].endswith("instructions/"):
+            return False
+        self.call("instructions_get", "GET", self.base + "instructions/", expect=200)
+        self.call("instructions_post", "POST", self.base + "instructions/", expect=302)
+        self.call("practice_get", "GET", self.base + "practice/", expect=200)
+        self.call("practice_post", "POST", self.base + "practice/", {"value": 3}, expect=302)
+        self.call("practice_get", "GET", self.base + "practice/", expect=200)
+        self.call("check_get", "GET", self.base + "check/", expect=200)
+        self.call("check_post", "POST", self.base + "check/", answers, expect=302)
+        path = self.call("next_item", "GET", self.base + "item/", expect=302)["Location"]
+        while not path.endswith("/done/"):
+            self.call("item", "GET", path, expect=200)
+            pk = int(path.rstrip("/").split("/")[-1])
+            self.call("heartbeat", "POST", self.base + "heartbeat/", {"item": pk}, expect=200, json=True)
+            form = {"value": 2, "request_id": f"{self.pid}-{pk}", "client_ms": 5000, "visible_ms": 5000, "first_interaction_ms": 900}
+            reply = self.call("answer", "POST", path + "answer/", form, expect=200, json=True).json()
+            path = urlsplit(reply["next"]).path
+        done = self.call("done", "GET", path, expect=200)
+        if load_annotators.CODE not in done.content.decode():
+            raise RuntimeError("the completion page shows no completion code")
+        return True
+
+
+def bench_urlconf() -> types.ModuleType:
+    """The project's URLs plus the reference view ``/bench/ping/`` (through the same middleware)."""
+    from django.http import HttpResponse
+    from django.urls import path
+
+    from studyapp import urls
+
+    def ping(request):
+        return HttpResponse("ok", content_type="text/plain")
+
+    module = types.ModuleType("bench_urls")
+    module.urlpatterns = [path("bench/ping/", ping), *urls.urlpatterns]
+    return module
+
+
+def report(meter: Meter, sessions: int, elapsed: float) -> None:
+    ping = statistics.mean(meter.cpu["ping"])
+    print(f"{'request':<18} {'n':>5} {'cpu_ms':>7} {'median':>7} {'x_ping':>7} {'db_ms':>6}")
+    for kind in KINDS:
+        values = meter.cpu.get(kind)
+        if not values:
+            continue
+        mean = statistics.mean(values)
+        db = f"{meter.db[kind] / len(values):6.2f}" if meter.db_visible and meter.backend else "     -"
+        print(f"{kind:<18} {len(values):5d} {mean:7.2f} {statistics.median(values):7.2f} {mean / ping:7.2f} {db}")
+    # the load benchmark's requests (its annotators send no heartbeats): what its CPU per request follows
+    real = [v for kind, values in meter.cpu.items() if kind not in ("ping", "heartbeat") for v in values]
+    per_request = statistics.mean(real)
+    per_session = sum(real) / max(1, sessions)
+    print(f"sessions={sessions} requests={len(real)} (heartbeats and pings apart) seconds={elapsed:.1f}")
+    print(
+        f"cpu_ms_per_request={per_request:.2f} ping_ms={ping:.2f} session_cpu_ms={per_session:.0f}"
+        f" ratio_per_request={per_request / ping:.2f}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database", choices=["postgres", "sqlite"], default="postgres", help="default postgres")
+    parser.add_argument("--postgres-url", default=os.environ.get("STUDYAPP_TEST_POSTGRES_URL", ""),
+                        help="a PostgreSQL server whose user may create databases (default $STUDYAPP_TEST_POSTGRES_URL); "
+                        "the benchmark uses its own database <name>_bench")  # fmt: skip
+    parser.add_argument("--annotators", type=int, default=40, help="whole sessions, one after another (default 40)")
+    parser.add_argument("--warmup", type=int, default=3, help="sessions run first and not counted (default 3)")
+    parser.add_argument("--profile", choices=[k for k in KINDS if k != "ping"], help="print a cProfile of this request type")
+    parser.add_argument("--profile-lines", type=int, default=35)
+    args = parser.parse_args(argv)
+    if args.database == "postgres" and not args.postgres_url:
+        parser.error("PostgreSQL needs --postgres-url or STUDYAPP_TEST_POSTGRES_URL (or use --database sqlite)")
+    parts = urlsplit(args.postgres_url)
+    if args.database == "postgres" and (parts.scheme not in ("postgres", "postgresql") or not parts.path.strip("/")):
+        parser.error(f"--postgres-url must be postgres://user:password@host:port/database, got {args.postgres_url!r}")
+    if args.annotators < 1 or args.warmup < 0:
+        parser.error("--annotators must be at least 1 and --warmup at least 0")
+
+    workdir = Path(tempfile.mkdtemp(prefix="bench-requests-"))
+    database = load_annotators.Database(args.database, args.postgres_url, workdir, suffix="_bench")
+    try:
+        database.create()
+        # the production server's environment, as the load benchmark starts it
+        os.environ.update(
+            {
+                "DATABASE_URL": database.url,
+                "DJANGO_DEBUG": "0",
+                "DJANGO_ALLOWED_HOSTS": "testserver",
+                "DJANGO_SECRET_KEY": secrets.token_urlsafe(40),
+                "STUDYAPP_CACHE_DIR": str(workdir / "cache"),
+                "DJANGO_LOG_LEVEL": "WARNING",
+                "STUDYAPP_PROXY_HOPS": "1",
+            }
+        )
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.settings")
+        import django
+
+        django.setup()
+        from django.test.utils import override_settings
+
+        from studyapp.services.onboarding import COMPREHENSION
+
+        scenario = load_annotators.Scenario("bench", args.annotators, 0.0, (0, 0), (0, 0), 0.0, "trec")
+        study = load_annotators.prepare_studies([scenario])["bench"]
+        answers = {q.key: q.correct for q in COMPREHENSION}
+        meter = Meter(args.profile or "")
+        with override_settings(ROOT_URLCONF=bench_urlconf()):
+            warm = Meter("")
+            for index in range(args.warmup):
+                Session(study["slug"], 10**6 + index, warm).run(answers)
+            meter.find_backend()
+            started, sessions = time.monotonic(), 0
+            for index in range(args.annotators):
+                if not Session(study["slug"], index, meter).run(answers):
+                    print(f"annotator {index}: the study was full; stopping", flush=True)
+                    break
+                sessions += 1
+            elapsed = time.monotonic() - started
+        report(meter, sessions, elapsed)
+        if meter.profiler is not None:
+            print(f"\ncProfile of {args.profile} ({len(meter.cpu[args.profile])} requests), by own time:")
+            stats = pstats.Stats(meter.profiler)
+            stats.sort_stats("tottime").print_stats(args.profile_lines)
+            print(f"cProfile of {args.profile}, the project's functions by cumulative time:")
+            stats.sort_stats("cumulative").print_stats(str(ROOT / "studyapp"), args.profile_lines)
+        return 0
+    finally:
+        try:
+            from django.db import connections
+
+            connections.close_all()
+        except Exception:  # noqa: BLE001 - Django may not be set up yet
+            pass
+        database.drop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
