@@ -97,7 +97,7 @@ def score_cube(
     if missing_cols:
         raise EvaluationError(f"scores lack column(s) {', '.join(missing_cols)}")
     per_topic = scores[scores["topic"].astype(str) != MEAN_TOPIC]
-    available = list(dict.fromkeys(scores["measure"].astype(str)))
+    available = list(pd.unique(scores["measure"].astype(str)))  # unique() first: iterating a str column is slow
     measures = list(dict.fromkeys(measures)) if measures is not None else available
     if not measures:
         raise EvaluationError("no measures to analyse")
@@ -105,15 +105,15 @@ def score_cube(
     if absent:
         raise EvaluationError(f"measure(s) {', '.join(absent)} not in the scores (available: {', '.join(available) or 'none'})")
     per_topic = per_topic[per_topic["measure"].isin(measures)]
-    with_topics = set(per_topic["measure"])
+    with_topics = set(per_topic["measure"].unique())
     no_topics = [m for m in measures if m not in with_topics]
     if no_topics:
         raise EvaluationError(f"no per-topic scores for {', '.join(no_topics)} (only means); write scores with --per-topic")
-    runs = list(dict.fromkeys(runs)) if runs is not None else sorted(set(per_topic["run"]), key=natural_key)
-    topics = list(dict.fromkeys(topics)) if topics is not None else sorted(topic_rows(set(per_topic["topic"])), key=natural_key)
+    runs = list(dict.fromkeys(runs)) if runs is not None else sorted(set(per_topic["run"].unique()), key=natural_key)
+    topics = list(dict.fromkeys(topics)) if topics is not None else sorted(topic_rows(set(per_topic["topic"].unique())), key=natural_key)
     if len(runs) < min_runs:
         raise EvaluationError(f"need at least {min_runs} runs, the scores have {len(runs)}")
-    unknown_runs = sorted(set(runs) - set(per_topic["run"]))
+    unknown_runs = sorted(set(runs) - set(per_topic["run"].unique()))
     if unknown_runs:
         raise EvaluationError(f"no scores at all for run(s) {', '.join(unknown_runs)}")
     if not topics:

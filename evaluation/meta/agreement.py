@@ -151,6 +151,7 @@ def agreement(
     rng: RngLike = None,
     confidence: float = 0.95,
     tau_mode: str = "pairs",
+    subsets: Sequence[str] = SUBSETS,
 ) -> AgreementResult:
     """Agreement statistics of G metrics with user preferences on P run pairs (docs/metrics.md#agreement-with-users).
 
@@ -166,6 +167,9 @@ def agreement(
     confidence : level of the percentile intervals.
     tau_mode : ``pairs`` (default, per-pair signs) or ``scipy`` (``scipy.stats.kendalltau(d, p)``
         over the pairs of each subset; docs/metrics.md#tau-and-tau_b; no bootstrap intervals for tau, tau_b).
+    subsets : the subsets to report (default all of ``SUBSETS``, in that order). Fewer subsets cost
+        less (``("all",)`` skips the per-metric Delta bins); the bootstrap draws the same resamples
+        whatever is asked, so a subset's interval does not depend on the others.
     """
     d = np.atleast_2d(np.asarray(d, dtype=np.float64))
     p = np.asarray(p, dtype=np.float64)
@@ -182,19 +186,23 @@ def agreement(
         raise ValueError(f"tau_mode must be one of {', '.join(TAU_MODES)}, got {tau_mode!r}")
     if B < 0:
         raise ValueError(f"B must be >= 0, got {B}")
+    unknown = [subset for subset in subsets if subset not in SUBSETS]
+    if unknown or not subsets:
+        raise ValueError(f"subsets must be among {', '.join(SUBSETS)}, got {', '.join(map(str, subsets)) or 'none'}")
+    subsets = [subset for subset in SUBSETS if subset in subsets]
     s_u = signs(p) if user_sign is None else np.asarray(user_sign, dtype=np.float64)
     clusters = np.arange(P) if clusters is None else np.asarray(clusters)
     generator, seed = resolve_rng(rng)
 
-    point, n = _subset_statistics(d, s_u, np.abs(p), np.ones((1, P)))
+    point, n = _subset_statistics(d, s_u, np.abs(p), np.ones((1, P)), subsets)
     if tau_mode == "scipy":
-        _scipy_taus(point, d, p)
+        _scipy_taus(point, d, p, subsets)
     low = {k: np.full(G, np.nan) for k in point}
     high = {k: np.full(G, np.nan) for k in point}
     if B > 0:
         _, cluster_index = np.unique(clusters, return_inverse=True)
         counts = bootstrap_counts(generator, int(cluster_index.max()) + 1, B)
-        boot, _ = _subset_statistics(d, s_u, np.abs(p), counts[:, cluster_index].astype(np.float64))
+        boot, _ = _subset_statistics(d, s_u, np.abs(p), counts[:, cluster_index].astype(np.float64), subsets)
         for key, samples in boot.items():
             if tau_mode == "scipy" and key[1] in ("tau", "tau_b"):
                 continue
@@ -211,7 +219,7 @@ def agreement(
         )
         for g, measure in enumerate(measures)
         for statistic in STATISTICS
-        for subset in SUBSETS
+        for subset in subsets
     ]
     table = pd.DataFrame.from_records(rows, columns=TABLE_COLUMNS)
     return AgreementResult(table, P, int(np.unique(clusters).size), B, seed if B > 0 else None, confidence, tau_mode)
@@ -240,13 +248,14 @@ def _as_statistics(sums: FloatArray) -> dict[str, FloatArray]:
 
 
 def _subset_statistics(
-    d: FloatArray, s_u: FloatArray, u: FloatArray, w: FloatArray
+    d: FloatArray, s_u: FloatArray, u: FloatArray, w: FloatArray, subsets: Sequence[str] = SUBSETS
 ) -> tuple[dict[tuple[str, str], FloatArray], dict[str, IntArray]]:
-    """Statistics of every subset for R weightings ``w`` (R, P): {(subset, statistic): (R, G)}.
+    """Statistics of the ``subsets`` for R weightings ``w`` (R, P): {(subset, statistic): (R, G)}.
 
     All sums are matrix products of the weights with per-pair features: one product for ``all``
     and the subranges (masks folded into the features), and per metric one product for each
-    Delta bin and its cells (the bin depends on the metric and on the weighting's mean |d|).
+    Delta bin and its cells (the bin depends on the metric and on the weighting's mean |d|); the
+    bins are computed only when a bin or cell is asked for.
     """
     s_m = signs(d)
     abs_d = np.abs(d)
@@ -254,15 +263,20 @@ def _subset_statistics(
     R = w.shape[0]
     features = pair_features(s_m, s_u, u)  # (G, P, 7)
     ranges = np.stack([(u > lo) & (u <= hi) for lo, hi in SUBRANGE_BOUNDS]).astype(np.float64)  # (4, P)
-    masks = np.vstack([np.ones((1, P)), ranges])  # all + subranges
-    masked = masks[:, None, :, None] * features[None]  # (5, G, P, 7)
-    sums = (w @ masked.transpose(2, 0, 1, 3).reshape(P, -1)).reshape(R, 5, G, 7)
+    all_masks = np.vstack([np.ones((1, P)), ranges])  # all + subranges
+    flat = [k for k, subset in enumerate(("all", *SUBRANGES)) if subset in subsets]
+    masks = all_masks[flat]
+    masked = masks[:, None, :, None] * features[None]  # (len(flat), G, P, 7)
+    sums = (w @ masked.transpose(2, 0, 1, 3).reshape(P, -1)).reshape(R, len(flat), G, 7)
     out: dict[tuple[str, str], FloatArray] = {}
     n: dict[str, IntArray] = {}
-    for k, subset in enumerate(("all", *SUBRANGES)):
-        for statistic, value in _as_statistics(sums[:, k]).items():
+    for j, k in enumerate(flat):
+        subset = ("all", *SUBRANGES)[k]
+        for statistic, value in _as_statistics(sums[:, j]).items():
             out[subset, statistic] = value
-        n[subset] = np.full(G, int(masks[k].sum()))
+        n[subset] = np.full(G, int(all_masks[k].sum()))
+    if not any(subset.split(":")[0] in BINS for subset in subsets):
+        return out, n
     # Delta bins depend on the metric and, in a resample, on the resample's mean |d| (docs/metrics.md#delta-bins).
     with np.errstate(invalid="ignore", divide="ignore"):
         delta_bar = (w @ abs_d.T) / w.sum(axis=1, keepdims=True)  # (R, G)
@@ -270,20 +284,22 @@ def _subset_statistics(
     bin_sums = np.empty((2, R, 5, G, 7))
     for g in range(G):
         large = abs_d[g][None, :] > delta_bar[:, g : g + 1]  # (R, P)
-        cells = (masks[:, :, None] * features[g][None]).transpose(1, 0, 2).reshape(P, -1)  # (P, 5 * 7)
+        cells = (all_masks[:, :, None] * features[g][None]).transpose(1, 0, 2).reshape(P, -1)  # (P, 5 * 7)
         bin_sums[1, :, :, g] = ((w * large) @ cells).reshape(R, 5, 7)
         bin_sums[0, :, :, g] = ((w * ~large) @ cells).reshape(R, 5, 7)
     for b, bin_name in enumerate(BINS):
         observed = observed_large if bin_name == "large" else ~observed_large
         for k, part in enumerate(("", *SUBRANGES)):
             subset = f"{bin_name}:{part}" if part else bin_name
+            if subset not in subsets:
+                continue
             for statistic, value in _as_statistics(bin_sums[b, :, k]).items():
                 out[subset, statistic] = value
-            n[subset] = (observed * masks[k][None, :]).sum(axis=1).astype(np.int64)
+            n[subset] = (observed * all_masks[k][None, :]).sum(axis=1).astype(np.int64)
     return out, n
 
 
-def _scipy_taus(point: dict[tuple[str, str], FloatArray], d: FloatArray, p: FloatArray) -> None:
+def _scipy_taus(point: dict[tuple[str, str], FloatArray], d: FloatArray, p: FloatArray, subsets: Sequence[str] = SUBSETS) -> None:
     """Replace tau/tau_b by scipy's Kendall statistics over the pairs of each subset (docs/metrics.md#tau-and-tau_b)."""
     u = np.abs(p)
     ranges = {name: (u > lo) & (u <= hi) for name, (lo, hi) in zip(SUBRANGES, SUBRANGE_BOUNDS)}
@@ -294,6 +310,8 @@ def _scipy_taus(point: dict[tuple[str, str], FloatArray], d: FloatArray, p: Floa
             for r_name, r_mask in ranges.items():
                 masks[f"{b_name}:{r_name}"] = b_mask & r_mask
         for subset, mask in masks.items():
+            if subset not in subsets:
+                continue
             tau_b, tau_a = kendall_taus(d[g][mask], p[mask])
             point[subset, "tau_b"][0, g] = tau_b
             point[subset, "tau"][0, g] = tau_a
@@ -330,6 +348,7 @@ def agreement_with_users(
     rng: RngLike = None,
     confidence: float = 0.95,
     tau_mode: str = "pairs",
+    subsets: Sequence[str] = SUBSETS,
 ) -> AgreementResult:
     """Agreement of every measure of a per-topic score table with preference items.
 
@@ -339,7 +358,7 @@ def agreement_with_users(
     scores : tidy ``run topic measure value`` frame; the metric of pair ``c`` is looked up under
         topic ``key``. Every needed (run, key, measure) must be present (error otherwise).
     measures : measures to evaluate (default: all in the scores).
-    B, rng, confidence, tau_mode : see :func:`agreement`; the bootstrap resamples topics.
+    B, rng, confidence, tau_mode, subsets : see :func:`agreement`; the bootstrap resamples topics.
     """
     items = drop_undefined(items)
     if items.empty:
@@ -361,4 +380,5 @@ def agreement_with_users(
         rng=rng,
         confidence=confidence,
         tau_mode=tau_mode,
+        subsets=subsets,
     )

@@ -143,10 +143,14 @@ def recovery(
     n_sim: int = 200,
     topics: int | None = None,
     rng: RngLike = None,
+    drop_identical_on_draw: bool = True,
 ) -> dict[str, FloatArray]:
     """Simulate ``n_sim`` studies and rank the truth among the candidates by MUP and tau_b.
 
     Returns ``first_<stat>`` (bool, n_sim) and ``rank_<stat>`` (1 = best; competition rank).
+    ``drop_identical_on_draw=False`` keeps a candidate that equals the truth's signs on every drawn
+    pair (but not on every pair of the scores) as a rival: it ties, so the truth is not strictly
+    first; what "has the study told them apart?" asks (``evaluation.meta.separation``).
     """
     rng, _ = resolve_rng(rng)
     g_truth = pairs.measures.index(truth)
@@ -167,7 +171,7 @@ def recovery(
     stats = pair_statistics(pairs.d, p, user_sign=np.sign(total), w=w)
     s = signs(pairs.d)
     # A candidate identical to the truth on every drawn pair cannot be told apart in that study.
-    differs = (w @ (s != s[g_truth]).T.astype(np.float64)) > 0  # (n_sim, G)
+    differs = (w @ (s != s[g_truth]).T.astype(np.float64)) > 0 if drop_identical_on_draw else np.ones((n_sim, s.shape[0]), dtype=bool)
     rivals = differs & keep[None, :]
     rivals[:, g_truth] = False
     out: dict[str, FloatArray] = {}

@@ -40,7 +40,7 @@ from evaluation.metrics import REGISTRY, Measure
 from studyapp.models import RankedItem, Study, StudySubtopic, StudyTopic
 from studyapp.models.study import SUBTOPIC, TOPIC
 from studyapp.services.collections import to_evaluation_collection
-from studyapp.services.export import export_rows
+from studyapp.services.export import vote_rows
 
 GOLD = ("I-rec", "Ef-P", "Prec", "PMP")  # intuitiveness gold standards (Chen et al.; docs/metrics.md#intuitiveness)
 LEVELS = ("topic", "weighted", "subtopic")  # agreement levels (docs/metrics.md#weighted-topic-preference)
@@ -114,10 +114,10 @@ def study_votes(study: Study, rows: list[dict] | None = None) -> pd.DataFrame:
     annotators excluded by quality control are left out, ``value`` is the canonical answer
     (positive = run_b preferred) and ``annotator`` the keyed pseudonym, so the analysis reads
     exactly what ``export_preferences`` hands to ``python -m evaluation meta agreement``. ``rows``:
-    the export's rows when the caller has them already.
+    the export's rows when the caller has them already (else :func:`services.export.vote_rows`).
     """
     columns = list(VOTE_COLUMNS[:-1])
-    rows = export_rows(study) if rows is None else rows
+    rows = vote_rows(study) if rows is None else rows
     frame = pd.DataFrame.from_records([tuple(row[c] for c in columns) for row in rows], columns=columns)
     frame["subtopic"] = frame["subtopic"].fillna("").astype(str)
     frame["value"] = frame["value"].astype(np.int64)
@@ -165,9 +165,14 @@ class StudyAnalysis:
 
     def mup(self, level: str | None = None) -> pd.Series:
         """MUP over all pairs per measure at ``level`` (default the primary level), best first."""
-        table = self.agreement[level or self.primary_level].table
-        rows = table[(table["statistic"] == "MUP") & (table["subset"] == "all")]
-        return rows.set_index("measure")["value"].sort_values(ascending=False, kind="stable")
+        return mup_order(self.agreement[level or self.primary_level].table)["value"]
+
+
+def mup_order(table: pd.DataFrame) -> pd.DataFrame:
+    """The MUP rows over all pairs of an agreement table, indexed by measure, best first (ties keep the
+    table's order; undefined values last): columns ``value ci_low ci_high n``."""
+    rows = table[(table["statistic"] == "MUP") & (table["subset"] == "all")]
+    return rows.set_index("measure")[["value", "ci_low", "ci_high", "n"]].sort_values("value", ascending=False, kind="stable")
 
 
 def analyse_study(
@@ -232,8 +237,7 @@ def _meta(
     primary = next((level for level in LEVELS if level in agreement), None)
     ordering = None
     if concordance is not None and primary is not None:
-        table = agreement[primary].table
-        mup = table[(table["statistic"] == "MUP") & (table["subset"] == "all")].set_index("measure")["value"]
+        mup = mup_order(agreement[primary].table)["value"]
         ordering = ordering_agreement(intuitiveness_scores(concordance), mup)
     userprefs = preference_summary(votes, data.weights, alpha=alpha) if len(votes) else None
     return {

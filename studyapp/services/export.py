@@ -137,6 +137,30 @@ def export_rows(study: Study, options: ExportOptions = ExportOptions()) -> Itera
         }
 
 
+VOTE_FIELDS = {  # export column -> the answer's field: what the analysis reads (services.analysis.study_votes)
+    "level": "assignment__presentation__level",
+    "topic": "assignment__presentation__topic__topic_id",
+    "subtopic": "assignment__presentation__subtopic__number",
+    "run_a": "assignment__presentation__run_a__name",
+    "run_b": "assignment__presentation__run_b__name",
+    "value": "canonical",
+}
+
+
+def vote_rows(study: Study) -> Iterator[Row]:
+    """The default export's rows cut to the columns of :data:`VOTE_FIELDS` and ``annotator``, in the same
+    order, read as plain values (no model objects: a tenth of the time of :func:`export_rows`)."""
+    names: dict[int, str] = {}
+    fields = [*VOTE_FIELDS.values(), "assignment__annotator_id", "assignment__annotator__platform", "assignment__annotator__external_id"]
+    for *values, annotator_id, platform, external_id in _answers(study, ExportOptions()).values_list(*fields).iterator(chunk_size=2000):
+        if annotator_id not in names:
+            names[annotator_id] = pseudonym(study, Annotator(pk=annotator_id, platform=platform, external_id=external_id))
+        row = dict(zip(VOTE_FIELDS, values, strict=True))
+        row["subtopic"] = row["subtopic"] or ""
+        row["annotator"] = names[annotator_id]
+        yield row
+
+
 def cell_text(value: Any) -> str:
     """A value as CSV writes it: empty for missing, ``true``/``false``, ISO 8601 for times."""
     if value is None:

@@ -1,0 +1,221 @@
+"""``services.preview``: the live MUP ranking and the separation estimate of a running study."""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from evaluation.meta.agreement import agreement_with_users
+from evaluation.meta.levels import preference_items
+from studyapp.models import Annotator, Study
+from studyapp.services import assignment as engine
+from studyapp.services import preview as live
+from studyapp.services.analysis import analyse_study, mup_order, study_collection, study_measures, study_scores, study_votes
+from studyapp.services.answers import canonical_value, record_answer
+from studyapp.services.export import export_rows, vote_rows
+from studyapp.services.importing import import_collection
+from studyapp.services.simulation import Plan, TruthModel
+from studyapp.services.study_config import parse_config
+from studyapp.services.study_design import create_study
+from tests.studyapp.base import NOW, BaseTestCase
+from tests.studyapp.filled import answer_everything, exclude
+
+TRUTH = "D#-nDCG@10"
+
+
+def truthful(study: Study, noise: float, seed: int = 0):
+    """A ``fill`` chooser: answers by the simulator's user model with TRUTH planted (services.simulation)."""
+    model = TruthModel(study, Plan(truth=TRUTH, noise=noise))
+    generator = np.random.default_rng(seed)
+    return lambda item, rng: canonical_value(model.canonical(item.presentation, False, generator), item.a_on_left)
+
+
+def fill_by_truth(study: Study, names: list[str], noise: float, seed: int = 0) -> list[Annotator]:
+    """``filled.fill`` with answers that follow TRUTH."""
+    choose, rng, at, people = truthful(study, noise, seed), random.Random(seed), NOW, []
+    for name in names:
+        people.append(engine.register(study, platform="prolific", external_id=name, now=at))
+        engine.admit(people[-1], now=at, rng=rng)
+        at = answer_everything(people[-1], rng, at, choose=choose)
+    return people
+
+
+class PreviewTestCase(BaseTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        cache.clear()
+
+
+class FewAnswersTests(PreviewTestCase):
+    def test_no_answers(self) -> None:
+        preview = live.study_preview(self.study)
+        self.assertEqual(preview.answers, 0)
+        self.assertEqual([(lv.level, lv.ranking, lv.note) for lv in preview.levels],
+                         [("topic", [], "no valid topic-level answers yet"), ("subtopic", [], "no valid subtopic-level answers yet")])  # fmt: skip
+        self.assertIsNone(preview.separation)
+        self.assertEqual(preview.sentence, "No valid answers yet.")
+
+    def test_one_answer(self) -> None:
+        alice = self.arrive("alice")
+        item = engine.current_assignment(alice, now=self.now, rng=self.rng)
+        record_answer(item, 3, request_id="one", now=self.later(seconds=20))
+        preview = live.study_preview(self.study)
+        self.assertEqual(preview.answers, 1)
+        level = next(lv for lv in preview.levels if lv.level == item.presentation.level)
+        self.assertEqual((level.answers, level.pairs, level.topics), (1, 1, 1))
+        self.assertEqual(len(level.ranking), 31)
+        for row in level.ranking:  # one pair: every metric agrees (1), disagrees (-1) or ties it (0); the interval is the point
+            self.assertIn(row.mup, (1.0, -1.0, 0.0))
+            self.assertEqual((row.low, row.high), (row.mup, row.mup))
+        self.assertEqual(level.ranking[0].mup, 1.0)
+        self.assertIsNone(preview.separation)
+        self.assertIn("Too few answers for a separation estimate (1 ", preview.sentence)
+
+    def test_a_new_answer_refreshes_the_cached_preview(self) -> None:
+        alice = self.arrive("alice")
+        with mock.patch.object(live, "study_preview", wraps=live.study_preview) as computed:
+            self.assertEqual(live.cached_preview(self.study).answers, 0)
+            self.assertEqual(live.cached_preview(self.study).answers, 0)
+            self.assertEqual(computed.call_count, 1)
+            item = engine.current_assignment(alice, now=self.now, rng=self.rng)
+            record_answer(item, -2, request_id="first", now=self.later(seconds=20))
+            self.assertEqual(live.cached_preview(self.study).answers, 1)
+            self.assertEqual(computed.call_count, 2)
+
+    def test_only_ties_so_far(self) -> None:
+        self.answer_all(self.arrive("alice"), value=0)
+        preview = live.study_preview(self.study)
+        self.assertTrue(all(lv.ranking == [] and "tie" in lv.note for lv in preview.levels))
+        self.assertEqual(preview.sentence, "No metric ranking yet, so no separation estimate.")
+
+
+class RankingTests(PreviewTestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        cls.people = fill_by_truth(cls.study, [f"pid-{n}" for n in range(6)], noise=0.5)
+
+    def test_the_ranking_is_evaluation_metas_and_the_reports(self) -> None:
+        preview = live.study_preview(self.study)
+        votes = study_votes(self.study)
+        data = study_collection(self.study)
+        measures = study_measures(data.depth)
+        scores, _ = study_scores(data, measures)
+        report = analyse_study(self.study)  # B = 1000, seed 1: the report's agreement
+        self.assertEqual((preview.B, preview.seed), (report.B, report.seed))
+        self.assertEqual([lv.level for lv in preview.levels], ["topic", "subtopic"])
+        for level in preview.levels:
+            with self.subTest(level=level.level):
+                items = preference_items(votes[votes["level"] == level.level], level.level)
+                expected = mup_order(agreement_with_users(items, scores, measures, B=1000, rng=1).table)
+                in_report = mup_order(report.agreement[level.level].table)
+                got = [(r.measure, r.mup, r.low, r.high) for r in level.ranking]
+                for table in (expected, in_report):
+                    self.assertEqual([m for m, *_ in got], list(table.index))
+                    np.testing.assert_allclose([v for _, *v in got], table[["value", "ci_low", "ci_high"]].to_numpy(), rtol=0, atol=1e-12)
+                self.assertEqual(level.pairs, len(items))
+                self.assertEqual(level.answers, int((votes["level"] == level.level).sum()))
+                self.assertEqual(level.answers, 6 * 2 if level.level == "topic" else 12 * 2)  # presentations x k
+                self.assertEqual(level.topics, 2)
+                self.assertEqual(len(level.top), live.SHOWN)
+                self.assertLessEqual(level.top[0].low, level.top[0].mup)
+                self.assertLessEqual(level.top[0].mup, level.top[0].high)
+
+    def test_the_answers_read_are_the_exports(self) -> None:
+        exclude(self.people[3], "by staff: tests")
+        lean = list(vote_rows(self.study))
+        self.assertEqual(len(lean), 30)
+        self.assertEqual(lean, [{column: row[column] for column in lean[0]} for row in export_rows(self.study)])
+        self.assertEqual(set(lean[0]), {"level", "topic", "subtopic", "run_a", "run_b", "value", "annotator"})
+
+    def test_excluded_answers_leave_the_ranking(self) -> None:
+        before = live.study_preview(self.study)
+        exclude(self.people[0], "by staff: tests")
+        after = live.study_preview(self.study)
+        self.assertEqual(after.answers, before.answers - 6)
+
+    def test_cached_until_a_new_answer_or_exclusion(self) -> None:
+        with mock.patch.object(live, "study_preview", wraps=live.study_preview) as computed:
+            first = live.cached_preview(self.study)
+            self.assertEqual(live.cached_preview(self.study).answers, first.answers)
+            self.assertEqual(computed.call_count, 1)
+            exclude(self.people[1], "by staff: tests")
+            self.assertEqual(live.cached_preview(self.study).answers, first.answers - 6)
+            self.assertEqual(computed.call_count, 2)
+            Annotator.objects.filter(pk=self.people[1].pk).update(status=Annotator.Status.FINISHED, exclusion_reason="")
+            self.assertEqual(live.cached_preview(self.study).answers, first.answers)
+            self.assertEqual(computed.call_count, 2)  # reinstated: the first state again, still cached
+            exclude(self.people[2], "by staff: tests")
+            live.cached_preview(self.study)
+            self.assertEqual(computed.call_count, 3)
+
+    def test_the_query_count_does_not_grow_with_the_answers(self) -> None:
+        live.study_scores_cached(self.study)  # the scores are cached once per study
+
+        def queries() -> int:
+            with CaptureQueriesContext(connection) as captured:
+                live.study_preview(self.study)
+            return len(captured)
+
+        with_all = queries()
+        for person in self.people[2:]:
+            exclude(person, "by staff: tests")
+        self.assertEqual(queries(), with_all)
+        self.assertLessEqual(with_all, 2)  # the answers, in one query (and the pseudonym key)
+
+
+def synthetic_study(name: str, seed: int = 0) -> Study:
+    """12 topics, 3 weighted subtopics each, 4 runs of different quality, topic level, k = 3: 72 items, 216 answers."""
+    rng = np.random.default_rng(seed)
+    folder = Path(tempfile.mkdtemp(prefix="studyapp-preview-"))
+    qrels, intents, runs = [], [], {f"run{r}": [] for r in range(4)}
+    for t in range(1, 13):
+        intents += [f"{t}\t{s + 1}\t{w}" for s, w in enumerate((0.5, 0.3, 0.2))]
+        grades = np.where(rng.random((20, 3)) < 0.3, rng.integers(1, 4, size=(20, 3)), 0)
+        qrels += [f"{t} {s + 1} t{t}-d{d} {grades[d, s]}" for s in range(3) for d in range(20)]
+        gain = grades @ np.array([0.5, 0.3, 0.2])
+        for quality, run in zip((1.5, 0.8, 0.3, 0.0), runs):
+            ranked = np.argsort(-(quality * gain + rng.normal(0, 1, 20)))[:10]
+            runs[run] += [f"{t} Q0 t{t}-d{d} {rank + 1} {10 - rank} {run}" for rank, d in enumerate(ranked)]
+    (folder / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    (folder / "intents.tsv").write_text("\n".join(intents) + "\n")
+    for run, lines in runs.items():
+        (folder / f"{run}.run").write_text("\n".join(lines) + "\n")
+    import_collection(name, qrels=folder / "qrels.txt", intents=folder / "intents.tsv", runs=[folder / f"{run}.run" for run in runs])
+    config = {
+        "runs": list(runs),
+        "topic_rule": {"count": 12},
+        "levels": ["topic"],
+        "annotators_per_presentation": 3,
+        "items_per_annotator": 24,
+    }
+    return create_study(name, f"{name} study", parse_config(config)).study
+
+
+class SeparationTests(PreviewTestCase):
+    def estimate(self, noise: float) -> live.Preview:
+        study = synthetic_study(f"noise{noise:g}".replace(".", "-"))
+        fill_by_truth(study, [f"{study.slug}-{n}" for n in range(9)], noise=noise, seed=3)
+        return live.study_preview(study)
+
+    def test_low_noise_is_separated_now_and_more_noise_needs_more_answers(self) -> None:
+        quiet, noisy = self.estimate(0.3), self.estimate(2.5)
+        for preview in (quiet, noisy):
+            self.assertEqual(preview.separation_level, "topic")
+            self.assertEqual(preview.separation.answers_now, 216)
+            self.assertEqual(preview.separation.answers_full, 216)
+        self.assertLess(quiet.noise, noisy.noise)
+        self.assertEqual(quiet.separation.leader, quiet.levels[0].ranking[0].measure)
+        self.assertTrue(quiet.separation.separated_now, quiet.sentence)
+        self.assertEqual(quiet.separation.more_answers, 0)
+        self.assertIn("the answers at hand separate it", quiet.sentence)
+        self.assertGreater(quiet.separation.rate_now, noisy.separation.rate_now)
+        self.assertFalse(noisy.separation.separated_now, noisy.sentence)
+        self.assertIn("even the full study (216 answers)", noisy.sentence)
