@@ -14,6 +14,8 @@ from django.db.models import F, Q
 
 from studyapp.models.collection import Collection, Document, RankedItem, Run, Subtopic, Topic
 
+PAGE_FIELDS = ("docid", "title", "url", "snippet")  # what a result page shows of a document (Presentation.pages reads no more)
+
 
 class Level(models.TextChoices):
     """What a presentation asks about: the whole topic or one of its subtopics."""
@@ -279,10 +281,11 @@ class Presentation(models.Model):
         """The result pages of sides a and b cut at ``depth``, read together (one query; two for a degraded check)."""
         runs = {self.run_a_id} if self.kind == self.Kind.DEGRADED else {self.run_a_id, self.run_b_id}
         items = RankedItem.objects.filter(topic_id=self.topic_id, run_id__in=runs, rank__lte=depth).select_related("document")
+        items = items.only("run", *(f"document__{name}" for name in PAGE_FIELDS))  # what a result page shows, no more
         by_run: dict[int, list[Document]] = {run: [] for run in runs}
         for item in items.order_by("rank"):
             by_run[item.run_id].append(item.document)
         if self.kind == self.Kind.DEGRADED:
-            by_id = Document.objects.in_bulk(self.b_documents)
+            by_id = Document.objects.only(*PAGE_FIELDS).in_bulk(self.b_documents)
             return by_run[self.run_a_id], [by_id[i] for i in self.b_documents]
         return by_run[self.run_a_id], by_run[self.run_b_id]

@@ -19,13 +19,14 @@ How it works
 * **Items are served one at a time** (:func:`current_assignment`) in sequence order; a reload
   returns the same assignment with the same sides. Sides are balanced per annotator (half of
   the items show run_a on the left) and stored on the assignment. While no lease of the annotator
-  has expired (the common case) serving takes no lock: two writes renew the live leases, stamp the
-  first serve time and record the activity.
-* **Leases follow activity.** Every request of an annotator moves all their open leases to
-  ``now + lease_minutes``, except the heartbeat of an open page: it renews only the item on screen
-  (:func:`keep_on_screen`), so heartbeats alone cannot hold a whole quota. After that much
-  inactivity their unanswered items count for nobody, so new annotators can be admitted onto
-  them. If the annotator comes back, an expired item is renewed when it still has room,
+  has expired (the common case) serving takes no lock: two writes renew the lease of the item
+  shown (stamping its first serve time) and record the activity.
+* **Leases follow progress.** The annotator's steps (consent, onboarding, answers, the platform
+  link: :func:`touch`) move all their live leases to ``now + lease_minutes``; showing an item
+  (its page, a reload, :func:`current_assignment`) and the heartbeat of its page renew only the
+  item on screen (:func:`keep_on_screen`), so reloads or heartbeats alone cannot hold a whole
+  quota. After that much inactivity their unanswered items count for nobody, so new annotators
+  can be admitted onto them. If the annotator comes back, an expired item is renewed when it still has room,
   otherwise it is released and replaced. An answer that arrives on an expired or released
   assignment is still stored and counted (``Preference.late``); the resulting over-coverage shows
   in ``study_status``.
@@ -51,7 +52,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, Count, F, Q, Value, When
+from django.db.models import Count, Q
 
 from studyapp.exceptions import AnnotatorExcluded, StudyClosed, StudyError, StudyFull
 from studyapp.models import Annotator, Assignment, Presentation, Study
@@ -635,7 +636,10 @@ def current_assignment(
 ) -> Assignment | None:
     """The item to show now (stable on reload), or None when the annotator has finished.
 
-    Also records the activity: every open lease of the annotator moves to ``now + lease``.
+    Also records the activity: the lease of that item moves to ``now + lease`` (the other live
+    leases move with progress, :func:`touch`). A returning annotator with expired leases goes the
+    full way: expired items that still have room are kept, the others replaced, and all open leases
+    renewed.
     ``sequence``, the annotator's :class:`Sequence` read in this request, saves reading it again.
     """
     now = now_or(now)
@@ -679,30 +683,25 @@ def current_assignment(
 def _serve_live(annotator: Annotator, first: Assignment, now: datetime) -> Assignment:
     """The common case of :func:`current_assignment`, no expired lease: two writes and no lock.
 
-    Only live leases are renewed (one that expires meanwhile is left to the full path of the next
-    request, which checks for room first), and ``first`` gets its serve time if it has none.
-    """
-    lease = _renew(annotator, now, serve=first if first.served_at is None else None)
-    if first.served_at is None:
-        first.served_at = now
-    first.lease_expires_at = lease
-    return first
-
-
-def _renew(annotator: Annotator, now: datetime, *, serve: Assignment | None = None) -> datetime:
-    """Move the annotator's live leases to ``now + lease_minutes`` (stamping ``serve``'s serve time) and record the activity.
-
-    Two plain writes without joins: answered rows may have their lease moved too, which changes
-    nothing (an answered item takes its slot whatever its lease says).
+    Showing an item keeps that item only, as its page's heartbeat does (:func:`keep_on_screen`):
+    ``first`` runs for another ``lease_minutes`` and gets its serve time if it has none; the other
+    leases move with the annotator's progress (:func:`touch`), so reloading an item page cannot
+    hold a whole quota. A lease that expired meanwhile is left to the full path of the next
+    request, which checks for room first.
     """
     lease = now + timedelta(minutes=annotator.study.lease_minutes)
     changes: dict[str, Any] = {"lease_expires_at": lease}
-    if serve is not None:
-        changes["served_at"] = Case(When(pk=serve.pk, then=Value(now)), default=F("served_at"))
-    Assignment.objects.filter(annotator_id=annotator.pk, released_at__isnull=True, lease_expires_at__gt=now).update(**changes)
+    if first.served_at is None:
+        changes["served_at"] = now
+    if Assignment.objects.filter(pk=first.pk, released_at__isnull=True, lease_expires_at__gt=now).update(**changes):
+        first.served_at, first.lease_expires_at = changes.get("served_at", first.served_at), lease
+    _seen(annotator, now)
+    return first
+
+
+def _seen(annotator: Annotator, now: datetime) -> None:
     Annotator.objects.filter(pk=annotator.pk).update(last_seen_at=now)
     annotator.last_seen_at = now
-    return lease
 
 
 def keep_on_screen(annotator: Annotator, pk: int, now: datetime) -> bool:
@@ -716,5 +715,11 @@ def keep_on_screen(annotator: Annotator, pk: int, now: datetime) -> bool:
 
 
 def touch(annotator: Annotator, now: datetime) -> None:
-    """Record activity: the annotator's open leases run for another ``lease_minutes`` from ``now``."""
-    _renew(annotator, now)
+    """Record progress: the annotator's live leases run for another ``lease_minutes`` from ``now``.
+
+    Two plain writes without joins: answered rows may have their lease moved too, which changes
+    nothing (an answered item takes its slot whatever its lease says).
+    """
+    lease = now + timedelta(minutes=annotator.study.lease_minutes)
+    Assignment.objects.filter(annotator_id=annotator.pk, released_at__isnull=True, lease_expires_at__gt=now).update(lease_expires_at=lease)
+    _seen(annotator, now)

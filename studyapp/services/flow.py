@@ -145,7 +145,11 @@ def returned(annotator: Annotator, arrival: Arrival, *, now: datetime | None = N
 
 
 def seen(annotator: Annotator, *, now: datetime | None = None) -> None:
-    """Any request of an admitted annotator keeps their leases alive (except a heartbeat: :func:`heartbeat`)."""
+    """A step of an admitted annotator (consent, onboarding, the platform link) keeps all their leases alive.
+
+    An item page and its heartbeat keep only the item on screen (``assignment.current_assignment``,
+    :func:`heartbeat`); answers keep them all (``answers.record_answer``).
+    """
     if annotator.status == Annotator.Status.ACTIVE:
         engine.touch(annotator, now_or(now))
 

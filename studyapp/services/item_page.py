@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from evaluation.io.documents import url_problem
-from studyapp.models import Assignment, Document, Presentation, Study, StudySubtopic, Subtopic
+from studyapp.models import Assignment, Document, Presentation, Study, StudySubtopic
 from studyapp.models.study import TOPIC
 from studyapp.services.onboarding import Result
 
@@ -73,16 +73,22 @@ def results(documents: list[Document]) -> list[Result]:
     return out
 
 
-def _need(subtopic: Subtopic) -> str:
-    return subtopic.text or f"Meaning {subtopic.number} of the query"
+def _need(text: str, number: str) -> str:
+    return text or f"Meaning {number} of the query"
 
 
 def needs(p: Presentation) -> list[str]:
     """The information need(s) the presentation ``p`` asks about (topic level: every kept subtopic)."""
     if p.level != TOPIC:
-        return [_need(p.subtopic)]
-    kept = StudySubtopic.objects.filter(study_topic__study_id=p.study_id, study_topic__topic_id=p.topic_id).select_related("subtopic")
-    return [_need(k.subtopic) for k in sorted(kept, key=lambda k: (k.subtopic.position, k.subtopic.number))]
+        return [_need(p.subtopic.text, p.subtopic.number)]
+    kept = StudySubtopic.objects.filter(study_topic__study_id=p.study_id, study_topic__topic_id=p.topic_id)
+    rows = kept.values_list("subtopic__position", "subtopic__number", "subtopic__text")
+    return [_need(text, number) for _, number, text in sorted(rows, key=lambda row: row[:2])]
+
+
+# What an item page reads of a presentation, its topic and its subtopic (the page reads no other field).
+_SHOWN = ("study", "kind", "level", "topic", "run_a", "run_b", "b_documents", "topic__topic_id", "topic__query",
+          "subtopic__number", "subtopic__text")  # fmt: skip
 
 
 def item_page(assignment: Assignment, study: Study, number: int, quota: int) -> ItemPage:
@@ -90,7 +96,7 @@ def item_page(assignment: Assignment, study: Study, number: int, quota: int) -> 
 
     Three queries: the presentation with its topic and subtopic, both result pages, the kept subtopics (topic level).
     """
-    p = Presentation.objects.select_related("topic", "subtopic").get(pk=assignment.presentation_id)
+    p = Presentation.objects.select_related("topic", "subtopic").only(*_SHOWN).get(pk=assignment.presentation_id)
     a, b = (results(docs) for docs in p.pages(study.depth))
     left, right = (a, b) if assignment.a_on_left else (b, a)
     return ItemPage(assignment, number, quota, p.topic.display_query, p.level, needs(p), left, right)

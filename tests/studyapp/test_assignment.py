@@ -162,17 +162,26 @@ class AssignmentTestCase(BaseTestCase):
         self.assertIsNone(engine.current_assignment(alice, now=self.later(hours=1)))
 
     # ------------------------------------------------------------ leases and time
-    def test_activity_keeps_every_open_lease_alive(self) -> None:
+    def test_progress_keeps_every_open_lease_alive(self) -> None:
         alice = self.arrive("alice")
-        engine.current_assignment(alice, now=self.later(minutes=8), rng=self.rng)
+        engine.touch(alice, self.later(minutes=8))
         self.assertEqual({a.lease_expires_at for a in self.items(alice)}, {self.later(minutes=18)})
+
+    def test_showing_an_item_keeps_only_its_lease_alive(self) -> None:
+        alice = self.arrive("alice")
+        shown = engine.current_assignment(alice, now=self.later(minutes=8), rng=self.rng)
+        again = engine.current_assignment(alice, now=self.later(minutes=9), rng=self.rng)
+        self.assertEqual(again.pk, shown.pk)
+        leases = {a.pk: a.lease_expires_at for a in self.items(alice)}
+        self.assertEqual(leases.pop(shown.pk), self.later(minutes=19))
+        self.assertEqual(set(leases.values()), {self.later(minutes=10)})  # from admission: not renewed by showing an item
 
     def test_an_expired_lease_frees_the_items_for_a_newcomer(self) -> None:
         for name in CAST:
             self.arrive(name)
         # everyone but alice keeps working; alice goes quiet
         for name in CAST[1:]:
-            engine.current_assignment(Annotator.objects.get(external_id=name), now=self.later(minutes=8), rng=self.rng)
+            engine.touch(Annotator.objects.get(external_id=name), self.later(minutes=8))  # they keep answering
         dave = engine.register(self.study, external_id="dave", now=self.later(minutes=9))
         with self.assertRaises(StudyFull):
             engine.admit(dave, now=self.later(minutes=9), rng=self.rng)  # alice's lease still runs
@@ -219,7 +228,7 @@ class AssignmentTestCase(BaseTestCase):
         for name in CAST:
             self.arrive(name)
         for name in CAST[1:]:
-            engine.current_assignment(Annotator.objects.get(external_id=name), now=self.later(minutes=8), rng=self.rng)
+            engine.touch(Annotator.objects.get(external_id=name), self.later(minutes=8))  # they keep answering
         dave = self.arrive("dave", now=self.later(minutes=11))
         alice = Annotator.objects.get(external_id="alice")
         stale = self.items(alice)[0]  # alice's page was still open in her browser

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from django.contrib.staticfiles import finders
+from django.utils import timezone
 
 from studyapp.models import Assignment, Document, Presentation, RankedItem, StudySubtopic, Topic
 from studyapp.services.item_page import LINK_MAX, SNIPPET_MAX, TITLE_MAX, display_url, item_page, results, shorten
@@ -98,6 +100,24 @@ class ItemTestCase(AnnotatorTestCase):
         strip = re.compile(rb'(value="[0-9a-f]{32}"|name="csrfmiddlewaretoken" value="[^"]+")')
         self.assertEqual(strip.sub(b"", first), strip.sub(b"", again))
         self.assertEqual(Assignment.objects.get(pk=assignment.pk).served_at, served)
+
+    def test_a_reload_renews_the_lease_of_the_item_on_screen_only(self) -> None:
+        on_screen = self.serve(self.client)
+        soon = timezone.now() + timedelta(minutes=2)
+        Assignment.objects.update(lease_expires_at=soon)
+        for _ in range(3):  # reloading the page (a script could do it every minute) keeps no other item
+            self.assertEqual(self.client.get(self.url("study_item", on_screen.pk)).status_code, 200)
+            self.assertEqual(self.client.get(self.url("study_next_item")).status_code, 302)
+        leases = dict(Assignment.objects.filter(annotator=self.alice).values_list("pk", "lease_expires_at"))
+        self.assertGreater(leases.pop(on_screen.pk), soon + timedelta(minutes=self.study.lease_minutes - 3))
+        self.assertEqual(set(leases.values()), {soon})  # her other items were not extended
+        self.assertEqual(set(Assignment.objects.filter(annotator=self.bob).values_list("lease_expires_at", flat=True)), {soon})
+        self.alice.refresh_from_db()
+        self.assertGreater(self.alice.last_seen_at, timezone.now() - timedelta(minutes=1))  # still seen
+        self.answer(self.client, on_screen)  # progress: her remaining items are kept again
+        self.assertTrue(
+            all(lease > soon for lease in Assignment.objects.filter(annotator=self.alice).values_list("lease_expires_at", flat=True))
+        )
 
     def test_another_annotators_item_is_a_404(self) -> None:
         bobs = self.serve(self.bob_client)
