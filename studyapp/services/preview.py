@@ -96,6 +96,15 @@ class Preview:
         s = self.separation
         if s is None:
             return self.separation_note
+        return self._shared_lead() + self._separation_sentence(s)
+
+    def _shared_lead(self) -> str:
+        leaders = next(lv.leaders for lv in self.levels if lv.level == self.separation_level)
+        if len(leaders) < 2:
+            return ""
+        return f"{', '.join(leaders[:-1])} and {leaders[-1]} share the best {self.separation_level}-level MUP so far. "
+
+    def _separation_sentence(self, s: Separation) -> str:
         fitted = f"signal {self.signal:.2f}, noise {self.noise:.2f} fitted to the {s.answers_now:,} {self.separation_level}-level answers"
         if s.candidates < 2:
             return f"Every metric agrees with {s.leader} in sign on every run pair: nothing to separate."
@@ -121,7 +130,11 @@ class Preview:
         if s is None or not s.duplicates:
             return ""
         names = ", ".join(m for m, _ in s.duplicates)
-        return f"{names} agree with {s.leader} in sign on every run pair: no number of answers separates them (left out of the estimate)."
+        agree, them = ("agrees", "it") if len(s.duplicates) == 1 else ("agree", "them")
+        return (
+            f"{names} {agree} with {s.leader} in sign on every {self.separation_level}-level run pair of the study: "
+            f"no number of answers separates {them} (left out of the estimate)."
+        )
 
 
 def _defined(x: float) -> float | None:
@@ -198,6 +211,16 @@ def _separate(preview: Preview, votes: pd.DataFrame, entry: dict, k: int, *, tar
             f"Too few answers for a separation estimate ({ranked.answers} {ranked.level}-level answers; it needs {MIN_FIT_ANSWERS})."
         )
         return
+    try:
+        _estimate(preview, votes, entry, ranked, k, target=target, n_sim=n_sim, seed=seed)
+    except EvaluationError as exc:  # e.g. a metric undefined on every topic: say so, never fail the dashboard
+        preview.separation_note = f"No separation estimate: {exc}."
+
+
+def _estimate(
+    preview: Preview, votes: pd.DataFrame, entry: dict, ranked: LevelPreview, k: int, *, target: float, n_sim: int, seed: int
+) -> None:
+    """Plant the leader of ``ranked``, fit the user model to that level's answers and simulate (module docstring)."""
     leader = ranked.ranking[0].measure
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

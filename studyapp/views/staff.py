@@ -1,7 +1,8 @@
 """The staff dashboard: a study list and one page per study (docs/studyapp.md#staff-dashboard). Staff only.
 
-Thin: the numbers come from services.dashboard, the figures from services.figures, the files from
-services.export and services.payments. The study page's figures and tables live in a fragment that static/studyapp/staff.js
+Thin: the numbers come from services.dashboard, the figures from services.figures, the live metric
+ranking from services.preview (cached per state of the answers), the files from services.export and
+services.payments. The study page's figures and tables live in a fragment that static/studyapp/staff.js
 fetches again every ``REFRESH_SECONDS``.
 """
 
@@ -13,7 +14,7 @@ from django.shortcuts import get_object_or_404, render
 
 from studyapp.forms import AnnotatorSearchForm
 from studyapp.models import Study
-from studyapp.services import dashboard, figures
+from studyapp.services import dashboard, figures, preview
 from studyapp.services.export import CONTENT_TYPES, FORMATS, download_name, export_bytes
 from studyapp.services.payments import payments_csv
 
@@ -36,6 +37,7 @@ def _live_context(study: Study) -> dict:
         "completion_svg": figures.completion_svg(numbers["levels"], study.annotators_per_presentation),
         "histogram_svg": figures.histogram_svg(numbers["histogram"]),
         "sides_svg": figures.sides_svg(numbers["sides"]),
+        "preview": preview.cached_preview(study),
     }
 
 

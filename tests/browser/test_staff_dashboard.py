@@ -92,6 +92,11 @@ def test_dashboard_of_a_finished_study(browser, server, make_study, artifacts, m
         expect(live).to_contain_text(f"{status['slots']['needed']} of {status['slots']['needed']}")
         expect(page.locator("table.agreement tbody tr")).to_have_count(2)
         expect(page.locator("tr.annotator-excluded")).to_have_count(2)
+        # the live preview: the MUP ranking per level, the separation sentence, the report's link
+        expect(live.locator("table.preview-ranking")).to_have_count(2)
+        expect(live.locator("table.preview-ranking").first.locator("tbody tr")).to_have_count(5)
+        expect(live.locator("p.separation")).to_contain_text("Simulated with")
+        expect(live.get_by_role("link", name="the full report")).to_have_attribute("href", f"/staff/{study.slug}/report/")
         page.evaluate("() => window.scrollTo(0, 0)")
         page.screenshot(path=artifacts / "dashboard.png", full_page=True)
         if os.environ.get("STUDYAPP_UPDATE_SCREENSHOTS") == "1":

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import random
+import re
 import tempfile
 from pathlib import Path
 from unittest import mock
 
 import numpy as np
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils.html import escape
 
 from evaluation.meta.agreement import agreement_with_users
 from evaluation.meta.levels import preference_items
@@ -24,6 +29,7 @@ from studyapp.services.importing import import_collection
 from studyapp.services.simulation import Plan, TruthModel
 from studyapp.services.study_config import parse_config
 from studyapp.services.study_design import create_study
+from tests.studyapp import test_staff_dashboard as dashboard_tests
 from tests.studyapp.base import NOW, BaseTestCase
 from tests.studyapp.filled import answer_everything, exclude
 
@@ -219,3 +225,48 @@ class SeparationTests(PreviewTestCase):
         self.assertGreater(quiet.separation.rate_now, noisy.separation.rate_now)
         self.assertFalse(noisy.separation.separated_now, noisy.sentence)
         self.assertIn("even the full study (216 answers)", noisy.sentence)
+
+
+NAN = re.compile(r"\bnan\b", re.IGNORECASE)
+
+
+class DashboardTests(PreviewTestCase):
+    def page(self, client, name: str) -> str:
+        response = client.get(reverse(name, args=[self.study.slug]))
+        self.assertEqual(response.status_code, 200)
+        return response.content.decode()
+
+    def test_an_empty_study_says_so(self) -> None:
+        for name in ("staff_study", "staff_study_live"):
+            html = self.page(dashboard_tests.staff_client(), name)
+            self.assertIn("Which metric agrees so far", html)
+            self.assertIn("No valid answers yet.", html)
+            self.assertNotIn("preview-ranking", html)
+            self.assertIsNone(NAN.search(html))
+
+    def test_a_running_study_shows_the_ranking_the_sentence_and_the_report(self) -> None:
+        fill_by_truth(self.study, ["pid-0", "pid-1", "pid-2"], noise=0.5)
+        preview = live.cached_preview(self.study)
+        for name in ("staff_study", "staff_study_live"):
+            html = self.page(dashboard_tests.staff_client(), name)
+            dashboard_tests.DashboardPagesTests.assert_no_inline_code(self, html)
+            self.assertEqual(html.count('<table class="numbers preview-ranking">'), 2)  # topic and subtopic level
+            for level in preview.levels:
+                top = level.top[0]
+                self.assertIn(f"<td>{top.measure}</td>", html)
+                self.assertIn(f"{top.low:.3f} to {top.high:.3f}", html)
+                self.assertIn(f"on {level.answers} valid answers to {level.pairs} run pairs", html)
+            self.assertIn(escape(preview.sentence), html)
+            self.assertIn(f'href="{reverse("study_report", args=[self.study.slug])}"', html)
+            self.assertIsNone(NAN.search(html))
+
+    def test_staff_only(self) -> None:
+        fill_by_truth(self.study, ["pid-0", "pid-1"], noise=0.5)
+        plain = Client()
+        plain.force_login(get_user_model().objects.create_user("plain", "p@example.org", "pw-for-tests"))
+        for client in (Client(), plain):
+            for name in ("staff_study", "staff_study_live"):
+                response = client.get(reverse(name, args=[self.study.slug]))
+                self.assertEqual(response.status_code, 302)
+                self.assertTrue(response["Location"].startswith(reverse("admin:login")))
+                self.assertNotIn(b"MUP", response.content)
