@@ -9,11 +9,14 @@ regular presentations, 20 items per annotator, k = 3). Each request's CPU time i
 the database server's own work is the separate ``db_ms`` column, read from its process on this
 machine when it is visible, else blank).
 
-Printed per request type: count, mean CPU ms, median, and the ratio to a reference request
+Printed per request type: count, mean CPU ms, median, the ratio to a reference request
 measured in the same run (``ping``: a view that returns "ok" through the same middleware with the
-same cookies), so two runs on a noisy machine compare by the ratios. The last line sums up the
+same cookies), the database server's CPU ms and the SQL statements per request, and with ``--calls``
+the Python function calls per request: two runs on a noisy machine compare by the ratios, the
+statements and the calls. The last line sums up the
 requests the load benchmark sends (all but the heartbeats, which its annotators do not send):
-``cpu_ms_per_request=.. ping_ms=.. session_cpu_ms=.. ratio_per_request=..``.
+``cpu_ms_per_request=.. ping_ms=.. session_cpu_ms=.. ratio_per_request=.. sql_per_request=..``
+(`` calls_per_request=..`` with ``--calls``).
 
     .venv/bin/python benchmarks/bench_requests.py                         # PostgreSQL at $STUDYAPP_TEST_POSTGRES_URL
     .venv/bin/python benchmarks/bench_requests.py --database sqlite
@@ -79,11 +82,15 @@ def backend_cpu_ms(pid: int | None) -> float | None:
 
 
 class Meter:
-    """CPU per request type: this process (``process_time``) and the database server's backend process."""
+    """Per request type: CPU of this process (``process_time``) and of the database server's backend
+    process, SQL statements, and (``calls``) Python function calls: the last two do not depend on how
+    busy the machine is."""
 
-    def __init__(self, profile_kind: str) -> None:
+    def __init__(self, profile_kind: str = "", *, calls: bool = False) -> None:
         self.cpu: dict[str, list[float]] = defaultdict(list)
         self.db: dict[str, float] = defaultdict(float)
+        self.queries: dict[str, int] = defaultdict(int)
+        self.calls: dict[str, int] | None = defaultdict(int) if calls else None
         self.db_visible = True
         self.profile_kind = profile_kind
         self.profiler = cProfile.Profile(time.process_time) if profile_kind else None  # CPU, not waiting
@@ -99,31 +106,42 @@ class Meter:
                 self.backend = cursor.fetchone()[0]
         self.db_visible = backend_cpu_ms(self.backend) is not None
 
+    def count_query(self, execute, sql, params, many, context):
+        self.queries[self.kind] += 1
+        return execute(sql, params, many, context)
+
     def measure(self, kind: str, call):
-        profiling = self.profiler is not None and kind == self.profile_kind
+        from django.db import connection
+
+        self.kind = kind
+        profiler = self.profiler if kind == self.profile_kind else cProfile.Profile() if self.calls is not None else None
         db_before = backend_cpu_ms(self.backend)
-        if profiling:
-            self.profiler.enable()
-        started = time.process_time()
-        response = call()
-        spent = time.process_time() - started
-        if profiling:
-            self.profiler.disable()
+        with connection.execute_wrapper(self.count_query):
+            if profiler is not None:
+                profiler.enable()
+            started = time.process_time()
+            response = call()
+            spent = time.process_time() - started
+            if profiler is not None:
+                profiler.disable()
         db_after = backend_cpu_ms(self.backend)
         self.cpu[kind].append(1000 * spent)
         if db_before is not None and db_after is not None:
             self.db[kind] += db_after - db_before
+        if self.calls is not None and profiler is not self.profiler:
+            self.calls[kind] += pstats.Stats(profiler).total_calls
         return response
 
 
 class Session:
     """One simulated annotator: the load benchmark's path through the pages, with the test client."""
 
-    def __init__(self, slug: str, index: int, meter: Meter) -> None:
+    def __init__(self, slug: str, index: int, meter: Meter, handler) -> None:
         from django.test import Client
 
         address = f"10.{index // 250 % 256}.{index % 250 + 1}.{1 + index // 64000}"
         self.client = Client(enforce_csrf_checks=True, headers={"X-Forwarded-For": address})
+        self.client.handler = handler  # one middleware chain for all, as in a server process (no per-client start-up)
         self.base = f"/s/{slug}/"
         self.pid = f"bench{index:05d}{secrets.token_hex(3)}"
         self.meter = meter
@@ -199,22 +217,29 @@ def bench_urlconf() -> types.ModuleType:
 
 def report(meter: Meter, sessions: int, elapsed: float) -> None:
     ping = statistics.mean(meter.cpu["ping"])
-    print(f"{'request':<18} {'n':>5} {'cpu_ms':>7} {'median':>7} {'x_ping':>7} {'db_ms':>6}")
+    calls = f" {'calls':>7}" if meter.calls is not None else ""
+    print(f"{'request':<18} {'n':>5} {'cpu_ms':>7} {'median':>7} {'x_ping':>7} {'db_ms':>6} {'sql':>5}{calls}")
     for kind in KINDS:
         values = meter.cpu.get(kind)
         if not values:
             continue
-        mean = statistics.mean(values)
-        db = f"{meter.db[kind] / len(values):6.2f}" if meter.db_visible and meter.backend else "     -"
-        print(f"{kind:<18} {len(values):5d} {mean:7.2f} {statistics.median(values):7.2f} {mean / ping:7.2f} {db}")
+        mean, n = statistics.mean(values), len(values)
+        db = f"{meter.db[kind] / n:6.2f}" if meter.db_visible and meter.backend else "     -"
+        calls = f" {meter.calls[kind] / n:7.0f}" if meter.calls is not None else ""
+        print(
+            f"{kind:<18} {n:5d} {mean:7.2f} {statistics.median(values):7.2f} {mean / ping:7.2f} {db} {meter.queries[kind] / n:5.2f}{calls}"
+        )
     # the load benchmark's requests (its annotators send no heartbeats): what its CPU per request follows
     real = [v for kind, values in meter.cpu.items() if kind not in ("ping", "heartbeat") for v in values]
     per_request = statistics.mean(real)
     per_session = sum(real) / max(1, sessions)
     print(f"sessions={sessions} requests={len(real)} (heartbeats and pings apart) seconds={elapsed:.1f}")
+    mix = [kind for kind in meter.cpu if kind not in ("ping", "heartbeat")]
+    sql = sum(meter.queries[kind] for kind in mix) / len(real)
+    calls = f" calls_per_request={sum(meter.calls[kind] for kind in mix) / len(real):.0f}" if meter.calls is not None else ""
     print(
         f"cpu_ms_per_request={per_request:.2f} ping_ms={ping:.2f} session_cpu_ms={per_session:.0f}"
-        f" ratio_per_request={per_request / ping:.2f}"
+        f" ratio_per_request={per_request / ping:.2f} sql_per_request={sql:.2f}{calls}"
     )
 
 
@@ -228,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=3, help="sessions run first and not counted (default 3)")
     parser.add_argument("--profile", choices=[k for k in KINDS if k != "ping"], help="print a cProfile of this request type")
     parser.add_argument("--profile-lines", type=int, default=35)
+    parser.add_argument("--calls", action="store_true",
+                        help="also count Python function calls per request (deterministic; the CPU times then include the counting)")  # fmt: skip
     args = parser.parse_args(argv)
     if args.database == "postgres" and not args.postgres_url:
         parser.error("PostgreSQL needs --postgres-url or STUDYAPP_TEST_POSTGRES_URL (or use --database sqlite)")
@@ -257,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         import django
 
         django.setup()
+        from django.test.client import ClientHandler
         from django.test.utils import override_settings
 
         from studyapp.services.onboarding import COMPREHENSION
@@ -264,15 +292,16 @@ def main(argv: list[str] | None = None) -> int:
         scenario = load_annotators.Scenario("bench", args.annotators, 0.0, (0, 0), (0, 0), 0.0, "trec")
         study = load_annotators.prepare_studies([scenario])["bench"]
         answers = {q.key: q.correct for q in COMPREHENSION}
-        meter = Meter(args.profile or "")
+        meter = Meter(args.profile or "", calls=args.calls)
         with override_settings(ROOT_URLCONF=bench_urlconf()):
-            warm = Meter("")
+            handler = ClientHandler(enforce_csrf_checks=True)
+            warm = Meter()
             for index in range(args.warmup):
-                Session(study["slug"], 10**6 + index, warm).run(answers)
+                Session(study["slug"], 10**6 + index, warm, handler).run(answers)
             meter.find_backend()
             started, sessions = time.monotonic(), 0
             for index in range(args.annotators):
-                if not Session(study["slug"], index, meter).run(answers):
+                if not Session(study["slug"], index, meter, handler).run(answers):
                     print(f"annotator {index}: the study was full; stopping", flush=True)
                     break
                 sessions += 1

@@ -19,8 +19,9 @@ How it works
 * **Items are served one at a time** (:func:`current_assignment`) in sequence order; a reload
   returns the same assignment with the same sides. Sides are balanced per annotator (half of
   the items show run_a on the left) and stored on the assignment. While no lease of the annotator
-  has expired (the common case) serving takes no lock: two writes renew the lease of the item
-  shown (stamping its first serve time) and record the activity.
+  has expired (the common case) serving takes no lock: one write renews the lease of the item
+  shown (stamping its first serve time), a second records the activity unless it was recorded in
+  the last :data:`SEEN_RESOLUTION`.
 * **Leases follow progress.** The annotator's steps (consent, onboarding, answers, the platform
   link: :func:`touch`) move all their live leases to ``now + lease_minutes``; showing an item
   (its page, a reload, :func:`current_assignment`) and the heartbeat of its page renew only the
@@ -64,6 +65,8 @@ Locker = Callable[[list[int]], set[int]]  # locks presentation rows, returns the
 
 # How many same-need candidates are compared for the spread; bounds the work per item on big studies.
 SPREAD_SAMPLE = 200
+# How precisely an annotator's last activity is recorded (``mark_seen``): staff read it, nothing decides on it.
+SEEN_RESOLUTION = timedelta(seconds=30)
 
 
 class _Contended(Exception):
@@ -681,7 +684,7 @@ def current_assignment(
 
 
 def _serve_live(annotator: Annotator, first: Assignment, now: datetime) -> Assignment:
-    """The common case of :func:`current_assignment`, no expired lease: two writes and no lock.
+    """The common case of :func:`current_assignment`, no expired lease: one or two writes and no lock.
 
     Showing an item keeps that item only, as its page's heartbeat does (:func:`keep_on_screen`):
     ``first`` runs for another ``lease_minutes`` and gets its serve time if it has none; the other
@@ -695,11 +698,18 @@ def _serve_live(annotator: Annotator, first: Assignment, now: datetime) -> Assig
         changes["served_at"] = now
     if Assignment.objects.filter(pk=first.pk, released_at__isnull=True, lease_expires_at__gt=now).update(**changes):
         first.served_at, first.lease_expires_at = changes.get("served_at", first.served_at), lease
-    _seen(annotator, now)
+    mark_seen(annotator, now)
     return first
 
 
-def _seen(annotator: Annotator, now: datetime) -> None:
+def mark_seen(annotator: Annotator, now: datetime) -> None:
+    """Record that ``annotator`` was there at ``now`` (``last_seen_at``, shown to staff), to :data:`SEEN_RESOLUTION`.
+
+    A request within that time of the recorded one writes nothing: an item page right after its
+    answer, or the answer a few seconds after its page, costs no second write of the same fact.
+    """
+    if annotator.last_seen_at is not None and timedelta(0) <= now - annotator.last_seen_at < SEEN_RESOLUTION:
+        return
     Annotator.objects.filter(pk=annotator.pk).update(last_seen_at=now)
     annotator.last_seen_at = now
 
@@ -717,9 +727,10 @@ def keep_on_screen(annotator: Annotator, pk: int, now: datetime) -> bool:
 def touch(annotator: Annotator, now: datetime) -> None:
     """Record progress: the annotator's live leases run for another ``lease_minutes`` from ``now``.
 
-    Two plain writes without joins: answered rows may have their lease moved too, which changes
-    nothing (an answered item takes its slot whatever its lease says).
+    Plain writes without joins (the activity only when :func:`mark_seen` records it): answered rows
+    may have their lease moved too, which changes nothing (an answered item takes its slot whatever
+    its lease says).
     """
     lease = now + timedelta(minutes=annotator.study.lease_minutes)
     Assignment.objects.filter(annotator_id=annotator.pk, released_at__isnull=True, lease_expires_at__gt=now).update(lease_expires_at=lease)
-    _seen(annotator, now)
+    mark_seen(annotator, now)

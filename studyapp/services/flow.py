@@ -164,7 +164,7 @@ def heartbeat(annotator: Annotator, item: int | None, *, now: datetime | None = 
     now = now_or(now)
     if annotator.status != Annotator.Status.ACTIVE:
         return False
-    Annotator.objects.filter(pk=annotator.pk).update(last_seen_at=now)
+    engine.mark_seen(annotator, now)
     return item is not None and engine.keep_on_screen(annotator, item, now)
 
 

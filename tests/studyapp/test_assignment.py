@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
 from studyapp.exceptions import AnnotatorExcluded, StudyClosed, StudyError, StudyFull
 from studyapp.models import Annotator, Assignment, Presentation, Study
 from studyapp.services import assignment as engine
@@ -166,6 +169,16 @@ class AssignmentTestCase(BaseTestCase):
         alice = self.arrive("alice")
         engine.touch(alice, self.later(minutes=8))
         self.assertEqual({a.lease_expires_at for a in self.items(alice)}, {self.later(minutes=18)})
+
+    def test_activity_is_recorded_to_the_resolution_without_a_write_per_request(self) -> None:
+        alice = self.arrive("alice")  # admission records her at self.now
+        with CaptureQueriesContext(connection) as writes:
+            engine.mark_seen(alice, self.later(seconds=29))
+        self.assertEqual(len(writes), 0)
+        engine.mark_seen(alice, self.later(seconds=30))
+        self.assertEqual(Annotator.objects.get(pk=alice.pk).last_seen_at, self.later(seconds=30))
+        engine.touch(alice, self.later(minutes=2))  # progress records it too
+        self.assertEqual(Annotator.objects.get(pk=alice.pk).last_seen_at, self.later(minutes=2))
 
     def test_showing_an_item_keeps_only_its_lease_alive(self) -> None:
         alice = self.arrive("alice")
