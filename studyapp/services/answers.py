@@ -49,6 +49,7 @@ def record_answer(
     visible_ms: int | None = None,
     first_interaction_ms: int | None = None,
     request_id: str = "",
+    answered_before: int | None = None,
     now: datetime | None = None,
 ) -> tuple[Preference, bool]:
     """Store the answer of ``assignment``; returns (preference, created).
@@ -59,6 +60,8 @@ def record_answer(
     ``client_ms``, ``visible_ms`` and ``first_interaction_ms`` are the browser's own measurements
     (see :class:`~studyapp.models.Preference`); the server's decision time is computed here from
     ``assignment`` as the caller read it (its serve time and lease; one query less per answer).
+    ``answered_before``, the annotator's answers before this one as the caller read them (its
+    ``Sequence``), spares quality control reading them while no rule can exclude yet.
     """
     if isinstance(value, bool) or not isinstance(value, int) or not PREFERENCE_MIN <= value <= PREFERENCE_MAX:
         raise InvalidAnswer(f"the answer must be an integer from {PREFERENCE_MIN} to {PREFERENCE_MAX}, got {value!r}")
@@ -81,7 +84,9 @@ def record_answer(
                 answered_at=now,
                 late=not assignment.lease_live(now),
             )
-            apply_live(assignment.annotator, preference, now=now)  # locks the annotator before their leases, as current_assignment does
+            given = answered_before + 1 if answered_before is not None else None
+            # apply_live locks the annotator before their leases, as current_assignment does
+            apply_live(assignment.annotator, preference, answers_given=given, now=now)
             touch(assignment.annotator, now)
     except IntegrityError:  # answered before (a repeat, a double click) or the same answer raced in through another request
         existing = Preference.objects.filter(assignment_id=assignment.pk).first()

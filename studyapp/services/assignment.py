@@ -50,7 +50,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Q
@@ -294,11 +294,21 @@ def capacity(study: Study, *, now: datetime | None = None) -> Capacity:
     return Capacity(open_slots, room.quota, newcomers, dict(unfillable), len(left), found)
 
 
-def _history(annotator: Annotator, items: dict[int, _Item]) -> _History:
-    history = _History()
-    for pid in annotator.assignments.values_list("presentation_id", flat=True):
+class _Sides(NamedTuple):
+    """How many of an annotator's assignments show run_a on the left and on the right, and their last position."""
+
+    left: int
+    right: int
+    last_position: int
+
+
+def _history(annotator: Annotator, items: dict[int, _Item]) -> tuple[_History, _Sides]:
+    """What ``annotator`` holds, read once: the history for the choice and the sides and positions for :func:`_create`."""
+    history, left, right, last = _History(), 0, 0, 0
+    for pid, a_on_left, position in annotator.assignments.values_list("presentation_id", "a_on_left", "position"):
         history.add(items[pid])
-    return history
+        left, right, last = left + a_on_left, right + (not a_on_left), max(last, position)
+    return history, _Sides(left, right, last)
 
 
 def _locker(blocking: bool) -> Locker:
@@ -499,17 +509,15 @@ def _balanced_sides(n: int, already_left: int, already_right: int, rng: random.R
     return sides
 
 
-def _create(annotator: Annotator, items: list[_Item], now: datetime, rng: random.Random) -> list[Assignment]:
-    sides = annotator.assignments.values_list("a_on_left", flat=True)
-    left = sum(1 for s in sides if s)
-    right = len(sides) - left
-    start = (annotator.assignments.order_by("-position").values_list("position", flat=True).first() or 0) + 1
-    lease = now + timedelta(minutes=annotator.study.lease_minutes)
+def _create(annotator: Annotator, study: Study, items: list[_Item], held: _Sides, now: datetime, rng: random.Random) -> list[Assignment]:
+    """Lease ``items`` to ``annotator`` after the assignments they ``held`` (read by :func:`_history`), sides balanced."""
+    lease = now + timedelta(minutes=study.lease_minutes)
+    start = held.last_position + 1
     rows = [
         Assignment(
             annotator=annotator, presentation_id=item.id, position=start + n, a_on_left=side, assigned_at=now, lease_expires_at=lease
         )
-        for n, (item, side) in enumerate(zip(items, _balanced_sides(len(items), left, right, rng)))
+        for n, (item, side) in enumerate(zip(items, _balanced_sides(len(items), held.left, held.right, rng)))
     ]
     return Assignment.objects.bulk_create(rows)
 
@@ -586,7 +594,7 @@ def admit(annotator: Annotator, *, now: datetime | None = None, rng: random.Rand
         if me.status in (Annotator.Status.ACTIVE, Annotator.Status.FINISHED):
             return me, list(me.assignments.order_by("position"))
         design = _design(study)
-        history = _history(me, design.by_id)
+        history, held = _history(me, design.by_id)
         picked, contended = _pick_regular(study, design, study.regular_items_per_annotator, history, now, rng, lock)
         checks = _pick_checks(study, design.checks, study.check_items_per_annotator, history, rng)
         if len(picked) < study.regular_items_per_annotator or len(checks) < study.check_items_per_annotator:
@@ -596,7 +604,7 @@ def admit(annotator: Annotator, *, now: datetime | None = None, rng: random.Rand
             me.last_seen_at = now
             me.save(update_fields=["status", "last_seen_at"])
             return me, None
-        created = _create(me, _sequence(picked, checks, rng), now, rng)
+        created = _create(me, study, _sequence(picked, checks, rng), held, now, rng)
         me.status = Annotator.Status.ACTIVE
         me.last_seen_at = now
         me.save(update_fields=["status", "last_seen_at"])
@@ -626,12 +634,12 @@ def _renew_or_replace(me: Annotator, expired: list[Assignment], now: datetime, r
         return
     Assignment.objects.filter(pk__in=[a.pk for a in released]).update(released_at=now)
     design = _design(study)
-    history = _history(me, design.by_id)
+    history, held = _history(me, design.by_id)
     picked, contended = _pick_regular(study, design, len(released), history, now, rng, lock)
     if len(picked) < len(released) and contended:
         raise _Contended()
     rng.shuffle(picked)
-    _create(me, picked, now, rng)  # fewer than released when the study has no room left: they were away too long
+    _create(me, study, picked, held, now, rng)  # fewer than released when the study has no room left: they were away too long
 
 
 def current_assignment(

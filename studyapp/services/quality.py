@@ -283,11 +283,15 @@ def _exclude_for(annotator: Annotator, breaches: tuple[Breach, ...], now: dateti
     return exclude(annotator, rule=first.rule, detail=detail, counts=counts, now=now)
 
 
-def apply_live(annotator: Annotator, answer: Preference | None = None, *, now: datetime | None = None) -> QualityDecision | None:
+def apply_live(
+    annotator: Annotator, answer: Preference | None = None, *, answers_given: int | None = None, now: datetime | None = None
+) -> QualityDecision | None:
     """After a stored ``answer`` (inside its transaction): exclude the annotator the moment a rule excludes them.
 
     When the fast rule is the only excluding rule (the default), an answer that is not fast cannot
-    change the verdict: then nothing is read (no query on the answer's hot path).
+    change the verdict, and neither can any answer while the annotator has given at most
+    ``fast_limit`` answers (``answers_given``, this one included, as the caller counted them): then
+    nothing is read (no query on the answer's hot path).
     """
     if annotator.status != Annotator.Status.ACTIVE:
         return None
@@ -296,6 +300,8 @@ def apply_live(annotator: Annotator, answer: Preference | None = None, *, now: d
         seconds = Answer(0, answer.value, answer.canonical, answer.server_seconds, answer.visible_ms, "", None).seconds(study.fast_time)
         if seconds is None or seconds >= study.fast_threshold_seconds:
             return None
+        if answers_given is not None and answers_given <= study.fast_limit:
+            return None  # more than fast_limit fast decisions take more than fast_limit answers
     answers = _answers(Preference.objects.filter(assignment__annotator=annotator)).get(annotator.pk, [])
     breaches = signals_of(study, annotator, answers).excluding
     if not breaches or staff_decided(annotator):

@@ -31,11 +31,15 @@ def _resolved(request: HttpRequest) -> dict[int, Annotator | None]:
 
 
 def resolve(request: HttpRequest, slug: str) -> tuple[Study | None, Annotator | None]:
-    """The study of ``slug`` and this session's annotator in it, in one query when the session holds a token."""
+    """The study of ``slug`` and this session's annotator in it, in one query when the session holds a token.
+
+    The tokens are unique, so the query looks up the session's annotators by token alone (the study
+    comes with them) and the slug is compared here.
+    """
     tokens = request.session.get(TOKENS, {})
     if tokens:
-        for annotator in Annotator.objects.select_related("study").filter(study__slug=slug, token__in=list(tokens.values())):
-            if tokens.get(str(annotator.study_id)) == annotator.token:
+        for annotator in Annotator.objects.select_related("study").filter(token__in=list(tokens.values())):
+            if annotator.study.slug == slug and tokens.get(str(annotator.study_id)) == annotator.token:
                 _resolved(request)[annotator.study_id] = annotator
                 return annotator.study, annotator
     study = Study.objects.filter(slug=slug).first()

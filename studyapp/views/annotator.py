@@ -469,6 +469,7 @@ def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
             visible_ms=data["visible_ms"],
             first_interaction_ms=data["first_interaction_ms"],
             request_id=data["request_id"],
+            answered_before=sequence.progress()[0],
         )
     except AnswerConflict:  # e.g. a second tab: the first answer stands, this one is not stored
         preference, created = None, False

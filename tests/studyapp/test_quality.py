@@ -106,6 +106,11 @@ class FastRuleTestCase(QualityTestCase):
             self.assertIsNone(quality.apply_live(alice, slow))
         with self.assertNumQueries(1):  # a fast one: the annotator's answers are read
             self.assertIsNone(quality.apply_live(alice, fast))
+        limit = self.study.fast_limit
+        with self.assertNumQueries(0):  # not while her answers (as the caller counted them) cannot exceed the limit
+            self.assertIsNone(quality.apply_live(alice, fast, answers_given=limit))
+        with self.assertNumQueries(1):
+            self.assertIsNone(quality.apply_live(alice, fast, answers_given=limit + 1))
         self.set(straightline_limit=5)  # another excluding rule: every answer is judged
         alice = Annotator.objects.select_related("study").get(pk=alice.pk)
         with self.assertNumQueries(1):

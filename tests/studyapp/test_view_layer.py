@@ -13,6 +13,7 @@ from studyapp.models import Annotator
 from studyapp.services import flow, sessions
 from studyapp.views.annotator import annotator_at
 from tests.studyapp.annotator_base import AnnotatorTestCase
+from tests.studyapp.base import make_toy_study
 
 
 class StepDecoratorTest(AnnotatorTestCase):
@@ -98,6 +99,14 @@ class SessionProtocolTest(AnnotatorTestCase):
         sessions.unbind(request, self.study)
         self.assertIsNone(sessions.session_annotator(request, self.study))
         self.assertEqual(request.session[sessions.TOKENS], {"999": "other"})
+
+    def test_resolve_reads_the_slugs_study_and_the_sessions_annotator_in_it_only(self) -> None:
+        other = make_toy_study(name="Other study")
+        for slug, expected in ((self.study.slug, (self.study, self.alice)), (other.slug, (other, None)), ("nope", (None, None))):
+            with self.subTest(slug=slug):
+                request = self.request()
+                request.session[sessions.TOKENS] = {str(self.study.pk): self.alice.token}
+                self.assertEqual(sessions.resolve(request, slug), expected)
 
     def test_a_token_of_another_study_is_nobody_here(self) -> None:
         request = self.request()
