@@ -8,7 +8,8 @@ The live server is pytest-django's ``live_server`` (Django's threaded ``LiveServ
 port, static files from the finders) over the test database. Each test is transactional: the demo
 collection is loaded, the test creates its own small study, and everything is flushed afterwards.
 
-Screenshots and measurements go to ``test-artifacts/`` (git-ignored).
+Screenshots and measurements go to ``test-artifacts/`` (git-ignored; those of the PostgreSQL run to
+``test-artifacts/postgresql/``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 CHROMIUM = os.environ.get("STUDYAPP_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
 ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "test-artifacts"
+# The PostgreSQL run (tests/studyapp/test_postgresql.py), going on at the same time, sets a folder of its own.
+ARTIFACTS = Path(os.environ.get("STUDYAPP_TEST_ARTIFACTS") or ROOT / "test-artifacts")
 
 
 def unavailable(reason: str) -> None:
@@ -124,5 +126,5 @@ def make_study(server):
 
 @pytest.fixture(scope="package")
 def artifacts() -> Path:
-    ARTIFACTS.mkdir(exist_ok=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS

@@ -5,13 +5,22 @@ differences that PostgreSQL enforces).
 
 ``.ci/run`` installs and starts PostgreSQL and sets that variable. In CI (``CI=true``) a missing
 variable or an unreachable server fails the run; elsewhere the test is skipped with the reason.
+
+The child runs beside the rest of the session: ``tests/conftest.py`` starts it as soon as collection
+has selected this test (:func:`start_child`) and moves the test to the end of the session, where it
+waits for the child and reports its result. So the SQLite run and the PostgreSQL run share the two
+cores of a CI machine instead of taking turns. If the session ends first (``-x``, Ctrl-C, an
+internal error), :func:`stop_child` stops the child by its pid.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import dj_database_url
@@ -23,6 +32,53 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 # The child run takes a few minutes on an idle 2-core machine (far longer when the machine is shared);
 # the limit only stops a hung run.
 TIMEOUT_SECONDS = 1800
+TEST_ID = "tests/studyapp/test_postgresql.py::test_database_tests_pass_on_postgresql"
+
+
+class ChildRun:
+    """The child pytest on PostgreSQL, started at once; its output goes to temporary files (a pipe
+    nobody reads while the parent runs its own tests would fill up and stall the child)."""
+
+    def __init__(self, url: str) -> None:
+        # The child's screenshots and measurements go to their own folder, and only the parent's SQLite
+        # run may update docs/screenshots: the two runs write at the same time.
+        env = {**os.environ, "DATABASE_URL": url, "STUDYAPP_TEST_ARTIFACTS": str(ROOT / "test-artifacts" / "postgresql")}
+        env.pop("STUDYAPP_UPDATE_SCREENSHOTS", None)
+        command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *map(str, SUITES), f"--ignore={__file__}"]
+        self.stdout = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace", prefix="studyapp-postgresql-", suffix=".out")
+        self.stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace", prefix="studyapp-postgresql-", suffix=".err")
+        self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=self.stdout, stderr=self.stderr)
+        self.started = time.monotonic()
+
+    def wait(self, timeout: float) -> subprocess.CompletedProcess | None:
+        """The finished run's exit status and output; None when it did not finish within ``timeout`` seconds
+        of its start (it is stopped then)."""
+        try:
+            self.process.wait(timeout=max(0.0, self.started + timeout - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.stop()
+            return None
+        return subprocess.CompletedProcess(self.process.args, self.process.returncode, self._read(self.stdout), self._read(self.stderr))
+
+    def stop(self) -> None:
+        """Stop the child by its pid if it still runs: SIGTERM, then SIGKILL after 10 s. Its live servers
+        are threads of it; its Playwright driver ends (closing Chromium) when the child's pipe to it closes."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if self.process.poll() is not None:
+                return
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                continue
+
+    @staticmethod
+    def _read(file) -> str:
+        file.seek(0)
+        return file.read()
+
+
+_child: ChildRun | None = None
 
 
 def postgres_url() -> str:
@@ -37,8 +93,8 @@ def postgres_url() -> str:
     return url
 
 
-@pytest.mark.slow
-def test_database_tests_pass_on_postgresql() -> None:
+def reachable_postgres_url() -> str:
+    """The URL of a PostgreSQL that answers; fails or skips (see :func:`postgres_url`) otherwise."""
     url = postgres_url()
     import psycopg
 
@@ -46,13 +102,38 @@ def test_database_tests_pass_on_postgresql() -> None:
         psycopg.connect(url.replace("postgres://", "postgresql://", 1), connect_timeout=10).close()
     except psycopg.OperationalError as exc:
         pytest.fail(f"PostgreSQL at STUDYAPP_TEST_POSTGRES_URL is unavailable: {exc}")
-    env = {**os.environ, "DATABASE_URL": url}
-    command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *map(str, SUITES), f"--ignore={__file__}"]
-    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
+    return url
+
+
+def start_child() -> None:
+    """Start the child run now if PostgreSQL is there (called once collection is done); when it is
+    not, nothing starts and the test itself fails or skips with the reason."""
+    global _child
+    if _child is None:
+        try:
+            _child = ChildRun(reachable_postgres_url())
+        except (pytest.fail.Exception, pytest.skip.Exception):
+            pass
+
+
+def stop_child() -> None:
+    """Stop a child still running (the session ended before the test collected its result)."""
+    if _child is not None:
+        _child.stop()
+
+
+@pytest.mark.slow
+def test_database_tests_pass_on_postgresql() -> None:
+    reachable_postgres_url()
+    start_child()  # already running unless this test was called some other way
+    assert _child is not None
+    result = _child.wait(timeout=TIMEOUT_SECONDS)
+    if result is None:
+        pytest.fail(f"the PostgreSQL run did not finish within {TIMEOUT_SECONDS} s and was stopped")
     # pytest's summary (which tests failed) is on stdout; the server log lines on stderr come after it.
     failed = [line for line in result.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
     tail = "\n".join([*failed, *result.stdout.splitlines()[-40:], "--- stderr ---", *result.stderr.splitlines()[-20:]])
-    assert result.returncode == 0, f"database tests failed on PostgreSQL:\n{tail}"
+    assert result.returncode == 0, f"database tests failed on PostgreSQL (exit status {result.returncode}):\n{tail}"
     assert "[postgresql]" in result.stdout, f"the concurrency test did not run on PostgreSQL:\n{tail}"
     if IN_CI:  # nothing skipped quietly (the browser tests included)
         assert "skipped" not in result.stdout.strip().splitlines()[-1], f"tests were skipped on PostgreSQL:\n{tail}"
