@@ -11,6 +11,7 @@ are never cached (``never_cache``), so back/forward asks the server again.
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from functools import wraps
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
@@ -421,12 +423,25 @@ def item(request: HttpRequest, study: Study, annotator: Annotator, pk: int) -> H
         study,
         annotator,
         page=page,
-        scale=SCALE,
+        scale_fieldset=scale_fieldset(page.needs),
         answered=answered,
         request_id=secrets.token_hex(16),
         answer_url=reverse("study_answer", args=[study.slug, current.pk]),
         heartbeat_item=current.pk,
     )
+
+
+@functools.cache
+def _drawn_scale(needs_count: int) -> str:
+    return render_to_string("studyapp/annotator/_scale.html", {"scale": SCALE, "needs_count": needs_count})
+
+
+def scale_fieldset(needs: list[str]) -> str:
+    """The answer scale of an item page (safe HTML): the same on every item but for the question's
+    wording (one need or several), so a server process draws it once per wording; it is a third of
+    the item page's template work. With DEBUG on it is drawn afresh, so template edits show at once."""
+    needs_count = min(len(needs), 2)
+    return _drawn_scale.__wrapped__(needs_count) if settings.DEBUG else _drawn_scale(needs_count)
 
 
 def _refuse(request: HttpRequest, status: int, error: str, message: str, next_url: str = "") -> HttpResponse:
