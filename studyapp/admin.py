@@ -34,10 +34,8 @@ EXAMPLE_CONFIG = {
 }
 
 
-class ReadOnlyInline(admin.TabularInline):
-    extra = 0
-    can_delete = False
-    show_change_link = True
+class ReadOnly:
+    """Staff read here but never add, edit or delete (a model admin or an inline)."""
 
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
@@ -45,23 +43,45 @@ class ReadOnlyInline(admin.TabularInline):
     def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+class ReadOnlyInline(ReadOnly, admin.TabularInline):
+    extra = 0
+    show_change_link = True
+
+
+class CountColumns:
+    """Sortable changelist columns counting related rows: ``counts = {column: (relation, description)}``
+    makes a column per entry, filled by one ``Count`` annotation each on the admin's queryset."""
+
+    counts: dict[str, tuple[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        for column, (_, description) in cls.counts.items():
+            setattr(cls, column, _count_column(column, description))
+
+    def get_queryset(self, request: HttpRequest):
+        counted = {f"_{column}": Count(relation, distinct=True) for column, (relation, _) in self.counts.items()}
+        return super().get_queryset(request).annotate(**counted)
+
+
+def _count_column(column: str, description: str):
+    @admin.display(description=description, ordering=f"_{column}")
+    def count(self, obj) -> int:
+        return getattr(obj, f"_{column}")
+
+    return count
+
 
 @admin.register(m.Collection)
-class CollectionAdmin(admin.ModelAdmin):
+class CollectionAdmin(CountColumns, admin.ModelAdmin):
     list_display = ["name", "n_topics", "n_runs", "created_at"]
     search_fields = ["name", "description"]
     readonly_fields = ["source", "created_at"]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_topics=Count("topics", distinct=True), _runs=Count("runs", distinct=True))
-
-    @admin.display(description="topics", ordering="_topics")
-    def n_topics(self, obj: m.Collection) -> int:
-        return obj._topics
-
-    @admin.display(description="runs", ordering="_runs")
-    def n_runs(self, obj: m.Collection) -> int:
-        return obj._runs
+    counts = {"n_topics": ("topics", "topics"), "n_runs": ("runs", "runs")}
 
 
 class SubtopicInline(admin.TabularInline):
@@ -71,18 +91,13 @@ class SubtopicInline(admin.TabularInline):
 
 
 @admin.register(m.Topic)
-class TopicAdmin(admin.ModelAdmin):
+class TopicAdmin(CountColumns, admin.ModelAdmin):
     list_display = ["topic_id", "query", "collection", "n_subtopics"]
     list_filter = ["collection"]
     search_fields = ["topic_id", "query", "description"]
+    list_select_related = ["collection"]
     inlines = [SubtopicInline]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).select_related("collection").annotate(_subtopics=Count("subtopics"))
-
-    @admin.display(description="subtopics", ordering="_subtopics")
-    def n_subtopics(self, obj: m.Topic) -> int:
-        return obj._subtopics
+    counts = {"n_subtopics": ("subtopics", "subtopics")}
 
 
 @admin.register(m.Subtopic)
@@ -112,17 +127,12 @@ class JudgmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(CountColumns, admin.ModelAdmin):
     list_display = ["name", "collection", "source", "n_items"]
     list_filter = ["collection"]
     search_fields = ["name", "source"]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).select_related("collection").annotate(_items=Count("items"))
-
-    @admin.display(description="ranked items", ordering="_items")
-    def n_items(self, obj: m.Run) -> int:
-        return obj._items
+    list_select_related = ["collection"]
+    counts = {"n_items": ("items", "ranked items")}
 
 
 @admin.register(m.RankedItem)
@@ -283,19 +293,13 @@ class StudyTopicAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.Presentation)
-class PresentationAdmin(admin.ModelAdmin):
+class PresentationAdmin(CountColumns, admin.ModelAdmin):
     list_display = ["id", "study", "kind", "level", "topic", "subtopic", "run_a", "run_b", "n_answers"]
     list_filter = ["study", "kind", "level"]
     search_fields = ["topic__topic_id", "topic__query", "run_a__name", "run_b__name"]
     list_select_related = ["study", "topic", "subtopic__topic", "run_a", "run_b"]
     raw_id_fields = ["topic", "subtopic", "run_a", "run_b"]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_answers=Count("assignments__preference"))
-
-    @admin.display(description="answers", ordering="_answers")
-    def n_answers(self, obj: m.Presentation) -> int:
-        return obj._answers
+    counts = {"n_answers": ("assignments__preference", "answers")}
 
 
 class AssignmentInline(ReadOnlyInline):
@@ -310,7 +314,7 @@ class ConsentInline(ReadOnlyInline):
 
 
 @admin.register(m.Annotator)
-class AnnotatorAdmin(admin.ModelAdmin):
+class AnnotatorAdmin(CountColumns, admin.ModelAdmin):
     list_display = ["pseudonym", "study", "platform", "external_id", "status", "n_answers", "quality_signals", "created_at", "last_seen_at"]
     list_filter = ["study", "status", "platform"]
     search_fields = ["pseudonym", "external_id"]
@@ -332,18 +336,16 @@ class AnnotatorAdmin(admin.ModelAdmin):
     inlines = [ConsentInline, AssignmentInline]
     actions = ["exclude_annotators", "reinstate_annotators"]
 
+    counts = {"n_answers": ("assignments__preference", "answers")}
+
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("study").annotate(_answers=Count("assignments__preference"))
+        return super().get_queryset(request).select_related("study")
 
     def get_changelist_instance(self, request):
         """Compute the quality signals of the listed page in one go (two queries per study shown)."""
         changelist = super().get_changelist_instance(request)
         _attach_signals(changelist.result_list)
         return changelist
-
-    @admin.display(description="answers", ordering="_answers")
-    def n_answers(self, obj: m.Annotator) -> int:
-        return obj._answers
 
     @admin.display(description="quality signals")
     def quality_signals(self, obj: m.Annotator) -> str:
@@ -435,7 +437,10 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.Preference)
-class PreferenceAdmin(admin.ModelAdmin):
+class PreferenceAdmin(ReadOnly, admin.ModelAdmin):
+    """Answers are data: staff read them here but never edit or delete one (deleting an annotator,
+    assignment or study that has answers is refused for the same reason)."""
+
     list_display = ["assignment", "value", "canonical", "server_seconds", "client_ms", "visible_ms", "late", "answered_at"]
     list_filter = ["assignment__annotator__study", "late", "value"]
     search_fields = ["assignment__annotator__pseudonym", "request_id"]
@@ -443,32 +448,12 @@ class PreferenceAdmin(admin.ModelAdmin):
                            "assignment__presentation__run_a", "assignment__presentation__run_b"]  # fmt: skip
     raw_id_fields = ["assignment"]
 
-    # Answers are data: staff read them here but never edit or delete one (deleting an annotator,
-    # assignment or study that has answers is refused for the same reason).
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
 
 @admin.register(m.QualityDecision)
-class QualityDecisionAdmin(admin.ModelAdmin):
+class QualityDecisionAdmin(ReadOnly, admin.ModelAdmin):
     """The log of quality decisions: read-only, nothing is ever edited or deleted."""
 
     list_display = ["decided_at", "study", "annotator", "action", "rule", "detail", "staff", "reason"]
     list_filter = ["study", "action", "rule"]
     search_fields = ["annotator__pseudonym", "annotator__external_id", "detail", "reason"]
     list_select_related = ["study", "annotator", "staff"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False

@@ -70,6 +70,19 @@ class AdminTestCase(BaseTestCase):
                 self.assertIsNotNone(obj)
                 self.assertEqual(self.client.get(reverse(f"admin:studyapp_{name}_change", args=[obj.pk])).status_code, 200)
 
+    def test_count_columns_show_the_related_rows_and_sort_by_them(self) -> None:
+        page = self.client.get(reverse("admin:studyapp_collection_changelist"))
+        self.assertContains(page, f'<td class="field-n_topics">{self.collection.topics.count()}</td>', html=True)
+        self.assertContains(page, f'<td class="field-n_runs">{self.collection.runs.count()}</td>', html=True)
+        url = reverse("admin:studyapp_presentation_changelist")
+        column = self.client.get(url).context["cl"].list_display.index("n_answers")
+        expected = sorted(p.assignments.filter(preference__isnull=False).count() for p in Presentation.objects.all())
+        self.assertGreater(expected[-1], 0)
+        for order, values in ((str(column), expected), (f"-{column}", expected[::-1])):
+            with self.subTest(order=order):
+                rows = self.client.get(url, {"o": order}).context["cl"].result_list
+                self.assertEqual([row._n_answers for row in rows], values)
+
     def test_list_search_and_filters(self) -> None:
         url = reverse("admin:studyapp_document_changelist")
         response = self.client.get(url, {"q": "Jaguar facts"})
