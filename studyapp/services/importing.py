@@ -28,6 +28,7 @@ from evaluation.io.runs import read_run
 from evaluation.loading import load_collection
 from studyapp.exceptions import ImportFailed
 from studyapp.models import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
+from studyapp.services.planner_stats import refresh_statistics
 
 BATCH = 2000
 NAME_MAX = Collection._meta.get_field("name").max_length
@@ -249,6 +250,7 @@ def import_collection(
             summary = _write(collection, parsed)
     except (DatabaseError, OverflowError) as exc:  # a limit the checks above do not know: nothing was written
         raise ImportFailed(f"the database refused the collection, nothing was imported: {exc}".strip()) from None
+    refresh_statistics(Topic, Subtopic, Document, Judgment, Run, RankedItem)
     return summary
 
 

@@ -22,6 +22,7 @@ from studyapp.models.study import SUBTOPIC, TOPIC
 from studyapp.services.assignment import capacity
 from studyapp.services.check_items import CheckPlan, plan_checks
 from studyapp.services.collections import to_evaluation_collection
+from studyapp.services.planner_stats import refresh_statistics
 from studyapp.services.study_config import StudyConfig
 
 NAME_MAX = Study._meta.get_field("name").max_length
@@ -256,6 +257,7 @@ def create_study(collection_name: str, name: str, config: StudyConfig) -> Design
         presentations = list(_pair_presentations(study, config, plan))
         presentations += [_check_presentation(study, config, plan, c) for c in plan.checks]
         Presentation.objects.bulk_create(presentations, batch_size=2000)
+    refresh_statistics(StudyRun, StudyTopic, StudySubtopic, Presentation)
     counts = {
         "topic": sum(1 for p in presentations if p.kind == Presentation.Kind.PAIR and p.level == TOPIC),
         "subtopic": sum(1 for p in presentations if p.kind == Presentation.Kind.PAIR and p.level == SUBTOPIC),
