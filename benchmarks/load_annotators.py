@@ -281,14 +281,21 @@ class Server:
         self.process = None
 
     def cpu_seconds(self) -> float:
-        """CPU time (user + system) used so far by the master and its live workers (Linux /proc)."""
+        """CPU time (user + system) used so far by the master and its workers, live or gone (Linux /proc).
+
+        Workers recycled after ``max_requests`` are reaped by the master, which then holds their CPU time
+        in its children's fields; counting live workers alone made the figure drop (even below zero).
+        """
         total = 0
+        master = self.process.pid if self.process is not None else None
         for pid in dict.fromkeys(self.pids()):
             try:
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
             total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+            if pid == master:
+                total += int(fields[13]) + int(fields[14])  # cutime, cstime: reaped workers (fields 16 and 17)
         return total / os.sysconf("SC_CLK_TCK")
 
     def tail(self, lines: int = 30) -> str:
