@@ -35,7 +35,6 @@ import os
 import pstats
 import re
 import secrets
-import shutil
 import statistics
 import sys
 import tempfile
@@ -256,11 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", action="store_true",
                         help="also count Python function calls per request (deterministic; the CPU times then include the counting)")  # fmt: skip
     args = parser.parse_args(argv)
-    if args.database == "postgres" and not args.postgres_url:
-        parser.error("PostgreSQL needs --postgres-url or STUDYAPP_TEST_POSTGRES_URL (or use --database sqlite)")
-    parts = urlsplit(args.postgres_url)
-    if args.database == "postgres" and (parts.scheme not in ("postgres", "postgresql") or not parts.path.strip("/")):
-        parser.error(f"--postgres-url must be postgres://user:password@host:port/database, got {args.postgres_url!r}")
+    load_annotators.check_database_arguments(parser, args)
     if args.annotators < 1 or args.warmup < 0:
         parser.error("--annotators must be at least 1 and --warmup at least 0")
 
@@ -315,14 +310,7 @@ def main(argv: list[str] | None = None) -> int:
             stats.sort_stats("cumulative").print_stats(str(ROOT / "studyapp"), args.profile_lines)
         return 0
     finally:
-        try:
-            from django.db import connections
-
-            connections.close_all()
-        except Exception:  # noqa: BLE001 - Django may not be set up yet
-            pass
-        database.drop()
-        shutil.rmtree(workdir, ignore_errors=True)
+        database.release(workdir)
 
 
 if __name__ == "__main__":

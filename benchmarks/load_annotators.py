@@ -140,6 +140,26 @@ class Database:
         if self.kind == "postgres":
             self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
 
+    def release(self, workdir: Path) -> None:
+        """At the end of a run: close Django's connections (if Django was set up), drop the database, remove ``workdir``."""
+        try:
+            from django.db import connections
+
+            connections.close_all()
+        except Exception:  # noqa: BLE001 - Django may not be set up yet
+            pass
+        self.drop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def check_database_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (usage error) ``--database postgres`` without a usable ``--postgres-url``."""
+    if args.database == "postgres" and not args.postgres_url:
+        parser.error("PostgreSQL needs --postgres-url or STUDYAPP_TEST_POSTGRES_URL (or use --database sqlite)")
+    parts = urlsplit(args.postgres_url)
+    if args.database == "postgres" and (parts.scheme not in ("postgres", "postgresql") or not parts.path.strip("/")):
+        parser.error(f"--postgres-url must be postgres://user:password@host:port/database, got {args.postgres_url!r}")
+
 
 def prepare_studies(scenarios: list[Scenario]) -> dict[str, dict]:
     """Migrate, import the collection(s) and create one study per scenario; returns slug and k per scenario."""
@@ -646,11 +666,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None, help="gunicorn workers (default: WEB_CONCURRENCY or gunicorn.conf.py)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    if args.database == "postgres" and not args.postgres_url:
-        parser.error("PostgreSQL needs --postgres-url or STUDYAPP_TEST_POSTGRES_URL (or use --database sqlite)")
-    parts = urlsplit(args.postgres_url)
-    if args.database == "postgres" and (parts.scheme not in ("postgres", "postgresql") or not parts.path.strip("/")):
-        parser.error(f"--postgres-url must be postgres://user:password@host:port/database, got {args.postgres_url!r}")
+    check_database_arguments(parser, args)
     if args.workers is not None and args.workers < 1:
         parser.error("--workers must be at least 1")
     scenarios = (SMOKE if args.smoke else [] if args.fault else FULL) + (FAULT if args.fault else [])
@@ -707,14 +723,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if server is not None:
             server.stop()
-        try:
-            from django.db import connections
-
-            connections.close_all()
-        except Exception:  # noqa: BLE001 - Django may not be set up yet
-            pass
-        database.drop()
-        shutil.rmtree(workdir, ignore_errors=True)
+        database.release(workdir)
 
 
 if __name__ == "__main__":
