@@ -360,6 +360,8 @@ class Stats:
     ended: float = 0.0
     server_cpu: float = 0.0  # seconds of CPU the server used during the scenario
     client_cpu: float = 0.0  # and this client
+    machine_idle: float = 0.0  # share of the machine's CPU time left idle during the scenario (0-1)
+    machine_busy: float = 0.0  # seconds of CPU the whole machine used (server, client, database, kernel, others)
 
     def error(self, kind: str, message: str) -> None:
         self.errors[kind] += 1
@@ -533,6 +535,17 @@ class Client:
         return Response(status, headers, new_cookies, payload.decode("utf-8", errors="replace"))
 
 
+def machine_times() -> tuple[int, int]:
+    """The machine's busy and idle CPU time so far (clock ticks over all cores, /proc/stat; idle includes I/O wait).
+
+    An idle share near 0 during a burst means the machine's cores are the limit (the database and this
+    client share them with the server); a large one means the server waits (too few workers, locks).
+    """
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return sum(fields[:8]) - idle, idle  # user nice system idle iowait irq softirq steal (guest is inside user)
+
+
 async def run_scenario(scenario: Scenario, study: dict, server: Server, seed: int) -> Stats:
     stats = Stats()
     rng = random.Random(seed)
@@ -541,7 +554,7 @@ async def run_scenario(scenario: Scenario, study: dict, server: Server, seed: in
         client.timeout = FAULT_REQUEST_TIMEOUT
     stats.started = time.monotonic()
     end = {"at": stats.started + scenario.duration}  # the fault scenario adds the restart time
-    cpu_before, client_before = server.cpu_seconds(), time.process_time()
+    cpu_before, client_before, machine_before = server.cpu_seconds(), time.process_time(), machine_times()
 
     async def one(index: int) -> None:
         if scenario.arrival_seconds:
@@ -584,6 +597,9 @@ async def run_scenario(scenario: Scenario, study: dict, server: Server, seed: in
     # CPU per request is what capacity follows on a busy machine; a restarted server (fault) starts from 0
     stats.server_cpu = server.cpu_seconds() - (0.0 if scenario.fault else cpu_before)
     stats.client_cpu = time.process_time() - client_before
+    busy, idle = (after - before for after, before in zip(machine_times(), machine_before))
+    stats.machine_idle = idle / max(1e-9, busy + idle)
+    stats.machine_busy = busy / os.sysconf("SC_CLK_TCK")
     return stats
 
 
@@ -648,6 +664,8 @@ def report(scenario: Scenario, stats: Stats, problems: list[str], database: str,
         f" finished={len(stats.shown_code)} refused={len(stats.refused)} errors={sum(stats.errors.values())}"
         f" server_cpu_ms_per_request={1000 * stats.server_cpu / max(1, stats.requests):.1f}"
         f" client_cpu_ms_per_request={1000 * stats.client_cpu / max(1, stats.requests):.1f}"
+        f" other_cpu_ms_per_request={1000 * (stats.machine_busy - stats.server_cpu - stats.client_cpu) / max(1, stats.requests):.1f}"
+        f" machine_idle_pct={100 * stats.machine_idle:.0f}"
         f" retries={stats.retries} invariants={'ok' if not problems else 'FAILED'}"
     )
 
@@ -664,12 +682,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fault", action="store_true",
                         help="kill -9 the server while annotators answer, restart it, check the invariants (alone, or after --smoke)")  # fmt: skip
     parser.add_argument("--workers", type=int, default=None, help="gunicorn workers (default: WEB_CONCURRENCY or gunicorn.conf.py)")
+    parser.add_argument("--only", choices=[s.name for s in FULL], help="run one scenario of the full benchmark (no summary line)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     check_database_arguments(parser, args)
     if args.workers is not None and args.workers < 1:
         parser.error("--workers must be at least 1")
+    if args.only and (args.smoke or args.fault):
+        parser.error("--only picks a scenario of the full run; it does not combine with --smoke or --fault")
     scenarios = (SMOKE if args.smoke else [] if args.fault else FULL) + (FAULT if args.fault else [])
+    scenarios = [s for s in scenarios if not args.only or s.name == args.only]
 
     workdir = Path(tempfile.mkdtemp(prefix="load-annotators-"))
     database = Database(args.database, args.postgres_url, workdir)
@@ -708,7 +730,7 @@ def main(argv: list[str] | None = None) -> int:
             fault = results["fault"]
             print(f"fault_answers={len(fault.acknowledged)} fault_finished={len(fault.shown_code)} fault_retries={fault.retries}"
                   f" fault_errors={sum(fault.errors.values())} invariants={verdict}")  # fmt: skip
-        if "paced" in results:
+        if "paced" in results and "burst" in results:
             paced, burst = results["paced"], results["burst"]
             burst_rps = burst.requests / max(1e-9, burst.ended - burst.started)
             print(

@@ -14,6 +14,8 @@ Deployment settings come from the environment (12-factor); study parameters live
   SQLite always connects per request.
 - ``STUDYAPP_HEARTBEAT_SECONDS`` (60): how often an open annotator page renews its leases;
   ``STUDYAPP_REDIRECT_SECONDS`` (3): how long the completion page shows the code before redirecting.
+- ``STUDYAPP_DISPLAY_CACHE_SECONDS`` (60; 0 = off): how long a server process keeps what it read and drew
+  for item pages (result lists, queries, needs); an edit in the admin shows on item pages within that time.
 
 A real deployment sets ``STUDYAPP_PRODUCTION=1`` (served over HTTPS by a reverse proxy); then
 ``manage.py check --deploy`` is clean and:
@@ -234,6 +236,7 @@ STORAGES = {
 # page shows the code before it redirects to the platform.
 STUDYAPP_HEARTBEAT_SECONDS = env_int("STUDYAPP_HEARTBEAT_SECONDS", 60, minimum=1)
 STUDYAPP_REDIRECT_SECONDS = env_int("STUDYAPP_REDIRECT_SECONDS", 3)
+STUDYAPP_DISPLAY_CACHE_SECONDS = env_int("STUDYAPP_DISPLAY_CACHE_SECONDS", 60)
 CSRF_FAILURE_VIEW = "studyapp.views.site.csrf_failure"
 
 LOGGING = {

@@ -43,3 +43,11 @@ def django_db_setup(django_db_setup, django_db_blocker) -> None:
     with django_db_blocker.unblock(), connection.cursor() as cursor:
         for table in connection.introspection.table_names(cursor):
             cursor.execute(f"ALTER TABLE {connection.ops.quote_name(table)} SET (autovacuum_enabled = off)")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_display_caches() -> None:
+    """Item pages' per-process caches start empty in every test: ids are reused once a test's rows are rolled back."""
+    from studyapp.services.display_cache import clear_all
+
+    clear_all()

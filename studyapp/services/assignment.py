@@ -81,6 +81,7 @@ class _Item:
     topic: int
     run_a: int
     run_b: int
+    subtopic: int | None  # the subtopic of a subtopic-level presentation
     group: tuple[int, int, int] = field(init=False, compare=False)  # (topic, run_a, run_b): one level of it per annotator
     pair: tuple[int, int] = field(init=False, compare=False)
 
@@ -173,12 +174,25 @@ def _design(study: Study) -> _Design:
     key = (study.pk, study.created_at)
     design = _DESIGNS.get(key)
     if design is None:
-        rows = Presentation.objects.filter(study=study).values_list("id", "kind", "level", "topic_id", "run_a_id", "run_b_id")
+        rows = Presentation.objects.filter(study=study).values_list(
+            "id", "kind", "level", "topic_id", "run_a_id", "run_b_id", "subtopic_id"
+        )
         design = _Design.of([_Item(*row) for row in rows.order_by("id")])
         if len(_DESIGNS) >= _DESIGNS_KEPT:
             _DESIGNS.clear()
         _DESIGNS[key] = design
     return design
+
+
+def design_item(study: Study, presentation_id: int) -> _Item:
+    """A presentation of ``study`` as the design holds it (read once per process; again for an id it lacks)."""
+    item = _design(study).by_id.get(presentation_id)
+    if item is None:
+        _DESIGNS.pop((study.pk, study.created_at), None)
+        item = _design(study).by_id.get(presentation_id)
+    if item is None:
+        raise Presentation.DoesNotExist(f"presentation {presentation_id} is not one of study {study.pk}")
+    return item
 
 
 def live_counts(study: Study, now: datetime, presentation_ids: Iterable[int] | None = None) -> dict[int, int]:

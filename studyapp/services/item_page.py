@@ -11,12 +11,18 @@ database) is shown as plain text, not linked.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from django.db.models import Exists, OuterRef
+from django.template.loader import render_to_string
+
 from evaluation.io.documents import url_problem
-from studyapp.models import Assignment, Document, Presentation, Study, StudySubtopic
-from studyapp.models.study import TOPIC
+from studyapp.models import Assignment, Document, Presentation, RankedItem, Study, StudySubtopic, Topic
+from studyapp.models.study import PAGE_FIELDS, TOPIC
+from studyapp.services.assignment import design_item
+from studyapp.services.display_cache import TimedCache
 from studyapp.services.onboarding import Result
 
 # Caps on what one result shows, so the page weight does not depend on the collection's data
@@ -29,6 +35,25 @@ LINK_MAX = 1000
 
 
 @dataclass(frozen=True)
+class ResultPage:
+    """One side's result lines and their HTML (``_results.html``, drawn once: pages are shared by many items)."""
+
+    results: tuple[Result, ...]
+    html: str  # safe HTML
+
+    def __iter__(self) -> Iterator[Result]:
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+
+def result_page(results: Iterable[Result]) -> ResultPage:
+    shown = tuple(results)
+    return ResultPage(shown, render_to_string("studyapp/annotator/_results.html", {"results": shown}))
+
+
+@dataclass(frozen=True)
 class ItemPage:
     assignment: Assignment
     number: int  # 1-based position among the annotator's items
@@ -36,8 +61,8 @@ class ItemPage:
     query: str
     level: str
     needs: list[str]
-    left: list[Result]
-    right: list[Result]
+    left: ResultPage
+    right: ResultPage
 
     @property
     def depth(self) -> int:
@@ -77,26 +102,59 @@ def _need(text: str, number: str) -> str:
     return text or f"Meaning {number} of the query"
 
 
-def needs(p: Presentation) -> list[str]:
-    """The information need(s) the presentation ``p`` asks about (topic level: every kept subtopic)."""
-    if p.level != TOPIC:
-        return [_need(p.subtopic.text, p.subtopic.number)]
-    kept = StudySubtopic.objects.filter(study_topic__study_id=p.study_id, study_topic__topic_id=p.topic_id)
-    rows = kept.values_list("subtopic__position", "subtopic__number", "subtopic__text")
-    return [_need(text, number) for _, number, text in sorted(rows, key=lambda row: row[:2])]
+@dataclass(frozen=True)
+class _Task:
+    """The query of a study topic, its kept subtopics' needs (the collection's order) and every subtopic's need."""
+
+    query: str
+    kept: list[str]
+    need_of: dict[int, str]
 
 
-# What an item page reads of a presentation, its topic and its subtopic (the page reads no other field).
-_SHOWN = ("study", "kind", "level", "topic", "run_a", "run_b", "b_documents", "topic__topic_id", "topic__query",
-          "subtopic__number", "subtopic__text")  # fmt: skip
+# What this process read and drew for item pages (services/display_cache.py: kept a short time).
+_TASKS: TimedCache[_Task] = TimedCache(size=5_000)
+_PAGES: TimedCache[ResultPage] = TimedCache(size=5_000)
+
+
+def _task(study_id: int, topic_id: int) -> _Task:
+    """One query: the topic's query with each of its subtopics (none: one row of nulls) and whether the study kept it."""
+    kept = StudySubtopic.objects.filter(study_topic__study_id=study_id, subtopic_id=OuterRef("subtopics__id"))
+    rows = list(
+        Topic.objects.filter(pk=topic_id)
+        .annotate(kept=Exists(kept))
+        .values_list("topic_id", "query", "subtopics__id", "subtopics__position", "subtopics__number", "subtopics__text", "kept")
+    )
+    query = rows[0][1] or rows[0][0]  # Topic.display_query
+    subtopics = sorted((row[3:5], row[2], _need(row[5], row[4]), row[6]) for row in rows if row[2] is not None)
+    return _Task(query, [need for _, _, need, kept in subtopics if kept], {pk: need for _, pk, need, _ in subtopics})
+
+
+def _run_page(topic_id: int, run_id: int, depth: int) -> ResultPage:
+    """A run's result page for a topic, cut at ``depth``."""
+    items = RankedItem.objects.filter(topic_id=topic_id, run_id=run_id, rank__lte=depth).select_related("document")
+    items = items.only(*(f"document__{name}" for name in PAGE_FIELDS)).order_by("rank")
+    return result_page(results([item.document for item in items]))
+
+
+def _degraded_page(presentation_id: int) -> ResultPage:
+    """The worse side of a degraded check: its documents in their order."""
+    ids = Presentation.objects.values_list("b_documents", flat=True).get(pk=presentation_id)
+    by_id = Document.objects.only(*PAGE_FIELDS).in_bulk(ids)
+    return result_page(results([by_id[i] for i in ids]))
 
 
 def item_page(assignment: Assignment, study: Study, number: int, quota: int) -> ItemPage:
     """Everything the item template draws for ``assignment`` of ``study`` (the ``number``-th of ``quota``).
 
-    Three queries: the presentation with its topic and subtopic, both result pages, the kept subtopics (topic level).
+    Read from this process's display caches; a miss costs one to three queries.
     """
-    p = Presentation.objects.select_related("topic", "subtopic").only(*_SHOWN).get(pk=assignment.presentation_id)
-    a, b = (results(docs) for docs in p.pages(study.depth))
+    p = design_item(study, assignment.presentation_id)
+    task = _TASKS.get((study.pk, p.topic), lambda: _task(study.pk, p.topic))
+    a = _PAGES.get(("run", p.topic, p.run_a, study.depth), lambda: _run_page(p.topic, p.run_a, study.depth))
+    if p.kind == Presentation.Kind.DEGRADED:
+        b = _PAGES.get(("degraded", p.id), lambda: _degraded_page(p.id))
+    else:
+        b = _PAGES.get(("run", p.topic, p.run_b, study.depth), lambda: _run_page(p.topic, p.run_b, study.depth))
     left, right = (a, b) if assignment.a_on_left else (b, a)
-    return ItemPage(assignment, number, quota, p.topic.display_query, p.level, needs(p), left, right)
+    needs = task.kept if p.level == TOPIC else [task.need_of[p.subtopic]]
+    return ItemPage(assignment, number, quota, task.query, p.level, needs, left, right)

@@ -32,7 +32,7 @@ from studyapp.services import assignment as engine
 from studyapp.services import flow, sessions, throttle
 from studyapp.services.answers import record_answer
 from studyapp.services.completion import completion_for, screenout_link
-from studyapp.services.item_page import item_page
+from studyapp.services.item_page import item_page, result_page
 from studyapp.services.onboarding import COMPREHENSION_ATTEMPTS, PRACTICE_NEEDS, PRACTICE_QUERY, failed_attempt_notice
 from studyapp.services.scale import SCALE, point
 from studyapp.services.sequence import Sequence
@@ -343,8 +343,8 @@ def practice(request: HttpRequest, study: Study, annotator: Annotator) -> HttpRe
         chosen=getattr(point(annotator.practice_value), "name", ""),
         query=PRACTICE_QUERY,
         needs=PRACTICE_NEEDS,
-        left=item.left,
-        right=item.right,
+        left=result_page(item.left),
+        right=result_page(item.right),
         scale=SCALE,
         status=400 if form.errors else 200,
     )

@@ -9,6 +9,7 @@ from django.contrib.staticfiles import finders
 from django.utils import timezone
 
 from studyapp.models import Assignment, Document, Presentation, RankedItem, StudySubtopic, Topic
+from studyapp.services import display_cache
 from studyapp.services.item_page import LINK_MAX, SNIPPET_MAX, TITLE_MAX, display_url, item_page, results, shorten
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
@@ -172,6 +173,7 @@ class ItemTestCase(AnnotatorTestCase):
         self.deepen(assignment.presentation, 10)
         words = "Lorem <b>ipsum</b> dolor & sit amet, consectetur adipiscing elit. "
         Document.objects.update(title=words * 100, snippet=words * 1000, url="https://example.org/" + "p/" * 5000)
+        display_cache.clear_all()  # serve() drew the page before the edit
         html, size = self.page_weight(assignment)
         self.assertEqual(html.count('<p class="snippet">'), 20)  # 10 results on each side
         self.assertLess(size, PAGE_BUDGET)
@@ -183,9 +185,10 @@ class ItemTestCase(AnnotatorTestCase):
         assignment = self.serve(self.client)
         Document.objects.update(title="T" * 1000, snippet="word " * 1000)
         Document.objects.filter(pk=assignment.presentation.documents("a")[0].pk).update(title="Short title", snippet="Short.")
+        display_cache.clear_all()  # serve() drew the page before the edit
         page = item_page(Assignment.objects.select_related("presentation").get(pk=assignment.pk), self.study, 1, 6)
         a_side = page.left if assignment.a_on_left else page.right
-        self.assertEqual((a_side[0].title, a_side[0].snippet), ("Short title", "Short."))  # short texts are untouched
+        self.assertEqual((a_side.results[0].title, a_side.results[0].snippet), ("Short title", "Short."))  # short texts are untouched
         for result in [*page.left, *page.right][1:]:
             if result.title != "Short title":
                 self.assertEqual(len(result.title), TITLE_MAX)
@@ -211,6 +214,7 @@ class ItemTestCase(AnnotatorTestCase):
         bad = ["http://[::1", "javascript:alert(1)", "http://example.org:99999/", "http://exa mple.org/"]
         for doc, url in zip(docs, bad):
             Document.objects.filter(pk=doc.pk).update(url=url)
+        display_cache.clear_all()  # the page drawn by serve() is kept for a minute otherwise
         response = self.client.get(self.url("study_item", assignment.pk))
         self.assertEqual(response.status_code, 200)
         html = response.content.decode()

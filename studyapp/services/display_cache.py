@@ -1,0 +1,57 @@
+"""Per-process caches of what item pages show, each entry kept a short time.
+
+An item page draws the query, the information need(s) and two result lists. They come from a few
+hundred (topic, run) pages that thousands of item views share, and a study's design never changes, so
+each server process keeps what it read and drew for ``STUDYAPP_DISPLAY_CACHE_SECONDS`` (60; 0 = off,
+always off with ``DJANGO_DEBUG=1``). An edit in the admin (a document's title, a subtopic's text) shows
+on item pages within that time. Each cache holds at most ``size`` entries; the oldest go first.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+from django.conf import settings
+
+T = TypeVar("T")
+
+_ALL: list[TimedCache] = []
+
+
+class TimedCache(Generic[T]):
+    """A dict of computed values that live ``STUDYAPP_DISPLAY_CACHE_SECONDS`` each, at most ``size`` of them."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: dict[Hashable, tuple[float, T]] = {}
+        _ALL.append(self)
+
+    def get(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The value of ``key``: the kept one while it is fresh, else ``compute()`` (then kept)."""
+        seconds = settings.STUDYAPP_DISPLAY_CACHE_SECONDS
+        if seconds <= 0 or settings.DEBUG:
+            return compute()
+        now = time.monotonic()
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] > now:
+            return entry[1]
+        value = compute()
+        self._entries.pop(key, None)  # re-inserted last: the dict's order is the entries' age
+        self._entries[key] = (now + seconds, value)
+        while len(self._entries) > self.size:
+            del self._entries[next(iter(self._entries))]
+        return value
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+def clear_all() -> None:
+    """Forget every cached entry of this process (tests; a command that changed display data in bulk)."""
+    for cache in _ALL:
+        cache.clear()
