@@ -38,7 +38,7 @@ def resolve(request: HttpRequest, slug: str) -> tuple[Study | None, Annotator | 
     """
     tokens = request.session.get(TOKENS, {})
     if tokens:
-        for annotator in Annotator.objects.select_related("study").filter(token__in=list(tokens.values())):
+        for annotator in Annotator.objects.select_related("study").filter(token__in=list(tokens.values())).order_by():
             if annotator.study.slug == slug and tokens.get(str(annotator.study_id)) == annotator.token:
                 _resolved(request)[annotator.study_id] = annotator
                 return annotator.study, annotator
