@@ -23,7 +23,8 @@ How it works
   shown (stamping its first serve time), a second records the activity unless it was recorded in
   the last :data:`SEEN_RESOLUTION`.
 * **Leases follow progress.** The annotator's steps (consent, onboarding, answers, the platform
-  link: :func:`touch`) move all their live leases to ``now + lease_minutes``; showing an item
+  link: :func:`touch`) move all their live leases to ``now + lease_minutes`` (to
+  :data:`LEASE_RESOLUTION`: a lease renewed less than that ago is left alone); showing an item
   (its page, a reload, :func:`current_assignment`) and the heartbeat of its page renew only the
   item on screen (:func:`keep_on_screen`), so reloads or heartbeats alone cannot hold a whole
   quota. After that much inactivity their unanswered items count for nobody, so new annotators
@@ -67,6 +68,9 @@ Locker = Callable[[list[int]], set[int]]  # locks presentation rows, returns the
 SPREAD_SAMPLE = 200
 # How precisely an annotator's last activity is recorded (``mark_seen``): staff read it, nothing decides on it.
 SEEN_RESOLUTION = timedelta(seconds=30)
+# A renewal that would move a lease by less than this writes nothing: an annotator answering every
+# few seconds would otherwise rewrite all their leases (and the lease index) on every answer.
+LEASE_RESOLUTION = timedelta(seconds=60)
 
 
 class _Contended(Exception):
@@ -718,6 +722,9 @@ def _serve_live(annotator: Annotator, first: Assignment, now: datetime) -> Assig
     changes: dict[str, Any] = {"lease_expires_at": lease}
     if first.served_at is None:
         changes["served_at"] = now
+    elif first.lease_expires_at > lease - LEASE_RESOLUTION:
+        mark_seen(annotator, now)  # a reload right after the last renewal: nothing to write
+        return first
     if Assignment.objects.filter(pk=first.pk, released_at__isnull=True, lease_expires_at__gt=now).update(**changes):
         first.served_at, first.lease_expires_at = changes.get("served_at", first.served_at), lease
     mark_seen(annotator, now)
@@ -751,8 +758,9 @@ def touch(annotator: Annotator, now: datetime) -> None:
 
     Plain writes without joins (the activity only when :func:`mark_seen` records it): answered rows
     may have their lease moved too, which changes nothing (an answered item takes its slot whatever
-    its lease says).
+    its lease says). Leases renewed less than :data:`LEASE_RESOLUTION` ago are left as they are.
     """
     lease = now + timedelta(minutes=annotator.study.lease_minutes)
-    Assignment.objects.filter(annotator_id=annotator.pk, released_at__isnull=True, lease_expires_at__gt=now).update(lease_expires_at=lease)
+    live = Assignment.objects.filter(annotator_id=annotator.pk, released_at__isnull=True, lease_expires_at__gt=now)
+    live.filter(lease_expires_at__lte=lease - LEASE_RESOLUTION).update(lease_expires_at=lease)
     mark_seen(annotator, now)

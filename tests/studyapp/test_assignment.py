@@ -189,6 +189,28 @@ class AssignmentTestCase(BaseTestCase):
         self.assertEqual(leases.pop(shown.pk), self.later(minutes=19))
         self.assertEqual(set(leases.values()), {self.later(minutes=10)})  # from admission: not renewed by showing an item
 
+    def test_progress_renews_leases_at_most_once_per_lease_resolution(self) -> None:
+        alice = self.arrive("alice")  # leases run to now + 10 min
+        engine.touch(alice, self.later(seconds=30))  # would move them by 30 s: nothing written
+        self.assertEqual({a.lease_expires_at for a in self.items(alice)}, {self.later(minutes=10)})
+        engine.touch(alice, self.later(seconds=60))  # by a full LEASE_RESOLUTION: renewed
+        self.assertEqual({a.lease_expires_at for a in self.items(alice)}, {self.later(minutes=11)})
+        with CaptureQueriesContext(connection) as writes:
+            engine.touch(alice, self.later(seconds=61))
+        self.assertEqual(len(writes), 1)
+        self.assertEqual({a.lease_expires_at for a in self.items(alice)}, {self.later(minutes=11)})
+
+    def test_a_reload_right_after_the_last_renewal_writes_nothing(self) -> None:
+        alice = self.arrive("alice")
+        shown = engine.current_assignment(alice, now=self.later(minutes=1), rng=self.rng)  # first serve: written
+        with CaptureQueriesContext(connection) as queries:
+            again = engine.current_assignment(alice, now=self.later(minutes=1, seconds=20), rng=self.rng)
+        self.assertEqual(again.pk, shown.pk)
+        self.assertFalse([q for q in queries.captured_queries if q["sql"].startswith("UPDATE")])
+        self.assertEqual(Assignment.objects.get(pk=shown.pk).lease_expires_at, self.later(minutes=11))
+        engine.current_assignment(alice, now=self.later(minutes=2, seconds=30), rng=self.rng)  # 90 s later: renewed
+        self.assertEqual(Assignment.objects.get(pk=shown.pk).lease_expires_at, self.later(minutes=12, seconds=30))
+
     def test_an_expired_lease_frees_the_items_for_a_newcomer(self) -> None:
         for name in CAST:
             self.arrive(name)
