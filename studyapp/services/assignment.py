@@ -415,10 +415,11 @@ def _greedy(
     exclusion allows that many, so a newcomer is refused only when no full quota exists.
     """
     trial = history.copy()
-    pool = sorted(
-        (c for c in candidates if c.id not in unavailable and counts.get(c.id, 0) < k),
-        key=lambda c: (counts.get(c.id, 0), tiebreak[c.id]),
-    )
+    # most needed first, ties at random; the position keeps the sort stable and never compares items
+    taken = counts.get
+    order = [(taken(c.id, 0), tiebreak[c.id], i, c) for i, c in enumerate(candidates) if c.id not in unavailable and taken(c.id, 0) < k]
+    order.sort()
+    pool = [c for *_, c in order]
     open_levels: dict[tuple[int, int, int], set[str]] = {}
     for c in pool:
         open_levels.setdefault(c.group, set()).add(c.level)
