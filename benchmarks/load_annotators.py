@@ -498,14 +498,16 @@ class Client:
         async with self.slots:
             started = time.perf_counter()
             try:
-                reader, writer = await asyncio.wait_for(asyncio.open_connection(HOST, self.port), self.timeout)
+                async with asyncio.timeout(self.timeout):  # no extra task per call, unlike wait_for: a cheaper client
+                    reader, writer = await asyncio.open_connection(HOST, self.port)
             except TimeoutError:
                 raise  # a server too slow to accept: an error, never retried (TimeoutError is an OSError)
             except OSError as exc:
                 raise ServerDown(f"{type(exc).__name__}: {exc}") from None
             try:
                 writer.write(raw)
-                data = await asyncio.wait_for(reader.read(-1), self.timeout)
+                async with asyncio.timeout(self.timeout):
+                    data = await reader.read(-1)
             except TimeoutError:
                 raise
             except OSError as exc:
@@ -526,9 +528,12 @@ class Client:
             name, _, value = line.partition(":")
             name, value = name.strip().lower(), value.strip()
             if name == "set-cookie":
-                pair = value.split(";", 1)[0]
+                pair, *attributes = value.split(";")
                 cookie, _, cookie_value = pair.partition("=")
-                expired = "max-age=0" in value.lower() or "1970" in value
+                # a deleted cookie (Max-Age=0, expires in 1970); the attributes alone, never the value,
+                # which may contain "1970" by chance
+                attrs = {a.partition("=")[0].strip().lower(): a.partition("=")[2].strip() for a in attributes}
+                expired = attrs.get("max-age") == "0" or "1970" in attrs.get("expires", "")
                 new_cookies[cookie.strip()] = "" if expired else cookie_value.strip().strip('"')
             else:
                 headers[name] = value
