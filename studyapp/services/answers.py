@@ -50,6 +50,7 @@ def record_answer(
     first_interaction_ms: int | None = None,
     request_id: str = "",
     answered_before: int | None = None,
+    leases: list[datetime] | None = None,
     now: datetime | None = None,
 ) -> tuple[Preference, bool]:
     """Store the answer of ``assignment``; returns (preference, created).
@@ -61,7 +62,8 @@ def record_answer(
     (see :class:`~studyapp.models.Preference`); the server's decision time is computed here from
     ``assignment`` as the caller read it (its serve time and lease; one query less per answer).
     ``answered_before``, the annotator's answers before this one as the caller read them (its
-    ``Sequence``), spares quality control reading them while no rule can exclude yet.
+    ``Sequence``), spares quality control reading them while no rule can exclude yet; ``leases``, the
+    lease ends it read (``Sequence.lease_ends``), spare renewing leases that are not due (:func:`touch`).
     """
     if isinstance(value, bool) or not isinstance(value, int) or not PREFERENCE_MIN <= value <= PREFERENCE_MAX:
         raise InvalidAnswer(f"the answer must be an integer from {PREFERENCE_MIN} to {PREFERENCE_MAX}, got {value!r}")
@@ -87,7 +89,7 @@ def record_answer(
             given = answered_before + 1 if answered_before is not None else None
             # apply_live locks the annotator before their leases, as current_assignment does
             apply_live(assignment.annotator, preference, answers_given=given, now=now)
-            touch(assignment.annotator, now)
+            touch(assignment.annotator, now, leases=leases)
     except IntegrityError:  # answered before (a repeat, a double click) or the same answer raced in through another request
         existing = Preference.objects.filter(assignment_id=assignment.pk).first()
         if existing is None:

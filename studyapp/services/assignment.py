@@ -754,14 +754,18 @@ def keep_on_screen(annotator: Annotator, pk: int, now: datetime) -> bool:
     return bool(annotator.assignments.live(now).filter(pk=pk, served_at__isnull=False).update(lease_expires_at=lease))
 
 
-def touch(annotator: Annotator, now: datetime) -> None:
+def touch(annotator: Annotator, now: datetime, *, leases: list[datetime] | None = None) -> None:
     """Record progress: the annotator's live leases run for another ``lease_minutes`` from ``now``.
 
     Plain writes without joins (the activity only when :func:`mark_seen` records it): answered rows
     may have their lease moved too, which changes nothing (an answered item takes its slot whatever
-    its lease says). Leases renewed less than :data:`LEASE_RESOLUTION` ago are left as they are.
+    its lease says). Leases renewed less than :data:`LEASE_RESOLUTION` ago are left as they are;
+    ``leases``, the annotator's lease ends as the caller read them in this request
+    (``Sequence.lease_ends``), spares the statement when no live one is due.
     """
     lease = now + timedelta(minutes=annotator.study.lease_minutes)
-    live = Assignment.objects.filter(annotator_id=annotator.pk, released_at__isnull=True, lease_expires_at__gt=now)
-    live.filter(lease_expires_at__lte=lease - LEASE_RESOLUTION).update(lease_expires_at=lease)
+    due = lease - LEASE_RESOLUTION
+    if leases is None or any(now < end <= due for end in leases):
+        live = Assignment.objects.filter(annotator_id=annotator.pk, released_at__isnull=True, lease_expires_at__gt=now)
+        live.filter(lease_expires_at__lte=due).update(lease_expires_at=lease)
     mark_seen(annotator, now)

@@ -55,6 +55,10 @@ class Sequence:
         """Unanswered and not released, in order (leaving out the assignment ``besides``)."""
         return [a for a in self.assignments if a.answer_id is None and a.released_at is None and a.pk != besides]
 
+    def lease_ends(self) -> list[datetime]:
+        """The lease ends of the assignments not released (those :func:`~studyapp.services.assignment.touch` renews)."""
+        return [a.lease_expires_at for a in self.assignments if a.released_at is None]
+
     def expired(self, now: datetime) -> bool:
         """Has the lease of any open item run out at ``now``?"""
         return any(a.lease_expires_at <= now for a in self.open())

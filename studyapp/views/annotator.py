@@ -485,6 +485,7 @@ def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
             first_interaction_ms=data["first_interaction_ms"],
             request_id=data["request_id"],
             answered_before=sequence.progress()[0],
+            leases=sequence.lease_ends(),
         )
     except AnswerConflict:  # e.g. a second tab: the first answer stands, this one is not stored
         preference, created = None, False

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from studyapp.models import Annotator, Assignment, Preference, Study
@@ -34,6 +36,17 @@ class AnswerTestCase(AnnotatorTestCase):
         self.assertLess(preference.server_seconds, 60)
         following = self.alice.assignments.filter(preference__isnull=True).order_by("position").first()
         self.assertEqual(reply["next"], self.url("study_item", following.pk))
+
+    def test_an_answer_soon_after_the_last_renewal_rewrites_no_lease(self) -> None:
+        assignment = self.serve(self.client)  # the leases were renewed moments ago
+        with CaptureQueriesContext(connection) as queries:
+            self.assertEqual(self.answer(self.client, assignment).status_code, 200)
+        self.assertFalse([q for q in queries.captured_queries if q["sql"].startswith('UPDATE "studyapp_assignment"')])
+        Assignment.objects.filter(annotator=self.alice).update(lease_expires_at=timezone.now() + timedelta(minutes=5))
+        following = self.serve(self.client)
+        self.answer(self.client, following, request_id="req-0002")
+        live = Assignment.objects.filter(annotator=self.alice, released_at__isnull=True).exclude(pk=following.pk)
+        self.assertTrue(all(a.lease_expires_at > timezone.now() + timedelta(minutes=self.study.lease_minutes - 1) for a in live))
 
     def test_a_repeated_or_double_submission_stores_one_answer(self) -> None:
         first = json.loads(self.answer(self.client, self.item, 2, request_id="same-request").content)

@@ -200,6 +200,19 @@ class AssignmentTestCase(BaseTestCase):
         self.assertEqual(len(writes), 1)
         self.assertEqual({a.lease_expires_at for a in self.items(alice)}, {self.later(minutes=11)})
 
+    def test_progress_with_the_leases_read_skips_the_write_when_none_is_due(self) -> None:
+        alice = self.arrive("alice")  # leases run to now + 10 min
+        ends = [a.lease_expires_at for a in self.items(alice)]
+        for now, leases, writes in (
+            (self.later(seconds=30), ends, 0),  # none due: no statement at all
+            (self.later(seconds=30), [*ends, self.later(seconds=10)], 0),  # an expired one is not renewed by progress
+            (self.later(seconds=60), ends, 1),  # due: written
+        ):
+            with self.subTest(now=now, leases=len(leases)), CaptureQueriesContext(connection) as queries:
+                engine.touch(alice, now, leases=leases)
+            self.assertEqual(len([q for q in queries.captured_queries if q["sql"].startswith('UPDATE "studyapp_assignment"')]), writes)
+        self.assertEqual({a.lease_expires_at for a in self.items(alice)}, {self.later(minutes=11)})
+
     def test_a_reload_right_after_the_last_renewal_writes_nothing(self) -> None:
         alice = self.arrive("alice")
         shown = engine.current_assignment(alice, now=self.later(minutes=1), rng=self.rng)  # first serve: written
