@@ -25,8 +25,13 @@ kills the server (master and workers, ``kill -9`` by pid) while they answer, res
 the invariants. Every process started here is stopped by its pid, also on errors and Ctrl-C.
 
     .venv/bin/python benchmarks/load_annotators.py                      # PostgreSQL at $STUDYAPP_TEST_POSTGRES_URL
+    .venv/bin/python benchmarks/load_annotators.py --only burst --workers 3    # one scenario, a worker count
     .venv/bin/python benchmarks/load_annotators.py --database sqlite --smoke
     .venv/bin/python benchmarks/load_annotators.py --fault --postgres-url postgres://user:pw@127.0.0.1/db
+
+Each scenario's line also gives the CPU per request of the server, of this client and of everything else
+(the database, the kernel) and the machine's idle share: near 0 % the 2 cores, not the server's
+workers, are the limit.
 
 Exit status 0 when the invariants hold and no request failed, 1 otherwise, 2 on bad usage.
 Timing goals are reported, never asserted.
