@@ -14,7 +14,7 @@ from django.db.models import F, Q
 
 from studyapp.models.collection import Collection, Document, RankedItem, Run, Subtopic, Topic
 
-PAGE_FIELDS = ("docid", "title", "url", "snippet")  # what a result page shows of a document (Presentation.pages reads no more)
+PAGE_FIELDS = ("docid", "title", "url", "snippet")  # what a result page shows of a document (run_page reads no more)
 
 
 class Level(models.TextChoices):
@@ -274,18 +274,18 @@ class Presentation(models.Model):
         """The result page of side ``"a"`` or ``"b"``, cut at the study's depth."""
         if side not in ("a", "b"):
             raise ValueError(f"side must be 'a' or 'b', got {side!r}")
-        a, b = self.pages(self.study.depth)
-        return a if side == "a" else b
+        if side == "b" and self.kind == self.Kind.DEGRADED:
+            return documents_in_order(self.b_documents)
+        return run_page(self.topic_id, self.run_a_id if side == "a" else self.run_b_id, self.study.depth)
 
-    def pages(self, depth: int) -> tuple[list[Document], list[Document]]:
-        """The result pages of sides a and b cut at ``depth``, read together (one query; two for a degraded check)."""
-        runs = {self.run_a_id} if self.kind == self.Kind.DEGRADED else {self.run_a_id, self.run_b_id}
-        items = RankedItem.objects.filter(topic_id=self.topic_id, run_id__in=runs, rank__lte=depth).select_related("document")
-        items = items.only("run", *(f"document__{name}" for name in PAGE_FIELDS))  # what a result page shows, no more
-        by_run: dict[int, list[Document]] = {run: [] for run in runs}
-        for item in items.order_by("rank"):
-            by_run[item.run_id].append(item.document)
-        if self.kind == self.Kind.DEGRADED:
-            by_id = Document.objects.only(*PAGE_FIELDS).in_bulk(self.b_documents)
-            return by_run[self.run_a_id], [by_id[i] for i in self.b_documents]
-        return by_run[self.run_a_id], by_run[self.run_b_id]
+
+def run_page(topic_id: int, run_id: int, depth: int) -> list[Document]:
+    """A run's result page for a topic cut at ``depth``, in rank order, with only what a page shows (one query)."""
+    items = RankedItem.objects.filter(topic_id=topic_id, run_id=run_id, rank__lte=depth).select_related("document")
+    return [item.document for item in items.only(*(f"document__{name}" for name in PAGE_FIELDS)).order_by("rank")]
+
+
+def documents_in_order(ids: list[int]) -> list[Document]:
+    """The documents of ``ids`` in that order, with only what a page shows (the worse side of a degraded check)."""
+    by_id = Document.objects.only(*PAGE_FIELDS).in_bulk(ids)
+    return [by_id[i] for i in ids]

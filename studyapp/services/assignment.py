@@ -720,14 +720,13 @@ def _serve_live(annotator: Annotator, first: Assignment, now: datetime) -> Assig
     request, which checks for room first.
     """
     lease = now + timedelta(minutes=annotator.study.lease_minutes)
-    changes: dict[str, Any] = {"lease_expires_at": lease}
-    if first.served_at is None:
-        changes["served_at"] = now
-    elif first.lease_expires_at > lease - LEASE_RESOLUTION:
-        mark_seen(annotator, now)  # a reload right after the last renewal: nothing to write
-        return first
-    if Assignment.objects.filter(pk=first.pk, released_at__isnull=True, lease_expires_at__gt=now).update(**changes):
-        first.served_at, first.lease_expires_at = changes.get("served_at", first.served_at), lease
+    # a reload right after the last renewal writes nothing
+    if first.served_at is None or first.lease_expires_at <= lease - LEASE_RESOLUTION:
+        changes: dict[str, Any] = {"lease_expires_at": lease}
+        if first.served_at is None:
+            changes["served_at"] = now
+        if Assignment.objects.filter(pk=first.pk, released_at__isnull=True, lease_expires_at__gt=now).update(**changes):
+            first.served_at, first.lease_expires_at = changes.get("served_at", first.served_at), lease
     mark_seen(annotator, now)
     return first
 
@@ -766,6 +765,8 @@ def touch(annotator: Annotator, now: datetime, *, leases: list[datetime] | None 
     lease = now + timedelta(minutes=annotator.study.lease_minutes)
     due = lease - LEASE_RESOLUTION
     if leases is None or any(now < end <= due for end in leases):
-        live = Assignment.objects.filter(annotator_id=annotator.pk, released_at__isnull=True, lease_expires_at__gt=now)
-        live.filter(lease_expires_at__lte=due).update(lease_expires_at=lease)
+        due_rows = Assignment.objects.filter(
+            annotator_id=annotator.pk, released_at__isnull=True, lease_expires_at__gt=now, lease_expires_at__lte=due
+        )
+        due_rows.update(lease_expires_at=lease)
     mark_seen(annotator, now)

@@ -19,8 +19,8 @@ from django.db.models import Exists, OuterRef
 from django.template.loader import render_to_string
 
 from evaluation.io.documents import url_problem
-from studyapp.models import Assignment, Document, Presentation, RankedItem, Study, StudySubtopic, Topic
-from studyapp.models.study import PAGE_FIELDS, TOPIC
+from studyapp.models import Assignment, Document, Presentation, Study, StudySubtopic, Topic
+from studyapp.models.study import TOPIC, documents_in_order, run_page
 from studyapp.services.assignment import design_item
 from studyapp.services.display_cache import TimedCache
 from studyapp.services.onboarding import Result
@@ -124,23 +124,20 @@ def _task(study_id: int, topic_id: int) -> _Task:
         .annotate(kept=Exists(kept))
         .values_list("topic_id", "query", "subtopics__id", "subtopics__position", "subtopics__number", "subtopics__text", "kept")
     )
-    query = rows[0][1] or rows[0][0]  # Topic.display_query
+    query = Topic(topic_id=rows[0][0], query=rows[0][1]).display_query
     subtopics = sorted((row[3:5], row[2], _need(row[5], row[4]), row[6]) for row in rows if row[2] is not None)
     return _Task(query, [need for _, _, need, kept in subtopics if kept], {pk: need for _, pk, need, _ in subtopics})
 
 
 def _run_page(topic_id: int, run_id: int, depth: int) -> ResultPage:
-    """A run's result page for a topic, cut at ``depth``."""
-    items = RankedItem.objects.filter(topic_id=topic_id, run_id=run_id, rank__lte=depth).select_related("document")
-    items = items.only(*(f"document__{name}" for name in PAGE_FIELDS)).order_by("rank")
-    return result_page(results([item.document for item in items]))
+    """A run's result page for a topic cut at ``depth``, read and drawn once per process while fresh."""
+    return _PAGES.get(("run", topic_id, run_id, depth), lambda: result_page(results(run_page(topic_id, run_id, depth))))
 
 
 def _degraded_page(presentation_id: int) -> ResultPage:
     """The worse side of a degraded check: its documents in their order."""
     ids = Presentation.objects.values_list("b_documents", flat=True).get(pk=presentation_id)
-    by_id = Document.objects.only(*PAGE_FIELDS).in_bulk(ids)
-    return result_page(results([by_id[i] for i in ids]))
+    return result_page(results(documents_in_order(ids)))
 
 
 def item_page(assignment: Assignment, study: Study, number: int, quota: int) -> ItemPage:
@@ -150,11 +147,11 @@ def item_page(assignment: Assignment, study: Study, number: int, quota: int) -> 
     """
     p = design_item(study, assignment.presentation_id)
     task = _TASKS.get((study.pk, p.topic), lambda: _task(study.pk, p.topic))
-    a = _PAGES.get(("run", p.topic, p.run_a, study.depth), lambda: _run_page(p.topic, p.run_a, study.depth))
+    a = _run_page(p.topic, p.run_a, study.depth)
     if p.kind == Presentation.Kind.DEGRADED:
         b = _PAGES.get(("degraded", p.id), lambda: _degraded_page(p.id))
     else:
-        b = _PAGES.get(("run", p.topic, p.run_b, study.depth), lambda: _run_page(p.topic, p.run_b, study.depth))
+        b = _run_page(p.topic, p.run_b, study.depth)
     left, right = (a, b) if assignment.a_on_left else (b, a)
     needs = task.kept if p.level == TOPIC else [task.need_of[p.subtopic]]
     return ItemPage(assignment, number, quota, task.query, p.level, needs, left, right)
