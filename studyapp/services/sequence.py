@@ -10,28 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import F
 
 from studyapp.models import Annotator, Assignment
+from studyapp.services.prepared import Prepared, prepared
 
-_SQL: dict[str, str] = {}  # database vendor -> the SQL of Sequence.of
 
-
-def _sql() -> str:
-    """The sequence query as the ORM writes it, with the annotator id as its one parameter.
-
-    Item pages and answers read it on every request, and building the SQL text costs more CPU than
-    running the query (a third of it, measured), so it is built once per process and database vendor.
-    """
-    vendor = connections[DEFAULT_DB_ALIAS].vendor
-    if vendor not in _SQL:
-        query = Assignment.objects.filter(annotator_id=-1).annotate(answer_id=F("preference__id")).order_by("position").query
-        sql, params = query.sql_with_params()
-        if params != (-1,):
-            raise AssertionError(f"the sequence query should have the annotator id as its only parameter, has {params!r}")
-        _SQL[vendor] = sql
-    return _SQL[vendor]
+def _query() -> Prepared[Assignment]:
+    """The sequence query with the annotator id as its one value (item pages and answers read it every time)."""
+    return Prepared.of(Assignment.objects.filter(annotator_id=-1).annotate(answer_id=F("preference__id")).order_by("position"), [-1])
 
 
 @dataclass(frozen=True)
@@ -41,10 +28,10 @@ class Sequence:
 
     @classmethod
     def of(cls, annotator: Annotator) -> Sequence:
-        """The annotator's assignments as they are now (one query, its SQL built once per process)."""
-        rows = list(Assignment.objects.raw(_sql(), [annotator.pk]))
+        """The annotator's assignments as they are now (one query, its SQL built once per connection)."""
+        rows = prepared("sequence", _query).fetch([annotator.pk])
         for row in rows:
-            row.annotator = annotator  # no query for the annotator (or the study) of a row
+            Assignment.annotator.field.set_cached_value(row, annotator)  # no query for the annotator (or the study) of a row
         return cls(annotator, rows)
 
     def get(self, pk: int) -> Assignment | None:

@@ -16,6 +16,7 @@ from django.http import HttpRequest
 
 from studyapp.models import Annotator, Study
 from studyapp.services import flow
+from studyapp.services.prepared import Prepared, prepared
 
 TOKENS = "studyapp.tokens"  # session: {study id: annotator token}
 ARRIVALS = "studyapp.arrivals"  # session: {study id: platform parameters of a newcomer who has not consented yet}
@@ -30,19 +31,30 @@ def _resolved(request: HttpRequest) -> dict[int, Annotator | None]:
     return getattr(request, _RESOLVED)
 
 
+def _annotators_query(count: int) -> Prepared[Annotator]:
+    placeholders = [f"token-{i}" for i in range(count)]
+    return Prepared.of(Annotator.objects.select_related("study").filter(token__in=placeholders).order_by(), placeholders)
+
+
+def _study_query() -> Prepared[Study]:
+    return Prepared.of(Study.objects.filter(slug="slug").order_by(), ["slug"])
+
+
 def resolve(request: HttpRequest, slug: str) -> tuple[Study | None, Annotator | None]:
     """The study of ``slug`` and this session's annotator in it, in one query when the session holds a token.
 
     The tokens are unique, so the query looks up the session's annotators by token alone (the study
-    comes with them) and the slug is compared here.
+    comes with them) and the slug is compared here. Both queries run on every annotator request, so
+    their SQL is built once per connection (:mod:`~studyapp.services.prepared`).
     """
     tokens = request.session.get(TOKENS, {})
     if tokens:
-        for annotator in Annotator.objects.select_related("study").filter(token__in=list(tokens.values())).order_by():
+        values = list(tokens.values())
+        for annotator in prepared(("annotators", len(values)), lambda: _annotators_query(len(values))).fetch(values):
             if annotator.study.slug == slug and tokens.get(str(annotator.study_id)) == annotator.token:
                 _resolved(request)[annotator.study_id] = annotator
                 return annotator.study, annotator
-    study = Study.objects.filter(slug=slug).first()
+    study = next(iter(prepared("study", _study_query).fetch([slug])), None)
     if study is not None:
         _resolved(request)[study.pk] = None
     return study, None
