@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from studyapp.models.collection import Collection, Document, RankedItem, Run, Subtopic, Topic
+from studyapp.prepared import Prepared, prepared
 
 PAGE_FIELDS = ("docid", "title", "url", "snippet")  # what a result page shows of a document (run_page reads no more)
 
@@ -279,10 +280,17 @@ class Presentation(models.Model):
         return run_page(self.topic_id, self.run_a_id if side == "a" else self.run_b_id, self.study.depth)
 
 
+def _run_page_query() -> Prepared[RankedItem]:
+    items = RankedItem.objects.filter(topic_id=-1, run_id=-2, rank__lte=1000).select_related("document")
+    return Prepared.of(items.only(*(f"document__{name}" for name in PAGE_FIELDS)).order_by("rank"), [-1, -2, 1000])
+
+
 def run_page(topic_id: int, run_id: int, depth: int) -> list[Document]:
-    """A run's result page for a topic cut at ``depth``, in rank order, with only what a page shows (one query)."""
-    items = RankedItem.objects.filter(topic_id=topic_id, run_id=run_id, rank__lte=depth).select_related("document")
-    return [item.document for item in items.only(*(f"document__{name}" for name in PAGE_FIELDS)).order_by("rank")]
+    """A run's result page for a topic cut at ``depth``, in rank order, with only what a page shows (one query).
+
+    Item pages read one whenever their display cache misses, so its SQL is built once per connection.
+    """
+    return [item.document for item in prepared("run_page", _run_page_query).fetch([topic_id, run_id, depth])]
 
 
 def documents_in_order(ids: list[int]) -> list[Document]:

@@ -157,13 +157,18 @@ class _Design:
     regular: list[_Item]  # the run-pair presentations, in id order
     checks: list[_Item]
     share: dict[str, float]  # each level's share of the regular presentations: the level balance aims at it
+    groups: dict[tuple[int, int, int], list[_Item]]  # the regular presentations of each (topic, run_a, run_b)
 
     @classmethod
     def of(cls, items: list[_Item]) -> _Design:
         regular = [i for i in items if i.kind == Presentation.Kind.PAIR]
         by_level = Counter(i.level for i in regular)
         share = {level: n / len(regular) for level, n in by_level.items()}
-        return cls({i.id: i for i in items}, regular, [i for i in items if i.kind != Presentation.Kind.PAIR], share)
+        groups: dict[tuple[int, int, int], list[_Item]] = {}
+        for item in regular:
+            groups.setdefault(item.group, []).append(item)
+        checks = [i for i in items if i.kind != Presentation.Kind.PAIR]
+        return cls({i.id: i for i in items}, regular, checks, share, groups)
 
 
 # A study's presentations never change after create_study (the design is frozen), so each process reads
@@ -226,13 +231,12 @@ class _Room:
         """Give one newcomer what :func:`admit` would; returns how many regular items it found (all taken if a full quota)."""
         tiebreak = _tiebreak(self.items, self.rng)
         picked = _greedy(
-            self.items,
+            self.design,
             self.quota,
             counts=self.counts,
             k=self.study.annotators_per_presentation,
             history=_History(),
             unavailable=set(),
-            share=self.design.share,
             tiebreak=tiebreak,
             same_pair_both_levels=self.study.same_pair_both_levels,
         )
@@ -361,13 +365,12 @@ def _pick_regular(
     contended = False
     while len(picked) < want:
         tentative = _greedy(
-            candidates,
+            design,
             want - len(picked),
             counts=counts,
             k=k,
             history=history,
             unavailable=unavailable,
-            share=design.share,
             tiebreak=tiebreak,
             same_pair_both_levels=study.same_pair_both_levels,
         )
@@ -394,44 +397,52 @@ def _tiebreak(candidates: list[_Item], rng: random.Random) -> dict[int, float]:
 
 
 def _greedy(
-    candidates: list[_Item],
+    design: _Design,
     n: int,
     *,
     counts: dict[int, int],
     k: int,
     history: _History,
     unavailable: set[int],
-    share: dict[str, float],
     tiebreak: dict[int, float],
     same_pair_both_levels: bool,
 ) -> list[_Item]:
-    """Choose ``n`` of ``candidates``: most needed first, then the level, pair and topic the annotator has least.
+    """Choose ``n`` of the ``design``'s regular presentations: most needed first, then the level, pair
+    and topic the annotator has least.
 
     ``counts`` are the answer slots taken per presentation (``k`` is full), ``history`` what the annotator
-    already holds, ``unavailable`` ids to skip (locked by others or found full), ``share`` each level's
-    target share (:class:`_Design`) and ``tiebreak`` a random number per candidate (:func:`_tiebreak`).
+    already holds, ``unavailable`` ids to skip (locked by others or found full) and ``tiebreak`` a
+    random number per candidate (:func:`_tiebreak`). Each level aims at its share of the design.
 
     If that spread comes up short, :func:`_fill_first` is tried: it finds ``n`` whenever the level
     exclusion allows that many, so a newcomer is refused only when no full quota exists.
     """
     trial = history.copy()
-    # most needed first, ties at random; the position keeps the sort stable and never compares items
     taken = counts.get
-    order = [(taken(c.id, 0), tiebreak[c.id], i, c) for i, c in enumerate(candidates) if c.id not in unavailable and taken(c.id, 0) < k]
-    order.sort()
-    pool = [c for *_, c in order]
-    open_levels: dict[tuple[int, int, int], set[str]] = {}
-    for c in pool:
-        open_levels.setdefault(c.group, set()).add(c.level)
-    mixed = {g for g, levels in open_levels.items() if len(levels) > 1}
+
+    def is_open(c: _Item) -> bool:
+        return c.id not in unavailable and taken(c.id, 0) < k
+
+    # most needed first, ties at random: one bucket per number of slots taken, each in tiebreak order
+    # (a stable sort: equal numbers keep the design's order)
+    buckets: list[list[_Item]] = [[] for _ in range(k)]
+    for c in design.regular:
+        if is_open(c):
+            buckets[taken(c.id, 0)].append(c)
+    pool = [c for bucket in buckets for c in sorted(bucket, key=lambda c: tiebreak[c.id])]
+    mixed: dict[tuple[int, int, int], bool] = {}  # groups whose open presentations span both levels (read as needed)
+    share = design.share
     levels, pairs, topics = trial.levels, trial.pairs, trial.topics  # what the annotator has, updated as items are chosen
 
     def spread(c: _Item) -> tuple:
+        group = c.group
+        if group not in mixed:
+            mixed[group] = len({m.level for m in design.groups[group] if is_open(m)}) > 1
         return (
             levels.get(c.level, 0) / share[c.level],
             # Prefer (topic, pair) groups that still have room at both levels: one annotator can
             # use only one level of a group, so such groups are what a late annotator cannot fill.
-            c.group not in mixed,
+            not mixed[group],
             pairs.get(c.pair, 0),
             topics.get(c.topic, 0),
             tiebreak[c.id],
@@ -446,8 +457,8 @@ def _greedy(
             if trial.excludes(c, same_pair_both_levels):
                 continue
             if need is None:
-                need = counts.get(c.id, 0)
-            elif counts.get(c.id, 0) != need or len(tier) >= SPREAD_SAMPLE:
+                need = taken(c.id, 0)
+            elif taken(c.id, 0) != need or len(tier) >= SPREAD_SAMPLE:
                 break
             tier.append(c)
         if not tier:

@@ -13,7 +13,7 @@ from datetime import datetime
 from django.db.models import F
 
 from studyapp.models import Annotator, Assignment
-from studyapp.services.prepared import Prepared, prepared
+from studyapp.prepared import Prepared, prepared
 
 
 def _query() -> Prepared[Assignment]:

@@ -15,8 +15,8 @@ from dataclasses import replace
 from django.http import HttpRequest
 
 from studyapp.models import Annotator, Study
+from studyapp.prepared import Prepared, prepared
 from studyapp.services import flow
-from studyapp.services.prepared import Prepared, prepared
 
 TOKENS = "studyapp.tokens"  # session: {study id: annotator token}
 ARRIVALS = "studyapp.arrivals"  # session: {study id: platform parameters of a newcomer who has not consented yet}
@@ -45,7 +45,7 @@ def resolve(request: HttpRequest, slug: str) -> tuple[Study | None, Annotator | 
 
     The tokens are unique, so the query looks up the session's annotators by token alone (the study
     comes with them) and the slug is compared here. Both queries run on every annotator request, so
-    their SQL is built once per connection (:mod:`~studyapp.services.prepared`).
+    their SQL is built once per connection (:mod:`~studyapp.prepared`).
     """
     tokens = request.session.get(TOKENS, {})
     if tokens:

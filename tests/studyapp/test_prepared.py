@@ -6,9 +6,9 @@ from django.db import connections
 from django.db.models import F
 from django.test import RequestFactory
 
+from studyapp import prepared as prepared_module
 from studyapp.models import Annotator, Assignment, Study
-from studyapp.services import prepared as prepared_module
-from studyapp.services.prepared import Prepared, prepared
+from studyapp.prepared import Prepared, prepared
 from studyapp.services.sessions import TOKENS, resolve
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
@@ -51,11 +51,18 @@ class PreparedTests(AnnotatorTestCase):
         self.assertEqual(self._by_tokens(1).fetch(["no such token"]), [])
         self.assertEqual(self._by_tokens(1).fetch(["' OR 1=1 --"]), [])  # a value, never SQL
 
+    def test_values_come_in_the_placeholders_order_whatever_the_sqls(self) -> None:
+        query = Prepared.of(Annotator.objects.filter(token="t", pseudonym="p").order_by(), ["p", "t"])
+        self.assertEqual([a.pk for a in query.fetch([self.alice.pseudonym, self.alice.token])], [self.alice.pk])
+        self.assertEqual(query.fetch([self.alice.token, self.alice.pseudonym]), [])
+
     def test_parameters_that_are_not_the_placeholders_are_refused(self) -> None:
         with self.assertRaisesRegex(ValueError, "not its placeholders"):
             Prepared.of(Annotator.objects.filter(token="a", status="active"), ["a"])  # 'active' would be frozen in
         with self.assertRaisesRegex(ValueError, "not its placeholders"):
             Prepared.of(Annotator.objects.filter(token="a"), ["b"])
+        with self.assertRaisesRegex(ValueError, "not its placeholders"):
+            Prepared.of(Annotator.objects.filter(token="a", pseudonym="a"), ["a", "a"])  # placeholders must be distinct
 
     def test_built_once_per_connection_and_key(self) -> None:
         calls = []

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db.models import F
 
+from studyapp import prepared
 from studyapp.models import Assignment
-from studyapp.services import prepared
 from studyapp.services.sequence import Sequence
 from tests.studyapp.annotator_base import AnnotatorTestCase
 

@@ -33,6 +33,7 @@ class Prepared(Generic[M]):
     alias: str
     model: type[M]
     sql: str
+    order: list[int]  # the SQL's parameters: indexes into the values fetch() is given
     init_list: list[str]  # the model's attnames in column order
     model_columns: slice
     converters: list[tuple[int, list[Callable], Any]]  # (column, converters, expression)
@@ -41,16 +42,18 @@ class Prepared(Generic[M]):
 
     @classmethod
     def of(cls, queryset: QuerySet[M], placeholders: Sequence[Any]) -> Prepared[M]:
-        """Compile ``queryset``, written with ``placeholders`` as its values, in their order.
+        """Compile ``queryset``, written with the distinct ``placeholders`` as its values.
 
-        Raises ``ValueError`` when the compiled parameters are not exactly the placeholders (a value
-        the query does not take from the caller would be frozen into every later run).
+        :meth:`fetch` takes the values in the order of ``placeholders`` (the SQL may use them in
+        another). Raises ``ValueError`` when a compiled parameter is not a placeholder (a value the
+        query does not take from the caller would be frozen into every later run) or one is unused.
         """
         alias = queryset.db
         compiler = queryset.query.get_compiler(using=alias)
         sql, params = compiler.as_sql()
-        if list(params) != list(placeholders):
-            raise ValueError(f"the query's parameters {params!r} are not its placeholders {list(placeholders)!r}")
+        placeholders = list(placeholders)
+        if len(set(placeholders)) != len(placeholders) or set(params) != set(placeholders) or len(params) != len(placeholders):
+            raise ValueError(f"the query's parameters {params!r} are not its placeholders {placeholders!r}")
         select = compiler.select[: compiler.col_count]
         klass_info = compiler.klass_info
         fields = klass_info["select_fields"]
@@ -59,6 +62,7 @@ class Prepared(Generic[M]):
             alias=alias,
             model=queryset.model,
             sql=sql,
+            order=[placeholders.index(param) for param in params],
             init_list=[column[0].target.attname for column in select[fields[0] : fields[-1] + 1]],
             model_columns=slice(fields[0], fields[-1] + 1),
             converters=[(position, functions, expression) for position, (functions, expression) in converters.items()],
@@ -70,7 +74,7 @@ class Prepared(Generic[M]):
         """The instances the queryset would give with ``values`` in place of its placeholders."""
         connection = connections[self.alias]
         with connection.cursor() as cursor:
-            cursor.execute(self.sql, list(values))
+            cursor.execute(self.sql, [values[i] for i in self.order])
             rows = cursor.fetchall()
         objects = []
         for row in rows:
