@@ -18,7 +18,11 @@ workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() + 1)
 worker_class = "sync"
 timeout = int(os.environ.get("STUDYAPP_WORKER_TIMEOUT", 30))
 graceful_timeout = 20
-max_requests = 5000  # recycle workers now and then (bounded memory), staggered so they do not restart together
-max_requests_jitter = 500
+# Recycle a worker after this many requests (a safety valve for memory; its caches are bounded anyway),
+# staggered so they do not restart together. A restart costs the worker's start (about a second of CPU)
+# and its warm caches: at 5,000 the load benchmark's burst restarted every worker once and served
+# 262 requests/s against 366 without restarts (same code, same machine, back to back).
+max_requests = int(os.environ.get("STUDYAPP_MAX_REQUESTS", 100_000))
+max_requests_jitter = max_requests // 10
 accesslog = os.environ.get("STUDYAPP_ACCESS_LOG") or None
 errorlog = "-"

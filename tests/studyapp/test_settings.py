@@ -13,12 +13,21 @@ from typing import Any
 from unittest import mock
 
 from django.contrib.staticfiles import finders
+from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
 import studyapp.settings
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
-DEPLOYMENT_VARIABLES = ("DJANGO_DEBUG", "DJANGO_SECRET_KEY", "DJANGO_SECRET_KEY_FILE", "DJANGO_ALLOWED_HOSTS", "STUDYAPP_STATIC_FROM_APPS")
+DEPLOYMENT_VARIABLES = (
+    "DATABASE_URL",
+    "DJANGO_PG_PREPARED",
+    "DJANGO_DEBUG",
+    "DJANGO_SECRET_KEY",
+    "DJANGO_SECRET_KEY_FILE",
+    "DJANGO_ALLOWED_HOSTS",
+    "STUDYAPP_STATIC_FROM_APPS",
+)
 TECHNICAL = ("URLconf", "urlpatterns", "Traceback", "DEBUG = True", "studyapp.urls")
 
 
@@ -60,6 +69,16 @@ class DefaultSettingsTestCase(AnnotatorTestCase):
         self.assertEqual(default_settings(self.key_file, DJANGO_ALLOWED_HOSTS="study.example.org")["ALLOWED_HOSTS"], ["study.example.org"])
         self.assertIs(self.defaults["WHITENOISE_USE_FINDERS"], True)  # `make run` needs no collectstatic
         self.assertIsNotNone(finders.find("studyapp/annotator.js"))
+
+    def test_postgresql_prepares_hot_statements_unless_turned_off(self) -> None:
+        url = "postgres://u:p@127.0.0.1:5432/db"
+        options = default_settings(self.key_file, DATABASE_URL=url)["DATABASES"]["default"]["OPTIONS"]
+        self.assertEqual((options["server_side_binding"], options["prepare_threshold"]), (True, 5))
+        off = default_settings(self.key_file, DATABASE_URL=url, DJANGO_PG_PREPARED="0")["DATABASES"]["default"]
+        self.assertNotIn("server_side_binding", off.get("OPTIONS", {}))
+        self.assertNotIn("server_side_binding", self.defaults["DATABASES"]["default"]["OPTIONS"])  # SQLite
+        with self.assertRaisesRegex(ImproperlyConfigured, "DJANGO_PG_PREPARED must be a boolean"):
+            default_settings(self.key_file, DATABASE_URL=url, DJANGO_PG_PREPARED="maybe")
 
     def test_unknown_addresses_give_the_friendly_404_page(self) -> None:
         cases = [
