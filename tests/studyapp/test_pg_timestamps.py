@@ -1,16 +1,25 @@
-"""pg_timestamps: PostgreSQL timestamps through psycopg's C loader equal what Django's own loader gives."""
+"""pg_timestamps: PostgreSQL timestamps through psycopg's C loader equal what Django's own loader gives.
+
+The tests open their own Django connection to the PostgreSQL server of ``STUDYAPP_TEST_POSTGRES_URL``
+(whatever database the suite runs on), so they run in the SQLite run as well; without that server
+they skip, except in CI, where they fail (``.ci/run`` starts PostgreSQL and sets the variable).
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from datetime import UTC
 
+import dj_database_url
 import pytest
-from django.db import connection
+from django.db import connections
+from django.db.backends.postgresql.psycopg_any import register_tzloader
+from psycopg.pq import Format
 
-from studyapp.models import Annotator
-from studyapp.pg_timestamps import _utc_c_loader
-from tests.studyapp.annotator_base import AnnotatorTestCase
+from studyapp.pg_timestamps import _utc_c_loader, use_c_loader
 
+TIMESTAMPTZ = 1184
 VALUES = [
     "2026-11-24 03:05:06.123456+00",
     "2026-11-24 03:05:06+00",
@@ -19,34 +28,60 @@ VALUES = [
     "9999-12-31 23:59:59.999999+00",
     "2024-02-29 12:00:00.000001-11",
 ]
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="a PostgreSQL loader (the PostgreSQL run covers it)")
-class CLoaderTests(AnnotatorTestCase):
-    def _read(self, loader: type | None) -> list:
-        from django.db.backends.postgresql.psycopg_any import register_tzloader
+@pytest.fixture
+def pg(django_db_blocker) -> Iterator:
+    """A fresh Django connection to the test PostgreSQL server (its connection_created signal fires).
 
-        with connection.cursor() as cursor:
-            raw = cursor.cursor
-            if loader is None:
-                register_tzloader(UTC, raw)  # Django's own loader, on this cursor only
-            else:
-                raw.adapters.register_loader("timestamptz", loader)
-            raw.execute("SELECT " + ", ".join(f"'{v}'::timestamptz" for v in VALUES) + ", NULL::timestamptz")
-            return list(raw.fetchone())
+    Its own database access, beside the suite's test database: pytest-django's blocker is lifted for it.
+    """
+    url = os.environ.get("STUDYAPP_TEST_POSTGRES_URL", "")
+    if not url:
+        message = "STUDYAPP_TEST_POSTGRES_URL is not set (.ci/run starts PostgreSQL and sets it)"
+        if IN_CI:
+            pytest.fail(f"PostgreSQL is required in CI: {message}")
+        pytest.skip(f"{message}; in CI (CI=true) this test fails instead of skipping")
+    from django.db.backends.postgresql.base import DatabaseWrapper
 
-    def test_connections_use_it_and_values_equal_djangos(self) -> None:
-        connection.ensure_connection()
-        loader = _utc_c_loader()
-        self.assertIsNotNone(loader, "psycopg[binary] is installed: its C loader should be found")
-        self.assertIs(connection.connection.adapters.get_loader(1184, 0), loader)
-        fast, django = self._read(loader), self._read(None)
-        self.assertEqual(fast, django)
-        self.assertIsNone(fast[-1])
-        for value in fast[:-1]:
-            self.assertIs(value.tzinfo, UTC)
+    settings = connections.configure_settings({"default": dj_database_url.parse(url)})["default"]
+    wrapper = DatabaseWrapper(settings, alias="pg_timestamps")
+    with django_db_blocker.unblock():
+        wrapper.ensure_connection()
+        yield wrapper
+        wrapper.close()
 
-    def test_orm_reads_aware_utc_datetimes(self) -> None:
-        got = Annotator.objects.get(pk=self.alice.pk)
-        self.assertEqual(got.consented_at, self.alice.consented_at)
-        self.assertIs(got.consented_at.tzinfo, UTC)
+
+def _read(wrapper, loader: type | None) -> list:
+    """VALUES and a NULL read with ``loader`` (None: Django's own loader), on one cursor."""
+    with wrapper.cursor() as cursor:
+        raw = cursor.cursor
+        if loader is None:
+            register_tzloader(UTC, raw)
+        else:
+            raw.adapters.register_loader("timestamptz", loader)
+        raw.execute("SELECT " + ", ".join(f"'{v}'::timestamptz" for v in VALUES) + ", NULL::timestamptz")
+        return list(raw.fetchone())
+
+
+def test_a_new_connection_uses_it_and_its_values_equal_djangos(pg) -> None:
+    loader = _utc_c_loader()
+    assert loader is not None, "psycopg[binary] is installed: its C loader should be found"
+    assert pg.connection.adapters.get_loader(TIMESTAMPTZ, Format.TEXT) is loader
+    fast, django = _read(pg, loader), _read(pg, None)
+    assert fast == django
+    assert fast[-1] is None
+    assert all(value.tzinfo is UTC for value in fast[:-1])
+    with pg.cursor() as cursor:  # through Django's cursor, as the ORM reads
+        cursor.execute("SELECT %s::timestamptz", [VALUES[0]])
+        assert cursor.fetchone()[0] == django[0]
+
+
+def test_a_session_in_another_time_zone_keeps_djangos_loader(pg) -> None:
+    register_tzloader(UTC, pg.connection)  # Django's loader again on this connection
+    before = pg.connection.adapters.get_loader(TIMESTAMPTZ, Format.TEXT)
+    with pg.cursor() as cursor:
+        cursor.execute("SET TIME ZONE 'Europe/Paris'")
+    use_c_loader(None, pg)
+    assert pg.connection.adapters.get_loader(TIMESTAMPTZ, Format.TEXT) is before
