@@ -9,16 +9,16 @@ reported, never asserted.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.studyapp.test_postgresql import postgres_url
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARK = ROOT / "benchmarks" / "load_annotators.py"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 TIMEOUT_SECONDS = 240  # stops a hung run only; the benchmark bounds itself (about 25 s per database)
 
 
@@ -55,12 +55,7 @@ def test_smoke_and_kill9_on_sqlite() -> None:
 
 @pytest.mark.slow
 def test_smoke_and_kill9_on_postgresql() -> None:
-    url = os.environ.get("STUDYAPP_TEST_POSTGRES_URL", "")
-    if not url:
-        message = "STUDYAPP_TEST_POSTGRES_URL is not set (.ci/run starts PostgreSQL and sets it)"
-        if IN_CI:
-            pytest.fail(f"PostgreSQL is required in CI: {message}")
-        pytest.skip(f"{message}; in CI (CI=true) this test fails instead of skipping")
+    url = postgres_url()  # fails in CI without PostgreSQL, skips elsewhere
     assert_smoke_and_fault(*run_benchmark("--database", "postgres", "--postgres-url", url, "--smoke", "--fault"))
 
 

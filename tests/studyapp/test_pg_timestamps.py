@@ -7,7 +7,6 @@ they skip, except in CI, where they fail (``.ci/run`` starts PostgreSQL and sets
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from datetime import UTC
 
@@ -18,6 +17,7 @@ from django.db.backends.postgresql.psycopg_any import register_tzloader
 from psycopg.pq import Format
 
 from studyapp.pg_timestamps import _utc_c_loader, use_c_loader
+from tests.studyapp.test_postgresql import postgres_url
 
 TIMESTAMPTZ = 1184
 VALUES = [
@@ -28,7 +28,6 @@ VALUES = [
     "9999-12-31 23:59:59.999999+00",
     "2024-02-29 12:00:00.000001-11",
 ]
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 @pytest.fixture
@@ -37,13 +36,9 @@ def pg(django_db_blocker) -> Iterator:
 
     Its own database access, beside the suite's test database: pytest-django's blocker is lifted for it.
     """
-    url = os.environ.get("STUDYAPP_TEST_POSTGRES_URL", "")
-    if not url:
-        message = "STUDYAPP_TEST_POSTGRES_URL is not set (.ci/run starts PostgreSQL and sets it)"
-        if IN_CI:
-            pytest.fail(f"PostgreSQL is required in CI: {message}")
-        pytest.skip(f"{message}; in CI (CI=true) this test fails instead of skipping")
     from django.db.backends.postgresql.base import DatabaseWrapper
+
+    url = postgres_url()
 
     settings = connections.configure_settings({"default": dj_database_url.parse(url)})["default"]
     wrapper = DatabaseWrapper(settings, alias="pg_timestamps")
