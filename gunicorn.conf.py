@@ -10,19 +10,32 @@ clients, which sync workers need.
 import multiprocessing
 import os
 
+
+def _env_int(name: str, default: int, minimum: int) -> int:
+    """``name`` from the environment as an integer of at least ``minimum``; else one line and exit status 1."""
+    raw = os.environ.get(name, "")
+    try:
+        value = int(raw) if raw else default
+    except ValueError:
+        raise SystemExit(f"gunicorn.conf.py: {name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise SystemExit(f"gunicorn.conf.py: {name} must be at least {minimum}, got {value}")
+    return value
+
+
 bind = os.environ.get("STUDYAPP_BIND", "127.0.0.1:8000")
 # cores + 1: the work is CPU in Python, and PostgreSQL usually shares the machine. On 2 cores the load
 # benchmark's burst served 221-259 requests/s with 3 workers and 202-215 with 5 (alternating runs):
 # more processes than cores only add switching. Sweep WEB_CONCURRENCY on the machine you deploy to.
-workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() + 1))
+workers = _env_int("WEB_CONCURRENCY", multiprocessing.cpu_count() + 1, minimum=1)
 worker_class = "sync"
-timeout = int(os.environ.get("STUDYAPP_WORKER_TIMEOUT", 30))
+timeout = _env_int("STUDYAPP_WORKER_TIMEOUT", 30, minimum=1)
 graceful_timeout = 20
 # Recycle a worker after this many requests (a safety valve for memory; its caches are bounded anyway),
 # staggered so they do not restart together. A restart costs the worker's start (about a second of CPU)
 # and its warm caches: at 5,000 the load benchmark's burst restarted every worker once and served
 # 262 requests/s against 366 without restarts (same code, same machine, back to back).
-max_requests = int(os.environ.get("STUDYAPP_MAX_REQUESTS", 100_000))
+max_requests = _env_int("STUDYAPP_MAX_REQUESTS", 100_000, minimum=0)  # 0: never
 max_requests_jitter = max_requests // 10
 accesslog = os.environ.get("STUDYAPP_ACCESS_LOG") or None
 errorlog = "-"
