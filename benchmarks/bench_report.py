@@ -16,7 +16,7 @@ Last line: ``seconds=<s> collection=<s> scoring=<s> meta=<s> rendering=<s>`` (el
 before gives the CPU seconds of each phase (elapsed time on a busy machine is mostly waiting). The
 goal is under 10 s.
 
-Also timed, on standard error: the dashboard's live preview (``services.preview.study_preview``:
+Also timed, on standard error: the dashboard's live preview (``services.analysis.preview.study_preview``:
 the MUP ranking of both levels with B = 1000 intervals and the separation estimate), once with
 the study's scores to compute (the first view of a study) and then with them cached (every later
 state of the answers), best of ``--repeat``, with its phases; the goal is a few hundred ms.
@@ -87,10 +87,10 @@ def build_study(seed: int):
     from evaluation.collection import SUBTOPIC_TOPIC
     from evaluation.meta.simulate import UserModel, latent_preference, simulate_answers
     from studyapp.models import Annotator, Assignment, Preference, Presentation
-    from studyapp.services.analysis import study_collection, study_scores
-    from studyapp.services.importing import import_collection
-    from studyapp.services.study_config import parse_config
-    from studyapp.services.study_design import create_study
+    from studyapp.services.analysis.study_analysis import study_collection, study_scores
+    from studyapp.services.collections.importing import import_collection
+    from studyapp.services.design.study_config import parse_config
+    from studyapp.services.design.study_design import create_study
 
     call_command("migrate", verbosity=0)
     rng = np.random.default_rng(seed)
@@ -164,7 +164,7 @@ def preview_line(study, repeat: int) -> None:
     """Time the dashboard's live preview: cold (scores computed) and warm (scores cached), on stderr."""
     from django.core.cache import cache
 
-    from studyapp.services.preview import study_preview
+    from studyapp.services.analysis.preview import study_preview
 
     def timed() -> tuple[float, float, dict[str, float], str]:
         start, start_cpu = time.perf_counter(), time.process_time()
@@ -188,8 +188,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     from studyapp.models import Preference
-    from studyapp.services.analysis import Timer
-    from studyapp.services.report import build_report, write_report
+    from studyapp.services.analysis.report import build_report, write_report
+    from studyapp.services.analysis.study_analysis import Timer
 
     study = build_study(args.seed)
     print(f"study: 5 runs, 50 topics, 3 subtopics, both levels; {Preference.objects.count()} answers", file=sys.stderr)

@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         from django.test.client import ClientHandler
         from django.test.utils import override_settings
 
-        from studyapp.services.onboarding import COMPREHENSION
+        from studyapp.services.participation.onboarding import COMPREHENSION
 
         scenario = load_annotators.Scenario("bench", args.annotators, 0.0, (0, 0), (0, 0), 0.0, "trec")
         study = load_annotators.prepare_studies([scenario])["bench"]

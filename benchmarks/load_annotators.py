@@ -181,11 +181,11 @@ def prepare_studies(scenarios: list[Scenario]) -> dict[str, dict]:
     from django.core.management import call_command
 
     from studyapp.models import Presentation
-    from studyapp.services.demo import DEMO_DIR
-    from studyapp.services.demo import RUNS as DEMO_RUNS
-    from studyapp.services.importing import import_collection
-    from studyapp.services.study_config import parse_config
-    from studyapp.services.study_design import create_study
+    from studyapp.services.collections.importing import import_collection
+    from studyapp.services.design.study_config import parse_config
+    from studyapp.services.design.study_design import create_study
+    from studyapp.services.rehearsal.demo import DEMO_DIR
+    from studyapp.services.rehearsal.demo import RUNS as DEMO_RUNS
 
     call_command("migrate", verbosity=0, interactive=False)
     runs = {}
@@ -726,7 +726,7 @@ def main(argv: list[str] | None = None) -> int:
         django.setup()
         from django.db import connections
 
-        from studyapp.services.onboarding import COMPREHENSION
+        from studyapp.services.participation.onboarding import COMPREHENSION
 
         COMPREHENSION_RIGHT.update({q.key: q.correct for q in COMPREHENSION})
         studies = prepare_studies(scenarios)

@@ -17,9 +17,9 @@ from django.utils.html import format_html
 from studyapp import models as m
 from studyapp.exceptions import InvalidStudyConfig
 from studyapp.forms import QualityReasonForm, StaffLoginForm
-from studyapp.services import quality
-from studyapp.services.study_config import TEXT_RULES, parse_config, setting_problems
-from studyapp.services.study_design import create_study
+from studyapp.services.design.study_config import TEXT_RULES, parse_config, setting_problems
+from studyapp.services.design.study_design import create_study
+from studyapp.services.quality import control
 from studyapp.views.staff import download
 
 admin.site.login_form = StaffLoginForm  # sign-in throttled after repeated failures
@@ -263,7 +263,7 @@ class StudyAdmin(admin.ModelAdmin):
     def run_quality_check(self, request: HttpRequest, queryset) -> None:
         """The same as ``manage.py quality_check STUDY`` for each selected study."""
         for study in queryset:
-            report = quality.quality_check(study)
+            report = control.quality_check(study)
             level = messages.WARNING if report.excluded else messages.SUCCESS
             self.message_user(request, " | ".join(line.strip() for line in report.lines()), level)
 
@@ -366,7 +366,7 @@ class AnnotatorAdmin(CountColumns, admin.ModelAdmin):
         if "apply" in request.POST:
             form = QualityReasonForm(request.POST)
             if form.is_valid():
-                decide = quality.reinstate if reinstating else quality.exclude
+                decide = control.reinstate if reinstating else control.exclude
                 kwargs = {} if reinstating else {"rule": m.QualityDecision.Rule.STAFF}
                 done = [a for a in queryset if decide(a, staff=request.user, reason=form.cleaned_data["reason"], **kwargs) is not None]
                 skipped = queryset.count() - len(done)
@@ -402,12 +402,12 @@ class AnnotatorAdmin(CountColumns, admin.ModelAdmin):
 
 
 def _attach_signals(annotators) -> None:
-    """Set ``_signals`` (:class:`quality.AnnotatorSignals`) on each annotator, one computation per study."""
+    """Set ``_signals`` (:class:`control.AnnotatorSignals`) on each annotator, one computation per study."""
     by_study: dict[int, list[m.Annotator]] = {}
     for a in annotators:
         by_study.setdefault(a.study_id, []).append(a)
     for group in by_study.values():
-        signals = {s.annotator_id: s for s in quality.annotator_signals(group[0].study, group)}
+        signals = {s.annotator_id: s for s in control.annotator_signals(group[0].study, group)}
         for a in group:
             a._signals = signals.get(a.pk)
 

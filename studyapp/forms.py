@@ -13,10 +13,10 @@ from django.core.exceptions import ValidationError
 
 from studyapp.models import Annotator
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
-from studyapp.services import throttle
-from studyapp.services.answers import CLIENT_MS_MAX
-from studyapp.services.flow import Arrival
-from studyapp.services.onboarding import COMPREHENSION
+from studyapp.services.access import throttle
+from studyapp.services.participation.answers import CLIENT_MS_MAX
+from studyapp.services.participation.flow import Arrival
+from studyapp.services.participation.onboarding import COMPREHENSION
 
 logger = logging.getLogger("studyapp.security")
 

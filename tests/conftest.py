@@ -48,6 +48,6 @@ def django_db_setup(django_db_setup, django_db_blocker) -> None:
 @pytest.fixture(autouse=True)
 def _fresh_display_caches() -> None:
     """Item pages' per-process caches start empty in every test: ids are reused once a test's rows are rolled back."""
-    from studyapp.services.display_cache import clear_all
+    from studyapp.services.collections.display_cache import clear_all
 
     clear_all()

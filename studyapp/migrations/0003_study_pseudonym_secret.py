@@ -1,4 +1,4 @@
-"""A per-study HMAC key for the annotator pseudonyms of exports (services.pseudonyms).
+"""A per-study HMAC key for the annotator pseudonyms of exports (services.data.pseudonyms).
 
 AddField evaluates the callable default once for all existing rows, so each existing study then
 gets its own key.

@@ -82,7 +82,7 @@ class Annotator(models.Model):
 
     The token is the per-annotator secret: the browser session holds it, and every annotator page
     looks the annotator up by it. The onboarding fields record how far the annotator got before the
-    items (``services.flow`` turns them into the next step).
+    items (``services.participation.flow`` turns them into the next step).
     """
 
     Status = AnnotatorStatus

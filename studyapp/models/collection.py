@@ -1,7 +1,7 @@
 """An imported test collection: topics, subtopics, documents, judgments and the runs' ranked lists.
 
-Rows are written once by ``services.importing`` and never edited by the study workflow; the
-evaluation package gets them back through ``services.collections.to_evaluation_collection``.
+Rows are written once by ``services.collections.importing`` and never edited by the study workflow; the
+evaluation package gets them back through ``services.collections.evaluation_bridge.to_evaluation_collection``.
 """
 
 from __future__ import annotations

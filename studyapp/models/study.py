@@ -1,6 +1,6 @@
 """A study design over a collection: chosen runs, topics, kept subtopics and the presentations asked.
 
-Created in one go by ``services.study_design.create_study``; the design fields are frozen after
+Created in one go by ``services.design.study_design.create_study``; the design fields are frozen after
 that (the admin shows them read-only) because presentations were generated from them.
 """
 
@@ -45,7 +45,7 @@ class StudyLevels(models.TextChoices):
 
 
 def new_pseudonym_secret() -> str:
-    """A random key for the study's annotator pseudonyms (services.pseudonyms)."""
+    """A random key for the study's annotator pseudonyms (services.data.pseudonyms)."""
     return secrets.token_hex(32)
 
 

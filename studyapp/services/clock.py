@@ -1,7 +1,7 @@
 """The one clock of the services: time is injected (``now=...``) so tests need no sleeping.
 
 :func:`simulated` sets the time every service reads while it is active (in this thread or task
-only): the annotator simulator (``services.simulation``) drives the real views with it, so
+only): the annotator simulator (``services.rehearsal.simulation``) drives the real views with it, so
 decision times, leases and quality control see simulated time, not the machine's.
 """
 

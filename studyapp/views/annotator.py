@@ -1,6 +1,6 @@
 """The annotator pages: entry -> consent -> instructions -> practice -> comprehension check -> items -> done.
 
-Each view parses the request with a form, calls ``services.flow`` and renders or redirects. Where an
+Each view parses the request with a form, calls ``services.participation.flow`` and renders or redirects. Where an
 annotator stands comes from ``flow.next_step``; asking for any other page redirects there, so
 reloads, back/forward and returning through the platform link all land on the right page.
 
@@ -28,14 +28,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 from studyapp.exceptions import AnswerConflict, ConsentOutdated, IdentityInUse, PlatformIdRequired, StudyClosed, StudyFull
 from studyapp.forms import AnswerForm, ArrivalForm, ComprehensionForm, ConsentForm, HeartbeatForm, PracticeForm
 from studyapp.models import Annotator, Study
-from studyapp.services import assignment as engine
-from studyapp.services import flow, sessions, throttle
-from studyapp.services.answers import record_answer
-from studyapp.services.completion import completion_for, screenout_link
-from studyapp.services.item_page import item_page, result_page
-from studyapp.services.onboarding import COMPREHENSION_ATTEMPTS, PRACTICE_NEEDS, PRACTICE_QUERY, failed_attempt_notice
-from studyapp.services.scale import SCALE, point
-from studyapp.services.sequence import Sequence
+from studyapp.services.access import throttle
+from studyapp.services.participation import allocation, flow, sessions
+from studyapp.services.participation.answers import record_answer
+from studyapp.services.participation.completion import completion_for, screenout_link
+from studyapp.services.participation.item_page import item_page, result_page
+from studyapp.services.participation.onboarding import COMPREHENSION_ATTEMPTS, PRACTICE_NEEDS, PRACTICE_QUERY, failed_attempt_notice
+from studyapp.services.participation.scale import SCALE, point
+from studyapp.services.participation.sequence import Sequence
 from studyapp.views.site import wants_json
 
 security = logging.getLogger("studyapp.security")
@@ -396,7 +396,7 @@ def comprehension(request: HttpRequest, study: Study, annotator: Annotator) -> H
 @annotator_at(flow.ITEMS)
 def next_item(request: HttpRequest, study: Study, annotator: Annotator) -> HttpResponse:
     """The annotator's current item (``/item/``): redirects to its own address, or to the completion page."""
-    current = engine.current_assignment(annotator, sequence=Sequence.of(annotator))
+    current = allocation.current_assignment(annotator, sequence=Sequence.of(annotator))
     if current is None:
         return _go(study, flow.next_step(annotator))
     return redirect(_item_url(study, current.pk))
@@ -410,7 +410,7 @@ def item(request: HttpRequest, study: Study, annotator: Annotator, pk: int) -> H
     sequence = Sequence.of(annotator)
     if sequence.get(pk) is None:
         return _message(request, study, "not_found", status=404)
-    current = engine.current_assignment(annotator, sequence=sequence)  # first serve time, lease renewal, stable order
+    current = allocation.current_assignment(annotator, sequence=sequence)  # first serve time, lease renewal, stable order
     if current is None:
         return _go(study, flow.next_step(annotator))
     if current.pk != pk:  # answered already (back button) or not its turn yet
@@ -538,7 +538,7 @@ def heartbeat(request: HttpRequest, study: Study) -> HttpResponse:
 @annotator_at(flow.DONE)
 def done(request: HttpRequest, study: Study, annotator: Annotator) -> HttpResponse:
     """The completion page, only reachable once every item is answered: each platform's own way out
-    (``services.completion``: the MTurk submit, the Prolific redirect, or the code)."""
+    (``services.participation.completion``: the MTurk submit, the Prolific redirect, or the code)."""
     return render(
         request,
         "studyapp/annotator/done.html",

@@ -1,7 +1,7 @@
 """The study report for staff: the page, its figures and its CSV tables (staff only).
 
 The report is computed once per state of the study and cached: the cache key holds the answer
-count, the last answer and the exclusions (``services.report.fingerprint``), so a reload is cheap
+count, the last answer and the exclusions (``services.analysis.report.fingerprint``), so a reload is cheap
 and a new answer or a quality-control decision gives a fresh report.
 """
 
@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from evaluation.report.tables import render_table
 from studyapp.models import Study
-from studyapp.services.report import build_report, draw_figure, figure_sources, fingerprint, render_html
+from studyapp.services.analysis.report import build_report, draw_figure, figure_sources, fingerprint, render_html
 
 CACHE_SECONDS = 24 * 3600
 FIGURE_TYPES = {"svg": "image/svg+xml", "png": "image/png"}

@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from studyapp.models import Study
-from studyapp.services.demo import STUDY as DEMO_STUDY
+from studyapp.services.rehearsal.demo import STUDY as DEMO_STUDY
 
 
 def home(request: HttpRequest) -> HttpResponse:

@@ -1,8 +1,8 @@
 """The staff dashboard: a study list and one page per study (docs/studyapp.md#staff-dashboard). Staff only.
 
-Thin: the numbers come from services.dashboard, the figures from services.figures, the live metric
-ranking from services.preview (cached per state of the answers), the files from services.export and
-services.payments. The study page's figures and tables live in a fragment that static/studyapp/staff.js
+Thin: the numbers come from services.analysis.dashboard, the figures from services.analysis.figures, the live metric
+ranking from services.analysis.preview (cached per state of the answers), the files from services.data.export and
+services.data.payments. The study page's figures and tables live in a fragment that static/studyapp/staff.js
 fetches again every ``REFRESH_SECONDS``.
 """
 
@@ -14,9 +14,9 @@ from django.shortcuts import get_object_or_404, render
 
 from studyapp.forms import AnnotatorSearchForm
 from studyapp.models import Study
-from studyapp.services import dashboard, figures, preview
-from studyapp.services.export import CONTENT_TYPES, FORMATS, download_name, export_bytes
-from studyapp.services.payments import payments_csv
+from studyapp.services.analysis import dashboard, figures, preview
+from studyapp.services.data.export import CONTENT_TYPES, FORMATS, download_name, export_bytes
+from studyapp.services.data.payments import payments_csv
 
 REFRESH_SECONDS = 15
 
@@ -73,7 +73,7 @@ def study_live(request: HttpRequest, slug: str) -> HttpResponse:
 
 @staff_member_required
 def study_payments(request: HttpRequest, slug: str) -> HttpResponse:
-    """The payments export (services.payments; raw platform ids, so staff only like every page here)."""
+    """The payments export (services.data.payments; raw platform ids, so staff only like every page here)."""
     study = get_object_or_404(Study, slug=slug)
     response = HttpResponse(payments_csv(study), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-payments.csv"'

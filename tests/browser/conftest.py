@@ -89,7 +89,7 @@ def server(browser, live_server) -> str:
     ``live_server`` makes the test transactional: what it writes is committed (the server thread sees
     it) and flushed afterwards.
     """
-    from studyapp.services.demo import load_demo
+    from studyapp.services.rehearsal.demo import load_demo
 
     load_demo(staff_password="browser-tests")
     return live_server.url
@@ -101,8 +101,8 @@ _numbers = itertools.count(1)
 @pytest.fixture
 def make_study(server):
     """Create a small study on the demo collection (4 items per annotator, Prolific redirect); returns it."""
-    from studyapp.services.study_config import parse_config
-    from studyapp.services.study_design import create_study
+    from studyapp.services.design.study_config import parse_config
+    from studyapp.services.design.study_design import create_study
 
     def make(**changes):
         config = {

@@ -19,8 +19,8 @@ require_playwright()
 from playwright.sync_api import expect  # noqa: E402
 
 from studyapp.models import Annotator, Assignment  # noqa: E402
-from studyapp.services import assignment as engine  # noqa: E402
-from studyapp.services.status import study_status  # noqa: E402
+from studyapp.services.analysis.status import study_status  # noqa: E402
+from studyapp.services.participation import allocation  # noqa: E402
 from studyapp.views import staff as staff_views  # noqa: E402
 from tests.browser.annotator import Participant  # noqa: E402
 from tests.browser.test_content_security_policy import watch_violations  # noqa: E402
@@ -54,8 +54,8 @@ def finished_study(make_study):
     rng = random.Random(2026)
     at = START
     for n in (1, 2):
-        annotator = engine.register(study, platform="prolific", external_id=f"hasty-{n}", now=at)
-        engine.admit(annotator, now=at, rng=rng)
+        annotator = allocation.register(study, platform="prolific", external_id=f"hasty-{n}", now=at)
+        allocation.admit(annotator, now=at, rng=rng)
         at = answer_everything(annotator, rng, at, hasty, simulated_user)
         exclude(annotator, "more than 8 decisions under 10 s (16 of 16)")
     fill_until_full(study, rng, at, seconds=careful, choose=simulated_user)

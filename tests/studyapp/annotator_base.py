@@ -20,9 +20,9 @@ from django.test import Client
 from django.urls import reverse
 
 from studyapp.models import Annotator, Assignment
-from studyapp.services import flow
-from studyapp.services.onboarding import COMPREHENSION
-from studyapp.services.sessions import TOKENS
+from studyapp.services.participation import flow
+from studyapp.services.participation.onboarding import COMPREHENSION
+from studyapp.services.participation.sessions import TOKENS
 from tests.studyapp.base import BaseTestCase
 
 RIGHT_ANSWERS = {q.key: q.correct for q in COMPREHENSION}

@@ -25,11 +25,11 @@ from pathlib import Path
 from django.test import TestCase
 
 from studyapp.models import Annotator, Assignment, Collection, Study
-from studyapp.services import assignment as engine
-from studyapp.services.answers import record_answer
-from studyapp.services.importing import import_collection
-from studyapp.services.study_config import parse_config
-from studyapp.services.study_design import create_study
+from studyapp.services.collections.importing import import_collection
+from studyapp.services.design.study_config import parse_config
+from studyapp.services.design.study_design import create_study
+from studyapp.services.participation import allocation
+from studyapp.services.participation.answers import record_answer
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 
@@ -153,15 +153,15 @@ class BaseTestCase(TestCase):
 
     def arrive(self, name: str, *, now: datetime | None = None, study: Study | None = None) -> Annotator:
         """Register and admit an annotator whose external id is ``name``."""
-        annotator = engine.register(study or self.study, external_id=name, now=now or self.now)
-        engine.admit(annotator, now=now or self.now, rng=self.rng)
+        annotator = allocation.register(study or self.study, external_id=name, now=now or self.now)
+        allocation.admit(annotator, now=now or self.now, rng=self.rng)
         return annotator
 
     def answer_all(self, annotator: Annotator, value: int = 1, *, now: datetime | None = None) -> int:
         """Answer every item of ``annotator`` (one second apart); returns how many were answered."""
         count = 0
         at = now or self.now
-        while (item := engine.current_assignment(annotator, now=at, rng=self.rng)) is not None:
+        while (item := allocation.current_assignment(annotator, now=at, rng=self.rng)) is not None:
             record_answer(item, value, client_ms=1000, request_id=f"r{item.pk}", now=at + timedelta(seconds=1))
             at += timedelta(seconds=2)
             count += 1

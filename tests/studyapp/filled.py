@@ -8,9 +8,9 @@ from datetime import datetime, timedelta
 
 from studyapp.exceptions import AnnotatorExcluded, StudyFull
 from studyapp.models import Annotator, Assignment, QualityDecision, Study
-from studyapp.services import assignment as engine
-from studyapp.services import quality
-from studyapp.services.answers import record_answer
+from studyapp.services.participation import allocation
+from studyapp.services.participation.answers import record_answer
+from studyapp.services.quality import control
 
 Chooser = Callable[[Assignment, random.Random], int]
 VALUES = [-4, -3, -2, -1, 0, 0, 1, 2, 2, 3, 4]
@@ -31,7 +31,7 @@ def answer_everything(
     at = start
     while True:
         try:
-            item = engine.current_assignment(annotator, now=at, rng=rng)
+            item = allocation.current_assignment(annotator, now=at, rng=rng)
         except AnnotatorExcluded:  # quality control excluded them on their last answer
             break
         if item is None:
@@ -50,8 +50,8 @@ def fill(study: Study, names: list[str], rng: random.Random, start: datetime, *,
     annotators = []
     at = start
     for name in names:
-        annotator = engine.register(study, platform=platform, external_id=name, now=at)
-        engine.admit(annotator, now=at, rng=rng)
+        annotator = allocation.register(study, platform=platform, external_id=name, now=at)
+        allocation.admit(annotator, now=at, rng=rng)
         at = answer_everything(annotator, rng, at)
         annotators.append(annotator)
     return annotators
@@ -63,9 +63,9 @@ def fill_until_full(
     """Admit newcomers (``worker-1``, ...) until admission refuses them; each answers every item."""
     annotators, at = [], start
     for n in range(1, limit + 1):
-        annotator = engine.register(study, platform="prolific", external_id=f"worker-{n}", now=at)
+        annotator = allocation.register(study, platform="prolific", external_id=f"worker-{n}", now=at)
         try:
-            engine.admit(annotator, now=at, rng=rng)
+            allocation.admit(annotator, now=at, rng=rng)
         except StudyFull:
             annotator.delete()
             break
@@ -76,4 +76,4 @@ def fill_until_full(
 
 def exclude(annotator: Annotator, reason: str) -> None:
     """Exclude an annotator through quality control (answers kept, the decision logged) with ``reason`` as the detail."""
-    quality.exclude(annotator, rule=QualityDecision.Rule.FAST, detail=reason)
+    control.exclude(annotator, rule=QualityDecision.Rule.FAST, detail=reason)

@@ -11,7 +11,8 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from studyapp.models import Presentation, Study
-from studyapp.services import flow, quality
+from studyapp.services.participation import flow
+from studyapp.services.quality import control
 from tests.studyapp.base import TOY_CONFIG, BaseTestCase
 
 
@@ -58,7 +59,7 @@ class AdminTestCase(BaseTestCase):
         alice = self.arrive("alice")
         flow.give_consent(self.study, alice, flow.Arrival(), self.study.consent_version, now=self.now)
         self.answer_all(alice)
-        quality.exclude(alice, rule="staff", staff=self.staff, reason="a log entry for the admin pages", now=self.later(hours=1))
+        control.exclude(alice, rule="staff", staff=self.staff, reason="a log entry for the admin pages", now=self.later(hours=1))
 
     def test_every_model_has_a_working_list_and_change_page(self) -> None:
         for model in apps.get_app_config("studyapp").get_models():

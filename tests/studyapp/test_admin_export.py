@@ -7,7 +7,7 @@ import random
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from studyapp.services.export import export_bytes
+from studyapp.services.data.export import export_bytes
 from tests.studyapp.base import NOW, BaseTestCase, make_toy_study
 from tests.studyapp.filled import fill
 

@@ -1,4 +1,4 @@
-"""``services.analysis``: the study's collection as shown, its scores, the valid answers and the meta-evaluation."""
+"""``services.analysis.study_analysis``: the study's collection as shown, its scores, the valid answers and the meta-evaluation."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from evaluation.engine import evaluate
 from evaluation.meta.agreement import agreement_with_users
 from evaluation.meta.levels import preference_items
 from studyapp.models import Annotator, Assignment, Preference, Presentation, StudySubtopic
-from studyapp.services import assignment as engine
-from studyapp.services.analysis import (
+from studyapp.services.analysis.study_analysis import (
     analyse_study,
     gold_measures,
     study_collection,
@@ -20,9 +19,10 @@ from studyapp.services.analysis import (
     study_scores,
     study_votes,
 )
-from studyapp.services.answers import canonical_value, record_answer
-from studyapp.services.collections import to_evaluation_collection
-from studyapp.services.pseudonyms import pseudonym
+from studyapp.services.collections.evaluation_bridge import to_evaluation_collection
+from studyapp.services.data.pseudonyms import pseudonym
+from studyapp.services.participation import allocation
+from studyapp.services.participation.answers import canonical_value, record_answer
 from tests.studyapp.base import BaseTestCase, make_toy_study
 
 CAST = ("alice", "bob", "carol", "erin", "frank", "grace")  # the toy study holds exactly six annotators
@@ -38,7 +38,7 @@ class AnalysisTestCase(BaseTestCase):
         at = self.now
         for name in names:
             annotator = self.arrive(name, study=study)
-            while (item := engine.current_assignment(annotator, now=at, rng=self.rng)) is not None:
+            while (item := allocation.current_assignment(annotator, now=at, rng=self.rng)) is not None:
                 p = item.presentation
                 key = p.topic.topic_id if p.subtopic is None else f"{p.topic.topic_id}/{p.subtopic.number}"
                 canonical = int(2 * np.sign(value[p.run_b.name, key] - value[p.run_a.name, key]))

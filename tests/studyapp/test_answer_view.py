@@ -10,8 +10,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from studyapp.models import Annotator, Assignment, Preference, Study
-from studyapp.services.answers import record_answer
-from studyapp.services.status import study_status
+from studyapp.services.analysis.status import study_status
+from studyapp.services.participation.answers import record_answer
 from tests.studyapp.annotator_base import JSON, AnnotatorTestCase
 
 

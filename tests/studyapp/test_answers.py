@@ -1,4 +1,4 @@
-"""``services.answers.record_answer``: shown and canonical values, decision times, idempotency, late answers."""
+"""``services.participation.answers.record_answer``: shown and canonical values, decision times, idempotency, late answers."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from studyapp.exceptions import AnswerConflict, InvalidAnswer
 from studyapp.models import Preference
-from studyapp.services import assignment as engine
-from studyapp.services.answers import canonical_value, record_answer
+from studyapp.services.participation import allocation
+from studyapp.services.participation.answers import canonical_value, record_answer
 from tests.studyapp.base import BaseTestCase
 
 
@@ -15,7 +15,7 @@ class RecordAnswerTestCase(BaseTestCase):
     def setUp(self) -> None:
         super().setUp()
         self.alice = self.arrive("alice")
-        self.item = engine.current_assignment(self.alice, now=self.later(seconds=10), rng=self.rng)
+        self.item = allocation.current_assignment(self.alice, now=self.later(seconds=10), rng=self.rng)
 
     def test_canonical_value_follows_the_side_of_run_a(self) -> None:
         self.assertEqual(canonical_value(3, a_on_left=True), 3)  # right (= run_b) better -> run_b preferred

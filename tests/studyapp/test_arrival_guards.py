@@ -13,10 +13,10 @@ from django.conf import settings
 from django.test import SimpleTestCase, override_settings
 
 from studyapp.models import Annotator
-from studyapp.services import assignment as engine
-from studyapp.services import throttle
-from studyapp.services.sessions import ARRIVALS
-from studyapp.services.study_config import parse_config, platform_study
+from studyapp.services.access import throttle
+from studyapp.services.design.study_config import parse_config, platform_study
+from studyapp.services.participation import allocation
+from studyapp.services.participation.sessions import ARRIVALS
 from tests.studyapp.annotator_base import AnnotatorTestCase
 from tests.studyapp.base import TOY_CONFIG, make_toy_study
 
@@ -91,7 +91,7 @@ class ArrivalGuardsTestCase(AnnotatorTestCase):
             self.assertEqual(self.arrive(client, address=f"198.51.100.{n}").status_code, 403)
             self.agree(client)
         self.assertFalse(Annotator.objects.filter(study=study).exists())
-        self.assertEqual(engine.capacity(study).newcomers, 6)  # all six places still free
+        self.assertEqual(allocation.capacity(study).newcomers, 6)  # all six places still free
 
     # -- newcomers per client -----------------------------------------------------------------------
 
@@ -130,7 +130,7 @@ class ArrivalGuardsTestCase(AnnotatorTestCase):
         study = make_toy_study("Open study", items_per_annotator=1, annotators_per_presentation=3)
         self.slug = study.slug
         per_client = settings.STUDYAPP_ARRIVALS_PER_CLIENT
-        room = engine.capacity(study).newcomers
+        room = allocation.capacity(study).newcomers
         self.assertGreater(room, per_client)
         admitted = refused = 0
         for _ in range(per_client + 3):
@@ -143,7 +143,7 @@ class ArrivalGuardsTestCase(AnnotatorTestCase):
             admitted += 1
         self.assertEqual((admitted, refused), (per_client, 3))
         self.assertEqual(Annotator.objects.filter(study=study).count(), per_client)
-        self.assertTrue(engine.can_admit(study))  # the study is not full: people from elsewhere get in
+        self.assertTrue(allocation.can_admit(study))  # the study is not full: people from elsewhere get in
 
     @override_settings(STUDYAPP_ARRIVALS_PER_CLIENT=0)
     def test_a_limit_of_zero_turns_the_check_off(self) -> None:

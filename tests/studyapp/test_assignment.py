@@ -1,4 +1,4 @@
-"""The assignment engine (``services.assignment``) with injected time: quotas, the k limit, the level
+"""The assignment engine (``services.participation.allocation``) with injected time: quotas, the k limit, the level
 exclusion, spread, balanced and stable sides, lease expiry and late answers (acceptance 3)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from django.test.utils import CaptureQueriesContext
 
 from studyapp.exceptions import AnnotatorExcluded, StudyClosed, StudyError, StudyFull
 from studyapp.models import Annotator, Assignment, Presentation, Study
-from studyapp.services import assignment as engine
-from studyapp.services.answers import record_answer
-from studyapp.services.status import study_status
+from studyapp.services.analysis.status import study_status
+from studyapp.services.participation import allocation
+from studyapp.services.participation.answers import record_answer
 from tests.studyapp.base import BaseTestCase, make_toy_study
 
 CAST = ["alice", "bob", "carol", "erin", "frank", "grace"]  # six annotators fill the toy study exactly
@@ -35,41 +35,41 @@ class AssignmentTestCase(BaseTestCase):
 
     def test_admission_is_idempotent(self) -> None:
         alice = self.arrive("alice")
-        again = engine.admit(alice, now=self.later(minutes=1), rng=self.rng)
+        again = allocation.admit(alice, now=self.later(minutes=1), rng=self.rng)
         self.assertEqual([a.pk for a in again], [a.pk for a in self.items(alice)])
         self.assertEqual(Assignment.objects.count(), 6)
 
     def test_the_same_external_id_is_the_same_annotator(self) -> None:
-        first = engine.register(self.study, external_id="alice", external_ids={"PROLIFIC_PID": "alice"}, now=self.now)
-        second = engine.register(self.study, external_id="alice", now=self.later(minutes=3))
+        first = allocation.register(self.study, external_id="alice", external_ids={"PROLIFIC_PID": "alice"}, now=self.now)
+        second = allocation.register(self.study, external_id="alice", now=self.later(minutes=3))
         self.assertEqual(first.pk, second.pk)
-        self.assertNotEqual(engine.register(self.study, now=self.now).pk, engine.register(self.study, now=self.now).pk)
+        self.assertNotEqual(allocation.register(self.study, now=self.now).pk, allocation.register(self.study, now=self.now).pk)
 
     def test_it_fills_exactly_k_answers_per_presentation_then_refuses_with_the_screenout_code(self) -> None:
         for name in CAST:
             self.arrive(name)
-        counts = engine.live_counts(self.study, self.now)
+        counts = allocation.live_counts(self.study, self.now)
         self.assertEqual(len(counts), 18)
         self.assertEqual(set(counts.values()), {2})
-        dave = engine.register(self.study, external_id="dave", now=self.now)
+        dave = allocation.register(self.study, external_id="dave", now=self.now)
         with self.assertRaises(StudyFull) as ctx:
-            engine.admit(dave, now=self.now, rng=self.rng)
+            allocation.admit(dave, now=self.now, rng=self.rng)
         self.assertEqual(ctx.exception.screenout_code, "TOYFULL")
         dave.refresh_from_db()
         self.assertEqual(dave.status, Annotator.Status.REFUSED)
         self.assertEqual(dave.assignments.count(), 0)
-        self.assertEqual(engine.capacity(self.study, now=self.now).open_slots, 0)
+        self.assertEqual(allocation.capacity(self.study, now=self.now).open_slots, 0)
 
     def test_a_full_quota_is_found_whenever_the_level_exclusion_allows_one(self) -> None:
         # 12 = every (topic, pair) at subtopic level: the level spread alone would take some topic
         # levels and find only 10, so admission falls back to filling first.
         big = make_toy_study("Big quota", items_per_annotator=12)
-        self.assertEqual(engine.capacity(big, now=self.now).newcomers, 2)
+        self.assertEqual(allocation.capacity(big, now=self.now).newcomers, 2)
         for name in ("alice", "bob"):
             items = self.items(self.arrive(name, study=big))
             self.assertEqual(len(items), 12)
             self.assertEqual({a.presentation.level for a in items}, {"subtopic"})
-        self.assertEqual(engine.capacity(big, now=self.now).unfillable, {"topic": 12})
+        self.assertEqual(allocation.capacity(big, now=self.now).unfillable, {"topic": 12})
         with self.assertRaises(StudyFull):
             self.arrive("carol", study=big)  # only topic levels are left: one per (topic, pair), 6 < 12
 
@@ -79,8 +79,8 @@ class AssignmentTestCase(BaseTestCase):
             with self.subTest(quota=quota):
                 study = make_toy_study(f"Quota {quota}", items_per_annotator=quota)
                 for n in range(20):
-                    room = engine.capacity(study, now=self.now)
-                    self.assertEqual(room.newcomers > 0, engine.can_admit(study, now=self.now))
+                    room = allocation.capacity(study, now=self.now)
+                    self.assertEqual(room.newcomers > 0, allocation.can_admit(study, now=self.now))
                     try:
                         annotator = self.arrive(f"q{quota}-{n}", study=study)
                     except StudyFull:
@@ -108,15 +108,15 @@ class AssignmentTestCase(BaseTestCase):
     def test_a_closed_study_admits_nobody(self) -> None:
         Study.objects.filter(pk=self.study.pk).update(status=Study.Status.CLOSED)
         self.study.refresh_from_db()
-        annotator = engine.register(self.study, external_id="alice", now=self.now)
+        annotator = allocation.register(self.study, external_id="alice", now=self.now)
         with self.assertRaises(StudyClosed) as ctx:
-            engine.admit(annotator, now=self.now)
+            allocation.admit(annotator, now=self.now)
         self.assertEqual(ctx.exception.screenout_code, "TOYFULL")
 
     def test_items_are_only_served_after_admission(self) -> None:
-        annotator = engine.register(self.study, external_id="alice", now=self.now)
+        annotator = allocation.register(self.study, external_id="alice", now=self.now)
         with self.assertRaises(StudyError):
-            engine.current_assignment(annotator, now=self.now)
+            allocation.current_assignment(annotator, now=self.now)
 
     # ----------------------------------------------------------- spread and sides
     def test_it_spreads_run_pairs_and_levels_over_an_annotators_items(self) -> None:
@@ -147,13 +147,13 @@ class AssignmentTestCase(BaseTestCase):
 
     def test_the_item_and_its_sides_are_stable_on_reload(self) -> None:
         alice = self.arrive("alice")
-        first = engine.current_assignment(alice, now=self.later(seconds=5), rng=self.rng)
-        again = engine.current_assignment(alice, now=self.later(minutes=2), rng=self.rng)
+        first = allocation.current_assignment(alice, now=self.later(seconds=5), rng=self.rng)
+        again = allocation.current_assignment(alice, now=self.later(minutes=2), rng=self.rng)
         self.assertEqual((again.pk, again.a_on_left, again.presentation_id), (first.pk, first.a_on_left, first.presentation_id))
         self.assertEqual(again.served_at, self.later(seconds=5))  # decision time starts at the first serving
         self.assertEqual(again.left_side(), "a" if first.a_on_left else "b")
         record_answer(again, 2, now=self.later(minutes=3))
-        following = engine.current_assignment(alice, now=self.later(minutes=4), rng=self.rng)
+        following = allocation.current_assignment(alice, now=self.later(minutes=4), rng=self.rng)
         self.assertEqual(following.position, 2)
 
     def test_an_annotator_who_answered_everything_has_finished(self) -> None:
@@ -162,28 +162,28 @@ class AssignmentTestCase(BaseTestCase):
         alice.refresh_from_db()
         self.assertEqual(alice.status, Annotator.Status.FINISHED)
         self.assertIsNotNone(alice.finished_at)
-        self.assertIsNone(engine.current_assignment(alice, now=self.later(hours=1)))
+        self.assertIsNone(allocation.current_assignment(alice, now=self.later(hours=1)))
 
     # ------------------------------------------------------------ leases and time
     def test_progress_keeps_every_open_lease_alive(self) -> None:
         alice = self.arrive("alice")
-        engine.touch(alice, self.later(minutes=8))
+        allocation.touch(alice, self.later(minutes=8))
         self.assertEqual({a.lease_expires_at for a in self.items(alice)}, {self.later(minutes=18)})
 
     def test_activity_is_recorded_to_the_resolution_without_a_write_per_request(self) -> None:
         alice = self.arrive("alice")  # admission records her at self.now
         with CaptureQueriesContext(connection) as writes:
-            engine.mark_seen(alice, self.later(seconds=29))
+            allocation.mark_seen(alice, self.later(seconds=29))
         self.assertEqual(len(writes), 0)
-        engine.mark_seen(alice, self.later(seconds=30))
+        allocation.mark_seen(alice, self.later(seconds=30))
         self.assertEqual(Annotator.objects.get(pk=alice.pk).last_seen_at, self.later(seconds=30))
-        engine.touch(alice, self.later(minutes=2))  # progress records it too
+        allocation.touch(alice, self.later(minutes=2))  # progress records it too
         self.assertEqual(Annotator.objects.get(pk=alice.pk).last_seen_at, self.later(minutes=2))
 
     def test_showing_an_item_keeps_only_its_lease_alive(self) -> None:
         alice = self.arrive("alice")
-        shown = engine.current_assignment(alice, now=self.later(minutes=8), rng=self.rng)
-        again = engine.current_assignment(alice, now=self.later(minutes=9), rng=self.rng)
+        shown = allocation.current_assignment(alice, now=self.later(minutes=8), rng=self.rng)
+        again = allocation.current_assignment(alice, now=self.later(minutes=9), rng=self.rng)
         self.assertEqual(again.pk, shown.pk)
         leases = {a.pk: a.lease_expires_at for a in self.items(alice)}
         self.assertEqual(leases.pop(shown.pk), self.later(minutes=19))
@@ -191,12 +191,12 @@ class AssignmentTestCase(BaseTestCase):
 
     def test_progress_renews_leases_at_most_once_per_lease_resolution(self) -> None:
         alice = self.arrive("alice")  # leases run to now + 10 min
-        engine.touch(alice, self.later(seconds=30))  # would move them by 30 s: nothing written
+        allocation.touch(alice, self.later(seconds=30))  # would move them by 30 s: nothing written
         self.assertEqual({a.lease_expires_at for a in self.items(alice)}, {self.later(minutes=10)})
-        engine.touch(alice, self.later(seconds=60))  # by a full LEASE_RESOLUTION: renewed
+        allocation.touch(alice, self.later(seconds=60))  # by a full LEASE_RESOLUTION: renewed
         self.assertEqual({a.lease_expires_at for a in self.items(alice)}, {self.later(minutes=11)})
         with CaptureQueriesContext(connection) as writes:
-            engine.touch(alice, self.later(seconds=61))
+            allocation.touch(alice, self.later(seconds=61))
         self.assertEqual(len(writes), 1)
         self.assertEqual({a.lease_expires_at for a in self.items(alice)}, {self.later(minutes=11)})
 
@@ -209,19 +209,19 @@ class AssignmentTestCase(BaseTestCase):
             (self.later(seconds=60), ends, 1),  # due: written
         ):
             with self.subTest(now=now, leases=len(leases)), CaptureQueriesContext(connection) as queries:
-                engine.touch(alice, now, leases=leases)
+                allocation.touch(alice, now, leases=leases)
             self.assertEqual(len([q for q in queries.captured_queries if q["sql"].startswith('UPDATE "studyapp_assignment"')]), writes)
         self.assertEqual({a.lease_expires_at for a in self.items(alice)}, {self.later(minutes=11)})
 
     def test_a_reload_right_after_the_last_renewal_writes_nothing(self) -> None:
         alice = self.arrive("alice")
-        shown = engine.current_assignment(alice, now=self.later(minutes=1), rng=self.rng)  # first serve: written
+        shown = allocation.current_assignment(alice, now=self.later(minutes=1), rng=self.rng)  # first serve: written
         with CaptureQueriesContext(connection) as queries:
-            again = engine.current_assignment(alice, now=self.later(minutes=1, seconds=20), rng=self.rng)
+            again = allocation.current_assignment(alice, now=self.later(minutes=1, seconds=20), rng=self.rng)
         self.assertEqual(again.pk, shown.pk)
         self.assertFalse([q for q in queries.captured_queries if q["sql"].startswith("UPDATE")])
         self.assertEqual(Assignment.objects.get(pk=shown.pk).lease_expires_at, self.later(minutes=11))
-        engine.current_assignment(alice, now=self.later(minutes=2, seconds=30), rng=self.rng)  # 90 s later: renewed
+        allocation.current_assignment(alice, now=self.later(minutes=2, seconds=30), rng=self.rng)  # 90 s later: renewed
         self.assertEqual(Assignment.objects.get(pk=shown.pk).lease_expires_at, self.later(minutes=12, seconds=30))
 
     def test_an_expired_lease_frees_the_items_for_a_newcomer(self) -> None:
@@ -229,19 +229,19 @@ class AssignmentTestCase(BaseTestCase):
             self.arrive(name)
         # everyone but alice keeps working; alice goes quiet
         for name in CAST[1:]:
-            engine.touch(Annotator.objects.get(external_id=name), self.later(minutes=8))  # they keep answering
-        dave = engine.register(self.study, external_id="dave", now=self.later(minutes=9))
+            allocation.touch(Annotator.objects.get(external_id=name), self.later(minutes=8))  # they keep answering
+        dave = allocation.register(self.study, external_id="dave", now=self.later(minutes=9))
         with self.assertRaises(StudyFull):
-            engine.admit(dave, now=self.later(minutes=9), rng=self.rng)  # alice's lease still runs
-        engine.admit(dave, now=self.later(minutes=11), rng=self.rng)  # ten idle minutes later it has expired
+            allocation.admit(dave, now=self.later(minutes=9), rng=self.rng)  # alice's lease still runs
+        allocation.admit(dave, now=self.later(minutes=11), rng=self.rng)  # ten idle minutes later it has expired
         alice = Annotator.objects.get(external_id="alice")
         self.assertEqual({a.presentation_id for a in self.items(dave)}, {a.presentation_id for a in self.items(alice)})
-        self.assertEqual(set(engine.live_counts(self.study, self.later(minutes=11)).values()), {2})
+        self.assertEqual(set(allocation.live_counts(self.study, self.later(minutes=11)).values()), {2})
 
     def test_a_returning_annotator_keeps_expired_items_that_still_have_room(self) -> None:
         alice = self.arrive("alice")
-        first = engine.current_assignment(alice, now=self.now, rng=self.rng)
-        back = engine.current_assignment(alice, now=self.later(hours=2), rng=self.rng)
+        first = allocation.current_assignment(alice, now=self.now, rng=self.rng)
+        back = allocation.current_assignment(alice, now=self.later(hours=2), rng=self.rng)
         self.assertEqual(back.pk, first.pk)
         self.assertFalse(alice.assignments.filter(released_at__isnull=False).exists())
         self.assertEqual({a.lease_expires_at for a in self.items(alice)}, {self.later(hours=2, minutes=10)})
@@ -250,16 +250,16 @@ class AssignmentTestCase(BaseTestCase):
         alice, bob = self.arrive("alice"), self.arrive("bob")
         # carol, erin and frank arrive while alice is away: they take what has room, including alice's items
         later = self.later(minutes=30)
-        engine.current_assignment(bob, now=self.later(minutes=25), rng=self.rng)
+        allocation.current_assignment(bob, now=self.later(minutes=25), rng=self.rng)
         for name in ("carol", "erin", "frank"):
             self.arrive(name, now=later)
         taken = {a.presentation_id for a in self.items(alice)} & set(
             Assignment.objects.filter(annotator__external_id__in=["carol", "erin", "frank"]).values_list("presentation_id", flat=True)
         )
         self.assertTrue(taken)
-        current = engine.current_assignment(alice, now=self.later(minutes=31), rng=self.rng)
+        current = allocation.current_assignment(alice, now=self.later(minutes=31), rng=self.rng)
         self.assertIsNotNone(current)
-        counts = engine.live_counts(self.study, self.later(minutes=31))
+        counts = allocation.live_counts(self.study, self.later(minutes=31))
         self.assertLessEqual(max(counts.values()), 2)  # never beyond k
         mine = {a.presentation_id: a for a in alice.assignments.all()}
         for pid, a in mine.items():
@@ -276,7 +276,7 @@ class AssignmentTestCase(BaseTestCase):
         for name in CAST:
             self.arrive(name)
         for name in CAST[1:]:
-            engine.touch(Annotator.objects.get(external_id=name), self.later(minutes=8))  # they keep answering
+            allocation.touch(Annotator.objects.get(external_id=name), self.later(minutes=8))  # they keep answering
         dave = self.arrive("dave", now=self.later(minutes=11))
         alice = Annotator.objects.get(external_id="alice")
         stale = self.items(alice)[0]  # alice's page was still open in her browser
@@ -299,9 +299,9 @@ class AssignmentTestCase(BaseTestCase):
         alice = Annotator.objects.get(external_id="alice")
         self.answer_all(alice)
         Annotator.objects.filter(pk=alice.pk).update(status=Annotator.Status.EXCLUDED)
-        self.assertEqual(engine.capacity(self.study, now=self.later(minutes=1)).open_slots, 6)
+        self.assertEqual(allocation.capacity(self.study, now=self.later(minutes=1)).open_slots, 6)
         with self.assertRaises(AnnotatorExcluded):
-            engine.current_assignment(alice, now=self.later(minutes=1))
+            allocation.current_assignment(alice, now=self.later(minutes=1))
         dave = self.arrive("dave", now=self.later(minutes=1))
         self.assertEqual(dave.assignments.count(), 6)
 

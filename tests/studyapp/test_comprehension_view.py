@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from studyapp.models import Annotator
-from studyapp.services import assignment as engine
+from studyapp.services.participation import allocation
 from tests.studyapp.annotator_base import RIGHT_ANSWERS, WRONG_ANSWERS, AnnotatorTestCase
 
 
@@ -53,7 +53,7 @@ class ComprehensionTestCase(AnnotatorTestCase):
         self.assertContains(response, "This answer was not right. Please choose again.", count=3)
 
     def test_failing_twice_screens_out_and_frees_the_items(self) -> None:
-        room = engine.capacity(self.study).open_slots
+        room = allocation.capacity(self.study).open_slots
         self.check(WRONG_ANSWERS)
         response = self.check(WRONG_ANSWERS)
         self.assertContains(response, "did not match the instructions twice")
@@ -62,7 +62,7 @@ class ComprehensionTestCase(AnnotatorTestCase):
         self.carol.refresh_from_db()
         self.assertEqual(self.carol.status, Annotator.Status.SCREENED)
         self.assertEqual(self.carol.exclusion_reason, "failed the comprehension check twice")
-        self.assertEqual(engine.capacity(self.study).open_slots, room + self.study.regular_items_per_annotator)
+        self.assertEqual(allocation.capacity(self.study).open_slots, room + self.study.regular_items_per_annotator)
         for name in ("study_next_item", "study_comprehension", "study_done"):
             with self.subTest(page=name):
                 self.assertContains(self.carol_client.get(self.url(name), follow=True), "did not match the instructions twice")

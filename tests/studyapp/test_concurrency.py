@@ -17,8 +17,8 @@ from django.urls import reverse
 
 from studyapp.exceptions import AnswerConflict, StudyFull
 from studyapp.models import Annotator, Assignment, Preference
-from studyapp.services import assignment as engine
-from studyapp.services.answers import record_answer
+from studyapp.services.participation import allocation
+from studyapp.services.participation.answers import record_answer
 from tests.studyapp.base import NOW, import_toy, make_toy_study
 
 ARRIVALS = 30
@@ -35,15 +35,15 @@ class ConcurrentArrivalsTestCase(TransactionTestCase):
         rng = random.Random(index)
         try:
             barrier.wait(timeout=60)
-            annotator = engine.register(self.study, external_id=f"worker-{index}", now=NOW)
+            annotator = allocation.register(self.study, external_id=f"worker-{index}", now=NOW)
             try:
-                engine.admit(annotator, now=NOW, rng=rng)
+                allocation.admit(annotator, now=NOW, rng=rng)
             except StudyFull as refusal:
                 outcomes[index] = ("refused", refusal.screenout_code, annotator.pk)
                 return
             answered = 0
             at = NOW
-            while (item := engine.current_assignment(annotator, now=at, rng=rng)) is not None:
+            while (item := allocation.current_assignment(annotator, now=at, rng=rng)) is not None:
                 # a double click: the same answer sent twice must be stored once; another value is refused
                 value = rng.randint(-4, 4)
                 record_answer(item, value, request_id=f"{index}-{item.pk}", now=at + timedelta(seconds=3))

@@ -88,7 +88,7 @@ class ConsentTestCase(AnnotatorTestCase):
         client = self.arrive()
         for name in ("dave", "erin", "frank", "grace"):
             self.consent(self.fresh_client(), name)
-        with mock.patch("studyapp.services.flow.check_room"):  # as if the check had run just before the last place went
+        with mock.patch("studyapp.services.participation.flow.check_room"):  # as if the check had run just before the last place went
             response = client.post(self.url("study_consent"), {"agree": "on", "version": "1"})
         self.assertContains(response, "This study is full")
         self.assertContains(response, "TOYFULL")

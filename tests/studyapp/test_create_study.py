@@ -14,7 +14,7 @@ from django.core.management.base import CommandError
 from django.test import TestCase
 
 from studyapp.models import Presentation, Study, StudySubtopic
-from studyapp.services.check_items import degrade
+from studyapp.services.design.check_items import degrade
 from tests.studyapp.base import TOY_CONFIG, import_toy, write
 from tests.studyapp.test_import_collection import snapshot
 

@@ -9,8 +9,8 @@ from django.test import SimpleTestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 
 from studyapp.models import Document
-from studyapp.services import display_cache
-from studyapp.services.display_cache import TimedCache
+from studyapp.services.collections import display_cache
+from studyapp.services.collections.display_cache import TimedCache
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
 

@@ -1,4 +1,4 @@
-"""Export of preference data (services.export, manage.py export_preferences; docs/data-dictionary.md).
+"""Export of preference data (services.data.export, manage.py export_preferences; docs/data-dictionary.md).
 
 Must show: the export is read as it is by ``python -m evaluation meta agreement`` (through the command
 line) with the same numbers as computing from the database; CSV, JSONL and Parquet hold the same
@@ -24,8 +24,8 @@ from django.core.management import CommandError, call_command
 from evaluation.meta.agreement import agreement_with_users
 from evaluation.meta.levels import preference_items
 from studyapp.models import Annotator, Preference, Presentation
-from studyapp.services.export import COLUMNS, ExportOptions, cell_text, export_bytes, export_rows
-from studyapp.services.pseudonyms import pseudonym
+from studyapp.services.data.export import COLUMNS, ExportOptions, cell_text, export_bytes, export_rows
+from studyapp.services.data.pseudonyms import pseudonym
 from tests.studyapp.base import NOW, BaseTestCase, make_toy_study, toy_files
 from tests.studyapp.filled import exclude, fill
 

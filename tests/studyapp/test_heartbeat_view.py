@@ -10,7 +10,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from studyapp.models import Annotator, Assignment
-from studyapp.services import assignment as engine
+from studyapp.services.participation import allocation
 from tests.studyapp.annotator_base import JSON, AnnotatorTestCase
 
 
@@ -97,7 +97,7 @@ class HeartbeatTestCase(AnnotatorTestCase):
             client = self.fresh_client()
             self.onboard(client, f"script-{n}")
             clients.append(client)
-        self.assertFalse(engine.can_admit(self.study))  # full
+        self.assertFalse(allocation.can_admit(self.study))  # full
         shown = {client: self.serve(client) for client in clients}
         # 19 of the 20 lease minutes pass with heartbeats (the clock is moved by moving the leases back) ...
         Assignment.objects.update(lease_expires_at=F("lease_expires_at") - timedelta(minutes=self.study.lease_minutes - 1))
@@ -109,5 +109,5 @@ class HeartbeatTestCase(AnnotatorTestCase):
         later = timezone.now() + timedelta(minutes=2)
         held = Assignment.objects.live(later)
         self.assertEqual(sorted(held.values_list("pk", flat=True)), sorted(item.pk for item in shown.values()))
-        self.assertTrue(engine.can_admit(self.study, now=later))  # newcomers get in again
-        self.assertGreaterEqual(engine.capacity(self.study, now=later).newcomers, 3)
+        self.assertTrue(allocation.can_admit(self.study, now=later))  # newcomers get in again
+        self.assertGreaterEqual(allocation.capacity(self.study, now=later).newcomers, 3)

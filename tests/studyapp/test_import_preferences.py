@@ -1,4 +1,4 @@
-"""Import of answers collected elsewhere (services.preference_import, manage.py import_preferences).
+"""Import of answers collected elsewhere (services.data.preference_import, manage.py import_preferences).
 
 The export's own files import back with the same data; every bad row is a one-line ``file:line``
 error and nothing is stored (all or nothing).
@@ -16,8 +16,8 @@ from django.core.management import CommandError, call_command
 
 from studyapp.exceptions import ImportFailed
 from studyapp.models import Annotator, Preference
-from studyapp.services.export import COLUMNS, ExportOptions, export_bytes, export_rows
-from studyapp.services.preference_import import import_preferences
+from studyapp.services.data.export import COLUMNS, ExportOptions, export_bytes, export_rows
+from studyapp.services.data.preference_import import import_preferences
 from tests.studyapp.base import NOW, BaseTestCase, make_toy_study
 from tests.studyapp.filled import exclude, fill
 

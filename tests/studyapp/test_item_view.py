@@ -9,8 +9,8 @@ from django.contrib.staticfiles import finders
 from django.utils import timezone
 
 from studyapp.models import Assignment, Document, Presentation, RankedItem, StudySubtopic, Topic
-from studyapp.services import display_cache
-from studyapp.services.item_page import LINK_MAX, SNIPPET_MAX, TITLE_MAX, display_url, item_page, results, shorten
+from studyapp.services.collections import display_cache
+from studyapp.services.participation.item_page import LINK_MAX, SNIPPET_MAX, TITLE_MAX, display_url, item_page, results, shorten
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
 PAGE_BUDGET = 60 * 1024  # bytes: the item page with its stylesheet and script

@@ -22,8 +22,8 @@ from evaluation.io.runs import read_run
 from evaluation.loading import load_collection
 from studyapp.demo import build_demo
 from studyapp.models import Collection, Presentation, Study
-from studyapp.services.demo import DEMO_DIR
-from studyapp.services.status import study_status
+from studyapp.services.analysis.status import study_status
+from studyapp.services.rehearsal.demo import DEMO_DIR
 from tests.studyapp.test_import_collection import snapshot
 
 

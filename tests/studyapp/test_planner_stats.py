@@ -6,7 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from studyapp.models import Presentation
-from studyapp.services.planner_stats import refresh_statistics
+from studyapp.services.collections.planner_stats import refresh_statistics
 from tests.studyapp.base import BaseTestCase, import_toy, make_toy_study
 
 

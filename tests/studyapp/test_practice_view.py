@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from studyapp.models import Annotator
-from studyapp.services.onboarding import PRACTICE_GOOD, practice_feedback, practice_item
+from studyapp.services.participation.onboarding import PRACTICE_GOOD, practice_feedback, practice_item
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
 

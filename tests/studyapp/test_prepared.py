@@ -9,7 +9,7 @@ from django.test import RequestFactory
 from studyapp import prepared as prepared_module
 from studyapp.models import Annotator, Assignment, Study
 from studyapp.prepared import Prepared, prepared
-from studyapp.services.sessions import TOKENS, resolve
+from studyapp.services.participation.sessions import TOKENS, resolve
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
 

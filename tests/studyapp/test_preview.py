@@ -1,4 +1,4 @@
-"""``services.preview``: the live MUP ranking and the separation estimate of a running study."""
+"""``services.analysis.preview``: the live MUP ranking and the separation estimate of a running study."""
 
 from __future__ import annotations
 
@@ -20,15 +20,15 @@ from django.utils.html import escape
 from evaluation.meta.agreement import agreement_with_users
 from evaluation.meta.levels import preference_items
 from studyapp.models import Annotator, Study
-from studyapp.services import assignment as engine
-from studyapp.services import preview as live
-from studyapp.services.analysis import analyse_study, mup_order, study_collection, study_measures, study_scores, study_votes
-from studyapp.services.answers import canonical_value, record_answer
-from studyapp.services.export import export_rows, vote_rows
-from studyapp.services.importing import import_collection
-from studyapp.services.simulation import Plan, TruthModel
-from studyapp.services.study_config import parse_config
-from studyapp.services.study_design import create_study
+from studyapp.services.analysis import preview as live
+from studyapp.services.analysis.study_analysis import analyse_study, mup_order, study_collection, study_measures, study_scores, study_votes
+from studyapp.services.collections.importing import import_collection
+from studyapp.services.data.export import export_rows, vote_rows
+from studyapp.services.design.study_config import parse_config
+from studyapp.services.design.study_design import create_study
+from studyapp.services.participation import allocation
+from studyapp.services.participation.answers import canonical_value, record_answer
+from studyapp.services.rehearsal.simulation import Plan, TruthModel
 from tests.studyapp import test_staff_dashboard as dashboard_tests
 from tests.studyapp.base import NOW, BaseTestCase
 from tests.studyapp.filled import answer_everything, exclude
@@ -37,7 +37,7 @@ TRUTH = "D#-nDCG@10"
 
 
 def truthful(study: Study, noise: float, seed: int = 0):
-    """A ``fill`` chooser: answers by the simulator's user model with TRUTH planted (services.simulation)."""
+    """A ``fill`` chooser: answers by the simulator's user model with TRUTH planted (services.rehearsal.simulation)."""
     model = TruthModel(study, Plan(truth=TRUTH, noise=noise))
     generator = np.random.default_rng(seed)
     return lambda item, rng: canonical_value(model.canonical(item.presentation, False, generator), item.a_on_left)
@@ -47,8 +47,8 @@ def fill_by_truth(study: Study, names: list[str], noise: float, seed: int = 0) -
     """``filled.fill`` with answers that follow TRUTH."""
     choose, rng, at, people = truthful(study, noise, seed), random.Random(seed), NOW, []
     for name in names:
-        people.append(engine.register(study, platform="prolific", external_id=name, now=at))
-        engine.admit(people[-1], now=at, rng=rng)
+        people.append(allocation.register(study, platform="prolific", external_id=name, now=at))
+        allocation.admit(people[-1], now=at, rng=rng)
         at = answer_everything(people[-1], rng, at, choose=choose)
     return people
 
@@ -70,7 +70,7 @@ class FewAnswersTests(PreviewTestCase):
 
     def test_one_answer(self) -> None:
         alice = self.arrive("alice")
-        item = engine.current_assignment(alice, now=self.now, rng=self.rng)
+        item = allocation.current_assignment(alice, now=self.now, rng=self.rng)
         record_answer(item, 3, request_id="one", now=self.later(seconds=20))
         preview = live.study_preview(self.study)
         self.assertEqual(preview.answers, 1)
@@ -90,7 +90,7 @@ class FewAnswersTests(PreviewTestCase):
             self.assertEqual(live.cached_preview(self.study).answers, 0)
             self.assertEqual(live.cached_preview(self.study).answers, 0)
             self.assertEqual(computed.call_count, 1)
-            item = engine.current_assignment(alice, now=self.now, rng=self.rng)
+            item = allocation.current_assignment(alice, now=self.now, rng=self.rng)
             record_answer(item, -2, request_id="first", now=self.later(seconds=20))
             self.assertEqual(live.cached_preview(self.study).answers, 1)
             self.assertEqual(computed.call_count, 2)

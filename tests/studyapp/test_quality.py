@@ -1,4 +1,4 @@
-"""Quality control (``services.quality``): the fast rule live in the answer's transaction, the log,
+"""Quality control (``services.quality.control``): the fast rule live in the answer's transaction, the log,
 re-evaluation with changed settings, reinstatement, staff decisions and the further signals."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count
 
 from studyapp.models import Annotator, Assignment, Preference, QualityDecision, Study
-from studyapp.services import assignment as engine
-from studyapp.services import flow, quality
-from studyapp.services.answers import record_answer
-from studyapp.services.sequence import Sequence
-from studyapp.services.status import study_status
+from studyapp.services.analysis.status import study_status
+from studyapp.services.participation import allocation, flow
+from studyapp.services.participation.answers import record_answer
+from studyapp.services.participation.sequence import Sequence
+from studyapp.services.quality import control
 from tests.studyapp.base import BaseTestCase, make_toy_study
 
 
@@ -28,7 +28,7 @@ class QualityTestCase(BaseTestCase):
 
     def decide(self, annotator: Annotator, seconds: float, value: int = 1, **extra) -> Assignment | None:
         """Serve the current item of ``annotator`` and answer it ``seconds`` later (server time)."""
-        item = engine.current_assignment(annotator, now=self.clock, rng=self.rng)
+        item = allocation.current_assignment(annotator, now=self.clock, rng=self.rng)
         if item is None:
             return None
         self.clock += timedelta(seconds=seconds)
@@ -59,7 +59,7 @@ class FastRuleTestCase(QualityTestCase):
         self.decide_all(alice, [3, 3, 30, 30, 30, 30])
         self.assertEqual(alice.status, Annotator.Status.FINISHED)
         self.assertFalse(QualityDecision.objects.exists())
-        signals = quality.annotator_signals(self.study)[0]
+        signals = control.annotator_signals(self.study)[0]
         self.assertEqual((signals.fast, signals.decisions, signals.breaches), (2, 6, ()))
 
     def test_crossing_the_limit_excludes_at_once_frees_the_leases_and_keeps_the_answers(self) -> None:
@@ -84,7 +84,7 @@ class FastRuleTestCase(QualityTestCase):
         self.assertFalse(alice.assignments.open().exists())
         # Her answers no longer count: nothing is taken on any presentation.
         self.assertEqual(self.counted(), {})
-        self.assertEqual(engine.live_counts(self.study, self.clock), {})
+        self.assertEqual(allocation.live_counts(self.study, self.clock), {})
         report = study_status(self.study, now=self.clock)
         self.assertEqual((report["answers"]["total"], report["answers"]["from_excluded"]), (0, 4))
 
@@ -95,7 +95,7 @@ class FastRuleTestCase(QualityTestCase):
         for n in range(6):  # the toy study fits exactly 6 annotators of 6 items with k = 2
             self.decide_all(self.arrive(f"honest{n}"), [20] * 6)
         self.assertEqual(sorted(self.counted().values()), [2] * 18)
-        self.assertFalse(engine.can_admit(self.study, now=self.clock))
+        self.assertFalse(allocation.can_admit(self.study, now=self.clock))
 
     def test_a_slow_answer_costs_no_query_when_only_the_fast_rule_excludes(self) -> None:
         alice = self.arrive("alice")
@@ -103,29 +103,29 @@ class FastRuleTestCase(QualityTestCase):
         fast = Preference.objects.get(assignment=self.decide(alice, 3))
         alice = Annotator.objects.select_related("study").get(pk=alice.pk)
         with self.assertNumQueries(0):
-            self.assertIsNone(quality.apply_live(alice, slow))
+            self.assertIsNone(control.apply_live(alice, slow))
         with self.assertNumQueries(1):  # a fast one: the annotator's answers are read
-            self.assertIsNone(quality.apply_live(alice, fast))
+            self.assertIsNone(control.apply_live(alice, fast))
         limit = self.study.fast_limit
         with self.assertNumQueries(0):  # not while her answers (as the caller counted them) cannot exceed the limit
-            self.assertIsNone(quality.apply_live(alice, fast, answers_given=limit))
+            self.assertIsNone(control.apply_live(alice, fast, answers_given=limit))
         with self.assertNumQueries(1):
-            self.assertIsNone(quality.apply_live(alice, fast, answers_given=limit + 1))
+            self.assertIsNone(control.apply_live(alice, fast, answers_given=limit + 1))
         self.set(straightline_limit=5)  # another excluding rule: every answer is judged
         alice = Annotator.objects.select_related("study").get(pk=alice.pk)
         with self.assertNumQueries(1):
-            self.assertIsNone(quality.apply_live(alice, slow))
+            self.assertIsNone(control.apply_live(alice, slow))
 
     def test_retries_and_double_submits_count_once(self) -> None:
         alice = self.arrive("alice")
         for _ in range(2):
-            item = engine.current_assignment(alice, now=self.clock, rng=self.rng)
+            item = allocation.current_assignment(alice, now=self.clock, rng=self.rng)
             for repeat in range(3):  # the same answer sent three times (a retry, a double click, another request id)
                 record_answer(item, 1, request_id=f"r{item.pk}-{repeat % 2}", now=self.clock + timedelta(seconds=1 + repeat))
             self.clock += timedelta(seconds=30)
         alice.refresh_from_db()
         self.assertEqual(alice.status, Annotator.Status.ACTIVE)
-        self.assertEqual(quality.annotator_signals(self.study)[0].fast, 2)
+        self.assertEqual(control.annotator_signals(self.study)[0].fast, 2)
         self.decide(alice, 1)
         self.assertEqual(alice.status, Annotator.Status.EXCLUDED)
 
@@ -151,7 +151,7 @@ class FastRuleTestCase(QualityTestCase):
 
     def test_an_answer_arriving_after_the_exclusion_is_stored_and_not_counted(self) -> None:
         alice = self.arrive("alice")
-        first = engine.current_assignment(alice, now=self.clock, rng=self.rng)
+        first = allocation.current_assignment(alice, now=self.clock, rng=self.rng)
         self.decide_all(alice, [1, 1, 1])
         _, created = record_answer(first, 1, request_id="late-one", now=self.clock)  # a repeat arriving after the exclusion
         self.assertFalse(created)
@@ -176,8 +176,8 @@ class QualityCheckTestCase(QualityTestCase):
     def status(self, name: str) -> str:
         return Annotator.objects.get(pk=self.ann[name].pk).status
 
-    def check(self, dry_run: bool = False) -> quality.QualityReport:
-        return quality.quality_check(self.study, dry_run=dry_run, now=self.clock)
+    def check(self, dry_run: bool = False) -> control.QualityReport:
+        return control.quality_check(self.study, dry_run=dry_run, now=self.clock)
 
     def test_a_stricter_rule_excludes_and_reopens_a_looser_one_reinstates(self) -> None:
         self.set(fast_limit=1)
@@ -206,10 +206,10 @@ class QualityCheckTestCase(QualityTestCase):
         self.assertEqual({self.status(n) for n in self.ann}, {"finished"})
 
     def test_the_rules_leave_staff_decisions_alone(self) -> None:
-        quality.exclude(self.ann["slow"], rule="staff", staff=self.staff, reason="copied answers", now=self.clock)
+        control.exclude(self.ann["slow"], rule="staff", staff=self.staff, reason="copied answers", now=self.clock)
         self.set(fast_limit=1)
         self.check()
-        quality.reinstate(self.ann["quick"], staff=self.staff, reason="checked by hand: fast but careful", now=self.clock)
+        control.reinstate(self.ann["quick"], staff=self.staff, reason="checked by hand: fast but careful", now=self.clock)
         report = self.check()
         self.assertEqual((report.excluded, report.reinstated, report.left_to_staff), ([], [], 2))
         self.assertEqual((self.status("slow"), self.status("four"), self.status("quick")), ("excluded", "excluded", "finished"))
@@ -223,7 +223,7 @@ class QualityCheckTestCase(QualityTestCase):
         self.decide_all(dave, [1, 1, 1])
         self.assertEqual(dave.status, Annotator.Status.EXCLUDED)
         freed = QualityDecision.objects.get(annotator=dave).released
-        quality.reinstate(dave, staff=self.staff, reason="network trouble", now=self.clock)
+        control.reinstate(dave, staff=self.staff, reason="network trouble", now=self.clock)
         dave.refresh_from_db()
         self.assertEqual((dave.status, dave.exclusion_reason, dave.finished_at), (Annotator.Status.ACTIVE, "", None))
         self.assertEqual(set(dave.assignments.expired(self.clock).values_list("pk", flat=True)), set(freed))
@@ -235,16 +235,16 @@ class QualityCheckTestCase(QualityTestCase):
         flow.check_comprehension(screened, {})
         flow.check_comprehension(screened, {})
         self.assertEqual(screened.status, Annotator.Status.SCREENED)
-        self.assertIsNone(quality.exclude(screened, rule="staff", staff=self.staff, reason="x", now=self.clock))
+        self.assertIsNone(control.exclude(screened, rule="staff", staff=self.staff, reason="x", now=self.clock))
         screened.refresh_from_db()
         self.assertEqual((screened.status, screened.finished_at, flow.next_step(screened)), ("screened", None, flow.SCREENED))
         self.assertFalse(QualityDecision.objects.exists())
 
     def test_exclude_and_reinstate_twice_change_nothing(self) -> None:
-        self.assertIsNotNone(quality.exclude(self.ann["slow"], rule="staff", staff=self.staff, reason="x", now=self.clock))
-        self.assertIsNone(quality.exclude(self.ann["slow"], rule="staff", staff=self.staff, reason="x", now=self.clock))
-        self.assertIsNotNone(quality.reinstate(self.ann["slow"], staff=self.staff, reason="y", now=self.clock))
-        self.assertIsNone(quality.reinstate(self.ann["slow"], staff=self.staff, reason="y", now=self.clock))
+        self.assertIsNotNone(control.exclude(self.ann["slow"], rule="staff", staff=self.staff, reason="x", now=self.clock))
+        self.assertIsNone(control.exclude(self.ann["slow"], rule="staff", staff=self.staff, reason="x", now=self.clock))
+        self.assertIsNotNone(control.reinstate(self.ann["slow"], staff=self.staff, reason="y", now=self.clock))
+        self.assertIsNone(control.reinstate(self.ann["slow"], staff=self.staff, reason="y", now=self.clock))
         self.assertEqual(QualityDecision.objects.count(), 2)
 
 
@@ -263,7 +263,7 @@ class SignalTestCase(QualityTestCase):
 
     def answer_by_kind(self, annotator: Annotator, check_values: dict[str, int], regular: int, seconds: float = 20) -> None:
         """Answer checks with ``check_values[kind]`` (canonical) and regular items with ``regular`` (as shown)."""
-        while (item := engine.current_assignment(annotator, now=self.clock, rng=self.rng)) is not None:
+        while (item := allocation.current_assignment(annotator, now=self.clock, rng=self.rng)) is not None:
             kind = item.presentation.kind
             shown = regular if kind == "pair" else (check_values[kind] if item.a_on_left else -check_values[kind])
             self.clock += timedelta(seconds=seconds)
@@ -272,8 +272,8 @@ class SignalTestCase(QualityTestCase):
             flow.after_answer(annotator, sequence, item.pk, now=self.clock)
         annotator.refresh_from_db()
 
-    def signals(self, annotator: Annotator) -> quality.AnnotatorSignals:
-        return next(s for s in quality.annotator_signals(self.study) if s.annotator_id == annotator.pk)
+    def signals(self, annotator: Annotator) -> control.AnnotatorSignals:
+        return next(s for s in control.annotator_signals(self.study) if s.annotator_id == annotator.pk)
 
     def test_check_items_are_scored_and_exclude_only_above_the_limit(self) -> None:
         good, bad = self.arrive("good", study=self.checked), self.arrive("bad", study=self.checked)
@@ -283,10 +283,10 @@ class SignalTestCase(QualityTestCase):
         self.assertEqual((self.signals(bad).checks, self.signals(bad).checks_failed), (3, 3))
         self.assertEqual(bad.status, Annotator.Status.FINISHED)  # no limit set: reported only
         self.set(check_fail_limit=2)
-        report = quality.quality_check(self.study, now=self.clock)
+        report = control.quality_check(self.study, now=self.clock)
         self.assertEqual([(s.pseudonym, d) for s, d in report.excluded], [(bad.pseudonym, "checks: 3 of 3 check items failed (limit 2)")])
         self.set(check_fail_limit=3)
-        self.assertEqual(len(quality.quality_check(self.study, now=self.clock).reinstated), 1)
+        self.assertEqual(len(control.quality_check(self.study, now=self.clock).reinstated), 1)
 
     def test_zero_on_a_degraded_check_is_not_the_wrong_side(self) -> None:
         annotator = self.arrive("zero", study=self.checked)
@@ -301,7 +301,7 @@ class SignalTestCase(QualityTestCase):
         regular_run = s.longest_run
         self.assertGreaterEqual(regular_run, 1)
         values = list(annotator.assignments.order_by("position").values_list("preference__value", flat=True))
-        self.assertEqual(regular_run, quality._longest_run(values)[0])
+        self.assertEqual(regular_run, control._longest_run(values)[0])
         self.assertEqual(s.breaches, ())
         self.set(straightline_limit=regular_run - 1, median_seconds_min=5, side_bias_limit=0.6)
         s = self.signals(annotator)
@@ -309,11 +309,11 @@ class SignalTestCase(QualityTestCase):
         self.assertEqual([b.rule for b in s.breaches], ["straightline"])
 
     def test_helpers_on_hand_made_sequences(self) -> None:
-        self.assertEqual(quality._longest_run([1, 1, -2, -2, -2, 0]), (3, -2))
-        self.assertEqual(quality._longest_run([]), (0, None))
+        self.assertEqual(control._longest_run([1, 1, -2, -2, -2, 0]), (3, -2))
+        self.assertEqual(control._longest_run([]), (0, None))
         study = Study(fast_threshold_seconds=10, fast_limit=100, side_bias_limit=0.8, median_seconds_min=5)
-        answers = [quality.Answer(n, -2 if n % 10 else 3, 0, 4.0, None, "pair", None) for n in range(1, 21)]
-        s = quality.signals_of(study, Annotator(pseudonym="X"), answers)
+        answers = [control.Answer(n, -2 if n % 10 else 3, 0, 4.0, None, "pair", None) for n in range(1, 21)]
+        s = control.signals_of(study, Annotator(pseudonym="X"), answers)
         self.assertEqual((s.left_share, s.median_seconds), (0.9, 4.0))
         self.assertEqual([b.rule for b in s.breaches], ["side_bias", "median_time"])
         self.assertEqual(s.breaches[0].detail, "side bias: 90% of 20 non-zero answers on the left (limit 80%)")
@@ -323,7 +323,7 @@ class SignalTestCase(QualityTestCase):
 class QualitySettingsTestCase(BaseTestCase):
     def test_the_configuration_keys_are_checked_and_stored(self) -> None:
         from studyapp.exceptions import InvalidStudyConfig
-        from studyapp.services.study_config import parse_config
+        from studyapp.services.design.study_config import parse_config
 
         config = parse_config({"runs": ["a", "b"], "fast_time": "visible", "check_fail_limit": 1, "straightline_limit": None,
                                "side_bias_limit": 0.9, "median_seconds_min": 2.5})  # fmt: skip

@@ -13,7 +13,9 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from studyapp.models import Annotator, Preference, QualityDecision
-from studyapp.services import flow, payments, quality
+from studyapp.services.data import payments
+from studyapp.services.participation import flow
+from studyapp.services.quality import control
 from tests.studyapp.test_quality import QualityTestCase
 
 
@@ -60,7 +62,7 @@ class PaymentsTestCase(StaffTestCase):
 
     def test_the_table_says_which_rule_each_annotator_broke(self) -> None:
         self.set(fast_limit=5)
-        quality.quality_check(self.study, now=self.clock)
+        control.quality_check(self.study, now=self.clock)
         rows = self.rows()
         self.assertEqual(list(next(iter(rows.values()))), list(payments.COLUMNS))
         quick, slow = rows["quick"], rows["slow"]
@@ -94,7 +96,7 @@ class PaymentsTestCase(StaffTestCase):
             self.command("export_payments", "Nope")
 
     def test_formula_like_text_is_defused(self) -> None:
-        quality.exclude(self.slow, rule="staff", staff=self.staff, reason="=HYPERLINK(1)", now=self.clock)
+        control.exclude(self.slow, rule="staff", staff=self.staff, reason="=HYPERLINK(1)", now=self.clock)
         self.assertEqual(self.rows()["slow"]["excluded_by"], "staff staff: =HYPERLINK(1)")  # the cell starts with "staff"
         Annotator.objects.filter(pk=self.slow.pk).update(external_id="-1+1")
         self.assertEqual(self.rows()["'-1+1"]["platform_id"], "'-1+1")

@@ -25,12 +25,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from studyapp.models import Annotator, Assignment, Presentation, QualityDecision
-from studyapp.services import assignment as engine
-from studyapp.services import flow
-from studyapp.services.importing import import_collection
-from studyapp.services.sessions import TOKENS
-from studyapp.services.study_config import parse_config
-from studyapp.services.study_design import create_study
+from studyapp.services.collections.importing import import_collection
+from studyapp.services.design.study_config import parse_config
+from studyapp.services.design.study_design import create_study
+from studyapp.services.participation import allocation, flow
+from studyapp.services.participation.sessions import TOKENS
 from tests.studyapp.annotator_base import JSON, RIGHT_ANSWERS
 
 RUNS, TOPICS, K, QUOTA = 5, 8, 5, 4  # 10 pairs x 8 topics = 80 presentations x k 5 = 400 slots = 100 annotators x 4
@@ -80,7 +79,7 @@ class SimulatedStudyTestCase(TestCase):
 
     def take_part(self, pid: str, times: list[float]) -> dict:
         """One annotator: arrive and onboard (services), then answer each item through the pages after ``times[n]`` seconds."""
-        self.assertTrue(engine.can_admit(self.study))  # what the entry page checks before the consent
+        self.assertTrue(allocation.can_admit(self.study))  # what the entry page checks before the consent
         annotator = flow.give_consent(self.study, None, flow.Arrival("prolific", pid, {"PROLIFIC_PID": pid}), self.study.consent_version)
         flow.read_instructions(annotator)
         flow.answer_practice(annotator, -3)

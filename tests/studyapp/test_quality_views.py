@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from studyapp.models import Annotator, QualityDecision, Study
-from studyapp.services import quality
+from studyapp.services.quality import control
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
 
@@ -32,7 +32,7 @@ class ExcludedPagesTestCase(AnnotatorTestCase):
         Study.objects.filter(pk=self.study.pk).update(fast_limit=30)
         self.answer_everything(self.client)
         Study.objects.filter(pk=self.study.pk).update(fast_limit=2)
-        report = quality.quality_check(Study.objects.get(pk=self.study.pk))
+        report = control.quality_check(Study.objects.get(pk=self.study.pk))
         self.assertIn(self.alice.pk, [s.annotator_id for s, _ in report.excluded])
         for name in ("study_done", "study_next_item", "study_entry"):
             page = self.client.get(self.url(name), follow=True)

@@ -21,10 +21,10 @@ from django.utils import timezone
 
 from studyapp.exceptions import StudyFull
 from studyapp.models import Annotator, Assignment, Presentation
-from studyapp.services import assignment as engine
-from studyapp.services.importing import import_collection
-from studyapp.services.study_config import parse_config
-from studyapp.services.study_design import create_study
+from studyapp.services.collections.importing import import_collection
+from studyapp.services.design.study_config import parse_config
+from studyapp.services.design.study_design import create_study
+from studyapp.services.participation import allocation
 from tests.studyapp.annotator_base import AnnotatorTestCase
 from tests.studyapp.base import NOW, BaseTestCase, make_toy_study
 
@@ -89,7 +89,7 @@ class HotPathBudgetTest(AnnotatorTestCase):
 
     def test_the_room_is_checked_once_per_arrival(self) -> None:
         client = self.fresh_client()
-        with mock.patch("studyapp.services.assignment.can_admit", wraps=engine.can_admit) as check:
+        with mock.patch("studyapp.services.participation.allocation.can_admit", wraps=allocation.can_admit) as check:
             client.get(self.entry(PROLIFIC_PID="carol", STUDY_ID="toy", SESSION_ID="s-carol"))
             client.get(self.url("study_consent"))
             client.post(self.url("study_consent"), {"agree": "on", "version": self.study.consent_version})
@@ -97,10 +97,10 @@ class HotPathBudgetTest(AnnotatorTestCase):
         self.assertEqual(Annotator.objects.get(external_id="carol").status, Annotator.Status.ACTIVE)
 
     def test_the_room_check_is_one_query(self) -> None:
-        n, room = self.count(lambda: engine.newcomer_room(self.study))
+        n, room = self.count(lambda: allocation.newcomer_room(self.study))
         self.assertEqual(n, 1)
         # the same figure by hand: per (topic, pair) the level with more presentations under k
-        counts = engine.live_counts(self.study, timezone.now())
+        counts = allocation.live_counts(self.study, timezone.now())
         per_group: dict[tuple, Counter] = {}
         for p in Presentation.objects.filter(study=self.study):
             if counts.get(p.pk, 0) < self.study.annotators_per_presentation:
@@ -166,11 +166,11 @@ class RoomCheckAgreesWithAdmissionTest(BaseTestCase):
                 rng = random.Random(quota)
                 now = NOW
                 for n in range(40):
-                    expected = engine.capacity(study, now=now).newcomers > 0
-                    self.assertEqual(engine.can_admit(study, now=now), expected, f"arrival {n}")
-                    annotator = engine.register(study, external_id=f"a{n}", now=now)
+                    expected = allocation.capacity(study, now=now).newcomers > 0
+                    self.assertEqual(allocation.can_admit(study, now=now), expected, f"arrival {n}")
+                    annotator = allocation.register(study, external_id=f"a{n}", now=now)
                     try:
-                        engine.admit(annotator, now=now, rng=rng)
+                        allocation.admit(annotator, now=now, rng=rng)
                     except StudyFull:
                         self.assertFalse(expected)
                         break

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from studyapp.models import Annotator, Assignment
-from studyapp.services.answers import record_answer
+from studyapp.services.participation.answers import record_answer
 from tests.studyapp.base import BaseTestCase
 
 

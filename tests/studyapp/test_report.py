@@ -20,9 +20,9 @@ from django.utils import timezone
 
 from evaluation.cli import main as evaluation_main
 from studyapp.models import Annotator, Preference
-from studyapp.services import report as report_service
-from studyapp.services.report import build_report, write_report
-from studyapp.services.simulation import FAST_SECONDS, HONEST_SECONDS, Plan, simulate_annotators
+from studyapp.services.analysis import report as report_service
+from studyapp.services.analysis.report import build_report, write_report
+from studyapp.services.rehearsal.simulation import FAST_SECONDS, HONEST_SECONDS, Plan, simulate_annotators
 from tests.studyapp.annotator_base import AnnotatorTestCase
 from tests.studyapp.base import BaseTestCase
 

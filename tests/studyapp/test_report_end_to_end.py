@@ -16,11 +16,11 @@ from django.test import TestCase
 
 from evaluation.cli import main as evaluation_main
 from studyapp.models import Annotator
-from studyapp.services.demo import load_demo
-from studyapp.services.report import build_report, render_html, write_report
-from studyapp.services.simulation import Plan, simulate_annotators
-from studyapp.services.study_config import parse_config
-from studyapp.services.study_design import create_study
+from studyapp.services.analysis.report import build_report, render_html, write_report
+from studyapp.services.design.study_config import parse_config
+from studyapp.services.design.study_design import create_study
+from studyapp.services.rehearsal.demo import load_demo
+from studyapp.services.rehearsal.simulation import Plan, simulate_annotators
 
 TRUTH = "D#-nDCG@10"
 B, SEED = 200, 3

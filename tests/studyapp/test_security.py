@@ -24,7 +24,7 @@ from django.test import RequestFactory, SimpleTestCase, TestCase, override_setti
 from django.urls import reverse
 
 from studyapp.middleware import POLICY
-from studyapp.services import throttle
+from studyapp.services.access import throttle
 from tests.studyapp.test_settings import DEPLOYMENT_VARIABLES, default_settings
 
 ROOT = Path(__file__).resolve().parents[2]

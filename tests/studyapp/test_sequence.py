@@ -6,7 +6,7 @@ from django.db.models import F
 
 from studyapp import prepared
 from studyapp.models import Assignment
-from studyapp.services.sequence import Sequence
+from studyapp.services.participation.sequence import Sequence
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
 FIELDS = (

@@ -9,7 +9,7 @@ import sys
 from django.conf import settings
 from django.contrib.sessions.models import Session
 
-from studyapp.services.sessions import ARRIVALS
+from studyapp.services.participation.sessions import ARRIVALS
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
 

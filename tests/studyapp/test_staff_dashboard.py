@@ -1,4 +1,4 @@
-"""The staff dashboard (views/staff.py, services/dashboard.py, services/figures.py).
+"""The staff dashboard (views/staff.py, services/analysis/dashboard.py, services/analysis/figures.py).
 
 Staff only for every page and download (anonymous: redirected to the login; an annotator's
 session or a signed-in non-staff user: refused the same way; staff: 200); renders for an empty,
@@ -17,12 +17,12 @@ from django.urls import reverse
 
 from evaluation.meta.reliability import direction_agreement, krippendorff_alpha
 from studyapp.models import Annotator, Preference
-from studyapp.services import assignment as engine
-from studyapp.services import dashboard
-from studyapp.services.export import export_bytes
-from studyapp.services.payments import payments_csv
-from studyapp.services.quality import annotator_signals
-from studyapp.services.status import study_status
+from studyapp.services.analysis import dashboard
+from studyapp.services.analysis.status import study_status
+from studyapp.services.data.export import export_bytes
+from studyapp.services.data.payments import payments_csv
+from studyapp.services.participation import allocation
+from studyapp.services.quality.control import annotator_signals
 from tests.studyapp.annotator_base import AnnotatorTestCase
 from tests.studyapp.base import NOW, BaseTestCase, make_toy_study
 from tests.studyapp.filled import exclude, fill
@@ -111,8 +111,8 @@ class DashboardPagesTests(BaseTestCase):
 
     def test_running_study(self) -> None:
         fill(self.study, ["p-one", "p-two"], random.Random(1), NOW)
-        annotator = engine.register(self.study, platform="prolific", external_id="p-three")
-        engine.admit(annotator, rng=random.Random(2))  # on the real clock: its leases are live now
+        annotator = allocation.register(self.study, platform="prolific", external_id="p-three")
+        allocation.admit(annotator, rng=random.Random(2))  # on the real clock: its leases are live now
         html = self.page(self.study)
         status = study_status(self.study)
         self.assertGreater(status["live_leases"], 0)
@@ -205,7 +205,7 @@ class DashboardNumbersTests(BaseTestCase):
         self.assertEqual(h.fast, 1)
         self.assertEqual(h.counts[1], 1)  # 3 s falls in [2, 4)
         self.assertEqual(h.counts[-1], 1)  # 500 s in the last bin (60 s or more)
-        from studyapp.services.figures import histogram_svg
+        from studyapp.services.analysis.figures import histogram_svg
 
         svg = histogram_svg(h)
         self.assertIn('class="threshold"', svg)

@@ -10,9 +10,8 @@ from django.core.management.base import CommandError
 
 from studyapp.exceptions import StudyFull
 from studyapp.models import Study
-from studyapp.services import assignment as engine
-from studyapp.services import flow
-from studyapp.services.status import study_status
+from studyapp.services.analysis.status import study_status
+from studyapp.services.participation import allocation, flow
 from tests.studyapp.base import BaseTestCase, make_toy_study
 
 KEYS = {
@@ -36,7 +35,7 @@ class StudyStatusTestCase(BaseTestCase):
     def test_progress_after_work(self) -> None:
         alice, bob = self.arrive("alice"), self.arrive("bob")
         self.answer_all(alice)
-        engine.current_assignment(bob, now=self.now, rng=self.rng)
+        allocation.current_assignment(bob, now=self.now, rng=self.rng)
         report = study_status(self.study, now=self.later(minutes=1))
         self.assertEqual(report["answers"]["total"], 6)
         self.assertEqual(report["answers"]["topic"] + report["answers"]["subtopic"], 6)

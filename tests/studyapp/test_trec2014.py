@@ -12,9 +12,9 @@ from django.test import TestCase
 
 from evaluation.loading import load_collection
 from studyapp.models import Collection, Judgment, Presentation, RankedItem, Run, StudySubtopic, Subtopic, Topic
-from studyapp.services.importing import import_collection
-from studyapp.services.study_config import parse_config
-from studyapp.services.study_design import create_study
+from studyapp.services.collections.importing import import_collection
+from studyapp.services.design.study_config import parse_config
+from studyapp.services.design.study_design import create_study
 
 # The repository's reference data (tests/evaluation/data/reference, provenance in its README).
 REFERENCE = Path(os.environ.get("DIVERSITY_REFERENCE", Path(__file__).resolve().parents[1] / "evaluation" / "data" / "reference"))

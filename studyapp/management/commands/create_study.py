@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from studyapp.exceptions import StudyError
-from studyapp.services.study_config import read_config
-from studyapp.services.study_design import create_study
+from studyapp.services.design.study_config import read_config
+from studyapp.services.design.study_design import create_study
 
 
 class Command(BaseCommand):

@@ -9,7 +9,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from studyapp.management.studies import find_study
-from studyapp.services.payments import payments_csv
+from studyapp.services.data.payments import payments_csv
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from studyapp.management.studies import find_study
-from studyapp.services.export import FORMATS, ExportOptions, export_rows, write_csv, write_export, write_jsonl
+from studyapp.services.data.export import FORMATS, ExportOptions, export_rows, write_csv, write_export, write_jsonl
 
 
 class Command(BaseCommand):

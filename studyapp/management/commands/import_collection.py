@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from studyapp.exceptions import StudyError
-from studyapp.services.importing import import_collection
+from studyapp.services.collections.importing import import_collection
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from studyapp.exceptions import ImportFailed
 from studyapp.management.studies import find_study
-from studyapp.services.preference_import import import_preferences
+from studyapp.services.data.preference_import import import_preferences
 
 
 class Command(BaseCommand):

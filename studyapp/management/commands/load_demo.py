@@ -7,7 +7,7 @@ import os
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from studyapp.exceptions import StudyError
-from studyapp.services.demo import load_demo
+from studyapp.services.rehearsal.demo import load_demo
 
 
 class Command(BaseCommand):

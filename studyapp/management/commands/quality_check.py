@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandParser
 
 from studyapp.management.studies import find_study
-from studyapp.services.quality import quality_check
+from studyapp.services.quality.control import quality_check
 
 
 class Command(BaseCommand):

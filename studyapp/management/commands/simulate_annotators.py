@@ -9,7 +9,7 @@ from evaluation._argtypes import non_negative_int, positive_int
 from evaluation.exceptions import EvaluationError
 from studyapp.exceptions import StudyError
 from studyapp.models import Study
-from studyapp.services.simulation import Plan, simulate_annotators
+from studyapp.services.rehearsal.simulation import Plan, simulate_annotators
 
 
 def _number(text: str) -> float:

@@ -9,8 +9,8 @@ from django.db.models import Q
 
 from evaluation._argtypes import non_negative_int, positive_int
 from studyapp.models import Study
-from studyapp.services.analysis import DEFAULT_B, DEFAULT_SEED, Timer
-from studyapp.services.report import build_report, write_report
+from studyapp.services.analysis.report import build_report, write_report
+from studyapp.services.analysis.study_analysis import DEFAULT_B, DEFAULT_SEED, Timer
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ import json
 from django.core.management.base import BaseCommand, CommandParser
 
 from studyapp.management.studies import find_study
-from studyapp.services.status import render_text, study_status
+from studyapp.services.analysis.status import render_text, study_status
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 """The bundled demo: import ``studyapp/demo`` as a collection, create its study and a staff login.
 
 A second, small study (``studyapp/demo/simulated.json``) is created already completed: simulated
-annotators (``services.simulation``) answered it through the real pages, following D#-nDCG@10 plus
+annotators (``services.rehearsal.simulation``) answered it through the real pages, following D#-nDCG@10 plus
 noise, a tenth of them fast cheaters, so its study report is full at once.
 
 Idempotent: whatever exists already is kept, so ``make run`` can call it every time. The staff
@@ -24,13 +24,13 @@ from django.db import transaction
 
 from studyapp.exceptions import StudyError
 from studyapp.models import Collection, Study
-from studyapp.services.assignment import capacity
-from studyapp.services.importing import import_collection
-from studyapp.services.simulation import Plan, simulate_annotators
-from studyapp.services.study_config import read_config
-from studyapp.services.study_design import create_study
+from studyapp.services.collections.importing import import_collection
+from studyapp.services.design.study_config import read_config
+from studyapp.services.design.study_design import create_study
+from studyapp.services.participation.allocation import capacity
+from studyapp.services.rehearsal.simulation import Plan, simulate_annotators
 
-DEMO_DIR = Path(__file__).resolve().parent.parent / "demo"
+DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 COLLECTION = "demo"
 STUDY = "Demo study"
 SIMULATED_STUDY = "Demo study (simulated)"

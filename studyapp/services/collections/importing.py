@@ -28,7 +28,7 @@ from evaluation.io.runs import read_run
 from evaluation.loading import load_collection
 from studyapp.exceptions import ImportFailed
 from studyapp.models import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
-from studyapp.services.planner_stats import refresh_statistics
+from studyapp.services.collections.planner_stats import refresh_statistics
 
 BATCH = 2000
 NAME_MAX = Collection._meta.get_field("name").max_length

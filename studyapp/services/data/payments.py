@@ -16,7 +16,7 @@ import statistics
 from dataclasses import dataclass
 
 from studyapp.models import Annotator, QualityDecision, Study
-from studyapp.services.quality import AnnotatorSignals, annotator_signals, submission_seconds
+from studyapp.services.quality.control import AnnotatorSignals, annotator_signals, submission_seconds
 
 FAST_SD = 3.0
 COLUMNS = (

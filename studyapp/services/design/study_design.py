@@ -19,11 +19,11 @@ from django.utils.text import slugify
 from studyapp.exceptions import InvalidStudyConfig
 from studyapp.models import Collection, Judgment, Presentation, RankedItem, Run, Study, StudyRun, StudySubtopic, StudyTopic, Subtopic, Topic
 from studyapp.models.study import SUBTOPIC, TOPIC
-from studyapp.services.assignment import capacity
-from studyapp.services.check_items import CheckPlan, plan_checks
-from studyapp.services.collections import to_evaluation_collection
-from studyapp.services.planner_stats import refresh_statistics
-from studyapp.services.study_config import StudyConfig
+from studyapp.services.collections.evaluation_bridge import to_evaluation_collection
+from studyapp.services.collections.planner_stats import refresh_statistics
+from studyapp.services.design.check_items import CheckPlan, plan_checks
+from studyapp.services.design.study_config import StudyConfig
+from studyapp.services.participation.allocation import capacity
 
 NAME_MAX = Study._meta.get_field("name").max_length
 

@@ -37,9 +37,9 @@ from evaluation.meta.simulate import UserModel, latent_preference, simulate_answ
 from studyapp.exceptions import StudyError
 from studyapp.models import Annotator, Assignment, Presentation, Study
 from studyapp.services import clock
-from studyapp.services.analysis import study_collection, study_scores
-from studyapp.services.assignment import capacity
-from studyapp.services.onboarding import COMPREHENSION
+from studyapp.services.analysis.study_analysis import study_collection, study_scores
+from studyapp.services.participation.allocation import capacity
+from studyapp.services.participation.onboarding import COMPREHENSION
 
 RIGHT_ANSWERS = {q.key: q.correct for q in COMPREHENSION}
 HONEST_SECONDS = (12.0, 15.0)  # decision time: 12 s plus an exponential with mean 15 s (capped at 2 minutes)

@@ -1,7 +1,7 @@
 """The JSON study configuration: keys, defaults and checks that need no database.
 
 Every problem is collected and reported together (like Django's ``validate_password``); checks
-against the collection (run names, topics, capacity) live in ``services.study_design``.
+against the collection (run names, topics, capacity) live in ``services.design.study_design``.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 annotators, decision times, side balance and inter-annotator agreement per level.
 
 Everything here reads the database; the pages (views/staff.py) only lay it out, and the figures
-are drawn from these numbers by services.figures. "Valid" answers are those of annotators not
-excluded by quality control, as in services.status.
+are drawn from these numbers by services.analysis.figures. "Valid" answers are those of annotators not
+excluded by quality control, as in services.analysis.status.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from django.db.models import Count, Q
 
 from evaluation.meta.reliability import PREFERENCE_DOMAIN, direction_agreement, krippendorff_alpha
 from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
+from studyapp.services.analysis.status import study_status
 from studyapp.services.clock import now_or
-from studyapp.services.quality import AnnotatorSignals, annotator_signals
-from studyapp.services.status import study_status
+from studyapp.services.quality.control import AnnotatorSignals, annotator_signals
 
 HISTOGRAM_BIN_SECONDS = 2
 HISTOGRAM_MAX_SECONDS = 60  # answers slower than this share the last bin
@@ -235,7 +235,7 @@ def agreement(study: Study) -> list[Agreement]:
 
 @dataclass(frozen=True)
 class AnnotatorRow:
-    """An annotator with their quality signals (services.quality) and the number of items they were given."""
+    """An annotator with their quality signals (services.quality.control) and the number of items they were given."""
 
     annotator: Annotator
     items: int

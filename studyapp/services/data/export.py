@@ -3,7 +3,7 @@
 The rows are read as they are by ``python -m evaluation meta agreement --preferences``: ``value`` is
 the canonical answer (positive = run_b preferred, pairs in canonical order run_a < run_b,
 docs/metrics.md#run-pairs-and-signs), ``level``/``topic``/``subtopic`` name the item and
-``annotator`` is a keyed pseudonym (services.pseudonyms), never the platform id. The value as
+``annotator`` is a keyed pseudonym (services.data.pseudonyms), never the platform id. The value as
 clicked is ``shown_value`` with ``left_run`` on the left.
 
 By default the export holds what the analysis reads: valid answers to regular presentations.
@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from studyapp.models import Annotator, Preference, Presentation, Study
 from studyapp.models.study import SUBTOPIC, TOPIC
-from studyapp.services.pseudonyms import pseudonym
+from studyapp.services.data.pseudonyms import pseudonym
 
 FORMATS = ("csv", "jsonl", "parquet")
 CONTENT_TYPES = {
@@ -137,7 +137,7 @@ def export_rows(study: Study, options: ExportOptions = ExportOptions()) -> Itera
         }
 
 
-VOTE_FIELDS = {  # export column -> the answer's field: what the analysis reads (services.analysis.study_votes)
+VOTE_FIELDS = {  # export column -> the answer's field: what the analysis reads (services.analysis.study_analysis.study_votes)
     "level": "assignment__presentation__level",
     "topic": "assignment__presentation__topic__topic_id",
     "subtopic": "assignment__presentation__subtopic__number",

@@ -21,9 +21,9 @@ from django.template.loader import render_to_string
 from evaluation.io.documents import url_problem
 from studyapp.models import Assignment, Document, Presentation, Study, StudySubtopic, Topic
 from studyapp.models.study import TOPIC, documents_in_order, run_page
-from studyapp.services.assignment import design_item
-from studyapp.services.display_cache import TimedCache
-from studyapp.services.onboarding import Result
+from studyapp.services.collections.display_cache import TimedCache
+from studyapp.services.participation.allocation import design_item
+from studyapp.services.participation.onboarding import Result
 
 # Caps on what one result shows, so the page weight does not depend on the collection's data
 # (depth 10 on both sides stays far under the 100 KB budget). Longer links are not linked at all:
@@ -111,7 +111,7 @@ class _Task:
     need_of: dict[int, str]
 
 
-# What this process read and drew for item pages (services/display_cache.py: kept a short time).
+# What this process read and drew for item pages (services/collections/display_cache.py: kept a short time).
 _TASKS: TimedCache[_Task] = TimedCache(size=5_000)
 _PAGES: TimedCache[ResultPage] = TimedCache(size=5_000)
 

@@ -29,8 +29,8 @@ from studyapp.exceptions import ImportFailed
 from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
 from studyapp.models.study import SUBTOPIC, TOPIC
-from studyapp.services.answers import CLIENT_MS_MAX, canonical_value
 from studyapp.services.clock import now_or
+from studyapp.services.participation.answers import CLIENT_MS_MAX, canonical_value
 
 REQUIRED = ("level", "topic", "subtopic", "run_a", "run_b", "value", "annotator")
 NAME_MAX = Annotator._meta.get_field("external_id").max_length

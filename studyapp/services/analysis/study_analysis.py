@@ -39,8 +39,8 @@ from evaluation.meta.userprefs import preference_summary
 from evaluation.metrics import REGISTRY, Measure
 from studyapp.models import RankedItem, Study, StudySubtopic, StudyTopic
 from studyapp.models.study import SUBTOPIC, TOPIC
-from studyapp.services.collections import to_evaluation_collection
-from studyapp.services.export import vote_rows
+from studyapp.services.collections.evaluation_bridge import to_evaluation_collection
+from studyapp.services.data.export import vote_rows
 
 GOLD = ("I-rec", "Ef-P", "Prec", "PMP")  # intuitiveness gold standards (Chen et al.; docs/metrics.md#intuitiveness)
 LEVELS = ("topic", "weighted", "subtopic")  # agreement levels (docs/metrics.md#weighted-topic-preference)
@@ -110,11 +110,11 @@ def study_scores(data: StudyCollection, measures: list[str] | None = None) -> tu
 def study_votes(study: Study, rows: list[dict] | None = None) -> pd.DataFrame:
     """The valid answers on regular presentations as canonical votes (the frame ``read_preferences`` returns).
 
-    Read through the preference export (``services.export``, its default rows): check items and
+    Read through the preference export (``services.data.export``, its default rows): check items and
     annotators excluded by quality control are left out, ``value`` is the canonical answer
     (positive = run_b preferred) and ``annotator`` the keyed pseudonym, so the analysis reads
     exactly what ``export_preferences`` hands to ``python -m evaluation meta agreement``. ``rows``:
-    the export's rows when the caller has them already (else :func:`services.export.vote_rows`).
+    the export's rows when the caller has them already (else :func:`services.data.export.vote_rows`).
     """
     columns = list(VOTE_COLUMNS[:-1])
     rows = vote_rows(study) if rows is None else rows

@@ -1,4 +1,4 @@
-"""Inline SVG figures of the staff dashboard, drawn on the server from services.dashboard's numbers.
+"""Inline SVG figures of the staff dashboard, drawn on the server from services.analysis.dashboard's numbers.
 
 No script and no inline style (the site's Content-Security-Policy forbids both): shapes carry
 classes that ``static/studyapp/staff.css`` colours. Every figure has a ``<title>`` and the page
@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from studyapp.services.dashboard import Completion, Histogram, SideBalance
+from studyapp.services.analysis.dashboard import Completion, Histogram, SideBalance
 
 WIDTH = 640
 

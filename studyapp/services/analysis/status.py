@@ -13,8 +13,8 @@ from django.db.models import Count
 
 from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
 from studyapp.models.study import SUBTOPIC, TOPIC
-from studyapp.services.assignment import Capacity, capacity
 from studyapp.services.clock import now_or
+from studyapp.services.participation.allocation import Capacity, capacity
 
 
 def _level_key(kind: str, level: str) -> str:

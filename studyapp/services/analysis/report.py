@@ -1,6 +1,6 @@
 """The study report: "which metric agrees with people?", from the study's rows to HTML, CSV and figures.
 
-:func:`build_report` runs :func:`services.analysis.analyse_study` and lays its results out in six
+:func:`build_report` runs :func:`services.analysis.study_analysis.analyse_study` and lays its results out in six
 sections (docs/studyapp.md#study-report):
 
 1. summary: runs, topics, presentations, annotators (valid / excluded and why), answers;
@@ -42,9 +42,9 @@ from evaluation.meta.significance import CONVENTIONS as SIGNIFICANCE_CONVENTIONS
 from evaluation.report import plots
 from evaluation.report.tables import agreement_grid, concordance_matrix, render_table
 from studyapp.models import Annotator, Preference, Study
-from studyapp.services.analysis import DEFAULT_B, DEFAULT_SEED, LEVELS, StudyAnalysis, StudyCollection, Timer, analyse_study
-from studyapp.services.export import export_rows, write_csv
-from studyapp.services.status import study_status
+from studyapp.services.analysis.status import study_status
+from studyapp.services.analysis.study_analysis import DEFAULT_B, DEFAULT_SEED, LEVELS, StudyAnalysis, StudyCollection, Timer, analyse_study
+from studyapp.services.data.export import export_rows, write_csv
 
 REPORT_VERSION = 1  # part of the cache key: bump when the report's content changes
 STATISTICS = ("MUP", "MUP_b", "tau", "tau_b")

@@ -36,10 +36,16 @@ from django.db import transaction
 
 from studyapp.exceptions import ConsentOutdated, IdentityInUse, PlatformIdRequired, StudyClosed, StudyFull, StudyUnavailable
 from studyapp.models import Annotator, Assignment, Consent, Study
-from studyapp.services import assignment as engine
 from studyapp.services.clock import now_or
-from studyapp.services.onboarding import COMPREHENSION_ATTEMPTS, PracticeFeedback, practice_feedback, practice_item, wrong_answers
-from studyapp.services.sequence import Sequence
+from studyapp.services.participation import allocation
+from studyapp.services.participation.onboarding import (
+    COMPREHENSION_ATTEMPTS,
+    PracticeFeedback,
+    practice_feedback,
+    practice_item,
+    wrong_answers,
+)
+from studyapp.services.participation.sequence import Sequence
 
 CONSENT, INSTRUCTIONS, PRACTICE, COMPREHENSION, ITEMS, DONE = "consent", "instructions", "practice", "comprehension", "items", "done"
 CLOSED, FULL, SCREENED, EXCLUDED = "closed", "full", "screened", "excluded"
@@ -151,7 +157,7 @@ def seen(annotator: Annotator, *, now: datetime | None = None) -> None:
     :func:`heartbeat`); answers keep them all (``answers.record_answer``).
     """
     if annotator.status == Annotator.Status.ACTIVE:
-        engine.touch(annotator, now_or(now))
+        allocation.touch(annotator, now_or(now))
 
 
 def heartbeat(annotator: Annotator, item: int | None, *, now: datetime | None = None) -> bool:
@@ -164,8 +170,8 @@ def heartbeat(annotator: Annotator, item: int | None, *, now: datetime | None = 
     now = now_or(now)
     if annotator.status != Annotator.Status.ACTIVE:
         return False
-    engine.mark_seen(annotator, now)
-    return item is not None and engine.keep_on_screen(annotator, item, now)
+    allocation.mark_seen(annotator, now)
+    return item is not None and allocation.keep_on_screen(annotator, item, now)
 
 
 def check_platform_id(study: Study, arrival: Arrival) -> None:
@@ -178,7 +184,7 @@ def check_room(study: Study, *, now: datetime | None = None) -> None:
     """Before consent: raise :class:`StudyClosed` or :class:`StudyFull` when a newcomer cannot start."""
     if study.status != Study.Status.OPEN:
         raise StudyClosed(f"study {study.name!r} is {study.status}", study.screenout_code)
-    if not engine.can_admit(study, now=now_or(now)):
+    if not allocation.can_admit(study, now=now_or(now)):
         raise StudyFull(f"study {study.name!r} has no room for another full set of items", study.screenout_code)
 
 
@@ -212,7 +218,7 @@ def give_consent(
         raise StudyClosed(f"study {study.name!r} is {study.status}", study.screenout_code)
     if annotator is None:
         check_platform_id(study, arrival)  # checked on the entry page too; the study may have changed since
-        annotator = engine.register(
+        annotator = allocation.register(
             study,
             platform=arrival.platform,
             external_id=arrival.external_id,
@@ -230,7 +236,7 @@ def give_consent(
         annotator.save(update_fields=["consent_version", "consented_at"])
     if annotator.status == Annotator.Status.NEW:
         try:
-            engine.admit(annotator, now=now, rng=rng)
+            allocation.admit(annotator, now=now, rng=rng)
         except StudyUnavailable:
             pass  # full: stored as refused (next_step says so); closed meanwhile: still new, asked again later
     else:

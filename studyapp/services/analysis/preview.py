@@ -1,6 +1,6 @@
 """Live preview of a running study on the staff dashboard: which metric agrees best so far, and how sure is that?
 
-From the valid answers so far (the rows the report reads, ``services.analysis.study_votes``):
+From the valid answers so far (the rows the report reads, ``services.analysis.study_analysis.study_votes``):
 
 * per presentation level the study has (topic, subtopic), every metric's MUP over the run pairs
   answered so far with its 95% percentile interval, from the report's own computation
@@ -14,7 +14,7 @@ From the valid answers so far (the rows the report reads, ``services.analysis.st
   size up to the full study (every unit of the level, k answers per pair) count how often it wins.
 
 The scores of the study's collection do not change while it runs and are cached per study; the
-preview is cached per state of the answers and exclusions (``services.report.fingerprint``), like
+preview is cached per state of the answers and exclusions (``services.analysis.report.fingerprint``), like
 the report page, so a dashboard refresh recomputes it only after a new answer or exclusion.
 """
 
@@ -38,8 +38,16 @@ from evaluation.meta.separation import N_SIM, TARGET, Separation, fit_user_model
 from evaluation.meta.simulate import StudyPairs
 from studyapp.models import Study
 from studyapp.models.study import SUBTOPIC, TOPIC
-from studyapp.services.analysis import DEFAULT_B, DEFAULT_SEED, mup_order, study_collection, study_measures, study_scores, study_votes
-from studyapp.services.report import fingerprint
+from studyapp.services.analysis.report import fingerprint
+from studyapp.services.analysis.study_analysis import (
+    DEFAULT_B,
+    DEFAULT_SEED,
+    mup_order,
+    study_collection,
+    study_measures,
+    study_scores,
+    study_votes,
+)
 
 PREVIEW_VERSION = 1  # part of the cache keys: bump when the preview's content changes
 CACHE_SECONDS = 24 * 3600
@@ -147,7 +155,7 @@ def _study_key(study: Study) -> str:
 
 
 def study_scores_cached(study: Study) -> dict:
-    """Every metric's scores of the study's collection as shown (``services.analysis``) with the units
+    """Every metric's scores of the study's collection as shown (``services.analysis.study_analysis``) with the units
     of each level; computed once per study (its design is frozen once created)."""
     key = f"study-preview-scores:v{PREVIEW_VERSION}:{_study_key(study)}"
     entry = cache.get(key)

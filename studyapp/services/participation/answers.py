@@ -18,9 +18,9 @@ from django.db import IntegrityError, transaction
 from studyapp.exceptions import AnswerConflict, InvalidAnswer
 from studyapp.models import Assignment, Preference
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
-from studyapp.services.assignment import touch
 from studyapp.services.clock import now_or
-from studyapp.services.quality import apply_live
+from studyapp.services.participation.allocation import touch
+from studyapp.services.quality.control import apply_live
 
 CLIENT_MS_MAX = 2**31 - 1  # the largest value of the PositiveIntegerField columns on every backend
 

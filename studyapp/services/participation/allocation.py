@@ -59,7 +59,7 @@ from django.db.models import Count, Q
 from studyapp.exceptions import AnnotatorExcluded, StudyClosed, StudyError, StudyFull
 from studyapp.models import Annotator, Assignment, Presentation, Study
 from studyapp.services.clock import now_or
-from studyapp.services.sequence import Sequence
+from studyapp.services.participation.sequence import Sequence
 
 logger = logging.getLogger(__name__)
 Locker = Callable[[list[int]], set[int]]  # locks presentation rows, returns the ids it got

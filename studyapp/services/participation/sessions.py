@@ -16,7 +16,7 @@ from django.http import HttpRequest
 
 from studyapp.models import Annotator, Study
 from studyapp.prepared import Prepared, prepared
-from studyapp.services import flow
+from studyapp.services.participation import flow
 
 TOKENS = "studyapp.tokens"  # session: {study id: annotator token}
 ARRIVALS = "studyapp.arrivals"  # session: {study id: platform parameters of a newcomer who has not consented yet}

@@ -43,7 +43,7 @@ class Sequence:
         return [a for a in self.assignments if a.answer_id is None and a.released_at is None and a.pk != besides]
 
     def lease_ends(self) -> list[datetime]:
-        """The lease ends of the assignments not released (those :func:`~studyapp.services.assignment.touch` renews)."""
+        """The lease ends of the assignments not released (those :func:`~studyapp.services.participation.allocation.touch` renews)."""
         return [a.lease_expires_at for a in self.assignments if a.released_at is None]
 
     def expired(self, now: datetime) -> bool:
