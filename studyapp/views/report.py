@@ -16,6 +16,8 @@ from django.urls import reverse
 from evaluation.report.tables import render_table
 from studyapp.models import Study
 from studyapp.services.analysis.report import build_report, draw_figure, figure_sources, fingerprint, render_html
+from studyapp.services.data.csv_safety import escape_frame
+from studyapp.services.data.file_names import safe_name
 
 CACHE_SECONDS = 24 * 3600
 FIGURE_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
@@ -35,7 +37,7 @@ def cached_report(study: Study) -> dict:
         entry = {
             "key": key,
             "html": html,
-            "tables": {f"{name}.csv": render_table(table, "csv") for name, table in report.tables.items()},
+            "tables": {f"{name}.csv": render_table(escape_frame(table), "csv") for name, table in report.tables.items()},
             "agreement": agreement,
             "power": power,
         }
@@ -74,5 +76,5 @@ def table(request: HttpRequest, slug: str, name: str) -> HttpResponse:
     if text is None:
         raise Http404("no such table")
     response = HttpResponse(text, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}"'
+    response["Content-Disposition"] = f'attachment; filename="{safe_name(study.slug)}-{safe_name(name)}"'
     return response

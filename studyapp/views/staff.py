@@ -16,6 +16,7 @@ from studyapp.forms import AnnotatorSearchForm
 from studyapp.models import Study
 from studyapp.services.analysis import dashboard, figures, preview
 from studyapp.services.data.export import CONTENT_TYPES, FORMATS, download_name, export_bytes
+from studyapp.services.data.file_names import safe_name
 from studyapp.services.data.payments import payments_csv
 
 REFRESH_SECONDS = 15
@@ -76,7 +77,7 @@ def study_payments(request: HttpRequest, slug: str) -> HttpResponse:
     """The payments export (services.data.payments; raw platform ids, so staff only like every page here)."""
     study = get_object_or_404(Study, slug=slug)
     response = HttpResponse(payments_csv(study), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{study.slug}-payments.csv"'
+    response["Content-Disposition"] = f'attachment; filename="{safe_name(study.slug)}-payments.csv"'
     return response
 
 

@@ -44,7 +44,9 @@ from evaluation.report.tables import agreement_grid, concordance_matrix, render_
 from studyapp.models import Annotator, Preference, Study
 from studyapp.services.analysis.status import study_status
 from studyapp.services.analysis.study_analysis import DEFAULT_B, DEFAULT_SEED, LEVELS, StudyAnalysis, StudyCollection, Timer, analyse_study
+from studyapp.services.data.csv_safety import escape_frame
 from studyapp.services.data.export import export_rows, write_csv
+from studyapp.services.data.file_names import inside, safe_name
 
 REPORT_VERSION = 1  # part of the cache key: bump when the report's content changes
 STATISTICS = ("MUP", "MUP_b", "tau", "tau_b")
@@ -234,7 +236,7 @@ def collection_files(data: StudyCollection) -> dict[str, str]:
 
 
 def run_path(name: str) -> str:
-    return f"{COLLECTION_DIR}/runs/{name}.run"
+    return f"{COLLECTION_DIR}/runs/{safe_name(name)}.run"
 
 
 def _inputs(analysis: StudyAnalysis, rows: list[dict]) -> dict[str, str | bytes]:
@@ -500,7 +502,7 @@ def write_report(report: StudyReport, out: str | Path, *, figure_levels: list[st
     with report.timer.phase("rendering"):
         contents: dict[str, str | bytes] = dict(report.inputs)
         for name, table in report.tables.items():
-            contents[f"{name}.csv"] = render_table(table, "csv")
+            contents[f"{name}.csv"] = render_table(escape_frame(table), "csv")
         levels = figure_levels if figure_levels is not None else [report.analysis.primary_level] if report.analysis.primary_level else []
         stems = figure_stems(report, levels) if levels else []
         agreement, power = figure_sources(report)
@@ -516,7 +518,7 @@ def write_report(report: StudyReport, out: str | Path, *, figure_levels: list[st
         )
     written = []
     for relative, content in contents.items():
-        path = out / relative
+        path = inside(out, relative)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, content)
         written.append(path)

@@ -31,6 +31,8 @@ import pyarrow.parquet as pq
 
 from studyapp.models import Annotator, Preference, Presentation, Study
 from studyapp.models.study import SUBTOPIC, TOPIC
+from studyapp.services.data.csv_safety import escape_row
+from studyapp.services.data.file_names import safe_name
 from studyapp.services.data.pseudonyms import pseudonym
 
 FORMATS = ("csv", "jsonl", "parquet")
@@ -181,7 +183,7 @@ def write_csv(rows: Iterator[Row], stream: TextIO) -> int:
     writer.writerow(COLUMNS)
     count = 0
     for row in rows:
-        writer.writerow([cell_text(row[c]) for c in COLUMNS])
+        writer.writerow(escape_row([cell_text(row[c]) for c in COLUMNS]))
         count += 1
     return count
 
@@ -235,4 +237,4 @@ def write_export(study: Study, fmt: str, path: str | Path, options: ExportOption
 
 
 def download_name(study: Study, fmt: str) -> str:
-    return f"{study.slug}-preferences.{fmt}"
+    return f"{safe_name(study.slug)}-preferences.{fmt}"

@@ -16,6 +16,7 @@ import statistics
 from dataclasses import dataclass
 
 from studyapp.models import Annotator, QualityDecision, Study
+from studyapp.services.data.csv_safety import escape_cell
 from studyapp.services.quality.control import AnnotatorSignals, annotator_signals, submission_seconds
 
 FAST_SD = 3.0
@@ -98,15 +99,10 @@ def payment_rows(study: Study) -> list[dict[str, str]]:
     return rows
 
 
-def _cell(text: str) -> str:
-    """A cell a spreadsheet will not run as a formula (staff reasons and platform ids are free-ish text)."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
 def payments_csv(study: Study) -> str:
     """The payments export as CSV text (header + :func:`payment_rows`)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows({key: _cell(value) for key, value in row.items()} for row in payment_rows(study))
+    writer.writerows({key: escape_cell(value) for key, value in row.items()} for row in payment_rows(study))
     return out.getvalue()
