@@ -17,6 +17,7 @@ from django.utils.html import format_html
 from studyapp import models as m
 from studyapp.exceptions import InvalidStudyConfig
 from studyapp.forms import QualityReasonForm, StaffLoginForm
+from studyapp.services import platforms
 from studyapp.services.design.study_config import TEXT_RULES, parse_config, setting_problems
 from studyapp.services.design.study_design import create_study
 from studyapp.services.quality import control
@@ -315,7 +316,17 @@ class ConsentInline(ReadOnlyInline):
 
 @admin.register(m.Annotator)
 class AnnotatorAdmin(CountColumns, admin.ModelAdmin):
-    list_display = ["pseudonym", "study", "platform", "external_id", "status", "n_answers", "quality_signals", "created_at", "last_seen_at"]
+    list_display = [
+        "pseudonym",
+        "study",
+        "platform_label",
+        "external_id",
+        "status",
+        "n_answers",
+        "quality_signals",
+        "created_at",
+        "last_seen_at",
+    ]
     list_filter = ["study", "status", "platform"]
     search_fields = ["pseudonym", "external_id"]
     readonly_fields = [
@@ -340,6 +351,15 @@ class AnnotatorAdmin(CountColumns, admin.ModelAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("study")
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        if db_field.name == "platform":  # the registered platforms (services.platforms), not a fixed list in the model
+            return forms.ChoiceField(choices=platforms.choices(), required=False, label="platform")
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    @admin.display(description="platform", ordering="platform")
+    def platform_label(self, obj: m.Annotator) -> str:
+        return platforms.by_key(obj.platform).label
 
     def get_changelist_instance(self, request):
         """Compute the quality signals of the listed page in one go (two queries per study shown)."""

@@ -44,7 +44,7 @@ class StudyFull(StudyUnavailable):
 
 
 class PlatformIdRequired(StudyError):
-    """The study admits only participants whose link carries a Prolific or MTurk id, and this one has none."""
+    """The study admits only participants whose link carries a platform's participant id (services.platforms), and this one has none."""
 
 
 class IdentityInUse(StudyError):

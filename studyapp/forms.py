@@ -4,78 +4,54 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from decimal import Decimal, InvalidOperation
 
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
-from studyapp.models import Annotator
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
+from studyapp.services import platforms
 from studyapp.services.access import throttle
 from studyapp.services.participation.answers import CLIENT_MS_MAX
-from studyapp.services.participation.flow import Arrival
 from studyapp.services.participation.onboarding import COMPREHENSION
+from studyapp.services.platforms import Arrival
 
 logger = logging.getLogger("studyapp.security")
 
-PLATFORM_ID = re.compile(r"^[A-Za-z0-9_.:@-]{1,100}$")
-MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
-# Where MTurk may tell us to post the finished assignment (anything else would make us an open form relay).
-MTURK_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
-
-PROLIFIC_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
-MTURK_KEYS = ("workerId", "assignmentId", "hitId", "turkSubmitTo")
-
 
 class ArrivalForm(forms.Form):
-    """The platform parameters of the study link: Prolific, MTurk, or none (an anonymous annotator)."""
+    """The platform parameters of the study link: those of one registered platform (``services.platforms``), or none (anonymous)."""
 
-    PROLIFIC_PID = forms.CharField(required=False, max_length=100)
-    STUDY_ID = forms.CharField(required=False, max_length=100)
-    SESSION_ID = forms.CharField(required=False, max_length=100)
-    workerId = forms.CharField(required=False, max_length=100)
-    assignmentId = forms.CharField(required=False, max_length=100)
-    hitId = forms.CharField(required=False, max_length=100)
-    turkSubmitTo = forms.CharField(required=False, max_length=200)
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for platform in platforms.REGISTRY.values():
+            for param in platform.params:
+                self.fields[param] = forms.CharField(required=False, max_length=platform.max_length.get(param, 100))
 
     def clean(self):
         data = super().clean()
-        for key in (*PROLIFIC_KEYS, "workerId", "assignmentId", "hitId"):
-            if data.get(key) and not PLATFORM_ID.match(data[key]):
-                self.add_error(key, "unexpected characters")
-        submit_to = (data.get("turkSubmitTo") or "").rstrip("/")
-        if submit_to and submit_to not in MTURK_SUBMIT_HOSTS:
-            self.add_error("turkSubmitTo", "not an MTurk address")
-        data["turkSubmitTo"] = submit_to
-        # A platform's parameter without the participant's id (e.g. ``PROLIFIC_PID=`` when the platform did
-        # not fill it in) is a broken link, never an anonymous participant.
-        if any(key in self.data for key in PROLIFIC_KEYS) and not data.get("PROLIFIC_PID"):
-            self.add_error("PROLIFIC_PID", "missing or empty")
-        preview = data.get("assignmentId") == MTURK_PREVIEW
-        if not preview and any(key in self.data for key in MTURK_KEYS) and not data.get("workerId"):
-            self.add_error("workerId", "missing or empty")
+        for platform in platforms.REGISTRY.values():
+            for param, problem in platform.check(data, self.data).items():
+                self.add_error(param, problem)
         return data
 
     def problem(self) -> str:
         """What is wrong with the link, in words a participant understands (for the "not valid" page)."""
-        if "PROLIFIC_PID" in self.errors and not self.data.get("PROLIFIC_PID"):
-            return "The link has no Prolific participant id (PROLIFIC_PID is empty), so we cannot tell who you are."
-        if "workerId" in self.errors and not self.data.get("workerId"):
-            return "The link has no MTurk worker id (workerId is empty), so we cannot tell who you are."
+        for platform in platforms.REGISTRY.values():
+            if platform.id_param in self.errors and not self.data.get(platform.id_param):
+                return platform.missing_id_text()
         return "The study link has parameters we cannot read."
 
     def arrival(self) -> Arrival:
-        data = self.cleaned_data
-        if data.get("assignmentId") == MTURK_PREVIEW:
-            return Arrival(Annotator.Platform.MTURK, preview=True)
-        if data.get("PROLIFIC_PID"):
-            ids = {k: data[k] for k in PROLIFIC_KEYS if data.get(k)}
-            return Arrival(Annotator.Platform.PROLIFIC, data["PROLIFIC_PID"], ids)
-        if data.get("workerId"):
-            ids = {k: data[k] for k in MTURK_KEYS if data.get(k)}
-            return Arrival(Annotator.Platform.MTURK, data["workerId"], ids)
+        """Who arrives: a platform's preview, else the first platform whose participant id the link carries, else anonymous."""
+        for platform in platforms.REGISTRY.values():
+            if platform.is_preview(self.cleaned_data):
+                return Arrival(platform.key, preview=True)
+        for platform in platforms.REGISTRY.values():
+            arrival = platform.arrival(self.cleaned_data)
+            if arrival is not None:
+                return arrival
         return Arrival()
 
 

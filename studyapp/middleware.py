@@ -2,7 +2,8 @@
 
 No inline script or style is allowed (no ``'unsafe-inline'``), so injected markup cannot run; pages
 keep their code in static files and pass data in ``data-`` attributes. Forms may only post here and
-to MTurk's submit addresses (the completion page of an MTurk assignment). Django's own debug pages
+to the submit addresses of the registered platforms (``services.platforms``: MTurk's, for the
+completion page of an MTurk assignment). Django's own debug pages
 (``DJANGO_DEBUG=1``, error responses) are left without the header: they rely on inline code.
 """
 
@@ -13,22 +14,28 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-from studyapp.forms import MTURK_SUBMIT_HOSTS
+from studyapp.services import platforms
 
-POLICY = "; ".join(
-    [
-        "default-src 'self'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self' data:",
-        "font-src 'self'",
-        "connect-src 'self'",
-        "form-action 'self' " + " ".join(MTURK_SUBMIT_HOSTS),
-        "frame-ancestors 'none'",
-        "base-uri 'none'",
-        "object-src 'none'",
-    ]
-)
+
+def policy() -> str:
+    """The header's value; ``form-action`` lists the hosts the registered platforms' completion forms post to."""
+    return "; ".join(
+        [
+            "default-src 'self'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "img-src 'self' data:",
+            "font-src 'self'",
+            "connect-src 'self'",
+            " ".join(["form-action 'self'", *platforms.form_action_hosts()]),
+            "frame-ancestors 'none'",
+            "base-uri 'none'",
+            "object-src 'none'",
+        ]
+    )
+
+
+POLICY = policy()  # with the platforms registered at start-up
 
 
 class ContentSecurityPolicyMiddleware:
@@ -38,5 +45,5 @@ class ContentSecurityPolicyMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         if not (settings.DEBUG and response.status_code >= 400):
-            response.headers.setdefault("Content-Security-Policy", POLICY)
+            response.headers.setdefault("Content-Security-Policy", policy())
         return response

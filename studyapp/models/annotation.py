@@ -38,14 +38,6 @@ class AnnotatorStatus(models.TextChoices):
     SCREENED = "screened", "screened out: failed the comprehension check"
 
 
-class AnnotatorPlatform(models.TextChoices):
-    """Where an annotator came from."""
-
-    ANONYMOUS = "", "none (anonymous link)"
-    PROLIFIC = "prolific", "Prolific"
-    MTURK = "mturk", "Amazon Mechanical Turk"
-
-
 class AnnotatorQuerySet(models.QuerySet):
     def working(self, now: datetime) -> AnnotatorQuerySet:
         """Active annotators holding at least one live lease at ``now`` (see :meth:`AssignmentQuerySet.live`)."""
@@ -81,18 +73,23 @@ class Annotator(models.Model):
     """A pseudonymous participant of one study, identified by a secret token (and external ids).
 
     The token is the per-annotator secret: the browser session holds it, and every annotator page
-    looks the annotator up by it. The onboarding fields record how far the annotator got before the
+    looks the annotator up by it. ``platform`` is a key of the platform registry (``services.platforms``
+    validates it on arrival, so a new platform needs no migration). The onboarding fields record how far the annotator got before the
     items (``services.participation.flow`` turns them into the next step).
     """
 
     Status = AnnotatorStatus
-    Platform = AnnotatorPlatform
     objects = AnnotatorQuerySet.as_manager()
 
     study = models.ForeignKey(Study, models.CASCADE, related_name="annotators")
     pseudonym = models.CharField(max_length=20, unique=True, default=new_pseudonym)
     token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
-    platform = models.CharField(max_length=10, choices=Platform.choices, blank=True, default=Platform.ANONYMOUS)
+    platform = models.CharField(
+        max_length=10,
+        blank=True,
+        default="",
+        help_text="the key of the platform the link came from (services.platforms); empty: the anonymous link",
+    )
     external_id = models.CharField(max_length=100, blank=True, help_text="e.g. the Prolific PID or the MTurk worker id")
     external_ids = models.JSONField(default=dict, blank=True, help_text="the platform parameters of the latest arrival (query string)")
     arrival_key = models.CharField(
@@ -119,7 +116,6 @@ class Annotator(models.Model):
             ),
             models.UniqueConstraint(fields=["study", "arrival_key"], condition=~Q(arrival_key=""), name="annotator_unique_arrival_key"),
             models.CheckConstraint(condition=Q(status__in=AnnotatorStatus.values), name="annotator_status_valid"),
-            models.CheckConstraint(condition=Q(platform__in=AnnotatorPlatform.values), name="annotator_platform_valid"),
             models.CheckConstraint(
                 condition=Q(practice_value__isnull=True) | (Q(practice_value__gte=PREFERENCE_MIN) & Q(practice_value__lte=PREFERENCE_MAX)),
                 name="annotator_practice_value_range",

@@ -28,6 +28,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from studyapp.exceptions import AnswerConflict, ConsentOutdated, IdentityInUse, PlatformIdRequired, StudyClosed, StudyFull
 from studyapp.forms import AnswerForm, ArrivalForm, ComprehensionForm, ConsentForm, HeartbeatForm, PracticeForm
 from studyapp.models import Annotator, Study
+from studyapp.services import platforms
 from studyapp.services.access import throttle
 from studyapp.services.participation import allocation, flow, sessions
 from studyapp.services.participation.answers import record_answer
@@ -86,7 +87,7 @@ def _message(request: HttpRequest, study: Study | None, kind: str, *, status: in
             "Your session has ended",
             [
                 "We could not find your session in this browser (it may have expired, or cookies are blocked).",
-                "If you came from Prolific or MTurk, open the study link there again: you will continue where you stopped.",
+                f"If you came from {platforms.names_text()}, open the study link there again: you will continue where you stopped.",
             ],
         ),
         "not_found": ("Page not found", ["This page does not exist or is not yours."]),
@@ -101,7 +102,7 @@ def _message(request: HttpRequest, study: Study | None, kind: str, *, status: in
         "id_required": (
             "Please open the study from your platform",
             [
-                "This study takes part through Prolific or MTurk only, and this link does not carry your participant id.",
+                f"This study takes part through {platforms.names_text()} only, and this link does not carry your participant id.",
                 "Please open the study again from its page on the platform. Nothing was recorded.",
             ],
         ),
@@ -115,9 +116,10 @@ def _message(request: HttpRequest, study: Study | None, kind: str, *, status: in
     }
     title, paragraphs = pages[kind]
     context = {"study": study, "kind": kind, "title": title, "paragraphs": paragraphs, **extra}
-    link = screenout_link(study, _arrived_from(request, study)) if kind == "full" else ""
-    if link:  # Prolific's redirect for a Prolific participant only (an MTurk worker returns the HIT on MTurk)
-        context["link"] = (link, "Return to Prolific")
+    platform = platforms.by_key(_arrived_from(request, study)) if kind == "full" else platforms.ANONYMOUS
+    link = screenout_link(study, platform.key)
+    if link:  # the platform's own redirect (Prolific's for a Prolific participant; an MTurk worker returns the HIT on MTurk)
+        context["link"] = (link, f"Return to {platform.name}")
     if kind in ("full", "closed", "paused"):
         context["code"] = code if kind == "full" else ""
     return render(request, "studyapp/annotator/message.html", context, status=status)
@@ -130,7 +132,7 @@ def _arrived_from(request: HttpRequest, study: Study) -> str:
         return form.arrival().platform
     annotator = sessions.session_annotator(request, study)
     arrival = sessions.pending(request, study)
-    return annotator.platform if annotator is not None else arrival.platform if arrival is not None else Annotator.Platform.ANONYMOUS
+    return annotator.platform if annotator is not None else arrival.platform if arrival is not None else platforms.ANONYMOUS.key
 
 
 def _to_step(request: HttpRequest, study: Study, step: str) -> HttpResponse:

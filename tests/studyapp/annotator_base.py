@@ -92,6 +92,17 @@ class AnnotatorTestCase(BaseTestCase):
         annotator.refresh_from_db()
         return annotator
 
+    def finish(self, **params: str) -> Client:
+        """A newcomer arriving with the link ``params`` goes through the whole study; their client."""
+        client = self.fresh_client()
+        client.get(self.entry(**params))
+        client.post(self.url("study_consent"), {"agree": "on", "version": "1"})
+        client.post(self.url("study_instructions"))
+        client.post(self.url("study_practice"), {"value": 0})
+        client.post(self.url("study_comprehension"), RIGHT_ANSWERS)
+        self.answer_everything(client)
+        return client
+
     def serve(self, client: Client) -> Assignment:
         """Open the annotator's current item page (the first serve); returns its assignment."""
         response = client.get(self.url("study_next_item"))

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from django.test import Client
-
 from studyapp.models import Annotator, Study
-from tests.studyapp.annotator_base import RIGHT_ANSWERS, AnnotatorTestCase
+from tests.studyapp.annotator_base import AnnotatorTestCase
 
 PROLIFIC = "https://app.prolific.com/submissions/complete?cc={code}"
 
@@ -33,17 +31,6 @@ class DoneTestCase(AnnotatorTestCase):
         self.assertContains(response, f'<meta http-equiv="refresh" content="3;url={target}">')
         self.assertContains(response, f'href="{target}"')
         self.assertContains(response, "Return to Prolific now")
-
-    def finish(self, **params: str) -> Client:
-        """A newcomer arriving with the link ``params`` goes through the whole study; their client."""
-        client = self.fresh_client()
-        client.get(self.entry(**params))
-        client.post(self.url("study_consent"), {"agree": "on", "version": "1"})
-        client.post(self.url("study_instructions"))
-        client.post(self.url("study_practice"), {"value": 0})
-        client.post(self.url("study_comprehension"), RIGHT_ANSWERS)
-        self.answer_everything(client)
-        return client
 
     def test_mturk_workers_get_the_submit_form_only_even_in_a_prolific_study(self) -> None:
         Study.objects.filter(pk=self.study.pk).update(redirect_url=PROLIFIC)

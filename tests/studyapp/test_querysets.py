@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from studyapp.models import Annotator, Assignment
+from studyapp.services import platforms
 from studyapp.services.participation.answers import record_answer
 from tests.studyapp.base import BaseTestCase
 
@@ -63,7 +64,7 @@ class LeaseStatesTest(BaseTestCase):
 class ChoicesTest(BaseTestCase):
     def test_statuses_are_text_choices_with_the_stored_values(self) -> None:
         self.assertEqual(Annotator.Status.values, ["new", "active", "finished", "refused", "excluded", "screened"])
-        self.assertEqual(Annotator.Platform.values, ["", "prolific", "mturk"])
+        self.assertEqual(list(platforms.REGISTRY), ["", "prolific", "mturk"])  # the keys Annotator.platform stores
         self.assertEqual(self.study.Status.values, ["open", "paused", "closed"])
         self.assertEqual(self.study.status, self.study.Status.OPEN)
         self.assertEqual(self.study.presentations.first().Kind.values, ["pair", "identical", "degraded"])

@@ -19,6 +19,7 @@ from django.db.models import Count, Q
 
 from evaluation.meta.reliability import PREFERENCE_DOMAIN, direction_agreement, krippendorff_alpha
 from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
+from studyapp.services import platforms
 from studyapp.services.analysis.status import study_status
 from studyapp.services.clock import now_or
 from studyapp.services.quality.control import AnnotatorSignals, annotator_signals
@@ -240,6 +241,10 @@ class AnnotatorRow:
     annotator: Annotator
     items: int
     signals: AnnotatorSignals
+
+    @property
+    def platform_label(self) -> str:
+        return platforms.by_key(self.annotator.platform).label
 
     @property
     def notes(self) -> str:

@@ -29,6 +29,7 @@ from studyapp.exceptions import ImportFailed
 from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
 from studyapp.models.study import SUBTOPIC, TOPIC
+from studyapp.services import platforms
 from studyapp.services.clock import now_or
 from studyapp.services.participation.answers import CLIENT_MS_MAX, canonical_value
 
@@ -268,7 +269,7 @@ def read_answers(study: Study, path: str | Path, *, now: datetime | None = None)
         person.answers.append(answer)
     if not people:
         raise ImportFailed(f"{path}: no answers")
-    taken = Annotator.objects.filter(study=study, platform=Annotator.Platform.ANONYMOUS, external_id__in=list(people))
+    taken = Annotator.objects.filter(study=study, platform=platforms.ANONYMOUS.key, external_id__in=list(people))
     name = min(taken.values_list("external_id", flat=True), key=lambda n: people[n].first_line, default=None)
     if name is not None:
         raise ImportFailed(f"{path}:{people[name].first_line}: annotator {name!r} is already in study {study.name!r} (imported before?)")
@@ -284,7 +285,7 @@ def import_preferences(study: Study, path: str | Path, *, now: datetime | None =
             times = [a.answered_at for a in person.answers]
             annotator = Annotator.objects.create(
                 study=study,
-                platform=Annotator.Platform.ANONYMOUS,
+                platform=platforms.ANONYMOUS.key,
                 external_id=name,
                 external_ids={"imported_from": source},
                 status=Annotator.Status.FINISHED if person.valid else Annotator.Status.EXCLUDED,

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from studyapp.exceptions import InvalidStudyConfig
 from studyapp.models import Study
+from studyapp.services import platforms
 
 KEYS = (
     "runs", "topics", "topic_rule", "subtopics_per_topic", "depth", "levels", "annotators_per_presentation",
@@ -34,9 +35,6 @@ DEFAULT_INSTRUCTIONS = (
     "Choose 'about the same' when you see no real difference."
 )
 _CODE = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
-# Hosts of a redirect_url that say the study recruits on a platform (Prolific, MTurk): such studies
-# require a platform id by default (see :func:`platform_study`).
-PLATFORM_HOSTS = ("prolific.com", "prolific.co", "mturk.com")
 
 
 @dataclass(frozen=True)
@@ -93,13 +91,13 @@ def redirect_problem(redirect_url: str, completion_code: str) -> str | None:
 
 
 def platform_study(redirect_url: str) -> bool:
-    """Does ``redirect_url`` send participants back to Prolific or MTurk (a host of :data:`PLATFORM_HOSTS`)?
+    """Does ``redirect_url`` send participants back to a platform (one of its ``recruiting_hosts``: Prolific's, MTurk's)?
 
     That is how a configuration says it recruits on a platform; such a study requires a platform id
     by default (``require_platform_id``).
     """
     host = (urlsplit(redirect_url.strip()).hostname or "").lower()
-    return any(host == h or host.endswith("." + h) for h in PLATFORM_HOSTS)
+    return any(host == h or host.endswith("." + h) for h in platforms.recruiting_hosts())
 
 
 def setting_problems(values: dict[str, Any]) -> list[tuple[str, str]]:

@@ -58,6 +58,7 @@ from django.db.models import Count, Q
 
 from studyapp.exceptions import AnnotatorExcluded, StudyClosed, StudyError, StudyFull
 from studyapp.models import Annotator, Assignment, Presentation, Study
+from studyapp.services import platforms
 from studyapp.services.clock import now_or
 from studyapp.services.participation.sequence import Sequence
 
@@ -582,6 +583,8 @@ def register(
     Both are unique per study (database constraints), so the same participant or the same arrival
     registering twice at the same moment (two consent posts of one browser) makes one annotator.
     """
+    if platform not in platforms.REGISTRY:
+        raise ValueError(f"unknown platform {platform!r} (registered: {', '.join(map(repr, platforms.REGISTRY))})")
     now = now_or(now)
     external_id = (external_id or "").strip()[:100]
     arrival_key = (arrival_key or "")[:32]

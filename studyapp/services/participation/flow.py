@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
 
 from studyapp.exceptions import ConsentOutdated, IdentityInUse, PlatformIdRequired, StudyClosed, StudyFull, StudyUnavailable
 from studyapp.models import Annotator, Assignment, Consent, Study
+from studyapp.services import platforms
 from studyapp.services.clock import now_or
 from studyapp.services.participation import allocation
 from studyapp.services.participation.onboarding import (
@@ -46,37 +47,11 @@ from studyapp.services.participation.onboarding import (
     wrong_answers,
 )
 from studyapp.services.participation.sequence import Sequence
+from studyapp.services.platforms import Arrival
 
 CONSENT, INSTRUCTIONS, PRACTICE, COMPREHENSION, ITEMS, DONE = "consent", "instructions", "practice", "comprehension", "items", "done"
 CLOSED, FULL, SCREENED, EXCLUDED = "closed", "full", "screened", "excluded"
 TERMINAL = (CLOSED, FULL, SCREENED, EXCLUDED)
-# The parameter of each platform's link that names the participant's session on the platform: only
-# the participant's own link carries it, unlike the participant id (see :func:`may_resume`).
-PLATFORM_SESSION = {Annotator.Platform.PROLIFIC: "SESSION_ID", Annotator.Platform.MTURK: "assignmentId"}
-
-
-@dataclass(frozen=True)
-class Arrival:
-    """Who arrives, as the platform link says (validated by ``forms.ArrivalForm``)."""
-
-    platform: str = Annotator.Platform.ANONYMOUS
-    external_id: str = ""
-    external_ids: dict[str, str] = field(default_factory=dict)
-    preview: bool = False  # MTurk's ASSIGNMENT_ID_NOT_AVAILABLE: show the task, store nothing
-    key: str = ""  # random, given when the browser arrives (sessions.set_pending): one arrival, one annotator
-
-    def to_session(self) -> dict:
-        return {"platform": self.platform, "external_id": self.external_id, "external_ids": dict(self.external_ids), "key": self.key}
-
-    @classmethod
-    def from_session(cls, data: dict | None) -> Arrival:
-        data = data or {}
-        ids = dict(data.get("external_ids", {}))
-        return cls(str(data.get("platform", "")), str(data.get("external_id", "")), ids, key=str(data.get("key", "")))
-
-    def same_participant(self, other: Arrival | None) -> bool:
-        """Does ``other`` name the same participant (the same platform id, or both anonymous)?"""
-        return other is not None and (self.platform, self.external_id) == (other.platform, other.external_id)
 
 
 @dataclass(frozen=True)
@@ -123,12 +98,10 @@ def may_resume(annotator: Annotator, arrival: Arrival) -> bool:
     """May ``arrival``, in a browser that does not hold ``annotator``'s token, take up ``annotator``?
 
     Only with the same platform session as stored (Prolific's ``SESSION_ID``, MTurk's
-    ``assignmentId``; :data:`PLATFORM_SESSION`). The participant id alone is no proof: others can
-    know it. The same browser (its session holds the token) is checked by the caller.
+    ``assignmentId``: the platform's ``session_param``). The participant id alone is no proof: others
+    can know it. The same browser (its session holds the token) is checked by the caller.
     """
-    name = PLATFORM_SESSION.get(annotator.platform)
-    stored = (annotator.external_ids or {}).get(name, "") if name else ""
-    return bool(stored) and arrival.external_ids.get(name) == stored
+    return platforms.by_key(annotator.platform).may_resume(annotator.external_ids or {}, arrival)
 
 
 def by_token(study: Study, token: str) -> Annotator | None:
@@ -177,7 +150,7 @@ def heartbeat(annotator: Annotator, item: int | None, *, now: datetime | None = 
 def check_platform_id(study: Study, arrival: Arrival) -> None:
     """Raise :class:`PlatformIdRequired` when ``study`` requires a platform id and ``arrival`` has none."""
     if study.require_platform_id and not arrival.external_id:
-        raise PlatformIdRequired(f"study {study.name!r} admits only participants with a Prolific or MTurk id")
+        raise PlatformIdRequired(f"study {study.name!r} admits only participants with a {platforms.names_text()} id")
 
 
 def check_room(study: Study, *, now: datetime | None = None) -> None:

@@ -1,0 +1,129 @@
+"""What a recruitment platform declares (:class:`Platform`) and what it produces: who arrives
+(:class:`Arrival`) and how they leave (:class:`Completion`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from studyapp.models import Annotator, Study
+
+# What a participant or session id in a link may look like (anything else is a broken or forged link).
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_.:@-]{1,100}$")
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """Who arrives, as the platform link says (validated by ``forms.ArrivalForm``)."""
+
+    platform: str = ""
+    external_id: str = ""
+    external_ids: dict[str, str] = field(default_factory=dict)
+    preview: bool = False  # e.g. MTurk's ASSIGNMENT_ID_NOT_AVAILABLE: show the task, store nothing
+    key: str = ""  # random, given when the browser arrives (sessions.set_pending): one arrival, one annotator
+
+    def to_session(self) -> dict:
+        return {"platform": self.platform, "external_id": self.external_id, "external_ids": dict(self.external_ids), "key": self.key}
+
+    @classmethod
+    def from_session(cls, data: dict | None) -> Arrival:
+        data = data or {}
+        ids = dict(data.get("external_ids", {}))
+        return cls(str(data.get("platform", "")), str(data.get("external_id", "")), ids, key=str(data.get("key", "")))
+
+    def same_participant(self, other: Arrival | None) -> bool:
+        """Does ``other`` name the same participant (the same platform id, or both anonymous)?"""
+        return other is not None and (self.platform, self.external_id) == (other.platform, other.external_id)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What the completion page offers one participant: the code, and either a redirect (followed
+    automatically) or a form that submits the work to the platform (the page's only action)."""
+
+    platform: str
+    platform_name: str
+    code: str
+    redirect_url: str = ""
+    submit_action: str = ""
+    submit_fields: tuple[tuple[str, str], ...] = ()
+
+
+class Platform:
+    """A recruitment platform. Subclasses set the class attributes and override what differs.
+
+    ``key`` is what ``Annotator.platform`` stores ('' only for the anonymous link); ``params`` are the
+    link's parameters (each at most ``max_length[param]`` characters, else 100); ``id_param`` names
+    the participant, ``session_param`` their session on the platform: only the participant's own
+    link carries it, so it is what lets them resume in another browser (:meth:`may_resume`).
+    ``free_params`` are checked by :meth:`check` instead of :data:`ID_PATTERN`.
+    """
+
+    key: str = ""
+    name: str = ""  # in participants' texts: "Return to Prolific"
+    label: str = ""  # for staff (admin, dashboard): "Amazon Mechanical Turk"
+    id_label: str = "participant id"  # "The link has no Prolific participant id"
+    params: tuple[str, ...] = ()
+    id_param: str = ""
+    session_param: str = ""
+    free_params: tuple[str, ...] = ()
+    max_length: Mapping[str, int] = {}
+    submit_hosts: tuple[str, ...] = ()  # where its completion form may post (CSP form-action)
+    recruiting_hosts: tuple[str, ...] = ()  # a redirect_url to one of these says the study recruits here
+
+    # -- the link -------------------------------------------------------------------------------
+
+    def in_link(self, raw: Mapping[str, str]) -> bool:
+        """Does the link carry any of this platform's parameters?"""
+        return any(p in raw for p in self.params)
+
+    def is_preview(self, cleaned: Mapping[str, str]) -> bool:
+        """Is this a preview of the task (shown, nothing stored) rather than a participant?"""
+        return False
+
+    def check(self, cleaned: dict[str, str], raw: Mapping[str, str]) -> dict[str, str]:
+        """``{param: problem}`` for the link's parameters; may normalise ``cleaned`` in place.
+
+        By default: ids must match :data:`ID_PATTERN`, and a link that carries any parameter of the
+        platform must carry the participant's id (an empty ``PROLIFIC_PID=`` is a broken link, never
+        an anonymous participant).
+        """
+        problems = {
+            p: "unexpected characters"
+            for p in self.params
+            if p not in self.free_params and cleaned.get(p) and not ID_PATTERN.match(cleaned[p])
+        }
+        if self.id_param and self.in_link(raw) and not cleaned.get(self.id_param) and not self.is_preview(cleaned):
+            problems.setdefault(self.id_param, "missing or empty")
+        return problems
+
+    def missing_id_text(self) -> str:
+        """Why a link without the participant's id cannot be used, in a participant's words."""
+        return f"The link has no {self.name} {self.id_label} ({self.id_param} is empty), so we cannot tell who you are."
+
+    def arrival(self, cleaned: Mapping[str, str]) -> Arrival | None:
+        """Who arrives, when the link names a participant of this platform; else None."""
+        if self.id_param and cleaned.get(self.id_param):
+            ids = {p: cleaned[p] for p in self.params if cleaned.get(p)}
+            return Arrival(self.key, cleaned[self.id_param], ids)
+        return None
+
+    def may_resume(self, stored: Mapping[str, str], arrival: Arrival) -> bool:
+        """May ``arrival`` take up the participant whose stored link parameters are ``stored``, in a
+        browser that does not hold their token? Only with the same platform session; the participant
+        id alone is no proof (others can know it)."""
+        session = stored.get(self.session_param, "") if self.session_param else ""
+        return bool(session) and arrival.external_ids.get(self.session_param) == session
+
+    # -- leaving the study ----------------------------------------------------------------------
+
+    def completion(self, annotator: Annotator) -> Completion:
+        """How a finished participant leaves: by default the code to enter where they were asked."""
+        return Completion(self.key, self.name, annotator.study.completion_code)
+
+    def screenout_link(self, study: Study) -> str:
+        """Where a participant whom a full study turns away is sent with the screen-out code ('' : nowhere, the code is shown)."""
+        return ""

@@ -1,0 +1,59 @@
+"""Amazon Mechanical Turk (an ExternalQuestion HIT): ``?workerId=...&assignmentId=...&hitId=...&turkSubmitTo=...``.
+
+The finished assignment is posted to ``turkSubmitTo/mturk/externalSubmit`` with its ``assignmentId``
+(MTurk's rule for an ExternalQuestion), the only action on the page; the study's ``redirect_url``
+(usually Prolific's) is never used for a worker. Without the submit parameters (an old link) the
+worker gets the code to enter on MTurk. ``assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE`` is MTurk's
+preview of the HIT: the task is shown, nothing stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from studyapp.services.platforms.base import Completion, Platform
+
+if TYPE_CHECKING:
+    from studyapp.models import Annotator
+
+PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
+SUBMIT_PATH = "/mturk/externalSubmit"
+
+
+class MTurk(Platform):
+    key = "mturk"
+    name = "MTurk"
+    label = "Amazon Mechanical Turk"
+    id_label = "worker id"
+    params = ("workerId", "assignmentId", "hitId", "turkSubmitTo")
+    id_param = "workerId"
+    session_param = "assignmentId"
+    free_params = ("turkSubmitTo",)
+    max_length = {"turkSubmitTo": 200}
+    # Where MTurk may tell us to post the finished assignment (anything else would make us an open form relay).
+    submit_hosts = ("https://www.mturk.com", "https://workersandbox.mturk.com")
+    recruiting_hosts = ("mturk.com",)
+
+    def is_preview(self, cleaned: Mapping[str, str]) -> bool:
+        return cleaned.get("assignmentId") == PREVIEW
+
+    def check(self, cleaned: dict[str, str], raw: Mapping[str, str]) -> dict[str, str]:
+        problems = super().check(cleaned, raw)
+        submit_to = (cleaned.get("turkSubmitTo") or "").rstrip("/")
+        if submit_to and submit_to not in self.submit_hosts:
+            problems["turkSubmitTo"] = "not an MTurk address"
+        cleaned["turkSubmitTo"] = submit_to
+        return problems
+
+    def completion(self, annotator: Annotator) -> Completion:
+        code = annotator.study.completion_code
+        ids = annotator.external_ids or {}
+        submit_to, assignment_id = ids.get("turkSubmitTo", ""), ids.get("assignmentId", "")
+        if submit_to and assignment_id:
+            fields = (("assignmentId", assignment_id), ("completionCode", code))
+            return Completion(self.key, self.name, code, submit_action=submit_to + SUBMIT_PATH, submit_fields=fields)
+        return Completion(self.key, self.name, code)
+
+
+MTURK = MTurk()
