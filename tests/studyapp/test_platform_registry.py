@@ -22,16 +22,9 @@ from tests.studyapp.base import TOY_CONFIG
 class Panel(Platform):
     """A made-up panel provider: its own parameters, a submit form with the code, a screen-out redirect."""
 
-    key = "panel"
-    name = "PanelCo"
-    label = "PanelCo research panel"
-    id_label = "member number"
-    params = ("member", "visit", "back")
-    id_param = "member"
-    session_param = "visit"
-    free_params = ("back",)
-    submit_hosts = ("https://panel.example",)
-    recruiting_hosts = ("panel.example",)
+    params, id_param, session_param, free_params = ("member", "visit", "back"), "member", "visit", ("back",)
+    key, name, label, id_label = "panel", "PanelCo", "PanelCo research panel", "member number"
+    submit_hosts, recruiting_hosts = ("https://panel.example",), ("panel.example",)
 
     def check(self, cleaned: dict[str, str], raw: Mapping[str, str]) -> dict[str, str]:
         problems = super().check(cleaned, raw)
