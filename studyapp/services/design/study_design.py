@@ -38,7 +38,7 @@ class DesignSummary:
     topics: int
     kept_subtopics: int
     presentations: dict[str, int] = field(default_factory=dict)  # topic, subtopic, check, total
-    annotators_needed: int = 0  # newcomers admission gives a full quota (see assignment.capacity)
+    annotators_needed: int = 0  # newcomers admission gives a full quota (see allocation.capacity)
     unfillable_slots: int = 0  # answer slots no full quota can hold
 
     def lines(self) -> list[str]:

@@ -11,9 +11,9 @@ quality control after finishing (or on their last answer) keeps the completion p
   knows the id gets a refusal, never the participant's state.
 * **Capacity before consent, once.** A newcomer is only shown the consent form when the study is open
   and admission would find a full quota for them (:func:`check_room` on the entry page, one query, the
-  same rule as ``assignment.admit``); otherwise the screen-out page, nothing stored. The consent page
+  same rule as ``allocation.admit``); otherwise the screen-out page, nothing stored. The consent page
   does not ask again: admission at consent is the real check.
-* **Admission at consent.** Accepting the consent leases the whole quota (``assignment.admit``), so
+* **Admission at consent.** Accepting the consent leases the whole quota (``allocation.admit``), so
   nobody who went through the instructions finds the study full afterwards. Onboarding requests
   keep those leases alive like any other request.
 * **Comprehension check, two attempts.** Failing twice screens the annotator out (Prolific's rule:
@@ -126,7 +126,7 @@ def returned(annotator: Annotator, arrival: Arrival, *, now: datetime | None = N
 def seen(annotator: Annotator, *, now: datetime | None = None) -> None:
     """A step of an admitted annotator (consent, onboarding, the platform link) keeps all their leases alive.
 
-    An item page and its heartbeat keep only the item on screen (``assignment.current_assignment``,
+    An item page and its heartbeat keep only the item on screen (``allocation.current_assignment``,
     :func:`heartbeat`); answers keep them all (``answers.record_answer``).
     """
     if annotator.status == Annotator.Status.ACTIVE:

@@ -1,0 +1,216 @@
+"""Choosing a quota: which presentations an annotator gets (need first, then the spread over run
+pairs, levels and topics, a fill-first pass when the spread comes up short) and their order and sides."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime
+
+from django.db.models import Count
+
+from studyapp.models import Assignment, Study
+from studyapp.services.participation.allocation.pool import Design, History, Item, live_counts
+
+Locker = Callable[[list[int]], set[int]]  # locks presentation rows, returns the ids it got
+
+# How many same-need candidates are compared for the spread; bounds the work per item on big studies.
+SPREAD_SAMPLE = 200
+
+
+class Contended(Exception):
+    """Rows were skipped because other transactions held them; retry serialised."""
+
+
+def pick_regular(
+    study: Study,
+    design: Design,
+    want: int,
+    history: History,
+    now: datetime,
+    rng: random.Random,
+    lock: Locker,
+) -> tuple[list[Item], bool]:
+    """Lease up to ``want`` of the ``design``'s regular presentations; returns (picked, some rows were skipped as locked)."""
+    k = study.annotators_per_presentation
+    counts = live_counts(study, now)
+    candidates = design.regular
+    tiebreak = tiebreaks(candidates, rng)
+    unavailable: set[int] = set()
+    picked: list[Item] = []
+    contended = False
+    while len(picked) < want:
+        tentative = greedy(
+            design,
+            want - len(picked),
+            counts=counts,
+            k=k,
+            history=history,
+            unavailable=unavailable,
+            tiebreak=tiebreak,
+            same_pair_both_levels=study.same_pair_both_levels,
+        )
+        if not tentative:
+            break
+        locked = lock([c.id for c in tentative])
+        fresh = live_counts(study, now, locked)  # after the lock: no one else can add to these rows now
+        for item in tentative:
+            if item.id not in locked:
+                contended = True
+                unavailable.add(item.id)
+            elif fresh.get(item.id, 0) >= k:
+                counts[item.id] = fresh[item.id]
+                unavailable.add(item.id)
+            else:
+                picked.append(item)
+                history.add(item)
+    return picked, contended
+
+
+def tiebreaks(candidates: list[Item], rng: random.Random) -> dict[int, float]:
+    """A random number per candidate: the last criterion of :func:`greedy`."""
+    return {c.id: rng.random() for c in candidates}
+
+
+def greedy(
+    design: Design,
+    n: int,
+    *,
+    counts: dict[int, int],
+    k: int,
+    history: History,
+    unavailable: set[int],
+    tiebreak: dict[int, float],
+    same_pair_both_levels: bool,
+) -> list[Item]:
+    """Choose ``n`` of the ``design``'s regular presentations: most needed first, then the level, pair
+    and topic the annotator has least.
+
+    ``counts`` are the answer slots taken per presentation (``k`` is full), ``history`` what the annotator
+    already holds, ``unavailable`` ids to skip (locked by others or found full) and ``tiebreak`` a
+    random number per candidate (:func:`tiebreaks`). Each level aims at its share of the design.
+
+    If that spread comes up short, :func:`fill_first` is tried: it finds ``n`` whenever the level
+    exclusion allows that many, so a newcomer is refused only when no full quota exists.
+    """
+    trial = history.copy()
+    taken = counts.get
+
+    def is_open(c: Item) -> bool:
+        return c.id not in unavailable and taken(c.id, 0) < k
+
+    # most needed first, ties at random: one bucket per number of slots taken, each in tiebreak order
+    # (a stable sort: equal numbers keep the design's order)
+    buckets: list[list[Item]] = [[] for _ in range(k)]
+    for c in design.regular:
+        if is_open(c):
+            buckets[taken(c.id, 0)].append(c)
+    pool = [c for bucket in buckets for c in sorted(bucket, key=lambda c: tiebreak[c.id])]
+    mixed: dict[tuple[int, int, int], bool] = {}  # groups whose open presentations span both levels (read as needed)
+    share = design.share
+    levels, pairs, topics = trial.levels, trial.pairs, trial.topics  # what the annotator has, updated as items are chosen
+
+    def spread(c: Item) -> tuple:
+        group = c.group
+        if group not in mixed:
+            mixed[group] = len({m.level for m in design.groups[group] if is_open(m)}) > 1
+        return (
+            levels.get(c.level, 0) / share[c.level],
+            # Prefer (topic, pair) groups that still have room at both levels: one annotator can
+            # use only one level of a group, so such groups are what a late annotator cannot fill.
+            not mixed[group],
+            pairs.get(c.pair, 0),
+            topics.get(c.topic, 0),
+            tiebreak[c.id],
+        )
+
+    available = list(pool)
+    chosen: list[Item] = []
+    for _ in range(n):
+        tier: list[Item] = []
+        need = None
+        for c in pool:
+            if trial.excludes(c, same_pair_both_levels):
+                continue
+            if need is None:
+                need = taken(c.id, 0)
+            elif taken(c.id, 0) != need or len(tier) >= SPREAD_SAMPLE:
+                break
+            tier.append(c)
+        if not tier:
+            break
+        best = min(tier, key=spread)
+        chosen.append(best)
+        trial.add(best)
+        pool.remove(best)
+    if len(chosen) < n:
+        fuller = fill_first(available, n, history, same_pair_both_levels)
+        return fuller if len(fuller) > len(chosen) else chosen
+    return chosen
+
+
+def fill_first(pool: list[Item], n: int, history: History, same_pair_both_levels: bool) -> list[Item]:
+    """As many of ``pool`` (most needed first) as the annotator may take, up to ``n``.
+
+    Per (topic, pair) the level with the most items comes first, so the level exclusion costs the
+    fewest items: this reaches ``n`` whenever any choice does.
+    """
+    trial = history.copy()
+    sizes = Counter((c.group, c.level) for c in pool if not trial.excludes(c, same_pair_both_levels))
+    chosen: list[Item] = []
+    for c in sorted(pool, key=lambda c: -sizes[c.group, c.level]):  # stable: most needed first within a size
+        if len(chosen) == n:
+            break
+        if not trial.excludes(c, same_pair_both_levels):
+            chosen.append(c)
+            trial.add(c)
+    return chosen
+
+
+def pick_checks(study: Study, checks: list[Item], want: int, history: History, rng: random.Random) -> list[Item]:
+    """Check items have no answer limit: take the least used ones the annotator has not had, kinds alternating."""
+    if want <= 0:
+        return []
+    used = dict(
+        Assignment.objects.filter(presentation__in=[c.id for c in checks])
+        .order_by()
+        .values("presentation_id")
+        .annotate(n=Count("id"))
+        .values_list("presentation_id", "n")
+    )
+    pool = sorted((c for c in checks if c.id not in history.seen), key=lambda c: (used.get(c.id, 0), rng.random()))
+    by_kind = Counter(c.kind for c in checks if c.id in history.seen)
+    chosen: list[Item] = []
+    while len(chosen) < want and pool:
+        best = min(pool, key=lambda c: (used.get(c.id, 0), by_kind[c.kind]))
+        pool.remove(best)
+        chosen.append(best)
+        by_kind[best.kind] += 1
+        history.add(best)
+    return chosen
+
+
+def in_sequence(regular: list[Item], checks: list[Item], rng: random.Random) -> list[Item]:
+    """Shuffle the regular items and put the checks at evenly spaced positions."""
+    order = list(regular)
+    rng.shuffle(order)
+    total = len(order) + len(checks)
+    slots = {int((i + 0.5) * total / len(checks)) for i in range(len(checks))} if checks else set()
+    out: list[Item] = []
+    check_iter = iter(checks)
+    rest = iter(order)
+    for position in range(total):
+        out.append(next(check_iter) if position in slots else next(rest))
+    return out
+
+
+def balanced_sides(n: int, already_left: int, already_right: int, rng: random.Random) -> list[bool]:
+    """Sides for ``n`` new items so that run_a is on the left about half of the time overall."""
+    total = already_left + already_right + n
+    left = min(n, max(0, total // 2 - already_left))
+    if total % 2 and left < n and already_left + left < (total + 1) // 2 and rng.random() < 0.5:
+        left += 1  # odd total: the last side is a coin flip
+    sides = [True] * left + [False] * (n - left)
+    rng.shuffle(sides)
+    return sides

@@ -1,0 +1,124 @@
+"""The study's presentations as admission sees them (read once per process) and what an annotator already holds."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import Count
+
+from studyapp.models import Assignment, Presentation, Study
+
+
+@dataclass(frozen=True)
+class Item:
+    id: int
+    kind: str
+    level: str
+    topic: int
+    run_a: int
+    run_b: int
+    subtopic: int | None  # the subtopic of a subtopic-level presentation
+    group: tuple[int, int, int] = field(init=False, compare=False)  # (topic, run_a, run_b): one level of it per annotator
+    pair: tuple[int, int] = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # built once per process: admission compares them tens of thousands of times per arrival
+        object.__setattr__(self, "group", (self.topic, self.run_a, self.run_b))
+        object.__setattr__(self, "pair", (self.run_a, self.run_b))
+
+
+@dataclass
+class History:
+    """What an annotator already has: the basis of 'never twice', the exclusion and the spread."""
+
+    seen: set[int] = field(default_factory=set)
+    group_levels: dict[tuple[int, int, int], set[str]] = field(default_factory=dict)
+    levels: Counter = field(default_factory=Counter)
+    pairs: Counter = field(default_factory=Counter)
+    topics: Counter = field(default_factory=Counter)
+
+    def add(self, item: Item) -> None:
+        self.seen.add(item.id)
+        if item.kind == Presentation.Kind.PAIR:
+            self.group_levels.setdefault(item.group, set()).add(item.level)
+            self.levels[item.level] += 1
+            self.pairs[item.pair] += 1
+            self.topics[item.topic] += 1
+
+    def copy(self) -> History:
+        return History(set(self.seen), {g: set(v) for g, v in self.group_levels.items()}, Counter(self.levels),
+                        Counter(self.pairs), Counter(self.topics))  # fmt: skip
+
+    def excludes(self, item: Item, same_pair_both_levels: bool) -> bool:
+        if item.id in self.seen:
+            return True
+        if same_pair_both_levels:
+            return False
+        levels = self.group_levels.get(item.group)  # the annotator may hold only this item's level of its group
+        return bool(levels) and (len(levels) > 1 or item.level not in levels)
+
+
+@dataclass(frozen=True)
+class Design:
+    """A study's presentations as admission works with them (see :func:`design_of`)."""
+
+    by_id: dict[int, Item]  # every presentation, in id order
+    regular: list[Item]  # the run-pair presentations, in id order
+    checks: list[Item]
+    share: dict[str, float]  # each level's share of the regular presentations: the level balance aims at it
+    groups: dict[tuple[int, int, int], list[Item]]  # the regular presentations of each (topic, run_a, run_b)
+
+    @classmethod
+    def of(cls, items: list[Item]) -> Design:
+        regular = [i for i in items if i.kind == Presentation.Kind.PAIR]
+        by_level = Counter(i.level for i in regular)
+        share = {level: n / len(regular) for level, n in by_level.items()}
+        groups: dict[tuple[int, int, int], list[Item]] = {}
+        for item in regular:
+            groups.setdefault(item.group, []).append(item)
+        checks = [i for i in items if i.kind != Presentation.Kind.PAIR]
+        return cls({i.id: i for i in items}, regular, checks, share, groups)
+
+
+# A study's presentations never change after create_study (the design is frozen), so each process reads
+# them once per study, with what admission derives from them: an arrival then costs no 4,000-row read
+# and no pass over them before the choice. Keyed by (id, created_at), so a study created later under a
+# reused id (SQLite after a rolled-back test) is read afresh.
+DESIGNS: dict[tuple[int, datetime], Design] = {}
+DESIGNS_KEPT = 16  # studies per process
+
+
+def design_of(study: Study) -> Design:
+    key = (study.pk, study.created_at)
+    design = DESIGNS.get(key)
+    if design is None:
+        rows = Presentation.objects.filter(study=study).values_list(
+            "id", "kind", "level", "topic_id", "run_a_id", "run_b_id", "subtopic_id"
+        )
+        design = Design.of([Item(*row) for row in rows.order_by("id")])
+        if len(DESIGNS) >= DESIGNS_KEPT:
+            DESIGNS.clear()
+        DESIGNS[key] = design
+    return design
+
+
+def design_item(study: Study, presentation_id: int) -> Item:
+    """A presentation of ``study`` as the design holds it (read once per process; again for an id it lacks)."""
+    item = design_of(study).by_id.get(presentation_id)
+    if item is None:
+        DESIGNS.pop((study.pk, study.created_at), None)
+        item = design_of(study).by_id.get(presentation_id)
+    if item is None:
+        raise Presentation.DoesNotExist(f"presentation {presentation_id} is not one of study {study.pk}")
+    return item
+
+
+def live_counts(study: Study, now: datetime, presentation_ids: Iterable[int] | None = None) -> dict[int, int]:
+    """Valid answers + live leases per presentation (absent = 0). Excluded annotators count for nothing."""
+    qs = Assignment.objects.filter(presentation__study=study).valid().taking_slot(now)
+    if presentation_ids is not None:
+        qs = qs.filter(presentation_id__in=list(presentation_ids))
+    return dict(qs.order_by().values("presentation_id").annotate(n=Count("id")).values_list("presentation_id", "n"))
