@@ -339,6 +339,32 @@ def _tied_pairs(values: FloatArray) -> float:
     return float((counts * (counts - 1) / 2).sum())
 
 
+@dataclass(frozen=True)
+class PairInputs:
+    """The arrays every pairwise analysis reads from preference items and a score table."""
+
+    d: FloatArray  # (G, P) metric differences
+    p: FloatArray  # (P,) mean user preferences
+    user_sign: FloatArray  # (P,) exact user signs
+    clusters: IntArray  # (P,) topic index of each pair
+    measures: tuple[str, ...]
+
+
+def pair_inputs(items: pd.DataFrame, scores: pd.DataFrame, measures: Sequence[str] | None = None) -> PairInputs:
+    """Metric differences, preferences and topics of the defined preference items (see :func:`agreement_with_users`)."""
+    items = drop_undefined(items)
+    if items.empty:
+        raise EvaluationError("no run pair has a defined user preference")
+    runs = sorted(set(items["run_a"]) | set(items["run_b"]))
+    cube = score_cube(scores, measures, runs=runs, topics=list(dict.fromkeys(items["key"])))
+    kept = items["key"].isin(cube.topics)
+    if not kept.all():
+        items = items[kept].reset_index(drop=True)
+    d = pair_differences(cube, items["key"], items["run_a"], items["run_b"])
+    _, clusters = np.unique(items["topic"].to_numpy(), return_inverse=True)
+    return PairInputs(d, items["p"].to_numpy(dtype=np.float64), items["sign"].to_numpy(dtype=np.float64), clusters, tuple(cube.measures))
+
+
 def agreement_with_users(
     items: pd.DataFrame,
     scores: pd.DataFrame,
@@ -360,22 +386,13 @@ def agreement_with_users(
     measures : measures to evaluate (default: all in the scores).
     B, rng, confidence, tau_mode, subsets : see :func:`agreement`; the bootstrap resamples topics.
     """
-    items = drop_undefined(items)
-    if items.empty:
-        raise EvaluationError("no run pair has a defined user preference")
-    runs = sorted(set(items["run_a"]) | set(items["run_b"]))
-    cube = score_cube(scores, measures, runs=runs, topics=list(dict.fromkeys(items["key"])))
-    kept = items["key"].isin(cube.topics)
-    if not kept.all():
-        items = items[kept].reset_index(drop=True)
-    d = pair_differences(cube, items["key"], items["run_a"], items["run_b"])
-    _, clusters = np.unique(items["topic"].to_numpy(), return_inverse=True)
+    x = pair_inputs(items, scores, measures)
     return agreement(
-        d,
-        items["p"].to_numpy(dtype=np.float64),
-        cube.measures,
-        user_sign=items["sign"].to_numpy(dtype=np.float64),
-        clusters=clusters,
+        x.d,
+        x.p,
+        x.measures,
+        user_sign=x.user_sign,
+        clusters=x.clusters,
         B=B,
         rng=rng,
         confidence=confidence,

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from evaluation._argtypes import OneLineParser, UsageError, non_negative_int, positive_int, print_warnings
-from evaluation.exceptions import EvaluationError
+from evaluation.exceptions import EvaluationError, EvaluationWarning
 from evaluation.io.scores import write_atomic
 from evaluation.meta.provenance import draw_seed, render_settings, settings_path, settings_record
 from evaluation.report.tables import FORMATS, concordance_matrix, read_table, render_table
@@ -138,6 +138,13 @@ def _add_agreement(sub: argparse._SubParsersAction) -> None:
         help="cluster-bootstrap resamples of topics for percentile intervals (default 0: none)",
     )
     p.add_argument("--confidence", type=_probability, default=0.95, help="interval level (default 0.95)")
+    p.add_argument(
+        "--best-set",
+        action="store_true",
+        help="add columns p_best and in_best_set: the metrics whose MUP is not significantly below another's "
+        "(paired topic-bootstrap max-t test at level --alpha; needs --bootstrap B; docs/meta.md#best-set)",
+    )
+    p.add_argument("--alpha", type=_probability, default=0.05, help="level of the best-set test (default 0.05)")
     p.add_argument(
         "--tau-mode",
         choices=("pairs", "scipy"),
@@ -351,17 +358,33 @@ def _agreement(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
         raise EvaluationError("--level weighted needs --intents FILE")
     power = read_table(args.power, POWER_COLUMNS) if args.power else None
     items = preference_items(read_preferences(args.preferences), args.level, _weights(args.intents))
+    if args.best_set and not args.bootstrap:
+        raise EvaluationError("--best-set needs --bootstrap B (e.g. --bootstrap 1000)")
     seed = _seed(args, out) if args.bootstrap else None
+    scores = _read_scores(args.scores)
     result = agreement_with_users(
-        items, _read_scores(args.scores), args.measures, B=args.bootstrap, rng=seed, confidence=args.confidence, tau_mode=args.tau_mode
+        items, scores, args.measures, B=args.bootstrap, rng=seed, confidence=args.confidence, tau_mode=args.tau_mode
     )
     out.conventions = CONVENTIONS
+    table = result.table
+    if args.best_set:
+        from evaluation.meta.bestset import CONVENTION, MIN_TOPICS, best_set_with_users, with_best_set
+
+        chosen = best_set_with_users(items, scores, args.measures, B=args.bootstrap, rng=seed, alpha=args.alpha)
+        out.conventions = {**CONVENTIONS, "best_set": CONVENTION}
+        if not chosen.claim:
+            warnings.warn(
+                f"best set: {chosen.n_topics} topics, fewer than {MIN_TOPICS}: no claim, every defined metric is in it",
+                EvaluationWarning,
+                stacklevel=1,
+            )
+        table = with_best_set(table, chosen)
     if args.plots:
         from evaluation.report import plots
 
         out.figure(args.plots, "agreement_heatmaps", plots.agreement_heatmaps_figure(result.table))
         out.figure(args.plots, "metric_bars", plots.metric_bars_figure(result.table, power=power))
-    return result.table
+    return table
 
 
 def _userprefs(args: argparse.Namespace, out: _Output) -> pd.DataFrame:

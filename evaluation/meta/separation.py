@@ -1,4 +1,9 @@
-"""How many answers would separate the leading metric from the others? A planted-truth estimate.
+"""How many answers would separate the leading metric from the others, *if it is the truth*? A planted-truth estimate.
+
+The estimate assumes what it cannot check: that the metric leading by MUP so far is the one the
+users follow. It answers "had the leader been the truth, how large a study would find it?", not
+"is the leader the truth?"; for the latter, see the best set (:mod:`evaluation.meta.bestset`),
+which may hold several metrics the data cannot tell apart from the leader.
 
 While a study runs, the metric that agrees best with the answers so far (by MUP) is planted as the
 truth of the simulator (:mod:`evaluation.meta.simulate`, its user model in ``docs/meta.md``), with
@@ -97,7 +102,8 @@ def fit_user_model(d_all: FloatArray, d_answers: FloatArray, values: FloatArray)
 
 @dataclass(frozen=True)
 class Separation:
-    """How often the planted ``leader`` comes out strictly first by MUP, now and with more answers."""
+    """How often the planted ``leader`` comes out strictly first by MUP, now and with more answers,
+    assuming the leader is the metric the users follow (:attr:`assumption`)."""
 
     leader: str
     model: UserModel
@@ -113,6 +119,10 @@ class Separation:
     seed: int
     candidates: int  # metrics compared, the leader included (duplicates left out)
     duplicates: list[tuple[str, str]]
+
+    @property
+    def assumption(self) -> str:
+        return f"{self.leader}, the leader by MUP so far, is the metric the users follow (planted as the simulator's truth)"
 
     def answers_at(self, units: int) -> int:
         return units * self.pairs_per_unit * self.model.annotators

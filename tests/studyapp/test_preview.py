@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from evaluation.meta.agreement import agreement_with_users
+from evaluation.meta.bestset import best_set_with_users
 from evaluation.meta.levels import preference_items
 from studyapp.models import Annotator, Study
 from studyapp.services.analysis import preview as live
@@ -133,6 +134,10 @@ class RankingTests(PreviewTestCase):
                 self.assertEqual(len(level.top), live.SHOWN)
                 self.assertLessEqual(level.top[0].low, level.top[0].mup)
                 self.assertLessEqual(level.top[0].mup, level.top[0].high)
+                chosen = best_set_with_users(items, scores, measures, B=1000, rng=1)  # the report's best set
+                self.assertEqual(level.best_set_measures, list(report.best_set(level.level).measures))
+                self.assertEqual(level.best_set_measures, list(chosen.measures))
+                self.assertEqual([r.measure for r in level.ranking if r.in_best_set], [m for m, *_ in got if m in chosen])
 
     def test_the_answers_read_are_the_exports(self) -> None:
         exclude(self.people[3], "by staff: tests")
@@ -221,7 +226,10 @@ class SeparationTests(PreviewTestCase):
         self.assertEqual(quiet.separation.leader, quiet.levels[0].ranking[0].measure)
         self.assertTrue(quiet.separation.separated_now, quiet.sentence)
         self.assertEqual(quiet.separation.more_answers, 0)
-        self.assertIn("the answers at hand separate it", quiet.sentence)
+        self.assertIn("the answers at hand would separate it", quiet.sentence)
+        for preview in (quiet, noisy):  # the sentence states its assumption, and the best set's word on it
+            self.assertIn(f"Assuming {preview.separation.leader}, the leader so far, is the metric the users follow", preview.sentence)
+            self.assertRegex(preview.sentence, r"(alone is in the best set|does not test that assumption|no best set yet)")
         self.assertGreater(quiet.separation.rate_now, noisy.separation.rate_now)
         self.assertFalse(noisy.separation.separated_now, noisy.sentence)
         self.assertIn("even the full study (216 answers)", noisy.sentence)

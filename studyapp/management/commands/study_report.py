@@ -53,6 +53,12 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Best by MUP ({best['level']} level): {best['measure']} {best['value']:.3f} [{best['low']:.3f}, {best['high']:.3f}]"
             )
+            chosen = summary["best_set"]
+            claim = "" if chosen["claim"] else " (too few topics for a claim: every metric)"
+            self.stdout.write(
+                f"Best set ({chosen['level']} level, MUP not significantly below another's at alpha {chosen['alpha']}): "
+                f"{chosen['size']} of {chosen['candidates']}{claim}: {', '.join(chosen['measures'])}"
+            )
         else:
             self.stdout.write("No valid answers yet: the report holds the scores and the discriminative power only.")
         self.stdout.write("Time: " + ", ".join(f"{k} {v:.2f} s" for k, v in timer.seconds.items()))

@@ -7,8 +7,11 @@ From the valid answers so far (the rows the report reads, ``services.analysis.st
   (``evaluation.meta.agreement_with_users`` with the report's bootstrap over topics, B and seed,
   asked only for the ``all`` subset: the same resamples, so the same numbers as the report's
   agreement table for the same answers; docs/metrics.md#agreement-with-users), best first;
+* per level, the best set (``evaluation.meta.bestset``, docs/meta.md#best-set): the metrics whose MUP is
+  not significantly below another's, from the report's seed and B (the same set as the report's);
 * how many more answers would make the leader come out strictly first by MUP in at least 80% of
-  simulated studies (``evaluation.meta.separation``): the leader of the first level (topic when
+  simulated studies *if the leader were the metric the users follow* (``evaluation.meta.separation``;
+  an assumption the sentence states and the best set checks): the leader of the first level (topic when
   the study asks at topic level) is planted as the truth of the simulator, with the user model's
   signal and noise fitted to the answers so far at that level, and simulated studies of growing
   size up to the full study (every unit of the level, k answers per pair) count how often it wins.
@@ -33,6 +36,7 @@ from evaluation.collection import SUBTOPIC_TOPIC
 from evaluation.exceptions import EvaluationError
 from evaluation.meta._matrix import pair_differences, score_cube
 from evaluation.meta.agreement import agreement_with_users
+from evaluation.meta.bestset import BestSet, best_set_with_users
 from evaluation.meta.levels import preference_items
 from evaluation.meta.separation import N_SIM, TARGET, Separation, fit_user_model, separation
 from evaluation.meta.simulate import StudyPairs
@@ -49,7 +53,7 @@ from studyapp.services.analysis.study_analysis import (
     study_votes,
 )
 
-PREVIEW_VERSION = 1  # part of the cache keys: bump when the preview's content changes
+PREVIEW_VERSION = 2  # part of the cache keys: bump when the preview's content changes
 CACHE_SECONDS = 24 * 3600
 SHOWN = 5  # metrics listed per level on the dashboard
 MIN_FIT_ANSWERS = 20  # fewer answers at the level give no separation estimate
@@ -61,6 +65,8 @@ class RankedMetric:
     mup: float | None  # None where undefined (no answered pair with a non-zero preference)
     low: float | None
     high: float | None
+    in_best_set: bool = False  # not significantly below another metric by MUP (docs/meta.md#best-set)
+    p_best: float | None = None  # p-value of "this metric is the best"; None without a claim
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,7 @@ class LevelPreview:
     topics: int  # topics among those pairs (the bootstrap resamples these)
     ranking: list[RankedMetric]  # every metric, best first
     note: str = ""  # why there is no ranking
+    best_set: BestSet | None = None  # docs/meta.md#best-set; None without a ranking
 
     @property
     def top(self) -> list[RankedMetric]:
@@ -83,6 +90,11 @@ class LevelPreview:
         """The metrics sharing the best MUP."""
         best = self.ranking[0].mup if self.ranking else None
         return [] if best is None else [r.measure for r in self.ranking if r.mup == best]
+
+    @property
+    def best_set_measures(self) -> list[str]:
+        """The best set, best MUP first (empty without a ranking)."""
+        return [] if self.best_set is None else list(self.best_set.measures)
 
 
 @dataclass
@@ -113,22 +125,38 @@ class Preview:
         return f"{', '.join(leaders[:-1])} and {leaders[-1]} share the best {self.separation_level}-level MUP so far. "
 
     def _separation_sentence(self, s: Separation) -> str:
+        """What the simulation says, led by what it assumes: that the leader so far is the metric users follow."""
         fitted = f"signal {self.signal:.2f}, noise {self.noise:.2f} fitted to the {s.answers_now:,} {self.separation_level}-level answers"
         if s.candidates < 2:
             return f"Every metric agrees with {s.leader} in sign on every run pair: nothing to separate."
+        assumed = f"Assuming {s.leader}, the leader so far, is the metric the users follow ({fitted}): "
         if s.separated_now:
-            told = f"{s.leader} comes out first by MUP in {s.rate_now:.0%} of studies of this size"
-            return f"Simulated with {s.leader} as the truth ({fitted}): {told}, so the answers at hand separate it."
-        if s.units_needed is None:
-            return (
-                f"Simulated with {s.leader} as the truth ({fitted}): even the full study ({s.answers_full:,} answers) "
-                f"would put it first by MUP in only {s.rate_full:.0%} of simulated studies (target {s.target:.0%}): "
-                "it would not separate the leading metrics."
+            told = f"it would come out first by MUP in {s.rate_now:.0%} of simulated studies of this size"
+            claim = f"{told}, so the answers at hand would separate it."
+        elif s.units_needed is None:
+            claim = (
+                f"even the full study ({s.answers_full:,} answers) would put it first by MUP in only {s.rate_full:.0%} of "
+                f"simulated studies (target {s.target:.0%}): it would not separate the leading metrics."
             )
+        else:
+            claim = (
+                f"about {s.more_answers:,} more answers ({s.answers_needed:,} of the full {s.answers_full:,}) would put it "
+                f"first by MUP in {s.target:.0%} of simulated studies (now {s.rate_now:.0%})."
+            )
+        return assumed + claim + self._assumption_check()
+
+    def _assumption_check(self) -> str:
+        """The best set's word on the assumption (docs/meta.md#best-set): it is not tested by the simulation."""
+        level = next(lv for lv in self.levels if lv.level == self.separation_level)
+        chosen = level.best_set
+        if chosen is None or not chosen.claim:
+            return " The answers so far are too few to test whether another metric is as good (no best set yet)."
+        others = len(chosen.measures) - 1
+        if others <= 0:
+            return f" The answers so far support the assumption: {self.separation.leader} alone is in the best set."
         return (
-            f"Simulated with {s.leader} as the truth ({fitted}): about {s.more_answers:,} more answers "
-            f"({s.answers_needed:,} of the full {s.answers_full:,}) would put it first by MUP in {s.target:.0%} of simulated studies "
-            f"(now {s.rate_now:.0%})."
+            f" The estimate does not test that assumption: {others} other metric{'s' if others > 1 else ''} "
+            f"{'are' if others > 1 else 'is'} not significantly below it (best set of {others + 1})."
         )
 
     @property
@@ -200,12 +228,24 @@ def _level(votes: pd.DataFrame, level: str, scores: pd.DataFrame, measures: list
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = agreement_with_users(items, scores, measures, B=B, rng=seed, subsets=("all",))
+            chosen = best_set_with_users(items, scores, measures, B=B, rng=seed) if B > 0 else None
     except EvaluationError as exc:
         return LevelPreview(level, len(mine), len(items), items["topic"].nunique(), [], str(exc))
     order = mup_order(result.table)
-    ranking = [RankedMetric(m, _defined(r.value), _defined(r.ci_low), _defined(r.ci_high)) for m, r in order.iterrows()]
+    p_best = {} if chosen is None else chosen.table.set_index("measure")["p_best"].to_dict()
+    ranking = [
+        RankedMetric(
+            m,
+            _defined(r.value),
+            _defined(r.ci_low),
+            _defined(r.ci_high),
+            in_best_set=chosen is not None and m in chosen,
+            p_best=_defined(p_best.get(m)),
+        )
+        for m, r in order.iterrows()
+    ]
     note = "" if ranking and ranking[0].mup is not None else "every answered pair is a tie so far: MUP is not defined yet"
-    return LevelPreview(level, len(mine), result.n_pairs, result.n_topics, ranking if not note else [], note)
+    return LevelPreview(level, len(mine), result.n_pairs, result.n_topics, ranking if not note else [], note, chosen if not note else None)
 
 
 def _separate(preview: Preview, votes: pd.DataFrame, entry: dict, k: int, *, target: float, n_sim: int, seed: int) -> None:

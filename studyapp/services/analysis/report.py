@@ -35,6 +35,8 @@ from django.template.loader import render_to_string
 
 from evaluation.io.scores import render_scores, write_atomic
 from evaluation.meta.agreement import CONVENTIONS as AGREEMENT_CONVENTIONS
+from evaluation.meta.bestset import CONVENTION as BEST_SET_CONVENTION
+from evaluation.meta.bestset import with_best_set
 from evaluation.meta.intuitiveness import CONVENTIONS as INTUITIVENESS_CONVENTIONS
 from evaluation.meta.provenance import settings_record
 from evaluation.meta.reliability import direction_agreement, krippendorff_alpha
@@ -129,6 +131,8 @@ def _summary(study: Study, analysis: StudyAnalysis) -> dict:
             "high": row["ci_high"],
             "level": analysis.primary_level,
         }
+    chosen = analysis.best_set()
+    best_set = None if chosen is None else {**chosen.as_dict(), "level": analysis.primary_level}
     return {
         "reliability": _reliability(analysis.votes),
         "runs": analysis.data.run_names,
@@ -145,6 +149,7 @@ def _summary(study: Study, analysis: StudyAnalysis) -> dict:
         "exclusions": [(r["exclusion_reason"] or "(no reason recorded)", r["n"]) for r in reasons],
         "pairs": {level: result.n_pairs for level, result in analysis.agreement.items()},
         "best": best,
+        "best_set": best_set,  # docs/meta.md#best-set: the metrics whose MUP is not significantly below another's
     }
 
 
@@ -175,7 +180,8 @@ def _reliability(votes: pd.DataFrame) -> list[dict]:
 def _tables(analysis: StudyAnalysis) -> dict[str, pd.DataFrame]:
     tables: dict[str, pd.DataFrame] = {}
     for level, result in analysis.agreement.items():
-        tables[f"agreement-{level}"] = result.table
+        chosen = analysis.best_sets.get(level)
+        tables[f"agreement-{level}"] = result.table if chosen is None else with_best_set(result.table, chosen)
     if analysis.userprefs is not None:
         tables["userprefs"] = analysis.userprefs
     if analysis.power is not None:
@@ -265,11 +271,12 @@ def reproduce_commands(analysis: StudyAnalysis) -> list[str]:
         f"--measures {measures} --per-topic{per_subtopic} -o {SCORES_FILE}"
     ]
     boot = f"--bootstrap {analysis.B} --seed {analysis.seed}"
+    best = f" --best-set --alpha {analysis.alpha}" if analysis.best_sets else ""
     for level in analysis.agreement:
         weights = f" --intents {intents}" if level == "weighted" else ""
         commands.append(
             f"python -m evaluation meta agreement --scores {SCORES_FILE} --preferences {PREFERENCES_FILE} --level {level}{weights} "
-            f"--measures {measures} {boot} --format csv -o agreement-{level}.csv"
+            f"--measures {measures} {boot}{best} --format csv -o agreement-{level}.csv"
         )
     if analysis.userprefs is not None:
         commands.append(
@@ -299,6 +306,7 @@ def reproduce_commands(analysis: StudyAnalysis) -> list[str]:
 def _settings(study: Study, analysis: StudyAnalysis, commands: list[str]) -> dict:
     conventions = {
         **{f"agreement.{k}": v for k, v in AGREEMENT_CONVENTIONS.items()},
+        "agreement.best_set": BEST_SET_CONVENTION,
         **{f"significance.{k}": v for k, v in SIGNIFICANCE_CONVENTIONS.items()},
         **{f"intuitiveness.{k}": v for k, v in INTUITIVENESS_CONVENTIONS.items()},
         "sign": "canonical answers: run pairs in canonical order run_a < run_b by name, positive = run_b preferred (docs/design.md)",

@@ -32,6 +32,7 @@ from evaluation.io.runs import Run as EvalRun
 from evaluation.io.runs import runs_from_arrays
 from evaluation.meta._matrix import ScoreCube, score_cube
 from evaluation.meta.agreement import AgreementResult, agreement_with_users
+from evaluation.meta.bestset import BestSet, best_set_with_users
 from evaluation.meta.intuitiveness import concordance_test, intuitiveness_scores, ordering_agreement
 from evaluation.meta.levels import preference_items
 from evaluation.meta.significance import DiscriminativePower, discriminative_power
@@ -151,6 +152,7 @@ class StudyAnalysis:
     scores: pd.DataFrame
     votes: pd.DataFrame
     agreement: dict[str, AgreementResult]  # per level with answers: topic, weighted, subtopic
+    best_sets: dict[str, BestSet]  # per level of ``agreement``: the metrics not significantly below another by MUP
     userprefs: pd.DataFrame | None
     power: DiscriminativePower | None
     concordance: pd.DataFrame | None  # gold measure_1 measure_2 disagreements concordance_1 concordance_2 a b p
@@ -166,6 +168,10 @@ class StudyAnalysis:
     def mup(self, level: str | None = None) -> pd.Series:
         """MUP over all pairs per measure at ``level`` (default the primary level), best first."""
         return mup_order(self.agreement[level or self.primary_level].table)["value"]
+
+    def best_set(self, level: str | None = None) -> BestSet | None:
+        """The best set at ``level`` (default the primary level; docs/meta.md#best-set), None without answers there."""
+        return self.best_sets.get(level or self.primary_level)
 
 
 def mup_order(table: pd.DataFrame) -> pd.DataFrame:
@@ -227,12 +233,16 @@ def _meta(
     if cube is not None and gold and len(measures) - len(gold) >= 2:
         concordance = concordance_test(cube, gold, [m for m in measures if m not in gold])
     agreement: dict[str, AgreementResult] = {}
+    best_sets: dict[str, BestSet] = {}
     for level in LEVELS:
         items = _items(votes, level, data.weights, notes)
         if items is not None:
             try:
                 agreement[level] = agreement_with_users(items, scores, measures, B=B, rng=seed)
+                if B > 0:
+                    best_sets[level] = best_set_with_users(items, scores, measures, B=B, rng=seed, alpha=alpha)
             except EvaluationError as exc:
+                agreement.pop(level, None)
                 notes.append(f"{level} level: {exc}")
     primary = next((level for level in LEVELS if level in agreement), None)
     ordering = None
@@ -242,6 +252,7 @@ def _meta(
     userprefs = preference_summary(votes, data.weights, alpha=alpha) if len(votes) else None
     return {
         "agreement": agreement,
+        "best_sets": best_sets,
         "userprefs": userprefs,
         "power": power,
         "concordance": concordance,

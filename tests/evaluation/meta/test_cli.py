@@ -400,3 +400,21 @@ def test_simulate_more_topics_than_available_is_an_error(study, tmp_path: Path, 
     assert not out.exists()
     assert main([*args, "--topics", "10", "50", "-o", str(out)]) == 0
     assert read(out)["topics"].tolist() == [10, 50]
+
+
+def test_agreement_best_set_column(study, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "agreement.tsv"
+    args = ("--measures", *MEASURES, "--bootstrap", "200", "--seed", "1", "-o", str(out))
+    assert meta("agreement", study, *args, "--best-set", prefs=True) == 0
+    header = out.read_text().splitlines()[0].split("\t")
+    assert header == ["measure", "statistic", "subset", "n", "value", "ci_low", "ci_high", "p_best", "in_best_set"]
+    table = read(out)
+    per_measure = table.groupby("measure")["in_best_set"].agg(set)
+    assert all(len(v) == 1 for v in per_measure)  # one answer per metric, on every row
+    chosen = {m for m, v in per_measure.items() if v == {True}}
+    assert "D-Q@10" in chosen and chosen != set(MEASURES)  # the planted truth is in, not every metric
+    sidecar = json.loads((tmp_path / "agreement.tsv.settings.json").read_text())
+    assert sidecar["options"]["best_set"] is True and "best_set" in sidecar["conventions"]
+    capsys.readouterr()
+    assert meta("agreement", study, "--measures", *MEASURES, "--best-set", prefs=True) == 2
+    assert "--best-set needs --bootstrap B" in capsys.readouterr().err
