@@ -21,6 +21,10 @@ the MUP ranking of both levels with B = 1000 intervals and the separation estima
 the study's scores to compute (the first view of a study) and then with them cached (every later
 state of the answers), best of ``--repeat``, with its phases; the goal is a few hundred ms.
 
+Bigger studies: ``--runs 10 --topics 100`` is 9x the paper's size (45 run pairs x 100 topics: 4,500
+topic-level + 13,500 subtopic-level presentations, 54,000 answers); the runs' qualities are spread
+evenly from 2.0 to 0.0 (the five of the paper-sized study are 2.0, 1.0, 0.5, 0.2 and 0.0).
+
 BLAS threads: one, unless ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` is set (as bench_meta.py).
 """
 
@@ -51,14 +55,20 @@ from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-RUNS = ("sys-a", "sys-b", "sys-c", "sys-d", "sys-e")
+PAPER_QUALITY = (2.0, 1.0, 0.5, 0.2, 0.0)  # how well each run ranks by gain (the paper-sized study's five runs)
 TOPICS, DOCS, DEPTH = 50, 40, 20
 
 
-def write_collection(folder: Path, rng: np.random.Generator) -> dict[str, Path]:
+def run_qualities(n: int) -> dict[str, float]:
+    """Run name -> quality: the paper-sized study's five, else ``n`` evenly spread from 2.0 to 0.0."""
+    qualities = PAPER_QUALITY if n == len(PAPER_QUALITY) else tuple(float(q) for q in np.linspace(2.0, 0.0, n))
+    return {f"sys-{chr(ord('a') + i)}": q for i, q in enumerate(qualities)}
+
+
+def write_collection(folder: Path, rng: np.random.Generator, quality: dict[str, float], topics: int) -> dict[str, Path]:
     """A synthetic diversity collection: qrels, intent weights, and runs that rank by noisy gain."""
-    qrels, intents, runs = [], [], {name: [] for name in RUNS}
-    for t in range(1, TOPICS + 1):
+    qrels, intents, runs = [], [], {name: [] for name in quality}
+    for t in range(1, topics + 1):
         m = int(rng.integers(3, 7))
         weights = rng.dirichlet(np.ones(m))
         grades = np.where(rng.random((DOCS, m)) < 0.25, rng.integers(1, 5, size=(DOCS, m)), 0)
@@ -66,8 +76,8 @@ def write_collection(folder: Path, rng: np.random.Generator) -> dict[str, Path]:
             intents.append(f"{t}\t{i + 1}\t{float(weights[i])!r}")
             qrels += [f"{t} {i + 1} d{t}-{d} {grades[d, i]}" for d in range(DOCS)]
         gain = grades @ weights
-        for quality, name in zip((2.0, 1.0, 0.5, 0.2, 0.0), RUNS):
-            ranked = np.argsort(-(quality * gain + rng.normal(0, 1, DOCS)))[:DEPTH]
+        for name, q in quality.items():
+            ranked = np.argsort(-(q * gain + rng.normal(0, 1, DOCS)))[:DEPTH]
             runs[name] += [f"{t} Q0 d{t}-{d} {r + 1} {DEPTH - r} {name}" for r, d in enumerate(ranked)]
     paths = {"qrels": folder / "qrels.txt", "intents": folder / "intents.tsv"}
     paths["qrels"].write_text("\n".join(qrels) + "\n")
@@ -82,7 +92,7 @@ TRUTH = "D#-nDCG@10"
 K = 3
 
 
-def build_study(seed: int):
+def build_study(seed: int, n_runs: int = len(PAPER_QUALITY), topics: int = TOPICS):
     """Import the collection, create the study, write 3 answers per presentation."""
     from evaluation.collection import SUBTOPIC_TOPIC
     from evaluation.meta.simulate import UserModel, latent_preference, simulate_answers
@@ -94,11 +104,12 @@ def build_study(seed: int):
 
     call_command("migrate", verbosity=0)
     rng = np.random.default_rng(seed)
-    files = write_collection(WORK, rng)
-    import_collection("synthetic", qrels=files["qrels"], intents=files["intents"], runs=[files[name] for name in RUNS])
+    quality = run_qualities(n_runs)
+    files = write_collection(WORK, rng, quality, topics)
+    import_collection("synthetic", qrels=files["qrels"], intents=files["intents"], runs=[files[name] for name in quality])
     config = {
-        "runs": list(RUNS),
-        "topic_rule": {"count": 50, "min_subtopics": 3},
+        "runs": list(quality),
+        "topic_rule": {"count": topics, "min_subtopics": 3},
         "subtopics_per_topic": 3,
         "levels": ["topic", "subtopic"],
         "annotators_per_presentation": K,
@@ -186,13 +197,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="rounds; the best is reported (default 3)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=len(PAPER_QUALITY), help="runs in the study (default 5; 10 with --topics 100 is 9x)")
+    parser.add_argument("--topics", type=int, default=TOPICS, help=f"topics in the study (default {TOPICS})")
     args = parser.parse_args()
+    if args.runs < 2 or args.runs > 26 or args.topics < 1:
+        parser.error("--runs must be 2-26 and --topics at least 1")
     from studyapp.models import Preference
     from studyapp.services.analysis.report import build_report, write_report
     from studyapp.services.analysis.study_analysis import Timer
 
-    study = build_study(args.seed)
-    print(f"study: 5 runs, 50 topics, 3 subtopics, both levels; {Preference.objects.count()} answers", file=sys.stderr)
+    study = build_study(args.seed, args.runs, args.topics)
+    print(f"study: {args.runs} runs, {args.topics} topics, 3 subtopics, both levels; {Preference.objects.count()} answers", file=sys.stderr)
     best = None
     for _ in range(args.repeat):
         timer = Timer()
