@@ -1,0 +1,158 @@
+"""The report as a page: its six sections laid out as template context (``templates/studyapp/report/``).
+
+Numbers are formatted here ("–" where a value is undefined); colours are CSS classes (report.css),
+never inline styles (the site's Content-Security-Policy forbids them).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import numpy as np
+from django.template.loader import render_to_string
+
+from evaluation.report.tables import agreement_grid
+from studyapp.services.analysis.study_analysis import LEVELS, StudyAnalysis
+
+if TYPE_CHECKING:
+    from studyapp.services.analysis.report.build import StudyReport
+
+STATISTICS = ("MUP", "MUP_b", "tau", "tau_b")
+LEVEL_TITLES = {
+    "topic": "topic level (one answer per topic and run pair)",
+    "weighted": "weighted (subtopic answers weighted by the kept subtopics' weights)",
+    "subtopic": "subtopic level (one answer per subtopic and run pair)",
+}
+
+
+def _fmt(value: float, digits: int = 3) -> str:
+    return "–" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _heat_class(value: float) -> str:
+    """A CSS class per 0.25 step of a value in [-1, 1] (colours live in report.css: no inline styles)."""
+    if value is None or not np.isfinite(value):
+        return "heat-na"
+    return f"heat-{int(np.clip(np.floor((value + 1) * 4), 0, 7))}"
+
+
+def _metric_rows(analysis: StudyAnalysis, level: str) -> list[dict]:
+    table = analysis.agreement[level].table
+    whole = table[table["subset"] == "all"].set_index(["measure", "statistic"])
+    power = analysis.power.summary.set_index("measure") if analysis.power is not None else None
+    rows = []
+    for measure in analysis.mup(level).index:
+        cells = []
+        for statistic in STATISTICS:
+            r = whole.loc[(measure, statistic)]
+            cells.append({"value": _fmt(r["value"]), "interval": f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"})
+        row = {"measure": measure, "cells": cells, "n": int(whole.loc[(measure, "MUP"), "n"])}
+        if power is not None and measure in power.index:
+            row["power"] = _fmt(power.loc[measure, "power"])
+            row["significant"] = f"{int(power.loc[measure, 'significant'])}/{int(power.loc[measure, 'pairs'])}"
+        rows.append(row)
+    return rows
+
+
+def _heatmaps(analysis: StudyAnalysis, level: str) -> list[dict]:
+    table = analysis.agreement[level].table
+    out = []
+    for measure in analysis.mup(level).index:
+        values, counts = agreement_grid(table, measure, "tau_b")
+        grid = [
+            {
+                "bin": b,
+                "cells": [
+                    {"value": _fmt(values.loc[b, s], 2), "n": int(counts.loc[b, s]), "css": _heat_class(values.loc[b, s])}
+                    for s in values.columns
+                ],
+            }
+            for b in values.index
+        ]
+        out.append({"measure": measure, "rows": grid})
+    return out
+
+
+def _userprefs_rows(analysis: StudyAnalysis) -> tuple[list[str], list[dict]]:
+    table = analysis.userprefs
+    levels = [level for level in ("subtopic", "weighted", "topic") if level in set(table["level"])]
+    rows = []
+    for (run_a, run_b), group in table.groupby(["run_a", "run_b"], sort=True):
+        by_level = group.set_index("level")
+        cells = []
+        for level in levels:
+            if level not in by_level.index:
+                cells.append(None)
+                continue
+            r = by_level.loc[level]
+            cells.append(
+                {
+                    "preferred": r["preferred"],
+                    "mean": _fmt(r["mean"], 2),
+                    "p": _fmt(r["p"], 4),
+                    "n": int(r["n"]),
+                    "significant": bool(r["significant"]),
+                }
+            )
+        rows.append({"run_a": run_a, "run_b": run_b, "cells": cells})
+    return levels, rows
+
+
+def report_context(report: StudyReport, figure_url) -> dict:
+    """Template context of the report; ``figure_url(stem, fmt)`` says where a figure is served ("" for none)."""
+    analysis = report.analysis
+    levels = []
+    for level in LEVELS:
+        if level in analysis.agreement:
+            levels.append(
+                {
+                    "name": level,
+                    "title": LEVEL_TITLES[level],
+                    "pairs": analysis.agreement[level].n_pairs,
+                    "topics": analysis.agreement[level].n_topics,
+                    "metrics": _metric_rows(analysis, level),
+                    "heatmaps": _heatmaps(analysis, level),
+                    "bars_svg": figure_url(f"metric-bars-{level}", "svg"),
+                    "bars_png": figure_url(f"metric-bars-{level}", "png"),
+                    "heatmap_svg": figure_url(f"heatmaps-{level}", "svg"),
+                    "heatmap_png": figure_url(f"heatmaps-{level}", "png"),
+                }
+            )
+    pref_levels, pref_rows = _userprefs_rows(analysis) if analysis.userprefs is not None else ([], [])
+    matrices = []
+    if analysis.concordance is not None:
+        matrix = report.tables["intuitiveness-matrix"]
+        for gold, block in matrix.groupby("gold", sort=False):
+            names = list(block["measure"])
+            matrices.append({"gold": gold, "columns": names, "rows": [(r["measure"], [r[c] for c in names]) for _, r in block.iterrows()]})
+    ordering = []
+    if analysis.ordering is not None:
+        ordering = [
+            {"gold": r.gold, "measures": int(r.measures), "tau_b": _fmt(r.tau_b), "p": _fmt(r.p, 4)} for r in analysis.ordering.itertuples()
+        ]
+    return {
+        "study": report.study,
+        "report": report,
+        "summary": report.summary,
+        "levels": levels,
+        "pref_levels": pref_levels,
+        "pref_rows": pref_rows,
+        "alpha": analysis.alpha,
+        "matrices": matrices,
+        "ordering": ordering,
+        "gold": analysis.gold,
+        "primary_level": analysis.primary_level,
+        "commands": report.commands,
+        "settings": report.settings,
+        "settings_json": json.dumps(report.settings, indent=1),
+        "notes": analysis.notes,
+        "timings": {k: f"{v:.2f}" for k, v in report.timer.seconds.items()},
+        "csv_files": [f"{name}.csv" for name in report.tables],
+    }
+
+
+def render_html(report: StudyReport, *, standalone: bool, figure_url) -> str:
+    """The report as HTML: ``standalone`` for the file (relative links), else the staff page."""
+    template = "studyapp/report/standalone.html" if standalone else "studyapp/report/page.html"
+    return render_to_string(template, report_context(report, figure_url))
