@@ -227,7 +227,12 @@ def _meta(
 ) -> dict:
     notes: list[str] = []
     cube = _topic_cube(data, measures, scores)
-    power = discriminative_power(cube, test="bootstrap", B=B, alpha=alpha, rng=seed) if cube is not None and len(cube.runs) > 1 else None
+    power = None
+    if cube is not None and len(cube.runs) > 1:
+        try:
+            power = discriminative_power(cube, test="bootstrap", B=B, alpha=alpha, rng=seed)
+        except EvaluationError as exc:  # e.g. one topic: no bootstrap over topics
+            notes.append(str(exc))
     gold = [g for g in gold_measures(data.depth) if g in measures]
     concordance = None
     if cube is not None and gold and len(measures) - len(gold) >= 2:
