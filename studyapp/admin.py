@@ -8,7 +8,7 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef, Value
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -18,6 +18,7 @@ from studyapp import models as m
 from studyapp.exceptions import InvalidStudyConfig
 from studyapp.forms import QualityReasonForm, StaffLoginForm
 from studyapp.services import platforms
+from studyapp.services.access import teams
 from studyapp.services.design.study_config import TEXT_RULES, parse_config, setting_problems
 from studyapp.services.design.study_design import create_study
 from studyapp.services.quality import control
@@ -51,6 +52,37 @@ class ReadOnly:
 class ReadOnlyInline(ReadOnly, admin.TabularInline):
     extra = 0
     show_change_link = True
+
+
+class TeamScoped:
+    """A study object's admin: only rows of studies whose team the user is on (superusers see all),
+    and the study filter offers only those studies. ``study_path`` leads from the row to its study."""
+
+    study_path = "study"
+
+    def get_queryset(self, request: HttpRequest):
+        qs = super().get_queryset(request)
+        if request.user.is_superuser:
+            return qs
+        return qs.filter(**{f"{self.study_path}__in": teams.visible_studies(request.user)})
+
+    def get_list_filter(self, request: HttpRequest):
+        return [(f, admin.RelatedOnlyFieldListFilter) if f == self.study_path else f for f in super().get_list_filter(request)]
+
+
+class PlatformIdsHidden(TeamScoped):
+    """A study object's admin whose search may look at raw platform ids (``id_search``): only for users who
+    may see the ids of every study they see (services.access.teams.sees_platform_ids)."""
+
+    id_search: tuple[str, ...] = ()
+
+    def get_search_fields(self, request: HttpRequest):
+        fields = super().get_search_fields(request)
+        return fields if _sees_all_ids(request.user) else [f for f in fields if f not in self.id_search]
+
+
+def _sees_all_ids(user) -> bool:
+    return user.is_superuser or not teams.visible_studies(user).exclude(members__user=user, members__platform_ids=True).exists()
 
 
 class CountColumns:
@@ -191,6 +223,37 @@ class StudyTopicInline(ReadOnlyInline):
     fields = ["topic", "position"]
 
 
+class StudyMemberInline(admin.TabularInline):
+    """The study's team: its owner and members, and who of them may see raw platform ids (owners and superusers edit it)."""
+
+    model = m.StudyMember
+    extra = 1
+    fields = ["user", "role", "platform_ids"]
+    autocomplete_fields: list[str] = []
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "user":
+            from django.contrib.auth import get_user_model
+
+            kwargs["queryset"] = get_user_model().objects.filter(is_staff=True, is_active=True).order_by("username")
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def _owner(self, request: HttpRequest, obj) -> bool:
+        return obj is not None and teams.owners_studies(request.user).filter(pk=obj.pk).exists()
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._owner(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._owner(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return self._owner(request, obj)
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return obj is not None
+
+
 @admin.register(m.Study)
 class StudyAdmin(admin.ModelAdmin):
     list_display = [
@@ -207,7 +270,7 @@ class StudyAdmin(admin.ModelAdmin):
     ]
     list_filter = ["status", "levels", "collection"]
     search_fields = ["name", "slug"]
-    inlines = [StudyRunInline, StudyTopicInline]
+    inlines = [StudyMemberInline, StudyRunInline, StudyTopicInline]
     form = StudyChangeForm
     actions = ["export_preferences_csv", "run_quality_check"]
     # Presentations were generated from these: changing them afterwards would misdescribe the data.
@@ -225,6 +288,13 @@ class StudyAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return [*self.design_fields, "report_link"] if obj is not None else []
+
+    def get_queryset(self, request: HttpRequest):
+        return (
+            super().get_queryset(request).filter(pk__in=teams.visible_studies(request.user))
+            if not request.user.is_superuser
+            else super().get_queryset(request)
+        )
 
     @admin.display(description="report")
     def report_link(self, obj: m.Study) -> str:
@@ -254,6 +324,7 @@ class StudyAdmin(admin.ModelAdmin):
                 for error in exc.errors:
                     form.add_error(None, error)
             else:
+                teams.set_team(summary.study, request.user.get_username())  # whoever creates a study owns it
                 for line in summary.lines():
                     self.message_user(request, line, messages.SUCCESS)
                 return HttpResponseRedirect(reverse("admin:studyapp_study_change", args=[summary.study.pk]))
@@ -270,7 +341,8 @@ class StudyAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.StudySubtopic)
-class StudySubtopicAdmin(admin.ModelAdmin):
+class StudySubtopicAdmin(TeamScoped, admin.ModelAdmin):
+    study_path = "study_topic__study"
     list_display = ["study_topic", "subtopic", "weight", "position"]
     list_filter = ["study_topic__study"]
     list_select_related = ["study_topic__study", "study_topic__topic", "subtopic__topic"]
@@ -278,14 +350,14 @@ class StudySubtopicAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.StudyRun)
-class StudyRunAdmin(admin.ModelAdmin):
+class StudyRunAdmin(TeamScoped, admin.ModelAdmin):
     list_display = ["study", "run"]
     list_filter = ["study"]
     list_select_related = ["study", "run"]
 
 
 @admin.register(m.StudyTopic)
-class StudyTopicAdmin(admin.ModelAdmin):
+class StudyTopicAdmin(TeamScoped, admin.ModelAdmin):
     list_display = ["study", "topic", "position"]
     list_filter = ["study"]
     search_fields = ["topic__topic_id", "topic__query"]
@@ -294,7 +366,7 @@ class StudyTopicAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.Presentation)
-class PresentationAdmin(CountColumns, admin.ModelAdmin):
+class PresentationAdmin(TeamScoped, CountColumns, admin.ModelAdmin):
     list_display = ["id", "study", "kind", "level", "topic", "subtopic", "run_a", "run_b", "n_answers"]
     list_filter = ["study", "kind", "level"]
     search_fields = ["topic__topic_id", "topic__query", "run_a__name", "run_b__name"]
@@ -315,12 +387,13 @@ class ConsentInline(ReadOnlyInline):
 
 
 @admin.register(m.Annotator)
-class AnnotatorAdmin(CountColumns, admin.ModelAdmin):
+class AnnotatorAdmin(PlatformIdsHidden, CountColumns, admin.ModelAdmin):
+    id_search = ("external_id",)
     list_display = [
         "pseudonym",
         "study",
         "platform_label",
-        "external_id",
+        "platform_id",
         "status",
         "n_answers",
         "quality_signals",
@@ -350,7 +423,20 @@ class AnnotatorAdmin(CountColumns, admin.ModelAdmin):
     counts = {"n_answers": ("assignments__preference", "answers")}
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("study")
+        qs = super().get_queryset(request).select_related("study")
+        if request.user.is_superuser:
+            return qs.annotate(_ids=Value(True))
+        allowed = m.StudyMember.objects.filter(study=OuterRef("study"), user=request.user, platform_ids=True)
+        return qs.annotate(_ids=Exists(allowed))
+
+    @admin.display(description="platform id", ordering="external_id")
+    def platform_id(self, obj: m.Annotator) -> str:
+        """The raw platform id, for team members allowed to see it (services.access.teams)."""
+        return obj.external_id if getattr(obj, "_ids", False) else ("(hidden)" if obj.external_id else "")
+
+    def get_exclude(self, request: HttpRequest, obj=None):
+        hidden = obj is None or not teams.sees_platform_ids(request.user, obj.study)
+        return ["external_id", "external_ids"] if hidden else []
 
     def formfield_for_dbfield(self, db_field, request, **kwargs):
         if db_field.name == "platform":  # the registered platforms (services.platforms), not a fixed list in the model
@@ -433,7 +519,9 @@ def _attach_signals(annotators) -> None:
 
 
 @admin.register(m.Consent)
-class ConsentAdmin(admin.ModelAdmin):
+class ConsentAdmin(PlatformIdsHidden, admin.ModelAdmin):
+    study_path = "annotator__study"
+    id_search = ("annotator__external_id",)
     list_display = ["annotator", "version", "accepted_at"]
     list_filter = ["annotator__study", "version"]
     search_fields = ["annotator__pseudonym", "annotator__external_id"]
@@ -442,7 +530,9 @@ class ConsentAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(PlatformIdsHidden, admin.ModelAdmin):
+    study_path = "annotator__study"
+    id_search = ("annotator__external_id",)
     list_display = ["annotator", "position", "presentation", "a_on_left", "served_at", "lease_expires_at", "released_at"]
     list_filter = ["annotator__study", "a_on_left", "presentation__level"]
     search_fields = ["annotator__pseudonym", "annotator__external_id"]
@@ -457,7 +547,8 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.Preference)
-class PreferenceAdmin(ReadOnly, admin.ModelAdmin):
+class PreferenceAdmin(PlatformIdsHidden, ReadOnly, admin.ModelAdmin):
+    study_path = "assignment__annotator__study"
     """Answers are data: staff read them here but never edit or delete one (deleting an annotator,
     assignment or study that has answers is refused for the same reason)."""
 
@@ -470,10 +561,33 @@ class PreferenceAdmin(ReadOnly, admin.ModelAdmin):
 
 
 @admin.register(m.QualityDecision)
-class QualityDecisionAdmin(ReadOnly, admin.ModelAdmin):
+class QualityDecisionAdmin(PlatformIdsHidden, ReadOnly, admin.ModelAdmin):
+    id_search = ("annotator__external_id",)
     """The log of quality decisions: read-only, nothing is ever edited or deleted."""
 
     list_display = ["decided_at", "study", "annotator", "action", "rule", "detail", "staff", "reason"]
     list_filter = ["study", "action", "rule"]
     search_fields = ["annotator__pseudonym", "annotator__external_id", "detail", "reason"]
     list_select_related = ["study", "annotator", "staff"]
+
+
+@admin.register(m.StudyMember)
+class StudyMemberAdmin(TeamScoped, admin.ModelAdmin):
+    """Every team membership; owners change their study's team (here or in the study's page), superusers any."""
+
+    list_display = ["study", "user", "role", "platform_ids"]
+    list_filter = ["study", "role", "platform_ids"]
+    search_fields = ["study__name", "user__username"]
+    list_select_related = ["study", "user"]
+
+    def _owns(self, request: HttpRequest, obj) -> bool:
+        return teams.owners_studies(request.user).filter(pk=obj.study_id).exists() if obj is not None else request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return super().has_change_permission(request, obj) and self._owns(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return super().has_delete_permission(request, obj) and self._owns(request, obj)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return super().has_add_permission(request) and request.user.is_superuser

@@ -135,6 +135,11 @@ class AnnotatorSearchForm(forms.Form):
 
     q = forms.CharField(required=False, max_length=100, strip=True, label="Platform id contains")
 
+    def __init__(self, *args, platform_ids: bool = True, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if not platform_ids:  # members without the id permission search the internal codes
+            self.fields["q"].label = "Code contains"
+
 
 class QualityReasonForm(forms.Form):
     """Why staff exclude or reinstate annotators by hand (stored in the quality log)."""

@@ -1,13 +1,14 @@
 """Database models; outside code imports them from here (wagtail's ``models/`` package pattern).
 
 Low-level first: ``collection`` (what was imported) <- ``study`` (what is asked) <- ``annotation``
-(who answered what) <- ``quality`` (the log of exclusions and reinstatements).
+(who answered what) <- ``quality`` (the log of exclusions and reinstatements); ``team`` (who may see a study).
 """
 
 from studyapp.models.annotation import Annotator, Assignment, Consent, Preference
 from studyapp.models.collection import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
 from studyapp.models.quality import QualityDecision
 from studyapp.models.study import Presentation, Study, StudyRun, StudySubtopic, StudyTopic
+from studyapp.models.team import StudyMember
 
 __all__ = [
     "Annotator",
@@ -22,6 +23,7 @@ __all__ = [
     "RankedItem",
     "Run",
     "Study",
+    "StudyMember",
     "StudyRun",
     "StudySubtopic",
     "StudyTopic",

@@ -1,4 +1,4 @@
-"""The study report for staff: the page, its figures and its CSV tables (staff only).
+"""The study report for staff: the page, its figures and its CSV tables (the study's team only).
 
 The report is computed once per state of the study and cached: the cache key holds the answer
 count, the last answer and the exclusions (``services.analysis.report.fingerprint``), so a reload is cheap
@@ -10,11 +10,11 @@ from __future__ import annotations
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
 from evaluation.report.tables import render_table
 from studyapp.models import Study
+from studyapp.services.access.teams import member_study
 from studyapp.services.analysis.report import build_report, draw_figure, figure_sources, fingerprint, render_html
 from studyapp.services.data.csv_safety import escape_frame
 from studyapp.services.data.file_names import safe_name
@@ -47,14 +47,14 @@ def cached_report(study: Study) -> dict:
 
 @staff_member_required
 def page(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_object_or_404(Study, slug=slug)
+    study = member_study(request.user, slug)
     return HttpResponse(cached_report(study)["html"])
 
 
 @staff_member_required
 def figure(request: HttpRequest, slug: str, stem: str, fmt: str) -> HttpResponse:
     """One figure, drawn on first request from the cached report and then cached itself."""
-    study = get_object_or_404(Study, slug=slug)
+    study = member_study(request.user, slug)
     if fmt not in FIGURE_TYPES:
         raise Http404("no such figure")
     entry = cached_report(study)
@@ -71,7 +71,7 @@ def figure(request: HttpRequest, slug: str, stem: str, fmt: str) -> HttpResponse
 
 @staff_member_required
 def table(request: HttpRequest, slug: str, name: str) -> HttpResponse:
-    study = get_object_or_404(Study, slug=slug)
+    study = member_study(request.user, slug)
     text = cached_report(study)["tables"].get(name)
     if text is None:
         raise Http404("no such table")

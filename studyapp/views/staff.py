@@ -1,4 +1,5 @@
-"""The staff dashboard: a study list and one page per study (docs/studyapp.md#staff-dashboard). Staff only.
+"""The staff dashboard: a study list and one page per study (docs/studyapp.md#staff-dashboard). Each study's
+team only (services.access.teams: 403 for other staff; superusers see all).
 
 Thin: the numbers come from services.analysis.dashboard, the figures from services.analysis.figures, the live metric
 ranking from services.analysis.preview (cached per state of the answers), the files from services.data.export and
@@ -10,10 +11,11 @@ from __future__ import annotations
 
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 
 from studyapp.forms import AnnotatorSearchForm
 from studyapp.models import Study
+from studyapp.services.access.teams import member_study, sees_platform_ids, visible_studies
 from studyapp.services.analysis import dashboard, figures, preview
 from studyapp.services.data.export import CONTENT_TYPES, FORMATS, download_name, export_bytes
 from studyapp.services.data.file_names import safe_name
@@ -44,21 +46,23 @@ def _live_context(study: Study) -> dict:
 
 @staff_member_required
 def study_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "studyapp/staff/study_list.html", {"summaries": dashboard.study_summaries()})
+    return render(request, "studyapp/staff/study_list.html", {"summaries": dashboard.study_summaries(visible_studies(request.user))})
 
 
 @staff_member_required
 def study_page(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_object_or_404(Study.objects.select_related("collection"), slug=slug)
-    form = AnnotatorSearchForm(request.GET or None)
+    study = member_study(request.user, slug, Study.objects.select_related("collection"))
+    ids = sees_platform_ids(request.user, study)
+    form = AnnotatorSearchForm(request.GET or None, platform_ids=ids)
     query = form.cleaned_data["q"] if form.is_valid() else ""
-    rows, matching = dashboard.annotator_rows(study, query)
+    rows, matching = dashboard.annotator_rows(study, query, platform_ids=ids)
     context = {
         **_live_context(study),
         "form": form,
         "query": query,
         "annotators": rows,
         "matching": matching,
+        "platform_ids": ids,
         "formats": FORMATS,
         "refresh_seconds": REFRESH_SECONDS,
     }
@@ -68,15 +72,17 @@ def study_page(request: HttpRequest, slug: str) -> HttpResponse:
 @staff_member_required
 def study_live(request: HttpRequest, slug: str) -> HttpResponse:
     """The refreshing part of the study page (figures and their tables) as an HTML fragment."""
-    study = get_object_or_404(Study.objects.select_related("collection"), slug=slug)
+    study = member_study(request.user, slug, Study.objects.select_related("collection"))
     return render(request, "studyapp/staff/_live.html", _live_context(study))
 
 
 @staff_member_required
 def study_payments(request: HttpRequest, slug: str) -> HttpResponse:
-    """The payments export (services.data.payments; raw platform ids, so staff only like every page here)."""
-    study = get_object_or_404(Study, slug=slug)
-    response = HttpResponse(payments_csv(study), content_type="text/csv; charset=utf-8")
+    """The payments export (services.data.payments); its raw platform ids only for team members allowed to see them."""
+    study = member_study(request.user, slug)
+    response = HttpResponse(
+        payments_csv(study, platform_ids=sees_platform_ids(request.user, study)), content_type="text/csv; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="{safe_name(study.slug)}-payments.csv"'
     return response
 
@@ -85,4 +91,4 @@ def study_payments(request: HttpRequest, slug: str) -> HttpResponse:
 def study_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     if fmt not in FORMATS:
         raise Http404(f"no export format {fmt!r}")
-    return download(get_object_or_404(Study, slug=slug), fmt)
+    return download(member_study(request.user, slug), fmt)

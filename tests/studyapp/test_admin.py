@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from studyapp.models import Presentation, Study
+from studyapp.services.access.teams import set_team
 from studyapp.services.participation import flow
 from studyapp.services.quality import control
 from tests.studyapp.base import TOY_CONFIG, BaseTestCase
@@ -56,6 +57,7 @@ class AdminTestCase(BaseTestCase):
         super().setUp()
         self.staff = get_user_model().objects.create_superuser("staff", "staff@example.org", "pw-for-tests")
         self.client.force_login(self.staff)
+        set_team(self.study, "staff")
         alice = self.arrive("alice")
         flow.give_consent(self.study, alice, flow.Arrival(), self.study.consent_version, now=self.now)
         self.answer_all(alice)

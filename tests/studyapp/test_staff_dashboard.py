@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 
 from evaluation.meta.reliability import direction_agreement, krippendorff_alpha
-from studyapp.models import Annotator, Preference
+from studyapp.models import Annotator, Preference, Study, StudyMember
 from studyapp.services.analysis import dashboard
 from studyapp.services.analysis.status import study_status
 from studyapp.services.data.export import export_bytes
@@ -33,6 +33,8 @@ def staff_client() -> Client:
     user = get_user_model().objects.filter(username="boss").first() or get_user_model().objects.create_user(
         "boss", "boss@example.org", "pw-for-tests", is_staff=True
     )
+    for study in Study.objects.all():  # on every study's team, allowed to see platform ids (services.access.teams)
+        StudyMember.objects.get_or_create(study=study, user=user, defaults={"platform_ids": True})
     client.force_login(user)
     return client
 

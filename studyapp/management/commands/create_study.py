@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
 from studyapp.exceptions import StudyError
+from studyapp.services.access.teams import set_team
 from studyapp.services.design.study_config import read_config
 from studyapp.services.design.study_design import create_study
 
@@ -16,11 +18,27 @@ class Command(BaseCommand):
         parser.add_argument("--collection", required=True, help="name of an imported collection")
         parser.add_argument("--name", required=True, help="study name (unique; its slug is the annotator link)")
         parser.add_argument("--config", required=True, help="study.json (keys in docs/studyapp.md)")
+        parser.add_argument(
+            "--owner", metavar="USER", help="staff user who owns the study and manages its team (docs/studyapp.md#study-teams)"
+        )
+        parser.add_argument("--member", action="append", default=[], metavar="USER", help="staff user on the study's team (repeatable)")
+        parser.add_argument(
+            "--platform-ids",
+            action="append",
+            default=[],
+            metavar="USER",
+            help="let this owner or member see raw platform ids, e.g. to pay (repeatable)",
+        )
 
     def handle(self, *args, **opts) -> None:
         try:
-            summary = create_study(opts["collection"], opts["name"], read_config(opts["config"]))
+            config = read_config(opts["config"])
+            with transaction.atomic():  # a study with a team that could not be made is not created either
+                summary = create_study(opts["collection"], opts["name"], config)
+                team = set_team(summary.study, opts["owner"], opts["member"], opts["platform_ids"])
         except StudyError as exc:
             raise CommandError(str(exc)) from None
-        for line in summary.lines():
+        for line in summary.lines() + team:
             self.stdout.write(line)
+        if not team:
+            self.stdout.write("No team yet: only superusers see it on the staff pages (add --owner/--member, or a team in the admin).")

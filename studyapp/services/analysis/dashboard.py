@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
 from evaluation.meta.reliability import PREFERENCE_DOMAIN, direction_agreement, krippendorff_alpha
 from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
@@ -43,12 +43,15 @@ class StudySummary:
         return self.filled / self.needed if self.needed else 1.0
 
 
-def study_summaries() -> list[StudySummary]:
-    """One line per study for the study list: answer slots filled, answers and annotators by status."""
-    studies = list(Study.objects.select_related("collection").order_by("-created_at"))
-    regular = Presentation.objects.filter(kind=Presentation.Kind.PAIR)
+def study_summaries(studies: QuerySet[Study] | None = None) -> list[StudySummary]:
+    """One line per study of ``studies`` (default all) for the study list: answer slots filled, answers and annotators by status."""
+    studies = list((Study.objects.all() if studies is None else studies).select_related("collection").order_by("-created_at"))
+    ids = [s.pk for s in studies]
+    regular = Presentation.objects.filter(kind=Presentation.Kind.PAIR, study__in=ids)
     counts = dict(regular.order_by().values_list("study").annotate(n=Count("id")))
-    valid = Assignment.objects.filter(preference__isnull=False, presentation__kind=Presentation.Kind.PAIR).valid()
+    valid = Assignment.objects.filter(
+        preference__isnull=False, presentation__kind=Presentation.Kind.PAIR, presentation__study__in=ids
+    ).valid()
     per_presentation = valid.order_by().values_list("presentation__study", "presentation").annotate(n=Count("id"))
     filled: Counter = Counter()
     answers: Counter = Counter()
@@ -57,7 +60,7 @@ def study_summaries() -> list[StudySummary]:
         filled[study_id] += min(n, ks[study_id])
         answers[study_id] += n
     people: dict[int, Counter] = defaultdict(Counter)
-    for study_id, status, n in Annotator.objects.order_by().values_list("study", "status").annotate(n=Count("id")):
+    for study_id, status, n in Annotator.objects.filter(study__in=ids).order_by().values_list("study", "status").annotate(n=Count("id")):
         people[study_id][status] = n
     return [
         StudySummary(
@@ -256,11 +259,12 @@ class AnnotatorRow:
         return "; ".join(parts)
 
 
-def annotator_rows(study: Study, query: str = "") -> tuple[list[AnnotatorRow], int]:
-    """Annotators (newest first), optionally those whose platform id contains ``query``; returns (rows, number matching)."""
+def annotator_rows(study: Study, query: str = "", *, platform_ids: bool = True) -> tuple[list[AnnotatorRow], int]:
+    """Annotators (newest first), optionally those whose platform id (or, without ``platform_ids``, whose
+    internal code) contains ``query``; returns (rows, number matching)."""
     people = Annotator.objects.filter(study=study).annotate(items=Count("assignments")).order_by("-created_at", "-pk")
     if query:
-        people = people.filter(external_id__icontains=query)
+        people = people.filter(**{"external_id__icontains" if platform_ids else "pseudonym__icontains": query})
     matching = people.count()
     listed = list(people[:ANNOTATOR_ROWS])
     signals = annotator_signals(study, listed)

@@ -67,7 +67,7 @@ def _excluded_by(decision: QualityDecision | None) -> str:
 
 
 def payment_rows(study: Study) -> list[dict[str, str]]:
-    """One row per annotator of ``study`` (arrival order) with the :data:`COLUMNS`, all as text."""
+    """One row per annotator of ``study`` (arrival order) with the :data:`COLUMNS`, all as text (raw platform ids included)."""
     annotators = list(Annotator.objects.filter(study=study).order_by("created_at", "pk"))
     signals: dict[int, AnnotatorSignals] = {s.annotator_id: s for s in annotator_signals(study, annotators)}
     norm = speed_norm(annotators)
@@ -99,10 +99,12 @@ def payment_rows(study: Study) -> list[dict[str, str]]:
     return rows
 
 
-def payments_csv(study: Study) -> str:
-    """The payments export as CSV text (header + :func:`payment_rows`)."""
+def payments_csv(study: Study, *, platform_ids: bool = True) -> str:
+    """The payments export as CSV text (header + :func:`payment_rows`); without ``platform_ids`` the
+    ``platform_id`` column is left out (team members without the id permission, services.access.teams)."""
+    columns = COLUMNS if platform_ids else tuple(c for c in COLUMNS if c != "platform_id")
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     writer.writerows({key: escape_cell(value) for key, value in row.items()} for row in payment_rows(study))
     return out.getvalue()

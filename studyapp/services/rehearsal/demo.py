@@ -24,6 +24,7 @@ from django.db import transaction
 
 from studyapp.exceptions import StudyError
 from studyapp.models import Collection, Study
+from studyapp.services.access.teams import set_team
 from studyapp.services.collections.importing import import_collection
 from studyapp.services.design.study_config import read_config
 from studyapp.services.design.study_design import create_study
@@ -95,6 +96,9 @@ def load_demo(*, staff_password: str | None = None, simulated: bool = False) -> 
             user.set_password(password)
             user.is_staff = user.is_superuser = user.is_active = True
             user.save()
+        for owned in (study, simulated_study):
+            if owned is not None and not owned.members.exists():
+                set_team(owned, STAFF_USER, platform_ids=[STAFF_USER])  # the demo staff user owns the demo studies
     return DemoResult(study, collection_created, study_created, STAFF_USER, password, notes, simulated_study, simulated_created)
 
 
