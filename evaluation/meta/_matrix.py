@@ -3,9 +3,15 @@
 Every meta-evaluation works on complete matrices: each run has a value for each topic of the
 topic set. Missing rows are errors that name them (a missing score is never read as 0). Rows
 with topic ``all`` are means and are ignored; subtopic rows ``<topic>/<subtopic>`` are not topics
-of the default topic set (:func:`topic_rows`). A topic whose value is NaN for *every* run of a
-measure (no relevant documents, docs/metrics.md#relevance-and-empty-topics) is dropped for all measures with a warning; a NaN for
-only some runs of a topic is an error.
+of the default topic set (:func:`topic_rows`).
+
+Undefined values are handled per measure. A measure whose value is NaN for *every* run of a topic
+is undefined there (PMP when the topic's kept intent weights are equal; any measure on a topic
+without relevant documents, docs/metrics.md#relevance-and-empty-topics): the cube keeps the NaN
+and every analysis leaves that topic out *for that measure only*, with a warning naming the
+measure, the topics and the reason; :attr:`ScoreCube.defined` tells which (measure, topic) cells
+hold values. A topic undefined for every measure is dropped from the cube. A NaN for only some
+runs of a topic is an error.
 """
 
 from __future__ import annotations
@@ -13,11 +19,12 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
-from evaluation._types import FloatArray
+from evaluation._types import BoolArray, FloatArray, IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning
 from evaluation.io.scores import MEAN_TOPIC
 
@@ -35,7 +42,8 @@ class ScoreCube:
 
     Attributes
     ----------
-    values : array of shape (n_measures, n_topics, n_runs)
+    values : array of shape (n_measures, n_topics, n_runs); NaN for every run where a measure is
+        undefined on a topic (left out for that measure only).
     measures, topics, runs : labels of the three axes (topics and runs in natural order).
     """
 
@@ -54,9 +62,70 @@ class ScoreCube:
         except ValueError:
             raise EvaluationError(f"measure {measure!r} is not among {', '.join(self.measures)}") from None
 
+    @cached_property
+    def defined(self) -> BoolArray:
+        """``(n_measures, n_topics)``: True where the measure has values on the topic."""
+        return ~np.isnan(self.values).any(axis=2)
+
+    def topic_counts(self) -> IntArray:
+        """Topics each measure is defined on: the n its per-measure statistics rest on."""
+        return self.defined.sum(axis=1)
+
+    @property
+    def complete(self) -> bool:
+        """True when every measure is defined on every topic."""
+        return bool(self.defined.all())
+
     def means(self) -> pd.DataFrame:
-        """Run means over the topic set: a frame indexed by run with one column per measure."""
-        return pd.DataFrame(self.values.mean(axis=1).T, index=list(self.runs), columns=list(self.measures))
+        """Run means over the topics each measure is defined on: indexed by run, one column per measure
+        (NaN for a measure defined on no topic)."""
+        if self.complete:
+            values = self.values.mean(axis=1)
+        else:
+            counts = self.topic_counts()[:, None]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                values = np.where(counts > 0, np.nansum(self.values, axis=1) / counts, np.nan)
+        return pd.DataFrame(values.T, index=list(self.runs), columns=list(self.measures))
+
+    def groups(self) -> list[ScoreCube]:
+        """The cube split into measures defined on the same topics, each on exactly those topics.
+
+        The group of the measures defined on every topic comes first, the others in order of their
+        first measure; analyses that draw random numbers do so group by group in this order, so the
+        numbers of the complete measures do not depend on whether partly undefined ones are present.
+        """
+        if self.complete:
+            return [self]
+        masks: dict[bytes, list[int]] = {}
+        for g in range(len(self.measures)):
+            masks.setdefault(self.defined[g].tobytes(), []).append(g)
+        ordered = sorted(masks.values(), key=lambda members: (not self.defined[members[0]].all(), members[0]))
+        return [
+            self.restrict(
+                topics=[self.topics[t] for t in np.flatnonzero(self.defined[members[0]])],
+                measures=[self.measures[g] for g in members],
+            )
+            for members in ordered
+        ]
+
+    def common(self, measures: Sequence[str] | None = None, *, why: str = "") -> ScoreCube:
+        """The cube on the topics where every one of ``measures`` (default all) is defined, for analyses
+        that need all measures on the same units at once; warns (naming ``why``) when that leaves topics out."""
+        cube = self.restrict(measures=measures) if measures is not None else self
+        keep = cube.defined.all(axis=0)
+        if keep.all():
+            return cube
+        if not keep.any():
+            raise EvaluationError(f"no topic has values for every measure{f' ({why})' if why else ''}")
+        partial = [m for m, ok in zip(cube.measures, cube.defined.all(axis=1)) if not ok]
+        warnings.warn(
+            f"{why or 'this analysis'} needs every measure on the same topics: topic(s) "
+            f"{', '.join(t for t, ok in zip(cube.topics, keep) if not ok)} are left out because "
+            f"{', '.join(partial)} {'is' if len(partial) == 1 else 'are'} undefined there",
+            EvaluationWarning,
+            stacklevel=2,
+        )
+        return cube.restrict(topics=[t for t, ok in zip(cube.topics, keep) if ok])
 
     def restrict(self, *, topics: Sequence[str] | None = None, measures: Sequence[str] | None = None) -> ScoreCube:
         """The cube on a subset of topics and/or measures (in the order given)."""
@@ -130,7 +199,7 @@ def score_cube(
         more = f" and {len(holes) - SHOWN} more" if len(holes) > SHOWN else ""
         raise EvaluationError(f"scores missing for {len(holes)} (run, topic, measure) combination(s): {shown}{more}")
     values = series.reindex(full).to_numpy(dtype=np.float64).reshape(len(measures), len(topics), len(runs))
-    return _drop_empty_topics(ScoreCube(values, tuple(measures), tuple(topics), tuple(runs)))
+    return _undefined_topics(ScoreCube(values, tuple(measures), tuple(topics), tuple(runs)))
 
 
 def topic_rows(topics: Iterable[str]) -> list[str]:
@@ -145,7 +214,9 @@ def topic_rows(topics: Iterable[str]) -> list[str]:
     return [t for t in topics if not ("/" in t and t.rpartition("/")[0] in topics)]
 
 
-def _drop_empty_topics(cube: ScoreCube) -> ScoreCube:
+def _undefined_topics(cube: ScoreCube) -> ScoreCube:
+    """Check the NaN pattern, drop topics undefined for every measure and warn about each measure
+    undefined on some topics (it is left out there, the other measures keep them)."""
     nan = np.isnan(cube.values)
     partial = nan.any(axis=2) & ~nan.all(axis=2)
     if partial.any():
@@ -155,18 +226,48 @@ def _drop_empty_topics(cube: ScoreCube) -> ScoreCube:
             f"score is NaN for run(s) {', '.join(runs[:SHOWN])} but not for the other runs on topic "
             f"{cube.topics[t]} measure {cube.measures[m]} ({int(partial.sum())} such (topic, measure))"
         )
-    empty = nan.all(axis=2).any(axis=0)
-    if not empty.any():
+    undefined = nan.all(axis=2)  # (measures, topics)
+    if not undefined.any():
         return cube
-    dropped = [cube.topics[t] for t in np.flatnonzero(empty)]
+    reasons = [undefined_reason(m) for m in cube.measures]
+    empty = undefined.all(axis=0)
     if empty.all():
-        raise EvaluationError(f"every topic has NaN scores (topics {', '.join(dropped[:SHOWN])} ...)")
-    warnings.warn(
-        f"topic(s) {', '.join(dropped)} have NaN scores for every run (no relevant documents) and are left out",
-        EvaluationWarning,
-        stacklevel=3,
-    )
-    return cube.restrict(topics=[t for t in cube.topics if t not in dropped])
+        raise EvaluationError(f"every topic has NaN scores for every measure (topics {', '.join(cube.topics[:SHOWN])} ...)")
+    if empty.any():
+        dropped = [cube.topics[t] for t in np.flatnonzero(empty)]
+        why = "no relevant documents" if not all(reasons) else "; ".join(dict.fromkeys(reasons))
+        warnings.warn(
+            f"topic(s) {', '.join(dropped)} have NaN scores for every run and every measure ({why}) and are left out",
+            EvaluationWarning,
+            stacklevel=3,
+        )
+        cube = cube.restrict(topics=[t for t in cube.topics if t not in dropped])
+        undefined = undefined[:, ~empty]
+    n = len(cube.topics)
+    for g in np.flatnonzero(undefined.any(axis=1)):
+        topics = [cube.topics[t] for t in np.flatnonzero(undefined[g])]
+        measure = cube.measures[g]
+        warnings.warn(
+            f"{measure} is undefined on {len(topics)} of {n} topic(s) ({', '.join(topics)}): "
+            f"{reasons[g] or 'its score is NaN there'}; these topics are left out for {measure} only, "
+            f"every other measure keeps them",
+            EvaluationWarning,
+            stacklevel=3,
+        )
+    return cube
+
+
+def undefined_reason(measure: str) -> str:
+    """Why ``measure`` can be undefined on a topic that has relevant documents ('' when it cannot,
+    or the name is not a registered metric): the ``undefined`` text of its metric spec."""
+    from evaluation.exceptions import UnknownMetricError
+    from evaluation.metrics import parse_measure
+
+    try:
+        parsed = parse_measure(measure)
+    except UnknownMetricError:
+        return ""
+    return parsed.spec.undefined(parsed.params) if parsed.spec.undefined else ""
 
 
 def pair_differences(cube: ScoreCube, topics: Sequence[str], run_a: Sequence[str], run_b: Sequence[str]) -> FloatArray:

@@ -15,6 +15,10 @@ preference subranges ``(0-1]`` ... ``(3-4]`` of ``u``; and their cells ``small:(
 Every statistic is a ratio of weighted sums over pairs, so one kernel serves the point estimate
 (weights 1), the cluster bootstrap over topics (weights = topic multiplicities of a resample) and
 the planted-truth simulator (many preference vectors at once), all as matrix products.
+
+A metric undefined on a pair (``d`` NaN: PMP on a topic with equal kept weights) leaves that pair
+out of its own sums only: every per-pair term of that metric is multiplied by 0, so its ``n`` and
+its statistics rest on the pairs where it is defined and the other metrics are unaffected.
 """
 
 from __future__ import annotations
@@ -47,9 +51,20 @@ CONVENTIONS = {
     "MUP_b": "tau_b-consistent: sum u J / sqrt(sum u (1 - T0) * sum u) (docs/metrics.md#mup_b default, docs/metrics.md#mup_b)",
     "MUP_b_published": "Formula 3 as printed: sum u J / sqrt(sum u (1 + T0) * sum u)",
     "delta_bins": "large iff |d_M| > mean |d_M| over the pairs, per metric; recomputed on each resample (docs/metrics.md#delta-bins)",
-    "subranges": "(0-1], (1-2], (2-3], (3-4] of |p|; |p| = 0 in none (docs/metrics.md#preference-subranges)",
+    "subranges": "(0-1], (1-2], (2-3], (3-4] of |p|, a |p| within 1e-12 of a bound k counting as k; |p| <= 1e-12 in none (docs/metrics.md#preference-subranges)",
     "interval": "percentile interval of a cluster bootstrap resampling topics; NaN resamples ignored",
+    "undefined": "a metric undefined on a topic (NaN) leaves that topic's pairs out of its own statistics only; n counts its pairs",
 }
+
+
+def subrange_masks(u: FloatArray, tol: float = TIE) -> FloatArray:
+    """(4, P) masks of the preference subranges ``(k-1, k]`` of ``u = |p|`` (docs/metrics.md#preference-subranges).
+
+    A weighted preference equal to ``k`` in exact arithmetic can come out of its float sum as ``k``
+    plus an ulp; every bound is therefore shifted by ``tol`` (the user-tie tolerance): ``u`` is in
+    ``(k-1, k]`` iff ``k - 1 + tol < u <= k + tol``, so ``u <= tol`` (a tie) is in none.
+    """
+    return np.stack([(u > lo + tol) & (u <= hi + tol) for lo, hi in SUBRANGE_BOUNDS])
 
 
 def signs(values: FloatArray, tol: float = TIE) -> FloatArray:
@@ -119,7 +134,18 @@ def pair_statistics(
     p = np.atleast_2d(np.asarray(p, dtype=np.float64))
     s_u = signs(p) if user_sign is None else np.atleast_2d(np.asarray(user_sign, dtype=np.float64))
     w = np.ones_like(p) if w is None else np.atleast_2d(np.asarray(w, dtype=np.float64))
-    return statistics_from_sums(weighted_sums(signs(d), s_u, np.abs(p), w))
+    d = np.asarray(d, dtype=np.float64)
+    valid = ~np.isnan(d)
+    if valid.all():
+        return statistics_from_sums(weighted_sums(signs(d), s_u, np.abs(p), w))
+    sums = weighted_sums(signs(np.where(valid, d, 0.0)), s_u, np.abs(p), w)
+    ok = valid.T.astype(np.float64)  # (P, G): a metric's counts and strengths only over its defined pairs
+    wu = w * np.abs(p)
+    sums["N"] = w @ ok
+    sums["NU"] = (w * np.abs(s_u)) @ ok
+    sums["U"] = wu @ ok
+    sums["UT"] = wu @ ((signs(np.where(valid, d, 0.0)) == 0) & valid).T.astype(np.float64)
+    return statistics_from_sums(sums)
 
 
 @dataclass(frozen=True)
@@ -159,6 +185,7 @@ def agreement(
     ----------
     d : (G, P) metric differences ``M(run_b) - M(run_a)`` on each pair.
     p : (P,) mean user preferences (positive: run_b preferred); finite.
+        ``d`` may be NaN where a metric is undefined: that pair is left out for that metric only.
     measures : G metric names.
     user_sign : (P,) exact user signs (default ``sign(p)`` with ``|p| <= 1e-12`` a tie).
     clusters : (P,) topic index of each pair for the cluster bootstrap (default: each pair its own).
@@ -180,8 +207,8 @@ def agreement(
         raise ValueError(f"preferences must have shape ({P},), got {p.shape}")
     if P == 0:
         raise EvaluationError("no run pairs to analyse")
-    if not (np.isfinite(p).all() and np.isfinite(d).all()):
-        raise EvaluationError("preferences and metric differences must be finite")
+    if not np.isfinite(p).all() or np.isinf(d).any():
+        raise EvaluationError("preferences must be finite and metric differences finite or NaN (undefined)")
     if tau_mode not in TAU_MODES:
         raise ValueError(f"tau_mode must be one of {', '.join(TAU_MODES)}, got {tau_mode!r}")
     if B < 0:
@@ -194,15 +221,20 @@ def agreement(
     clusters = np.arange(P) if clusters is None else np.asarray(clusters)
     generator, seed = resolve_rng(rng)
 
-    point, n = _subset_statistics(d, s_u, np.abs(p), np.ones((1, P)), subsets)
+    valid = ~np.isnan(d)
+    if valid.all():
+        valid = None
+    else:
+        d = np.where(valid, d, 0.0)
+    point, n = _subset_statistics(d, s_u, np.abs(p), np.ones((1, P)), subsets, valid)
     if tau_mode == "scipy":
-        _scipy_taus(point, d, p, subsets)
+        _scipy_taus(point, d, p, subsets, valid)
     low = {k: np.full(G, np.nan) for k in point}
     high = {k: np.full(G, np.nan) for k in point}
     if B > 0:
         _, cluster_index = np.unique(clusters, return_inverse=True)
         counts = bootstrap_counts(generator, int(cluster_index.max()) + 1, B)
-        boot, _ = _subset_statistics(d, s_u, np.abs(p), counts[:, cluster_index].astype(np.float64), subsets)
+        boot, _ = _subset_statistics(d, s_u, np.abs(p), counts[:, cluster_index].astype(np.float64), subsets, valid)
         for key, samples in boot.items():
             if tau_mode == "scipy" and key[1] in ("tau", "tau_b"):
                 continue
@@ -248,21 +280,24 @@ def _as_statistics(sums: FloatArray) -> dict[str, FloatArray]:
 
 
 def _subset_statistics(
-    d: FloatArray, s_u: FloatArray, u: FloatArray, w: FloatArray, subsets: Sequence[str] = SUBSETS
+    d: FloatArray, s_u: FloatArray, u: FloatArray, w: FloatArray, subsets: Sequence[str] = SUBSETS, valid: np.ndarray | None = None
 ) -> tuple[dict[tuple[str, str], FloatArray], dict[str, IntArray]]:
     """Statistics of the ``subsets`` for R weightings ``w`` (R, P): {(subset, statistic): (R, G)}.
 
     All sums are matrix products of the weights with per-pair features: one product for ``all``
     and the subranges (masks folded into the features), and per metric one product for each
     Delta bin and its cells (the bin depends on the metric and on the weighting's mean |d|); the
-    bins are computed only when a bin or cell is asked for.
+    bins are computed only when a bin or cell is asked for. ``valid`` (G, P), when given, marks the
+    pairs each metric is defined on (its ``d`` is 0 elsewhere); every term of an undefined pair is 0.
     """
     s_m = signs(d)
     abs_d = np.abs(d)
     G, P = d.shape
     R = w.shape[0]
     features = pair_features(s_m, s_u, u)  # (G, P, 7)
-    ranges = np.stack([(u > lo) & (u <= hi) for lo, hi in SUBRANGE_BOUNDS]).astype(np.float64)  # (4, P)
+    if valid is not None:
+        features *= valid[:, :, None]
+    ranges = subrange_masks(u).astype(np.float64)  # (4, P)
     all_masks = np.vstack([np.ones((1, P)), ranges])  # all + subranges
     flat = [k for k, subset in enumerate(("all", *SUBRANGES)) if subset in subsets]
     masks = all_masks[flat]
@@ -274,13 +309,17 @@ def _subset_statistics(
         subset = ("all", *SUBRANGES)[k]
         for statistic, value in _as_statistics(sums[:, j]).items():
             out[subset, statistic] = value
-        n[subset] = np.full(G, int(all_masks[k].sum()))
+        n[subset] = np.full(G, int(all_masks[k].sum())) if valid is None else (valid @ all_masks[k]).astype(np.int64)
     if not any(subset.split(":")[0] in BINS for subset in subsets):
         return out, n
     # Delta bins depend on the metric and, in a resample, on the resample's mean |d| (docs/metrics.md#delta-bins).
     with np.errstate(invalid="ignore", divide="ignore"):
-        delta_bar = (w @ abs_d.T) / w.sum(axis=1, keepdims=True)  # (R, G)
-    observed_large = abs_d > abs_d.mean(axis=1, keepdims=True)  # (G, P)
+        if valid is None:
+            delta_bar = (w @ abs_d.T) / w.sum(axis=1, keepdims=True)  # (R, G)
+            observed_large = abs_d > abs_d.mean(axis=1, keepdims=True)  # (G, P)
+        else:  # means over each metric's defined pairs (abs_d is 0 elsewhere)
+            delta_bar = (w @ abs_d.T) / (w @ valid.T.astype(np.float64))
+            observed_large = (abs_d > abs_d.sum(axis=1, keepdims=True) / valid.sum(axis=1, keepdims=True)) & valid
     bin_sums = np.empty((2, R, 5, G, 7))
     for g in range(G):
         large = abs_d[g][None, :] > delta_bar[:, g : g + 1]  # (R, P)
@@ -288,7 +327,7 @@ def _subset_statistics(
         bin_sums[1, :, :, g] = ((w * large) @ cells).reshape(R, 5, 7)
         bin_sums[0, :, :, g] = ((w * ~large) @ cells).reshape(R, 5, 7)
     for b, bin_name in enumerate(BINS):
-        observed = observed_large if bin_name == "large" else ~observed_large
+        observed = observed_large if bin_name == "large" else ~observed_large if valid is None else ~observed_large & valid
         for k, part in enumerate(("", *SUBRANGES)):
             subset = f"{bin_name}:{part}" if part else bin_name
             if subset not in subsets:
@@ -299,14 +338,22 @@ def _subset_statistics(
     return out, n
 
 
-def _scipy_taus(point: dict[tuple[str, str], FloatArray], d: FloatArray, p: FloatArray, subsets: Sequence[str] = SUBSETS) -> None:
+def _scipy_taus(
+    point: dict[tuple[str, str], FloatArray],
+    d: FloatArray,
+    p: FloatArray,
+    subsets: Sequence[str] = SUBSETS,
+    valid: np.ndarray | None = None,
+) -> None:
     """Replace tau/tau_b by scipy's Kendall statistics over the pairs of each subset (docs/metrics.md#tau-and-tau_b)."""
     u = np.abs(p)
-    ranges = {name: (u > lo) & (u <= hi) for name, (lo, hi) in zip(SUBRANGES, SUBRANGE_BOUNDS)}
     for g in range(d.shape[0]):
-        large = np.abs(d[g]) > np.abs(d[g]).mean()
-        masks = {"all": np.ones_like(large), "small": ~large, "large": large, **ranges}
-        for b_name, b_mask in (("small", ~large), ("large", large)):
+        ok = np.ones(d.shape[1], dtype=bool) if valid is None else valid[g]
+        ranges = {name: mask & ok for name, mask in zip(SUBRANGES, subrange_masks(u))}
+        large = (np.abs(d[g]) > np.abs(d[g][ok]).mean()) & ok if ok.any() else ok
+        small = ~large & ok
+        masks = {"all": ok, "small": small, "large": large, **ranges}
+        for b_name, b_mask in (("small", small), ("large", large)):
             for r_name, r_mask in ranges.items():
                 masks[f"{b_name}:{r_name}"] = b_mask & r_mask
         for subset, mask in masks.items():

@@ -184,7 +184,7 @@ def _add_intuitiveness(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "intuitiveness",
         help="concordance test of metric pairs against gold standards (docs/metrics.md#intuitiveness)",
-        description="Output: gold measure_1 measure_2 disagreements concordance_1 concordance_2 a b p ('all' = every gold at once).",
+        description="Output: gold measure_1 measure_2 topics disagreements concordance_1 concordance_2 a b p ('all' = every gold at once).",
     )
     _scores_option(p)
     p.add_argument(

@@ -6,6 +6,8 @@ gold-standard tie agrees with both; option ``gs_tie="neither"``). Concordance of
 agreements / disagreements. The all-gold extension requires agreement with every gold standard at
 once. Significance: two-sided exact sign test on the disagreements where exactly one metric
 agrees, ``a = #(only M1)``, ``b = #(only M2)``, ``p = binomtest(a, a + b, 0.5)`` (1 if a + b = 0).
+A row counts the topics where both candidates and its gold standard(s) are defined (column
+``topics``): a measure undefined on a topic leaves that topic out of its own rows only.
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ ALL_GOLD = "all"
 CONVENTIONS = {
     "disagreement": "d_1 d_2 < 0 on a topic and run pair; |d| <= 1e-12 is a tie, never a disagreement (docs/metrics.md#intuitiveness)",
     "sign_test": "exact two-sided binomial test on a = only M1 agrees, b = only M2 agrees (docs/metrics.md#intuitiveness)",
+    "undefined": "a row counts only the topics where both candidates and its gold standard(s) are defined (column topics)",
     "intuitiveness_order": "mean concordance of a metric over its comparisons with every other candidate (our choice, Chen 6.1)",
 }
-COLUMNS = ["gold", "measure_1", "measure_2", "disagreements", "concordance_1", "concordance_2", "a", "b", "p"]
+COLUMNS = ["gold", "measure_1", "measure_2", "topics", "disagreements", "concordance_1", "concordance_2", "a", "b", "p"]
 
 
 def pair_signs(cube: ScoreCube) -> FloatArray:
@@ -51,9 +54,10 @@ def concordance_test(cube: ScoreCube, gold: Sequence[str], measures: Sequence[st
 
     Returns
     -------
-    DataFrame ``gold measure_1 measure_2 disagreements concordance_1 concordance_2 a b p``, one row
-    per gold standard (plus ``all`` when there are several) and unordered candidate pair, in the
-    order of ``measures``. Concordances are NaN when there is no disagreement.
+    DataFrame ``gold measure_1 measure_2 topics disagreements concordance_1 concordance_2 a b p``,
+    one row per gold standard (plus ``all`` when there are several) and unordered candidate pair, in
+    the order of ``measures``; ``topics`` are those where both candidates and the gold standard(s)
+    are defined. Concordances are NaN when there is no disagreement.
     """
     if gs_tie not in GS_TIES:
         raise ValueError(f"gs_tie must be one of {', '.join(GS_TIES)}, got {gs_tie!r}")
@@ -63,21 +67,28 @@ def concordance_test(cube: ScoreCube, gold: Sequence[str], measures: Sequence[st
     candidates = [m for m in (measures if measures is not None else cube.measures) if m not in gold]
     if len(candidates) < 2:
         raise EvaluationError("the concordance test needs at least 2 candidate measures besides the gold standards")
-    s = pair_signs(cube)
+    s = pair_signs(cube)  # NaN where the measure is undefined: never a disagreement, never an agreement
+    per_topic = len(run_pairs(len(cube.runs))[0])
+    complete = cube.complete
     cand = {m: s[cube.measure_index(m)] for m in candidates}
     golds = {g: s[cube.measure_index(g)] for g in gold}
+    defined = {m: cube.defined[cube.measure_index(m)] for m in (*candidates, *gold)}
+    gold_defined = {g: defined[g] for g in gold}
+    if len(gold) > 1:
+        gold_defined[ALL_GOLD] = np.logical_and.reduce([defined[g] for g in gold])
+    units = {g: np.repeat(topics, per_topic) for g, topics in gold_defined.items()}  # topic -> (topic, run pair) units
     rows = []
     for m1, m2 in itertools.combinations(candidates, 2):
         s1, s2 = cand[m1], cand[m2]
         disagree = s1 * s2 < 0
-        n = int(disagree.sum())
-        agree1 = {g: _agrees(s1[disagree], sg[disagree], gs_tie) for g, sg in golds.items()}
-        agree2 = {g: _agrees(s2[disagree], sg[disagree], gs_tie) for g, sg in golds.items()}
-        if len(gold) > 1:
-            agree1[ALL_GOLD] = np.logical_and.reduce(list(agree1.values()))
-            agree2[ALL_GOLD] = np.logical_and.reduce(list(agree2.values()))
-        for g in agree1:
-            rows.append((g, m1, m2, n, *_summary(agree1[g], agree2[g], n)))
+        both = defined[m1] & defined[m2]
+        for g, g_units in units.items():
+            mask = disagree if complete else disagree & g_units
+            n = int(mask.sum())
+            members = gold if g == ALL_GOLD else [g]
+            agree1 = np.logical_and.reduce([_agrees(s1[mask], golds[x][mask], gs_tie) for x in members])
+            agree2 = np.logical_and.reduce([_agrees(s2[mask], golds[x][mask], gs_tie) for x in members])
+            rows.append((g, m1, m2, int((both & gold_defined[g]).sum()), n, *_summary(agree1, agree2, n)))
     table = pd.DataFrame.from_records(rows, columns=COLUMNS)
     table["p"] = sign_test_p(table["a"].to_numpy(), table["b"].to_numpy())
     return table

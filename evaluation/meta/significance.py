@@ -29,7 +29,7 @@ TOL = 1e-12
 GEMM_ROWS = 4096  # run pairs per matrix product in bootstrap_asl
 CHUNK = 64  # run pairs per studentisation slice
 FLAT = 1e-12 / (1 - 1e-12)  # r <= FLAT * q  <=>  r <= 1e-12 * (q + r)
-SUMMARY_COLUMNS = ["measure", "test", "pairs", "significant", "power", "delta_required", "B", "alpha", "seed"]
+SUMMARY_COLUMNS = ["measure", "test", "topics", "pairs", "significant", "power", "delta_required", "B", "alpha", "seed"]
 PAIR_COLUMNS = ["measure", "run_a", "run_b", "diff", "asl", "significant"]
 CONVENTIONS = {
     "bootstrap": "paired, two-sided, studentised (Sakai 2006); docs/metrics.md#paired-bootstrap zero-spread rules, tolerance 1e-12",
@@ -37,6 +37,8 @@ CONVENTIONS = {
     "resamples": "one set of B resamples shared by every run pair and metric (common random numbers)",
     "significant": "ASL < alpha (docs/metrics.md#discriminative-power)",
     "delta_required": "bootstrap: max over pairs of t_alpha s / sqrt(n); tukey: ceil(B alpha)-th largest D_b",
+    "undefined": "a measure undefined on a topic (NaN for every run) is tested on the topics where it is defined "
+    "(column topics); measures defined on the same topics share resamples, the group defined on every topic is drawn first",
 }
 
 
@@ -177,8 +179,9 @@ def tukey_asl(x: FloatArray, perms: IntArray) -> tuple[FloatArray, FloatArray]:
 class DiscriminativePower:
     """Result of :func:`discriminative_power`.
 
-    ``summary``: ``measure test pairs significant power delta_required B alpha seed`` (power = share
-    of run pairs with ``ASL < alpha``; delta_required = the largest per-pair required difference
+    ``summary``: ``measure test topics pairs significant power delta_required B alpha seed`` (topics =
+    the topics the measure is defined on and tested over; power = share of run pairs with ``ASL <
+    alpha``, NaN on fewer than 2 topics; delta_required = the largest per-pair required difference
     for the bootstrap, the ceil(B alpha)-th largest ``D_b`` for Tukey HSD).
     ``pairs``: ``measure run_a run_b diff asl significant`` with ``diff = mean(run_b) - mean(run_a)``.
     """
@@ -201,7 +204,9 @@ def discriminative_power(
     """Discriminative power of every measure of ``cube`` over all run pairs (docs/metrics.md#discriminative-power).
 
     One set of resamples (bootstrap multiplicities or Tukey row permutations) is drawn from
-    ``rng`` and used for every pair and every measure.
+    ``rng`` and used for every pair and every measure defined on the same topics. A measure
+    undefined on some topics is tested on the others (:meth:`ScoreCube.groups`: the measures
+    defined everywhere are drawn for first, so their results do not depend on its presence).
     """
     if test not in TESTS:
         raise ValueError(f"test must be one of {', '.join(TESTS)}, got {test!r}")
@@ -216,30 +221,25 @@ def discriminative_power(
         raise EvaluationError(f"discriminative power needs at least 2 topics, got {n}")
     generator, seed = resolve_rng(rng)
     a, b = run_pairs(m)
-    diff = cube.values.mean(axis=1)[:, b] - cube.values.mean(axis=1)[:, a]  # (G, P)
-    if test == "bootstrap":
-        counts = bootstrap_counts(generator, n, B)
-        z = (cube.values[:, :, b] - cube.values[:, :, a]).transpose(0, 2, 1).reshape(G * a.size, n)
-        asl, delta = bootstrap_asl(z, counts, alpha, sums=_pair_sums(cube.values, counts, a, b))
-        asl = asl.reshape(G, a.size)
-        required = delta.reshape(G, a.size).max(axis=1)
-    else:
-        perms = row_permutations(generator, B, n, m)
-        asl = np.empty((G, a.size))
-        required = np.empty(G)
-        k = min(B, max(1, math.ceil(B * alpha)))
-        for g in range(G):  # loop over metrics only; resamples and pairs are vectorised
-            matrix, d = tukey_asl(cube.values[g], perms)
-            asl[g] = matrix[a, b]
-            required[g] = d[B - k]
+    means = cube.means().to_numpy().T  # (G, m), each measure over its own topics
+    diff = means[:, b] - means[:, a]  # (G, P)
+    asl = np.full((G, a.size), np.nan)
+    required = np.full(G, np.nan)
+    for group in cube.groups():
+        rows = [cube.measure_index(name) for name in group.measures]
+        if len(group.topics) >= 2:
+            asl[rows], required[rows] = _group_asl(group.values, a, b, test, B, alpha, generator)
+    topics = cube.topic_counts()
     significant = asl < alpha
+    tested = topics >= 2
     summary = pd.DataFrame(
         {
             "measure": list(cube.measures),
             "test": test,
+            "topics": topics,
             "pairs": a.size,
             "significant": significant.sum(axis=1),
-            "power": significant.mean(axis=1),
+            "power": np.where(tested, significant.mean(axis=1), np.nan),
             "delta_required": required,
             "B": B,
             "alpha": alpha,
@@ -260,3 +260,24 @@ def discriminative_power(
         columns=PAIR_COLUMNS,
     )
     return DiscriminativePower(summary, pairs, test, B, alpha, seed)
+
+
+def _group_asl(
+    values: FloatArray, a: IntArray, b: IntArray, test: str, B: int, alpha: float, generator: np.random.Generator
+) -> tuple[FloatArray, FloatArray]:
+    """ASLs (G, P) and required differences (G,) of measures defined on the same topics (complete ``values``)."""
+    G, n, m = values.shape
+    if test == "bootstrap":
+        counts = bootstrap_counts(generator, n, B)
+        z = (values[:, :, b] - values[:, :, a]).transpose(0, 2, 1).reshape(G * a.size, n)
+        asl, delta = bootstrap_asl(z, counts, alpha, sums=_pair_sums(values, counts, a, b))
+        return asl.reshape(G, a.size), delta.reshape(G, a.size).max(axis=1)
+    perms = row_permutations(generator, B, n, m)
+    asl = np.empty((G, a.size))
+    required = np.empty(G)
+    k = min(B, max(1, math.ceil(B * alpha)))
+    for g in range(G):  # loop over metrics only; resamples and pairs are vectorised
+        matrix, d = tukey_asl(values[g], perms)
+        asl[g] = matrix[a, b]
+        required[g] = d[B - k]
+    return asl, required

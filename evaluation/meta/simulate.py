@@ -187,6 +187,18 @@ def recovery(
     return out
 
 
+def check_truth_defined(cube: ScoreCube, truths: Sequence[str]) -> None:
+    """A planted truth must be defined on every topic (it makes every answer); candidates may not be
+    (they are left out on their undefined topics, evaluation.meta.agreement)."""
+    for truth in truths:
+        undefined = [t for t, ok in zip(cube.topics, cube.defined[cube.measure_index(truth)]) if not ok]
+        if undefined:
+            raise EvaluationError(
+                f"truth {truth} is undefined on topic(s) {', '.join(undefined[:5])}{' ...' if len(undefined) > 5 else ''}: "
+                "a planted truth must be defined on every topic (choose another truth or leave those topics out)"
+            )
+
+
 def check_topics(topics: int | None, available: int) -> None:
     """A study draws ``topics`` distinct topics: between 1 and the ``available`` ones (None: all)."""
     if topics is None:
@@ -234,6 +246,7 @@ def planted_truth(
         raise EvaluationError("the simulation needs at least 2 runs")
     for n_topics in topics:
         check_topics(n_topics, len(cube.topics))
+    check_truth_defined(cube, truths)
     generator, seed = resolve_rng(rng)
     pairs = StudyPairs.from_cube(cube)
     rows = []

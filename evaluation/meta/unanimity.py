@@ -9,6 +9,8 @@ of all other metrics::
     MU_M(m) = log2( P(m, M) / (P(m) P(M)) )
 
 ``P(M) = 0`` gives NaN, ``P(m, M) = 0`` gives ``-inf``. Differences with ``|d| <= 1e-12`` are ties.
+Unanimity needs every metric on the same pairs: topics where some metric is undefined are left out
+with a warning that names the metrics (:meth:`ScoreCube.common`); ``pairs`` is what remains.
 """
 
 from __future__ import annotations
@@ -39,8 +41,7 @@ def metric_unanimity(cube: ScoreCube, measures: Sequence[str] | None = None, *, 
 
     Returns columns ``measure MU P_m P_M P_mM pairs`` (``pairs`` = size of the sample space).
     """
-    if measures is not None:
-        cube = cube.restrict(measures=list(measures))
+    cube = cube.common(list(measures) if measures is not None else None, why="metric unanimity")
     G = len(cube.measures)
     if G < 2:
         raise EvaluationError("metric unanimity needs at least 2 measures")

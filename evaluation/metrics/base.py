@@ -89,6 +89,8 @@ class MetricSpec:
     summary: str
     aggregate: Aggregate | None = None
     aliases: tuple[str, ...] = ()
+    # params -> why the metric can be undefined (NaN) on a topic that has relevant documents; '' never
+    undefined: Callable[[dict[str, Any]], str] | None = None
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -108,6 +110,7 @@ def register(
     citation: str,
     aggregate: Aggregate | None = None,
     aliases: Iterable[str] = (),
+    undefined: Callable[[dict[str, Any]], str] | None = None,
 ) -> Callable[[Kernel], Kernel]:
     """Register ``kernel`` under ``name`` (decorator). Names and aliases must be unique, and the
     kernel takes its parameters keyword-only and without defaults: :class:`Param` is the one place
@@ -128,6 +131,7 @@ def register(
             summary=doc[0] if doc else name,
             aggregate=aggregate,
             aliases=tuple(aliases),
+            undefined=undefined,
         )
         REGISTRY[name] = spec
         for alias in spec.aliases:

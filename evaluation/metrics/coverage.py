@@ -46,16 +46,33 @@ def prec(ranking: Ranking, k: int) -> FloatArray:
     return top_total(ranking, "relT", lambda table: (table.grades >= 1).any(axis=1).astype(np.float64), k) / k
 
 
+def _pmp_undefined(params: dict) -> str:
+    """Why PMP can be NaN on a topic with relevant documents (docs/metrics.md#coverage-and-set-metrics)."""
+    if params.get("pmp_equal") == "tie":
+        return ""
+    return (
+        "the topic's kept intent weights are all equal, so there is no most popular intent "
+        "(pmp_equal=nan; pmp_equal=tie applies pmp_tie instead, docs/metrics.md#coverage-and-set-metrics)"
+    )
+
+
 @register(
     "PMP",
-    params={"pmp_tie": Param(str, "lowest", "tie for the most popular intent: lowest id or union", ("lowest", "union"))},
+    params={
+        "pmp_tie": Param(str, "lowest", "tie for the most popular intent: lowest id or union", ("lowest", "union")),
+        "pmp_equal": Param(str, "nan", "all weights over I+ equal: NaN (left out per measure) or apply pmp_tie", ("nan", "tie")),
+    },
     tags={"normalised", "set", "binary", "gold"},
     citation=SAKAI_SONG + " (precision for the most popular intent)",
+    undefined=_pmp_undefined,
 )
-def pmp(ranking: Ranking, k: int, *, pmp_tie: str) -> FloatArray:
-    """Precision for the most popular intent i* = argmax_{I_q^+} w_i (docs/metrics.md#coverage-and-set-metrics; docs/metrics.md#coverage-and-set-metrics).
+def pmp(ranking: Ranking, k: int, *, pmp_tie: str, pmp_equal: str) -> FloatArray:
+    """Precision for the most popular intent i* = argmax_{I_q^+} w_i (docs/metrics.md#coverage-and-set-metrics).
 
-    NaN where all weights over ``I_q^+`` are equal and ``M+ > 1`` (PMP is meaningless there).
+    Where all weights over ``I_q^+`` are equal and ``M+ > 1`` there is no most popular intent:
+    NaN with ``pmp_equal=nan`` (default; analyses leave the topic out for PMP only), else
+    (``pmp_equal=tie``) every intent of ``I_q^+`` is tied for the top and ``pmp_tie`` decides
+    (lowest id: precision for that intent; union: for any intent of ``I_q^+``).
 
     Slow reference: ``reference.pmp``.
     """
@@ -72,6 +89,8 @@ def pmp(ranking: Ranking, k: int, *, pmp_tie: str) -> FloatArray:
         return ((table.grades >= 1) & np.take(chosen, table.topic_of_row, axis=0)).any(axis=1).astype(np.float64)
 
     value = top_total(ranking, ("pmp", pmp_tie), hits, k) / k
+    if pmp_equal == "tie":
+        return value
     meaningless = table.uniform_weights & (table.n_rel_intents > 1)
     return np.where(meaningless, np.nan, value)
 

@@ -358,11 +358,12 @@ def prec(t: RefTopic, docs: Sequence[str], l: int) -> float:
     return sum(1 for d in docs[:l] if any(t.J(d, i) for i in t.intents)) / l
 
 
-def pmp(t: RefTopic, docs: Sequence[str], l: int, pmp_tie: str = "lowest") -> float:
-    """docs/metrics.md#coverage-and-set-metrics: NaN when all weights over I_q^+ are equal and M+ > 1; ties: lowest id or union."""
+def pmp(t: RefTopic, docs: Sequence[str], l: int, pmp_tie: str = "lowest", pmp_equal: str = "nan") -> float:
+    """docs/metrics.md#coverage-and-set-metrics: NaN when all weights over I_q^+ are equal and M+ > 1
+    (pmp_equal=nan; pmp_equal=tie lets the tie rule decide); ties: lowest id or union."""
     rel = t.rel_intents
     ws = [t.weights[i] for i in rel]
-    if len(rel) > 1 and all(w == ws[0] for w in ws):
+    if pmp_equal == "nan" and len(rel) > 1 and all(w == ws[0] for w in ws):
         return math.nan
     top = max(ws)
     chosen = [i for i in rel if t.weights[i] == top]

@@ -104,6 +104,8 @@ UNIFORM_ROWS = [
     # SMR average 0.3571 of docs/metrics.md#alpha-ia-and-diversity-difficulty: 0.5 · 2/3 + 0.5 · 0.3571
     ("alpha#-IA(alpha=0.5,avg=smr)@5", 0.5 * (2 / 3) + 0.5 * 0.3571, P4),
     ("PMP@5", math.nan, None),  # meaningless with uniform weights and M+ > 1 (docs/metrics.md#coverage-and-set-metrics)
+    ("PMP(pmp_equal=tie)@5", 0.4, EXACT),  # every intent tied for the top, lowest id: intent 1 (d3, d1) in the top 5
+    ("PMP(pmp_equal=tie,pmp_tie=union)@5", 0.6, EXACT),  # relevant to any intent: d3, d1, d2
 ]
 
 

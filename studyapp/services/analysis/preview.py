@@ -39,7 +39,7 @@ from evaluation.meta.agreement import agreement_with_users
 from evaluation.meta.bestset import BestSet, best_set_with_users
 from evaluation.meta.levels import preference_items
 from evaluation.meta.separation import N_SIM, TARGET, Separation, fit_user_model, separation
-from evaluation.meta.simulate import StudyPairs
+from evaluation.meta.simulate import StudyPairs, check_truth_defined
 from studyapp.models import Study
 from studyapp.models.study import SUBTOPIC, TOPIC
 from studyapp.services.analysis.report import fingerprint
@@ -273,6 +273,7 @@ def _estimate(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cube = score_cube(entry["scores"], entry["measures"], topics=entry["units"][ranked.level], min_runs=2)
+    check_truth_defined(cube, [leader])  # the planted leader must be defined on every unit (PMP may not be)
     pairs = StudyPairs.from_cube(cube)
     mine = votes[votes["level"] == ranked.level]
     keys = (

@@ -155,7 +155,7 @@ class StudyAnalysis:
     best_sets: dict[str, BestSet]  # per level of ``agreement``: the metrics not significantly below another by MUP
     userprefs: pd.DataFrame | None
     power: DiscriminativePower | None
-    concordance: pd.DataFrame | None  # gold measure_1 measure_2 disagreements concordance_1 concordance_2 a b p
+    concordance: pd.DataFrame | None  # gold measure_1 measure_2 topics disagreements concordance_1 concordance_2 a b p
     ordering: pd.DataFrame | None  # gold measures tau_b p: MUP order vs intuitiveness order
     gold: list[str]
     primary_level: str | None  # the level whose MUP orders the metrics (topic when asked, else weighted)

@@ -90,7 +90,7 @@ def test_discpower_with_pairs_and_asl_curves(study, tmp_path: Path) -> None:
         == 0
     )
     summary = read(out)
-    assert list(summary.columns) == ["measure", "test", "pairs", "significant", "power", "delta_required", "B", "alpha", "seed"]
+    assert list(summary.columns) == ["measure", "test", "topics", "pairs", "significant", "power", "delta_required", "B", "alpha", "seed"]
     assert summary["pairs"].tolist() == [28] * 4 and summary["seed"].tolist() == [4] * 4
     assert len(read(pairs)) == 4 * 28
     assert (tmp_path / "asl_curves.svg").exists()
@@ -104,7 +104,18 @@ def test_intuitiveness_with_default_gold_and_table2(study, tmp_path: Path, capsy
     )
     table = read(out)
     assert set(table["gold"]) == {"I-rec@10", "Prec@10", "PMP@10", "Ef-P@10", "all"}
-    assert list(table.columns) == ["gold", "measure_1", "measure_2", "disagreements", "concordance_1", "concordance_2", "a", "b", "p"]
+    assert list(table.columns) == [
+        "gold",
+        "measure_1",
+        "measure_2",
+        "topics",
+        "disagreements",
+        "concordance_1",
+        "concordance_2",
+        "a",
+        "b",
+        "p",
+    ]
     cells = read(matrix)
     assert cells.columns.tolist()[:2] == ["gold", "measure"]
     assert cells.loc[0, "alpha-nDCG@10"].endswith(")")

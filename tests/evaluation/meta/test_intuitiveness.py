@@ -93,7 +93,7 @@ def test_tau_b_between_mup_order_and_intuitiveness_order_by_hand() -> None:
         ("C", "D", 10, 0.7, 0.3),
         ("A", "E", 0, np.nan, np.nan),  # no disagreement: no information for either
     ]
-    table = pd.DataFrame([("G", *r, 0, 0, 1.0) for r in rows], columns=[*COLUMNS[:6], "a", "b", "p"])
+    table = pd.DataFrame([("G", r[0], r[1], 5, *r[2:], 0, 0, 1.0) for r in rows], columns=COLUMNS)
     scores = intuitiveness_scores(table).set_index("measure")
     assert scores["score"].to_dict() == pytest.approx({"A": 2.3 / 3, "B": 1.5 / 3, "C": 1.5 / 3, "D": 1.1 / 3})
     assert scores["comparisons"].to_dict() == {"A": 3, "B": 3, "C": 3, "D": 3}  # E never compared

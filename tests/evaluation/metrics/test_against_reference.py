@@ -125,6 +125,8 @@ AT_CUTOFF: dict[str, Callable[..., float]] = {
     "Prec": ref.prec,
     "PMP": ref.pmp,
     "PMP(pmp_tie=union)": partial(ref.pmp, pmp_tie="union"),
+    "PMP(pmp_equal=tie)": partial(ref.pmp, pmp_equal="tie"),
+    "PMP(pmp_equal=tie,pmp_tie=union)": partial(ref.pmp, pmp_equal="tie", pmp_tie="union"),
     "Ef-P": ref.ef_p,
     "P-IA": ref.p_ia,
     "S-RR@100%": ref.s_rr,

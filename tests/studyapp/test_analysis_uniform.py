@@ -1,0 +1,97 @@
+"""A study on a collection imported without intents (uniform weights, PMP undefined on most topics).
+
+The demo collection is imported without its ``intents.tsv`` and the simulated demo study's design
+(``studyapp/demo/simulated.json``: 4 topics, 3 subtopics, both levels) is created on it. PMP@10
+is then undefined on every topic with more than one relevant kept subtopic; the analysis must
+leave those topics out for PMP only, so the report still has its topic-level and weighted-level
+agreement, discriminative power, intuitiveness and ordering tables, and the preview a ranking.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from studyapp.exceptions import StudyFull
+from studyapp.services.analysis.preview import study_preview
+from studyapp.services.analysis.report import build_report
+from studyapp.services.analysis.study_analysis import analyse_study, study_collection, study_scores
+from studyapp.services.collections.importing import import_collection
+from studyapp.services.design.study_config import read_config
+from studyapp.services.design.study_design import create_study
+from studyapp.services.rehearsal.demo import DEMO_DIR, RUNS
+from tests.studyapp import test_analysis
+from tests.studyapp.base import BaseTestCase
+
+PMP = "PMP@10"
+
+
+class UniformWeightsStudyTest(BaseTestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        import_collection(
+            "demo-uniform",
+            qrels=DEMO_DIR / "qrels.txt",
+            topics=DEMO_DIR / "topics.xml",
+            docs=DEMO_DIR / "docs.jsonl",
+            runs=[DEMO_DIR / "runs" / f"{name}.run" for name in RUNS],
+        )
+        cls.uniform = create_study("demo-uniform", "Uniform weights", read_config(DEMO_DIR / "simulated.json")).study
+
+    def test_pmp_is_undefined_on_some_topics_only_for_itself(self) -> None:
+        data = study_collection(self.uniform)
+        weights = {t: sorted(set(w.values())) for t, w in data.weights.items()}
+        self.assertTrue(all(len(w) == 1 for w in weights.values()), weights)  # uniform kept weights everywhere
+        scores, _ = study_scores(data, [PMP, "alpha-nDCG@10"])
+        per_topic = scores[scores["topic"].isin(data.topics)]
+        undefined = per_topic.loc[(per_topic["measure"] == PMP) & per_topic["value"].isna(), "topic"].nunique()
+        self.assertGreater(undefined, 0)
+        self.assertFalse(per_topic.loc[per_topic["measure"] == "alpha-nDCG@10", "value"].isna().any())
+
+    def test_report_has_every_section(self) -> None:
+        for i in range(30):  # newcomers answer by the truth's sign until the study is full
+            try:
+                test_analysis.AnalysisTestCase.answer_by_truth(self, self.uniform, names=[f"u{i}"])
+            except StudyFull:
+                break
+        analysis = analyse_study(self.uniform, B=100, seed=3)
+        self.assertIn("topic", analysis.agreement)
+        self.assertIn("weighted", analysis.agreement)
+        self.assertEqual(analysis.primary_level, "topic")
+        self.assertTrue(any(f"{PMP} is undefined on" in note and "kept intent weights are all equal" in note for note in analysis.notes))
+        self.assertFalse(any("every topic has NaN" in note for note in analysis.notes), analysis.notes)
+        # power: every measure on every topic but PMP, which rests on its own topics
+        power = analysis.power.summary.set_index("measure")
+        n_topics = len(analysis.data.topics)
+        self.assertEqual(power.loc["alpha-nDCG@10", "topics"], n_topics)
+        self.assertLess(power.loc[PMP, "topics"], n_topics)
+        self.assertTrue(np.isfinite(power.drop(index=PMP)["power"]).all())
+        # agreement: PMP's n counts only its pairs, the truth is still first
+        table = analysis.agreement["topic"].table
+        all_mup = table[(table["statistic"] == "MUP") & (table["subset"] == "all")].set_index("measure")
+        self.assertEqual(all_mup.loc["D#-nDCG@10", "value"], 1.0)
+        self.assertLess(all_mup.loc[PMP, "n"], all_mup.loc["alpha-nDCG@10", "n"])
+        # intuitiveness and the ordering exist; rows with PMP as gold count its topics only
+        self.assertIsNotNone(analysis.concordance)
+        self.assertIsNotNone(analysis.ordering)
+        pmp_rows = analysis.concordance[analysis.concordance["gold"] == PMP]
+        self.assertTrue((pmp_rows["topics"] < n_topics).all())
+        irec_rows = analysis.concordance[analysis.concordance["gold"] == "I-rec@10"]
+        self.assertTrue((irec_rows["topics"] == n_topics).all())
+
+        report = build_report(self.uniform, B=100, seed=3)
+        for name in (
+            "agreement-topic",
+            "agreement-weighted",
+            "discpower",
+            "intuitiveness",
+            "intuitiveness-matrix",
+            "intuitiveness-ordering",
+        ):
+            self.assertIn(name, report.tables)
+            self.assertFalse(report.tables[name].empty, name)
+
+        preview = study_preview(self.uniform, n_sim=20)
+        topic = next(level for level in preview.levels if level.level == "topic")
+        self.assertTrue(topic.ranking)
+        self.assertEqual(topic.ranking[0].mup, 1.0)
