@@ -62,3 +62,56 @@ def test_rankcorr_table_between_measures_and_against_another_table() -> None:
     np.testing.assert_allclose(same[["tau", "tau_a", "tau_ap"]].to_numpy(), 1.0)
     with pytest.raises(EvaluationError, match="at least 2 measures"):
         rankcorr_table(c.restrict(measures=["M1"]))
+
+
+# -- exact ties of run means (docs/metrics.md#rank-correlation) -----------------------------------------------
+
+# Per-topic values j/15 on 5 topics: runs r0 and r1 both have mean 37/75 in exact arithmetic, but
+# their float means differ in the last bit (0.49333333333333335 vs 0.4933333333333333).
+TIED = {"r0": [0, 7, 14, 14, 2], "r1": [5, 10, 0, 9, 13], "r2": [15, 15, 15, 15, 0], "r3": [1, 1, 1, 1, 1]}
+OTHER = {"r0": [3, 3, 3, 3, 3], "r1": [1, 2, 3, 4, 5], "r2": [0, 0, 0, 0, 1], "r3": [9, 9, 9, 9, 9]}
+
+
+def _exact_cube() -> ScoreCube:
+    runs = list(TIED)
+    values = np.array([[[TIED[r][t] / 15 for r in runs] for t in range(5)], [[OTHER[r][t] / 15 for r in runs] for t in range(5)]])
+    return ScoreCube(values, ("TIED", "OTHER"), tuple(str(t) for t in range(5)), tuple(runs))
+
+
+def test_float_means_of_exactly_tied_runs_differ_but_tie() -> None:
+    from fractions import Fraction
+
+    from evaluation.meta.correlation import tie_means
+
+    cube = _exact_cube()
+    means = cube.means()["TIED"]
+    assert means["r0"] != means["r1"]  # the float noise this rule is about
+    exact = {r: sum(Fraction(v, 15) for v in TIED[r]) / 5 for r in TIED}
+    assert exact["r0"] == exact["r1"] == Fraction(37, 75)
+    tied = tie_means(means)
+    assert tied["r0"] == tied["r1"] and tied["r2"] != tied["r0"] != tied["r3"]
+
+
+def test_rankcorr_tau_b_equals_the_exact_mean_result_and_warns_of_the_tie() -> None:
+    from fractions import Fraction
+
+    cube = _exact_cube()
+    with pytest.warns(EvaluationWarning, match=r"tied means for TIED vs OTHER \(r0, r1\)"):
+        table = rankcorr_table(cube)
+    # Kendall's tau_b on the exact means: Fractions ranked exactly (equal fractions, equal ranks)
+    exact = {m: [sum(Fraction(v, 15) for v in src[r]) / 5 for r in src] for m, src in (("TIED", TIED), ("OTHER", OTHER))}
+    ranks = {m: [sorted(set(v)).index(x) for x in v] for m, v in exact.items()}  # equal fractions, equal ranks
+    want = sps.kendalltau(ranks["TIED"], ranks["OTHER"]).statistic
+    assert table["tau"].iloc[0] == pytest.approx(want, abs=1e-15)
+    untied = sps.kendalltau(cube.means()["TIED"], cube.means()["OTHER"]).statistic
+    assert untied != pytest.approx(want)  # comparing the float means orders r0 and r1
+    assert table[["topics_a", "topics_b"]].values.tolist() == [[5, 5]]
+
+
+def test_tie_chains_scale_with_the_measure() -> None:
+    from evaluation.meta.correlation import tie_means
+
+    big = tie_means({"a": 100.0, "b": 100.0 + 5e-11, "c": 100.0 + 2e-9})
+    assert big["a"] == big["b"] != big["c"]  # 5e-11 is within 1e-12 * 100
+    small = tie_means({"a": 0.5, "b": 0.5 + 5e-11})
+    assert small["a"] != small["b"]

@@ -7,7 +7,10 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evaluation.exceptions import EvaluationWarning
 from evaluation.io.intents import read_intents
@@ -132,3 +135,79 @@ def test_weighted_and_subtopic_levels_through_the_cli(files, tmp_path: Path, cap
     subtopic = tmp_path / "subtopic.tsv"
     assert main([*common, "--level", "subtopic", "--measures", "M", "-o", str(subtopic)]) == 0
     check(read(subtopic), SUBTOPIC, n=9)
+
+
+# -- subrange boundaries of weighted preferences (docs/metrics.md#preference-subranges) ---------------------
+
+
+def _weighted_p(weights: list[float], values: list[int]) -> float:
+    """The weighted preference of one pair whose subtopic i got the one answer ``values[i]``, computed
+    by :func:`evaluation.meta.levels.weighted_items` from intent weights ``weights``."""
+    from evaluation.meta.levels import weighted_items
+
+    subs = [str(i + 1) for i in range(len(weights))]
+    items = pd.DataFrame(
+        {
+            "level": "subtopic",
+            "topic": "1",
+            "subtopic": subs,
+            "run_a": "A",
+            "run_b": "B",
+            "n": 1,
+            "total": values,
+            "p": [float(v) for v in values],
+        }
+    )
+    return float(weighted_items(items, {"1": dict(zip(subs, weights))})["p"].iloc[0])
+
+
+def _subrange(u: float) -> int | None:
+    """Index k - 1 of the subrange (k-1, k] that holds ``u`` by subrange_masks, None for a tie."""
+    from evaluation.meta.agreement import subrange_masks
+
+    hits = np.flatnonzero(subrange_masks(np.array([u]))[:, 0])
+    assert hits.size <= 1
+    return int(hits[0]) if hits.size else None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.floats(min_value=1e-3, max_value=1.0, allow_nan=False), min_size=2, max_size=6),
+    st.integers(min_value=-4, max_value=4),
+)
+def test_a_weighted_preference_equal_to_k_stays_in_its_subrange(weights, k) -> None:
+    """Every subtopic answers k: p = k in exact arithmetic whatever the weights; its float sum may be
+    k +- 1 ulp, and it must still land in (|k|-1, |k|] (a tie for k = 0)."""
+    p = _weighted_p(weights, [k] * len(weights))
+    assert p == pytest.approx(k, abs=1e-13)
+    assert _subrange(abs(p)) == (abs(k) - 1 if k else None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(min_value=1, max_value=20), st.integers(min_value=-4, max_value=4)), min_size=2, max_size=6))
+def test_weighted_subranges_match_exact_rational_arithmetic(pairs) -> None:
+    """Integer weights (renormalised as floats by weighted_items) and integer answers: the exact
+    weighted preference is the fraction sum w v / sum w; its subrange decides, not the float's."""
+    from fractions import Fraction
+
+    weights = [w for w, _ in pairs]
+    values = [v for _, v in pairs]
+    exact = abs(sum(Fraction(w * v) for w, v in pairs) / sum(weights))
+    expected = None if exact == 0 else math.ceil(exact) - 1
+    assert _subrange(abs(_weighted_p([float(w) for w in weights], values))) == expected
+
+
+def test_naive_bounds_misplace_k_plus_an_ulp_and_ours_do_not() -> None:
+    """30,000 random weight vectors, every subtopic answering k: the plain (k-1, k] test puts some
+    float sums into the next subrange (the bug), the shifted bounds put every one into (k-1, k]."""
+    from evaluation.meta.agreement import SUBRANGE_BOUNDS, subrange_masks
+
+    rng = np.random.default_rng(20261125)
+    raw = rng.random((30_000, 5))
+    w = raw / raw.sum(axis=1, keepdims=True)
+    k = rng.integers(1, 5, size=30_000)
+    u = (w * k[:, None]).sum(axis=1)  # sum_i w_i k: k in exact arithmetic
+    naive = np.stack([(u > lo) & (u <= hi) for lo, hi in SUBRANGE_BOUNDS])
+    ours = subrange_masks(u)
+    assert (np.argmax(naive, axis=0) != k - 1).sum() > 0  # the float sums do stray
+    assert (ours.sum(axis=0) == 1).all() and (np.argmax(ours, axis=0) == k - 1).all()
