@@ -270,7 +270,6 @@ def main(argv: list[str] | None = None) -> int:
                 "DJANGO_DEBUG": "0",
                 "DJANGO_ALLOWED_HOSTS": "testserver",
                 "DJANGO_SECRET_KEY": secrets.token_urlsafe(40),
-                "STUDYAPP_CACHE_DIR": str(workdir / "cache"),
                 "DJANGO_LOG_LEVEL": "WARNING",
                 "STUDYAPP_PROXY_HOPS": "1",
             }

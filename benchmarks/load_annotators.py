@@ -246,7 +246,6 @@ class Server:
             "DJANGO_ALLOWED_HOSTS": HOST,
             "DJANGO_SECRET_KEY": secrets.token_urlsafe(40),
             "STUDYAPP_STATIC_FROM_APPS": "1",
-            "STUDYAPP_CACHE_DIR": str(workdir / "cache"),
             "DJANGO_LOG_LEVEL": "WARNING",
             # as behind one reverse proxy: each simulated participant has an address of its own (X-Forwarded-For)
             "STUDYAPP_PROXY_HOPS": "1",

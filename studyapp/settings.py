@@ -38,7 +38,9 @@ staff sign-in throttled after ``STUDYAPP_LOGIN_FAILURES`` (5) failures per user 
 ``STUDYAPP_LOGIN_WINDOW_SECONDS`` (900), four times that per client address; at most
 ``STUDYAPP_ARRIVALS_PER_CLIENT`` (20; 0 = no limit) newcomers per client and study within
 ``STUDYAPP_ARRIVALS_WINDOW_SECONDS`` (600), see docs/annotator.md#security. The counts live in the
-cache: each process's memory, or a directory all worker processes share with ``STUDYAPP_CACHE_DIR``.
+cache that every worker and machine shares (``STUDYAPP_CACHE_URL``: empty = the database, or
+``redis://HOST:PORT/DB``; ``locmem`` = each process's own, refused in production with more than one
+worker), counted atomically with their windows kept (``studyapp.cache_backends``).
 """
 
 from __future__ import annotations
@@ -202,14 +204,31 @@ STUDYAPP_PROXY_HOPS = env_int("STUDYAPP_PROXY_HOPS", 1 if PRODUCTION else 0)
 # load_demo may create the "staff" superuser with a printed or given password: only outside production.
 STUDYAPP_DEMO_STAFF = not PRODUCTION
 
-# Throttling counts (staff sign-in failures, admissions) live in the cache.
-CACHES = {
-    "default": (
-        {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": os.environ["STUDYAPP_CACHE_DIR"]}
-        if os.environ.get("STUDYAPP_CACHE_DIR")
-        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+
+def cache_settings(url: str) -> dict:
+    """The cache of ``STUDYAPP_CACHE_URL``: empty or ``db`` the database (table ``studyapp_cache``, made by
+    ``migrate``), ``redis://host:port/db`` (or ``rediss://``, ``unix://``) a Redis server, ``locmem`` each
+    process's own memory (one process only: development and tests)."""
+    if url in ("", "db"):
+        return {"BACKEND": "studyapp.cache_backends.DatabaseCache", "LOCATION": "studyapp_cache", "OPTIONS": {"MAX_ENTRIES": 100_000}}
+    if url.split("://", 1)[0] in ("redis", "rediss", "unix"):
+        # Short socket timeouts: a Redis that stops answering costs a request 2 s, never a worker.
+        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url,
+                "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}}  # fmt: skip
+    if url in ("locmem", "locmem://"):
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    raise ImproperlyConfigured(f"STUDYAPP_CACHE_URL must be empty or db, redis://HOST:PORT/DB or locmem, got {url!r}")
+
+
+if os.environ.get("STUDYAPP_CACHE_DIR"):
+    raise ImproperlyConfigured(
+        "STUDYAPP_CACHE_DIR is no longer read: the file cache's counters were not atomic and lost their windows. "
+        "Leave STUDYAPP_CACHE_URL empty (the database) or set it to redis://HOST:PORT/DB"
     )
-}
+# Throttling counts (staff sign-in failures, admissions) and cached reports live in the cache, shared by
+# every worker and machine unless it is locmem (a system check refuses that in production with several workers).
+CACHES = {"default": cache_settings(os.environ.get("STUDYAPP_CACHE_URL", "").strip())}
+STUDYAPP_WORKERS = env_int("WEB_CONCURRENCY", (os.cpu_count() or 1) + 1, minimum=1)  # gunicorn.conf.py reads the same
 STUDYAPP_LOGIN_FAILURES = env_int("STUDYAPP_LOGIN_FAILURES", 5, minimum=1)
 STUDYAPP_LOGIN_WINDOW_SECONDS = env_int("STUDYAPP_LOGIN_WINDOW_SECONDS", 900, minimum=1)
 # Newcomers per client (IPv4 address or IPv6 /64) and study within the window; 0 turns the limit off.

@@ -51,3 +51,10 @@ def _fresh_display_caches() -> None:
     from studyapp.services.collections.display_cache import clear_all
 
     clear_all()
+
+
+@pytest.fixture(autouse=True)
+def _process_cache(settings) -> None:
+    """Tests run on each process's own cache (fast, emptied per test by tests/studyapp/conftest.py); the
+    shared caches (the database's, Redis) have their own tests in tests/studyapp/test_shared_cache.py."""
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -1,0 +1,24 @@
+"""System checks of the deployment (``manage.py check``, run by ``migrate`` and ``make serve``)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.checks import Error, Tags, register
+
+PER_PROCESS = ("django.core.cache.backends.locmem.LocMemCache", "django.core.cache.backends.dummy.DummyCache")
+
+
+@register(Tags.caches, deploy=False)
+def shared_cache(app_configs, **kwargs) -> list[Error]:
+    """In production, several workers need one cache: per-process counters would multiply every limit."""
+    backend = settings.CACHES["default"]["BACKEND"]
+    if settings.PRODUCTION and backend in PER_PROCESS and settings.STUDYAPP_WORKERS > 1:
+        return [
+            Error(
+                f"the cache is per process ({backend.rsplit('.', 1)[-1]}) but WEB_CONCURRENCY={settings.STUDYAPP_WORKERS}: "
+                "each worker would count rate limits on its own",
+                hint="leave STUDYAPP_CACHE_URL empty (the database cache) or set it to redis://HOST:PORT/DB",
+                id="studyapp.E001",
+            )
+        ]
+    return []
