@@ -102,9 +102,73 @@ def test_summary_t_test_matches_scipy() -> None:
 def test_other_tests_and_degenerate_samples() -> None:
     assert one_sample_test([1, 1, 2, 3, -1, 2], "sign") == (5.0, pytest.approx(sps.binomtest(5, 6).pvalue))
     assert one_sample_test([1.0, 2.0, 0.0, 3.0, 4.0, -1.0], "wilcoxon")[1] == pytest.approx(sps.wilcoxon([1.0, 2.0, 3.0, 4.0, -1.0]).pvalue)
-    assert one_sample_test([2, 2, 2], "t") == (np.inf, 0.0)
+    assert one_sample_test([2, 2, 2], "t") == (np.inf, 0.25)  # no spread: exact sign-flip p = 2 / 2^3
     assert one_sample_test([0, 0], "t") == (0.0, 1.0)
     assert np.isnan(one_sample_test([1], "t")[1])
     assert one_sample_test([0, 0], "sign") == (0.0, 1.0)
     with pytest.raises(ValueError, match="test must be"):
         one_sample_test([1, 2], "z")
+
+
+# -- Table 1 tests a reviewer accepts (docs/metrics.md#preference-significance) ---------------------------
+
+
+def test_four_identical_answers_are_not_significant() -> None:
+    """n = 4 topics all answering +2: no spread, so no t distribution; the exact sign-flip test gives
+    2 / 2^4 = 0.125 (the exact sign test's value), never p = 0."""
+    rows = [("topic", str(t), "", "a", "b", 2) for t in range(4)]
+    table = preference_summary(votes(*rows))
+    row = table.iloc[0]
+    assert row["test"] == "sign-flip" and row["p"] == 0.125 and not row["significant"]
+    assert row["p"] == pytest.approx(sps.binomtest(4, 4).pvalue)
+
+
+def test_sign_flip_p_enumerates_every_sign_pattern() -> None:
+    from itertools import product
+
+    from evaluation.meta.userprefs import sign_flip_p
+
+    x = [1.0, 2.0, 0.5, -1.0, 3.0]
+    observed = abs(sum(x))
+    want = np.mean([abs(sum(s * v for s, v in zip(signs, x))) >= observed - 1e-12 for signs in product((1, -1), repeat=5)])
+    assert sign_flip_p(x) == pytest.approx(want)
+    assert sign_flip_p([0.0, 0.0]) == 1.0 and sign_flip_p([3.0] * 30) == pytest.approx(2 / 2**30)
+    with pytest.raises(ValueError, match="20 values"):
+        sign_flip_p(list(range(1, 23)))
+
+
+def test_holm_bonferroni_and_bh_adjust_within_each_level_and_keep_raw_p() -> None:
+    from evaluation.meta.userprefs import adjust_p
+
+    p = np.array([0.01, 0.04, 0.03, np.nan, 0.005])
+    np.testing.assert_allclose(adjust_p(p, "holm"), [0.03, 0.06, 0.06, np.nan, 0.02])  # 4 tests: 4p, 3p, 2p, p, monotone
+    np.testing.assert_allclose(adjust_p(p, "bonferroni"), [0.04, 0.16, 0.12, np.nan, 0.02])
+    np.testing.assert_allclose(adjust_p(p, "bh"), [0.02, 0.04, 0.04, np.nan, 0.02])
+    np.testing.assert_allclose(adjust_p(p, "none"), p)
+    with pytest.raises(ValueError, match="correction must be"):
+        adjust_p(p, "sidak")
+    # three run pairs at topic level with raw p below 0.05: Holm keeps only the strongest
+    rng = np.random.default_rng(3)
+    rows = []
+    for pair, shift in (("b", 1.2), ("c", 0.9), ("d", 0.8)):
+        rows += [("topic", str(t), "", "a", pair, int(np.clip(round(shift + rng.normal(0, 1.5)), -4, 4))) for t in range(12)]
+    raw = preference_summary(votes(*rows), correction="none")
+    holm = preference_summary(votes(*rows))
+    np.testing.assert_allclose(holm["p"], raw["p"])  # the raw p stays in the table
+    np.testing.assert_allclose(holm["p_adjusted"], adjust_p(raw["p"].to_numpy(), "holm"))
+    assert (holm["p_adjusted"] >= holm["p"]).all() and set(holm["correction"]) == {"holm"}
+    assert holm["significant"].sum() <= raw["significant"].sum()
+    with pytest.raises(ValueError, match="correction must be"):
+        preference_summary(votes(*rows), correction="sidak")
+
+
+def test_subtopic_level_tests_topic_means_not_subtopics() -> None:
+    """Three subtopics of one topic prefer b, one subtopic each of two other topics prefers a: as six
+    independent items a t-test would count 5 units, but the units are the 3 topics (means +3, -1, -1)."""
+    rows = [("subtopic", "1", s, "a", "b", 3) for s in ("1", "2", "3")]
+    rows += [("subtopic", "2", "1", "a", "b", -1), ("subtopic", "3", "1", "a", "b", -1)]
+    row = preference_summary(votes(*rows)).iloc[0]
+    assert row["n"] == 5 and row["topics"] == 3
+    assert row["mean"] == pytest.approx((9 - 2) / 5)  # the item mean (Chen et al. Table 1)
+    expected = sps.ttest_1samp([3.0, -1.0, -1.0], 0.0)
+    assert row["statistic"] == pytest.approx(expected.statistic) and row["p"] == pytest.approx(expected.pvalue)

@@ -110,7 +110,7 @@ def reproduce_commands(analysis: StudyAnalysis) -> list[str]:
     if analysis.userprefs is not None:
         commands.append(
             f"python -m evaluation meta userprefs --preferences {PREFERENCES_FILE} --intents {intents} --alpha {analysis.alpha} "
-            "--format csv -o userprefs.csv"
+            "--correction holm --format csv -o userprefs.csv"
         )
     if analysis.power is not None:
         commands.append(
@@ -154,6 +154,7 @@ def report_settings(study: Study, analysis: StudyAnalysis, commands: list[str]) 
         "tau_mode": "pairs",
         "discpower_test": "bootstrap",
         "userprefs_test": "t",
+        "userprefs_correction": "holm",
         "primary_level": analysis.primary_level,
         "commands": commands,
     }

@@ -90,7 +90,8 @@ def _userprefs_rows(analysis: StudyAnalysis) -> tuple[list[str], list[dict]]:
                 {
                     "preferred": r["preferred"],
                     "mean": _fmt(r["mean"], 2),
-                    "p": _fmt(r["p"], 4),
+                    "p": _fmt(r["p_adjusted"], 4),  # what "significant" is judged by
+                    "p_raw": _fmt(r["p"], 4),
                     "n": int(r["n"]),
                     "significant": bool(r["significant"]),
                 }
