@@ -64,8 +64,16 @@ def test_userprefs(study, tmp_path: Path) -> None:
     out = tmp_path / "userprefs.tsv"
     assert main(["userprefs", "--preferences", str(study["prefs"]), "--test", "sign", "-o", str(out)]) == 0
     table = read(out)
-    assert list(table.columns) == ["run_a", "run_b", "level", "n", "mean", "preferred", "test", "statistic", "p", "significant"]
-    assert len(table) == 28 and set(table["level"]) == {"topic"} and set(table["n"]) == {50}
+    assert list(table.columns) == [
+        "run_a", "run_b", "level", "n", "topics", "mean", "preferred", "test", "statistic", "p", "p_adjusted", "correction", "significant",
+    ]  # fmt: skip
+    assert len(table) == 28 and set(table["level"]) == {"topic"} and set(table["n"]) == {50} and set(table["topics"]) == {50}
+    assert set(table["correction"]) == {"holm"} and (table["p_adjusted"] >= table["p"]).all()
+    assert (table["significant"] == (table["p_adjusted"] < 0.05)).all()
+    out_bh = tmp_path / "userprefs-bh.tsv"
+    assert main(["userprefs", "--preferences", str(study["prefs"]), "--correction", "bh", "-o", str(out_bh)]) == 0
+    assert set(read(out_bh)["correction"]) == {"bh"}
+    assert main(["userprefs", "--preferences", str(study["prefs"]), "--correction", "sidak"]) == 2
 
 
 def test_discpower_with_pairs_and_asl_curves(study, tmp_path: Path) -> None:
