@@ -19,6 +19,7 @@ from studyapp.exceptions import InvalidStudyConfig
 from studyapp.forms import QualityReasonForm, StaffLoginForm
 from studyapp.services import platforms
 from studyapp.services.access import teams
+from studyapp.services.data import erasure
 from studyapp.services.design.study_config import TEXT_RULES, parse_config, setting_problems
 from studyapp.services.design.study_design import create_study
 from studyapp.services.quality import control
@@ -418,7 +419,7 @@ class AnnotatorAdmin(PlatformIdsHidden, CountColumns, admin.ModelAdmin):
         "finished_at",
     ]
     inlines = [ConsentInline, AssignmentInline]
-    actions = ["exclude_annotators", "reinstate_annotators"]
+    actions = ["exclude_annotators", "reinstate_annotators", "erase_annotators"]
 
     counts = {"n_answers": ("assignments__preference", "answers")}
 
@@ -506,6 +507,23 @@ class AnnotatorAdmin(PlatformIdsHidden, CountColumns, admin.ModelAdmin):
     def reinstate_annotators(self, request: HttpRequest, queryset):
         return self._decide(request, queryset, reinstating=True)
 
+    @admin.action(description="Erase selected annotators' data (a withdrawal or erasure request)", permissions=["change"])
+    def erase_annotators(self, request: HttpRequest, queryset):
+        """services.data.erasure.erase for each selected annotator, after a confirmation page."""
+        if "apply" in request.POST:
+            entries = [erasure.erase(a, source=m.ErasureLog.Source.ADMIN, staff=request.user) for a in queryset]
+            answers = sum(e.answers for e in entries)
+            self.message_user(request, f"Erased {len(entries)} participant(s) and their {answers} answer(s); logged without personal data.")
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Erase participants' data",
+            "annotators": list(queryset.select_related("study")),
+            "action": "erase_annotators",
+        }
+        return render(request, "studyapp/admin/erase_confirm.html", context)
+
 
 def _attach_signals(annotators) -> None:
     """Set ``_signals`` (:class:`control.AnnotatorSignals`) on each annotator, one computation per study."""
@@ -591,3 +609,12 @@ class StudyMemberAdmin(TeamScoped, admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return super().has_add_permission(request) and request.user.is_superuser
+
+
+@admin.register(m.ErasureLog)
+class ErasureLogAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
+    """Erasures: when and how much, never whose (read-only)."""
+
+    list_display = ["erased_at", "study", "source", "staff", "answers", "assignments", "status"]
+    list_filter = ["study", "source"]
+    list_select_related = ["study", "staff"]

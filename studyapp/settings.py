@@ -262,6 +262,9 @@ STORAGES = {
 STUDYAPP_HEARTBEAT_SECONDS = env_int("STUDYAPP_HEARTBEAT_SECONDS", 60, minimum=1)
 STUDYAPP_REDIRECT_SECONDS = env_int("STUDYAPP_REDIRECT_SECONDS", 3)
 STUDYAPP_DISPLAY_CACHE_SECONDS = env_int("STUDYAPP_DISPLAY_CACHE_SECONDS", 60)
+# purge_platform_ids removes raw platform ids this many days after a participant was last seen, unless the
+# study says otherwise (its platform_id_retention_days); the pseudonymous answers stay.
+STUDYAPP_PLATFORM_ID_RETENTION_DAYS = env_int("STUDYAPP_PLATFORM_ID_RETENTION_DAYS", 90, minimum=1)
 CSRF_FAILURE_VIEW = "studyapp.views.site.csrf_failure"
 
 LOGGING = {

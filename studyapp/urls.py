@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import path
 
-from studyapp.views import annotator, report, site, staff
+from studyapp.views import annotator, report, site, staff, withdrawal
 
 urlpatterns = [
     path("", site.home, name="home"),
@@ -15,6 +15,7 @@ urlpatterns = [
     path("s/<slug:slug>/item/<int:pk>/answer/", annotator.answer, name="study_answer"),
     path("s/<slug:slug>/heartbeat/", annotator.heartbeat, name="study_heartbeat"),
     path("s/<slug:slug>/done/", annotator.done, name="study_done"),
+    path("s/<slug:slug>/withdraw/", withdrawal.withdraw, name="study_withdraw"),
     path("staff/", staff.study_list, name="staff_studies"),
     path("staff/<slug:slug>/", staff.study_page, name="staff_study"),
     path("staff/<slug:slug>/live/", staff.study_live, name="staff_study_live"),

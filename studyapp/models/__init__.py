@@ -6,6 +6,7 @@ Low-level first: ``collection`` (what was imported) <- ``study`` (what is asked)
 
 from studyapp.models.annotation import Annotator, Assignment, Consent, Preference
 from studyapp.models.collection import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
+from studyapp.models.erasure import ErasureLog
 from studyapp.models.quality import QualityDecision
 from studyapp.models.study import Presentation, Study, StudyRun, StudySubtopic, StudyTopic
 from studyapp.models.team import StudyMember
@@ -16,6 +17,7 @@ __all__ = [
     "Collection",
     "Consent",
     "Document",
+    "ErasureLog",
     "Judgment",
     "Preference",
     "Presentation",

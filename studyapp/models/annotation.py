@@ -95,6 +95,12 @@ class Annotator(models.Model):
     arrival_key = models.CharField(
         max_length=32, blank=True, editable=False, help_text="the random key of the browser's arrival: one arrival, one annotator"
     )
+    kept_pseudonym = models.CharField(
+        max_length=20,
+        blank=True,
+        editable=False,
+        help_text="the export pseudonym, kept when the platform id was purged (purge_platform_ids)",
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.NEW)
     exclusion_reason = models.TextField(blank=True)
     consent_version = models.CharField(max_length=50, blank=True, help_text="the consent version accepted last")

@@ -102,6 +102,16 @@ class Study(models.Model):
     completion_code = models.CharField(max_length=100, blank=True)
     screenout_code = models.CharField(max_length=100, blank=True, help_text="shown when the study is full")
     redirect_url = models.CharField(max_length=500, blank=True, help_text="e.g. https://app.prolific.com/submissions/complete?cc={code}")
+    withdrawal_code = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="shown to participants who withdraw (empty: they are asked to return the study on their platform)",
+    )
+    platform_id_retention_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="purge_platform_ids removes platform ids this many days after the last visit (empty: the site default)",
+    )
     require_platform_id = models.BooleanField(
         default=False,
         help_text="admit only newcomers whose link carries a Prolific or MTurk participant id (no anonymous link)",

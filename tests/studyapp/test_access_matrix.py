@@ -21,6 +21,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from studyapp import admin as study_admin
 from studyapp.models import Annotator, QualityDecision, Study, StudyMember
 from studyapp.services.access.teams import set_team
+from studyapp.services.data import erasure
 from studyapp.services.quality import control
 from tests.studyapp.annotator_base import AnnotatorTestCase
 from tests.studyapp.base import TOY_CONFIG, BaseTestCase
@@ -68,6 +69,7 @@ class AccessMatrixTest(AnnotatorTestCase):
         set_team(cls.study, "idmember", ["member"], platform_ids=["idmember"])
         two = Annotator.objects.get(study=cls.study, external_id="pid-two")
         control.exclude(two, staff=cls.users["superuser"], reason="for the log", rule=QualityDecision.Rule.STAFF)
+        erasure.erase(Annotator.objects.get(study=cls.study, external_id="bob"), source="command")  # an erasure log entry
 
     def client_for(self, role: str) -> Client:
         client = Client()
@@ -170,6 +172,7 @@ class AccessMatrixTest(AnnotatorTestCase):
             ("admin:studyapp_study_changelist", "run_quality_check", self.study.pk, {}),
             ("admin:studyapp_annotator_changelist", "exclude_annotators", target.pk, {"apply": "1", "reason": "outsider"}),
             ("admin:studyapp_annotator_changelist", "reinstate_annotators", target.pk, {"apply": "1", "reason": "outsider"}),
+            ("admin:studyapp_annotator_changelist", "erase_annotators", target.pk, {"apply": "1"}),
         ]
         registered = {name for ma in admin.site._registry.values() for name in (ma.actions or [])}
         self.assertLessEqual({a for _, a, _, _ in actions}, registered)
@@ -178,6 +181,7 @@ class AccessMatrixTest(AnnotatorTestCase):
             self.assertEqual(response.status_code, 302, action)  # "no items selected": back to the list
             self.assertNotEqual(response.get("Content-Type", "").split(";")[0], "text/csv")
         self.assertEqual(QualityDecision.objects.count(), before)
+        self.assertTrue(Annotator.objects.filter(pk=target.pk).exists())
         member = self.client_for("member")
         response = member.post(
             reverse("admin:studyapp_study_changelist"), {"action": "export_preferences_csv", "_selected_action": [self.study.pk]}

@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from studyapp.models import Presentation, Study
 from studyapp.services.access.teams import set_team
+from studyapp.services.data import erasure
 from studyapp.services.participation import flow
 from studyapp.services.quality import control
 from tests.studyapp.base import TOY_CONFIG, BaseTestCase
@@ -62,6 +63,7 @@ class AdminTestCase(BaseTestCase):
         flow.give_consent(self.study, alice, flow.Arrival(), self.study.consent_version, now=self.now)
         self.answer_all(alice)
         control.exclude(alice, rule="staff", staff=self.staff, reason="a log entry for the admin pages", now=self.later(hours=1))
+        erasure.erase(self.arrive("withdrawn"), source="command", now=self.later(hours=2))  # an entry of the erasure log
 
     def test_every_model_has_a_working_list_and_change_page(self) -> None:
         for model in apps.get_app_config("studyapp").get_models():

@@ -26,6 +26,8 @@ def identity(annotator: Annotator) -> str:
 
 
 def pseudonym(study: Study, annotator: Annotator) -> str:
-    """The export pseudonym of ``annotator`` in ``study``."""
+    """The export pseudonym of ``annotator`` in ``study`` (the one kept when its platform id was purged)."""
+    if annotator.kept_pseudonym:
+        return annotator.kept_pseudonym
     digest = hmac.new(study.pseudonym_secret.encode(), identity(annotator).encode(), hashlib.sha256).hexdigest()
     return "P" + digest[:DIGITS]

@@ -1,0 +1,94 @@
+"""Withdrawal and erasure of a participant's data, and the retention limit on raw platform ids.
+
+:func:`erase` deletes an annotator with everything recorded about them (consents, items given,
+answers, quality decisions) in one transaction and writes an :class:`~studyapp.models.ErasureLog`
+row that holds no personal data. Deleting their items re-opens those answer slots, so every
+presentation can still reach k valid answers; other annotators' quotas and answers are untouched.
+Exports, payments and the report are computed from the database, so from then on they hold nothing
+of the person (the report's cache key holds the answer count, so a cached report is not served again).
+
+:func:`purge_platform_ids` removes raw platform ids (and the platform parameters of the arrival) of
+annotators last seen more than N days ago, keeping their answers under the same export pseudonym.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.db.models.functions import Coalesce
+
+from studyapp.exceptions import StudyError
+from studyapp.models import Annotator, Assignment, ErasureLog, Preference, Study
+from studyapp.services.clock import now_or
+from studyapp.services.data.pseudonyms import pseudonym
+
+
+def erase(annotator: Annotator, *, source: str, staff=None, now: datetime | None = None) -> ErasureLog:
+    """Delete ``annotator`` and all their rows; returns the log entry (answers and items counted first)."""
+    now = now_or(now)
+    with transaction.atomic():
+        me = Annotator.objects.select_for_update().filter(pk=annotator.pk).first()
+        if me is None:
+            raise StudyError("this participant's data was erased already")
+        answers = Preference.objects.filter(assignment__annotator=me).count()
+        items = Assignment.objects.filter(annotator=me).count()
+        entry = ErasureLog.objects.create(
+            study_id=me.study_id, source=source, staff=staff, answers=answers, assignments=items, status=me.status, erased_at=now
+        )
+        me.delete()  # cascades: consents, assignments, their answers, quality decisions
+    return entry
+
+
+def find_participant(study: Study, pid: str) -> Annotator:
+    """The annotator of ``study`` with platform id ``pid`` (any platform) or internal code ``pid``."""
+    matches = list(Annotator.objects.filter(Q(external_id=pid) | Q(pseudonym=pid), study=study))
+    if not matches:
+        raise StudyError(f"study {study.name!r} has no participant with platform id or code {pid!r} (erased already?)")
+    if len(matches) > 1:
+        raise StudyError(f"{pid!r} names {len(matches)} participants of {study.name!r} (one per platform); use their code instead")
+    return matches[0]
+
+
+@dataclass(frozen=True)
+class PurgeResult:
+    study: Study
+    days: int
+    purged: int
+
+    def line(self) -> str:
+        return f"{self.study.name}: platform ids of {self.purged} annotator(s) last seen more than {self.days} days ago removed"
+
+
+def retention_days(study: Study, override: int | None = None) -> int:
+    if override is not None:
+        return override
+    return study.platform_id_retention_days or settings.STUDYAPP_PLATFORM_ID_RETENTION_DAYS
+
+
+def purge_platform_ids(study: Study, *, days: int | None = None, now: datetime | None = None) -> PurgeResult:
+    """Remove the platform ids of ``study``'s annotators last seen (else arrived) more than ``days`` ago
+    (default: the study's ``platform_id_retention_days``, else the site default). Their export pseudonym
+    is kept first, so exports and the report name them as before."""
+    now = now_or(now)
+    days = retention_days(study, days)
+    if days < 1:
+        raise StudyError(f"--older-than must be at least 1 day, got {days}")
+    cutoff = now - timedelta(days=days)
+    old = (
+        Annotator.objects.filter(study=study)
+        .annotate(seen=Coalesce("last_seen_at", "finished_at", "created_at"))
+        .filter(seen__lt=cutoff)
+        .exclude(external_id="", external_ids={})
+    )
+    purged = 0
+    with transaction.atomic():
+        for annotator in old.select_for_update(of=("self",)).iterator():
+            annotator.kept_pseudonym = annotator.kept_pseudonym or pseudonym(study, annotator)
+            annotator.external_id, annotator.external_ids = "", {}
+            annotator.save(update_fields=["kept_pseudonym", "external_id", "external_ids"])
+            purged += 1
+    return PurgeResult(study, days, purged)
