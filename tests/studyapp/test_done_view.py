@@ -40,8 +40,10 @@ class DoneTestCase(AnnotatorTestCase):
         self.assertContains(response, 'name="assignmentId" value="ASG1"')
         self.assertContains(response, 'name="completionCode" value="TOYDONE"')
         self.assertContains(response, "<button", count=1)
-        for absent in ("prolific", 'http-equiv="refresh"', "<a "):
+        for absent in ("prolific", 'http-equiv="refresh"'):
             self.assertNotContains(response, absent)
+        self.assertContains(response, "<a ", count=1)  # the only link: withdrawing (docs/annotator.md#withdrawing)
+        self.assertContains(response, f'<a class="withdraw-link" href="{self.url("study_withdraw")}">')
 
     def test_an_mturk_worker_without_the_submit_parameters_gets_the_code_for_mturk(self) -> None:
         Study.objects.filter(pk=self.study.pk).update(redirect_url=PROLIFIC)
