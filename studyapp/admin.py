@@ -618,3 +618,27 @@ class ErasureLogAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
     list_display = ["erased_at", "study", "source", "staff", "answers", "assignments", "status"]
     list_filter = ["study", "source"]
     list_select_related = ["study", "staff"]
+
+
+@admin.register(m.StaffSession)
+class StaffSessionAdmin(admin.ModelAdmin):
+    """Signed-in staff sessions (superusers): deleting one signs that browser out at its next request."""
+
+    list_display = ["user", "created_at", "expires_at"]
+    list_select_related = ["user"]
+    readonly_fields = ["user", "key_digest", "created_at", "expires_at"]
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.is_superuser

@@ -47,3 +47,16 @@ class ContentSecurityPolicyMiddleware:
         if not (settings.DEBUG and response.status_code >= 400):
             response.headers.setdefault("Content-Security-Policy", policy())
         return response
+
+
+class StaffSessionMiddleware:
+    """Signed-in staff stay signed in only while their server-side session lives (services.access.staff_sessions)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from studyapp.services.access import staff_sessions
+
+        staff_sessions.check(request)
+        return self.get_response(request)

@@ -135,6 +135,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "studyapp.middleware.StaffSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "studyapp.middleware.ContentSecurityPolicyMiddleware",
@@ -229,6 +230,9 @@ if os.environ.get("STUDYAPP_CACHE_DIR"):
 # every worker and machine unless it is locmem (a system check refuses that in production with several workers).
 CACHES = {"default": cache_settings(os.environ.get("STUDYAPP_CACHE_URL", "").strip())}
 STUDYAPP_WORKERS = env_int("WEB_CONCURRENCY", (os.cpu_count() or 1) + 1, minimum=1)  # gunicorn.conf.py reads the same
+# Staff sessions end on the server when staff sign out or change their password, and after this long
+# (default 8 hours); participants' sessions keep Django's SESSION_COOKIE_AGE (two weeks).
+STUDYAPP_STAFF_SESSION_SECONDS = env_int("STUDYAPP_STAFF_SESSION_SECONDS", 8 * 3600, minimum=60)
 STUDYAPP_LOGIN_FAILURES = env_int("STUDYAPP_LOGIN_FAILURES", 5, minimum=1)
 STUDYAPP_LOGIN_WINDOW_SECONDS = env_int("STUDYAPP_LOGIN_WINDOW_SECONDS", 900, minimum=1)
 # Newcomers per client (IPv4 address or IPv6 /64) and study within the window; 0 turns the limit off.

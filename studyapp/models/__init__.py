@@ -8,6 +8,7 @@ from studyapp.models.annotation import Annotator, Assignment, Consent, Preferenc
 from studyapp.models.collection import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
 from studyapp.models.erasure import ErasureLog
 from studyapp.models.quality import QualityDecision
+from studyapp.models.staff import StaffSession
 from studyapp.models.study import Presentation, Study, StudyRun, StudySubtopic, StudyTopic
 from studyapp.models.team import StudyMember
 
@@ -24,6 +25,7 @@ __all__ = [
     "QualityDecision",
     "RankedItem",
     "Run",
+    "StaffSession",
     "Study",
     "StudyMember",
     "StudyRun",
