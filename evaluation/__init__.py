@@ -9,6 +9,8 @@ Quick start::
 No Django import anywhere in this package.
 """
 
+__version__ = "0.1.0"  # the distribution's version (pyproject.toml reads it)
+
 from evaluation.collection import Collection, Intent, Topic, build_collection, judgments_from_arrays
 from evaluation.engine import evaluate, resolve_measures, score_matrix
 from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError, UnknownMetricError
@@ -18,6 +20,7 @@ from evaluation.metrics import REGISTRY, Measure, parse_measure
 
 __all__ = [
     "REGISTRY",
+    "__version__",
     "Collection",
     "EvaluationError",
     "EvaluationWarning",

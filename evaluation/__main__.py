@@ -2,8 +2,6 @@
 
 import sys
 
-from evaluation._allocator import retain_freed_memory
-from evaluation.cli import main
+from evaluation.cli import console_main
 
-retain_freed_memory()  # this program owns its process; the library itself never retunes malloc (see _allocator)
-sys.exit(main())
+sys.exit(console_main())

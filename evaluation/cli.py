@@ -183,6 +183,15 @@ def _run_difficulty(args: argparse.Namespace) -> int:
     return 0
 
 
+def console_main() -> int:
+    """``python -m evaluation`` and the ``diversity-eval`` script: :func:`main` in a process of its own,
+    which may retune its allocator (the library itself never does, see ``_allocator``)."""
+    from evaluation._allocator import retain_freed_memory
+
+    retain_freed_memory()
+    return main()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (0 ok, 2 bad input)."""
     argv = list(sys.argv[1:] if argv is None else argv)

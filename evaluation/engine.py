@@ -64,11 +64,7 @@ def score_matrix(
     size = max(1, BATCH_CELLS // max(per_run, 1))
     batches = [slice(start, min(start + size, len(runs))) for start in range(0, len(runs), size)]  # slices: out[n, batch] is a view
     out = np.empty((len(measures), len(runs), table.n_topics))
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(measures) * len(batches), desc="scoring", unit="measure", delay=2.0, leave=False)
+    bar = _progress_bar(len(measures) * len(batches)) if progress else None
     families = _by_family(measures)
     for batch in batches:
         raw = build_ranking(table, [runs[r] for r in range(batch.start, batch.stop)], depth=depth)
@@ -87,6 +83,15 @@ def score_matrix(
     if bar is not None:
         bar.close()
     return out
+
+
+def _progress_bar(total: int):
+    """A tqdm bar on stderr, or None when tqdm is not installed (it is an optional dependency)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc="scoring", unit="measure", delay=2.0, leave=False)
 
 
 def _by_family(measures: Sequence[Measure]) -> list[list[int]]:

@@ -3,7 +3,8 @@
 Deployment settings come from the environment (12-factor); study parameters live in the database.
 
 - ``DATABASE_URL``: e.g. ``sqlite:////tmp/x.sqlite3`` or ``postgres://user:pw@host/db``;
-  default ``db.sqlite3`` in the repository root (WAL mode, busy timeout).
+  default ``db.sqlite3`` in the repository root (WAL mode, busy timeout), or in the working directory
+  when the package is installed rather than run from a checkout.
 - ``DJANGO_DEBUG`` (0/1, default 0): participants must never see Django's technical error pages.
 - ``DJANGO_SECRET_KEY``; without it a random key is generated once and kept in ``DJANGO_SECRET_KEY_FILE``
   (default ``.django-secret-key`` in the repository root, git-ignored, readable by its owner only).
@@ -55,7 +56,10 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+# The repository root in a checkout (manage.py beside the package); the working directory when the
+# package is installed (pip install "diversity-prefs[web]"): where db.sqlite3 and the secret key go by default.
+BASE_DIR = PACKAGE_DIR.parent if (PACKAGE_DIR.parent / "manage.py").is_file() else Path.cwd()
 
 
 def env_bool(name: str, default: bool) -> bool:
@@ -147,7 +151,7 @@ WSGI_APPLICATION = "studyapp.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [PACKAGE_DIR / "templates"],  # first, so its admin/index.html and 404/500 pages win
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

@@ -16,7 +16,7 @@ from evaluation.cli import build_parser as score_parser
 from evaluation.meta.cli import build_parser as meta_parser
 
 REPO = Path(__file__).resolve().parents[1]
-SEARCHED = ("evaluation", "studyapp", "docs", "templates", "benchmarks", "tests", "README.md", "Makefile", ".ci")
+SEARCHED = ("evaluation", "studyapp", "docs", "benchmarks", "tests", "README.md", "Makefile", ".ci")
 # Every file is read as text (data files such as *.qrels and *.run carry comments too), except these.
 BINARY_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".ico", ".webp", ".pdf", ".gz", ".zip", ".parquet", ".sqlite3", ".pyc"}
 # Written in pieces so that this file does not match itself.

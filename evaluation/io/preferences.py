@@ -1,6 +1,7 @@
 """Graded side-by-side preferences: the input of the agreement analyses (docs/metrics.md#run-pairs-and-signs).
 
-File format: TSV or CSV with a header. Required columns ``topic run_a run_b value``; optional
+Files: CSV or TSV with a header, JSON Lines or Parquet (any format of the registry in
+:mod:`evaluation.io.preference_formats`, so every export of the study app). Required columns ``topic run_a run_b value``; optional
 ``level`` (``topic``, the default, or ``subtopic``), ``subtopic`` (required at subtopic level) and
 ``annotator``. Other columns (timings, the side shown left, ...) are ignored.
 
@@ -13,15 +14,13 @@ averages them from integer sums so that user ties are exact (``sum == 0``).
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from evaluation.exceptions import FormatError
-from evaluation.io._lines import read_text
+from evaluation.io.preference_formats import read_records
 
 REQUIRED = ("topic", "run_a", "run_b", "value")
 OPTIONAL = ("level", "subtopic", "annotator")
@@ -39,7 +38,7 @@ def read_preferences(path: str | Path) -> pd.DataFrame:
     DataFrame with one row per answer and columns ``level topic subtopic run_a run_b annotator
     value line``: ``run_a < run_b``, ``value`` int64 in [-4, 4] oriented so that positive prefers
     ``run_b``, ``subtopic`` and ``annotator`` empty strings when not given, ``line`` the 1-based
-    line of the answer in the file.
+    line of the answer in the file (the row of a Parquet file).
 
     Raises
     ------
@@ -48,26 +47,15 @@ def read_preferences(path: str | Path) -> pd.DataFrame:
         subtopic missing at subtopic level (or given at topic level), or the same annotator
         answering one item twice; the message names the file and line.
     """
-    text = read_text(path)
-    lines = text.splitlines()
-    first = next((n for n, line in enumerate(lines) if line.strip()), None)
-    if first is None:
-        raise FormatError(path, 0, "file is empty")
-    delimiter = "\t" if "\t" in lines[first] else ","
-    reader = csv.reader(io.StringIO("\n".join(lines[first:])), delimiter=delimiter)
-    header = [h.strip() for h in next(reader)]
-    missing = [c for c in REQUIRED if c not in header]
+    records = read_records(path)
+    missing = [c for c in REQUIRED if c not in records.columns]
     if missing:
-        raise FormatError(path, first + 1, f"header lacks column(s) {', '.join(missing)}; required: {' '.join(REQUIRED)}")
-    position = {c: header.index(c) for c in (*REQUIRED, *OPTIONAL) if c in header}
+        raise FormatError(path, records.header_line, f"header lacks column(s) {', '.join(missing)}; required: {' '.join(REQUIRED)}")
+    wanted = [c for c in (*REQUIRED, *OPTIONAL) if c in records.columns]
     rows: list[tuple[str, str, str, str, str, str, int, int]] = []
     seen: dict[tuple[str, ...], int] = {}
-    for offset, fields in enumerate(reader, start=first + 2):
-        if not fields or all(not f.strip() for f in fields):
-            continue
-        if len(fields) != len(header):
-            raise FormatError(path, offset, f"expected {len(header)} fields, found {len(fields)}")
-        rows.append(_parse_row(path, offset, {c: fields[i].strip() for c, i in position.items()}, seen))
+    for line, cells in records.rows:
+        rows.append(_parse_row(path, line, {c: cells.get(c, "").strip() for c in wanted}, seen))
     if not rows:
         raise FormatError(path, 0, "no preference rows")
     frame = pd.DataFrame.from_records(rows, columns=list(VOTE_COLUMNS))

@@ -17,7 +17,7 @@ from studyapp.forms import AnnotatorSearchForm
 from studyapp.models import Study
 from studyapp.services.access.teams import member_study, sees_platform_ids, visible_studies
 from studyapp.services.analysis import dashboard, figures, preview
-from studyapp.services.data.export import CONTENT_TYPES, FORMATS, download_name, export_bytes
+from studyapp.services.data.export import content_type, download_name, export_bytes, export_formats
 from studyapp.services.data.file_names import safe_name
 from studyapp.services.data.payments import payments_csv
 
@@ -27,7 +27,7 @@ REFRESH_SECONDS = 15
 def download(study: Study, fmt: str) -> HttpResponse:
     """The study's default preference export in ``fmt`` as an attachment (the admin action uses it too)."""
     content, _ = export_bytes(study, fmt)
-    response = HttpResponse(content, content_type=CONTENT_TYPES[fmt])
+    response = HttpResponse(content, content_type=content_type(fmt))
     response["Content-Disposition"] = f'attachment; filename="{download_name(study, fmt)}"'
     return response
 
@@ -63,7 +63,7 @@ def study_page(request: HttpRequest, slug: str) -> HttpResponse:
         "annotators": rows,
         "matching": matching,
         "platform_ids": ids,
-        "formats": FORMATS,
+        "formats": export_formats(),
         "refresh_seconds": REFRESH_SECONDS,
     }
     return render(request, "studyapp/staff/study.html", context)
@@ -89,6 +89,6 @@ def study_payments(request: HttpRequest, slug: str) -> HttpResponse:
 
 @staff_member_required
 def study_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
-    if fmt not in FORMATS:
+    if fmt not in export_formats():
         raise Http404(f"no export format {fmt!r}")
     return download(member_study(request.user, slug), fmt)

@@ -239,6 +239,18 @@ class RoundTripTests(ExportTestCase):
                 self.assertEqual(n_all, len(preference_items(votes, level)))
                 self.assertGreater(n_all, 3)
 
+    def test_jsonl_and_parquet_exports_give_the_agreement_table_of_the_csv(self) -> None:
+        folder = Path(tempfile.mkdtemp())
+        scores = self.scores(folder)
+        tables = {}
+        for fmt in ("csv", "jsonl", "parquet"):
+            exported = folder / f"prefs.{fmt}"
+            call_command("export_preferences", self.study.slug, "--format", fmt, "-o", str(exported), stderr=io.StringIO())
+            tables[fmt] = self.run_cli("meta", "agreement", "--scores", str(scores), "--preferences", str(exported), "--level", "topic")
+        self.assertGreater(len(tables["csv"].splitlines()), 10)
+        self.assertEqual(tables["jsonl"], tables["csv"])
+        self.assertEqual(tables["parquet"], tables["csv"])
+
 
 def test_data_dictionary_describes_every_column_in_order() -> None:
     text = (ROOT_DIR / "docs" / "data-dictionary.md").read_text()

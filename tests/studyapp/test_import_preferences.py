@@ -55,7 +55,7 @@ class ImportTests(BaseTestCase):
         self.assertEqual((self.stored(), Annotator.objects.filter(study=self.target).count()), before)
 
     def test_an_export_imports_back_with_the_same_data(self) -> None:
-        for fmt in ("csv", "jsonl"):
+        for fmt in ("csv", "jsonl", "parquet"):
             with self.subTest(fmt=fmt):
                 target = make_toy_study(name=f"Copy {fmt}")
                 options = ExportOptions(include_excluded=True)
@@ -135,5 +135,5 @@ class ImportTests(BaseTestCase):
         bad = self.write(f"{HEADER}\ntopic,1,,alpha,bravo,9,x2\n", "bad.csv")
         with self.assertRaisesMessage(CommandError, f"{bad}:2: value must be in [-4, 4], got 9"):
             call_command("import_preferences", self.target.slug, str(bad), stdout=io.StringIO())
-        with self.assertRaisesMessage(CommandError, "file not found"):
+        with self.assertRaisesMessage(CommandError, "missing.csv: no such file"):
             call_command("import_preferences", self.target.slug, str(self.folder / "missing.csv"), stdout=io.StringIO())

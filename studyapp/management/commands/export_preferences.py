@@ -1,4 +1,4 @@
-"""``manage.py export_preferences``: a study's answers as CSV, JSON Lines or Parquet (docs/data-dictionary.md)."""
+"""``manage.py export_preferences``: a study's answers in any registered preference format (CSV, JSON Lines, Parquet, ...; docs/data-dictionary.md)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from evaluation.io.preference_formats import get_format
 from studyapp.management.studies import find_study
-from studyapp.services.data.export import FORMATS, ExportOptions, export_rows, write_csv, write_export, write_jsonl
+from studyapp.services.data.export import ExportOptions, export_formats, export_rows, write_export, write_rows
 
 
 class Command(BaseCommand):
@@ -18,7 +19,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study", help="study name or slug")
-        parser.add_argument("--format", choices=FORMATS, default="csv", help="csv (default), jsonl or parquet (parquet needs -o)")
+        formats = export_formats()
+        binary = [name for name in formats if get_format(name).binary]
+        parser.add_argument(
+            "--format",
+            choices=formats,
+            default="csv",
+            help=f"one of {', '.join(formats)} (default csv; {', '.join(binary) or 'none'} need -o)",
+        )
         parser.add_argument("--level", choices=["topic", "subtopic"], help="only this level (default: every level of the study)")
         parser.add_argument("--include-excluded", action="store_true", help="add the answers of excluded annotators (valid=false)")
         parser.add_argument("--include-checks", action="store_true", help="add check items (not an input of meta agreement)")
@@ -29,9 +37,9 @@ class Command(BaseCommand):
         fmt, output = opts["format"], opts["output"]
         options = ExportOptions(level=opts["level"], include_excluded=opts["include_excluded"], include_checks=opts["include_checks"])
         if output is None:
-            if fmt == "parquet":
-                raise CommandError("--format parquet writes a binary file: give -o FILE")
-            count = (write_csv if fmt == "csv" else write_jsonl)(export_rows(study, options), self.stdout)
+            if get_format(fmt).binary:
+                raise CommandError(f"--format {fmt} writes a binary file: give -o FILE")
+            count = write_rows(export_rows(study, options), fmt, self.stdout)
         else:
             path = Path(output)
             if not path.parent.is_dir():

@@ -1,4 +1,5 @@
-"""Export a study's answers: one row per answer, as CSV, JSON Lines or Parquet (docs/data-dictionary.md).
+"""Export a study's answers: one row per answer, in every format of the preference-format registry
+(CSV, JSON Lines, Parquet: :mod:`evaluation.io.preference_formats`, where a new format is added; docs/data-dictionary.md).
 
 The rows are read as they are by ``python -m evaluation meta agreement --preferences``: ``value`` is
 the canonical answer (positive = run_b preferred, pairs in canonical order run_a < run_b,
@@ -15,61 +16,47 @@ action and the dashboard downloads all call :func:`export_bytes` / :func:`write_
 
 from __future__ import annotations
 
-import csv
 import io
-import json
 import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
+from evaluation.io.preference_formats import Column, cell_text, format_names, get_format
 from studyapp.models import Annotator, Preference, Presentation, Study
 from studyapp.models.study import SUBTOPIC, TOPIC
-from studyapp.services.data.csv_safety import escape_row
+from studyapp.services.data.csv_safety import escape_cell
 from studyapp.services.data.file_names import safe_name
 from studyapp.services.data.pseudonyms import pseudonym
 
-FORMATS = ("csv", "jsonl", "parquet")
-CONTENT_TYPES = {
-    "csv": "text/csv; charset=utf-8",
-    "jsonl": "application/x-ndjson; charset=utf-8",
-    "parquet": "application/vnd.apache.parquet",
-}
-
-# (column, Arrow type): the order of the columns in every format (docs/data-dictionary.md describes each).
-SCHEMA = pa.schema(
-    [
-        ("study", pa.string()),
-        ("presentation", pa.int64()),
-        ("level", pa.string()),
-        ("topic", pa.string()),
-        ("subtopic", pa.string()),
-        ("run_a", pa.string()),
-        ("run_b", pa.string()),
-        ("left_run", pa.string()),
-        ("shown_value", pa.int64()),
-        ("value", pa.int64()),
-        ("check", pa.string()),
-        ("annotator", pa.string()),
-        ("position", pa.int64()),
-        ("server_seconds", pa.float64()),
-        ("client_ms", pa.int64()),
-        ("visible_ms", pa.int64()),
-        ("first_interaction_ms", pa.int64()),
-        ("late", pa.bool_()),
-        ("valid", pa.bool_()),
-        ("exclusion_reason", pa.string()),
-        ("served_at", pa.timestamp("us", tz="UTC")),
-        ("answered_at", pa.timestamp("us", tz="UTC")),
-    ]
+# (column, type): the order of the columns in every format (docs/data-dictionary.md describes each).
+FIELDS: tuple[Column, ...] = (
+    ("study", "string"),
+    ("presentation", "int"),
+    ("level", "string"),
+    ("topic", "string"),
+    ("subtopic", "string"),
+    ("run_a", "string"),
+    ("run_b", "string"),
+    ("left_run", "string"),
+    ("shown_value", "int"),
+    ("value", "int"),
+    ("check", "string"),
+    ("annotator", "string"),
+    ("position", "int"),
+    ("server_seconds", "float"),
+    ("client_ms", "int"),
+    ("visible_ms", "int"),
+    ("first_interaction_ms", "int"),
+    ("late", "bool"),
+    ("valid", "bool"),
+    ("exclusion_reason", "string"),
+    ("served_at", "timestamp"),
+    ("answered_at", "timestamp"),
 )
-COLUMNS = tuple(SCHEMA.names)
+COLUMNS = tuple(name for name, _ in FIELDS)
 
 Row = dict[str, Any]
 
@@ -168,53 +155,24 @@ def vote_rows(study: Study) -> Iterator[Row]:
         yield row
 
 
-def cell_text(value: Any) -> str:
-    """A value as CSV writes it: empty for missing, ``true``/``false``, ISO 8601 for times."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return str(value)
+def _spreadsheet_safe(row: Row) -> Row:
+    """The row with its text cells escaped for spreadsheets (services.data.csv_safety)."""
+    return {column: escape_cell(value) if isinstance(value, str) else value for column, value in row.items()}
 
 
-def _json_value(value: Any) -> Any:
-    return value.isoformat() if isinstance(value, datetime) else value
-
-
-def write_csv(rows: Iterator[Row], stream: TextIO) -> int:
-    writer = csv.writer(stream, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    count = 0
-    for row in rows:
-        writer.writerow(escape_row([cell_text(row[c]) for c in COLUMNS]))
-        count += 1
-    return count
-
-
-def write_jsonl(rows: Iterator[Row], stream: TextIO) -> int:
-    count = 0
-    for row in rows:
-        stream.write(json.dumps({c: _json_value(row[c]) for c in COLUMNS}, ensure_ascii=False) + "\n")
-        count += 1
-    return count
-
-
-def write_parquet(rows: Iterator[Row], sink) -> int:
-    table = pa.Table.from_pylist(list(rows), schema=SCHEMA)
-    pq.write_table(table, sink)
-    return table.num_rows
+def write_rows(rows: Iterator[Row], fmt: str, stream: TextIO) -> int:
+    """Rows of :data:`COLUMNS` in the text format ``fmt`` to a text stream (standard output, the report's
+    copy); a format that spreadsheets open gets its text cells escaped (docs/data-dictionary.md#spreadsheet-safe-csv)."""
+    spec = get_format(fmt)
+    return spec.write(map(_spreadsheet_safe, rows) if spec.spreadsheet else rows, FIELDS, stream)
 
 
 def _write(study: Study, fmt: str, binary, options: ExportOptions) -> int:
-    if fmt not in FORMATS:
-        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     rows = export_rows(study, options)
-    if fmt == "parquet":
-        return write_parquet(rows, binary)
+    if get_format(fmt).binary:
+        return get_format(fmt).write(rows, FIELDS, binary)
     text = io.TextIOWrapper(binary, encoding="utf-8", newline="")
-    count = (write_csv if fmt == "csv" else write_jsonl)(rows, text)
+    count = write_rows(rows, fmt, text)
     text.flush()
     text.detach()
     return count
@@ -242,4 +200,26 @@ def write_export(study: Study, fmt: str, path: str | Path, options: ExportOption
 
 
 def download_name(study: Study, fmt: str) -> str:
-    return f"{safe_name(study.slug)}-preferences.{fmt}"
+    return f"{safe_name(study.slug)}-preferences{get_format(fmt).suffixes[0]}"
+
+
+def export_formats() -> tuple[str, ...]:
+    """The formats an export can be written in: every registered one, at the time of asking."""
+    return format_names()
+
+
+def content_type(fmt: str) -> str:
+    return get_format(fmt).content_type
+
+
+__all__ = [
+    "COLUMNS",
+    "FIELDS",
+    "ExportOptions",
+    "cell_text",
+    "content_type",
+    "download_name",
+    "export_bytes",
+    "export_formats",
+    "write_rows",
+]

@@ -1,6 +1,7 @@
 """Import answers collected elsewhere into a study (``manage.py import_preferences``; docs/data-dictionary.md#importing).
 
-The file has the export's columns (CSV, TSV or JSON Lines); only ``level topic subtopic run_a
+The file has the export's columns, in any format the export writes (CSV, TSV, JSON Lines,
+Parquet: evaluation.io.preference_formats); only ``level topic subtopic run_a
 run_b value annotator`` are required. Every row is checked against the study's design before
 anything is written (``file:line: reason`` for the first problem, :class:`ImportFailed`), then
 annotators, assignments and answers are created in one transaction: all or nothing.
@@ -14,17 +15,15 @@ duplicate.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from django.db import transaction
 
+from evaluation.exceptions import FormatError
+from evaluation.io.preference_formats import read_records
 from studyapp.exceptions import ImportFailed
 from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
@@ -73,46 +72,12 @@ class ImportedPreferences:
 
 
 def _records(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
-    """(line number, cells as text) of a CSV/TSV file with a header or a JSON Lines file."""
+    """(line, cells as text) of a file in any registered preference format (the export's formats)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ImportFailed(f"{path}: file not found") from None
-    except UnicodeDecodeError:
-        raise ImportFailed(f"{path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise ImportFailed(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if not text.strip():
-        raise ImportFailed(f"{path}: file is empty")
-    if text.lstrip().startswith("{"):
-        for number, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ImportFailed(f"{path}:{number}: not a JSON object: {exc.msg}") from None
-            if not isinstance(record, dict):
-                raise ImportFailed(f"{path}:{number}: not a JSON object")
-            yield number, {k: _json_text(v) for k, v in record.items()}
-        return
-    first = text.split("\n", 1)[0]
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if "\t" in first else ",")
-    header = [h.strip() for h in next(reader)]
-    for fields in reader:
-        if not any(f.strip() for f in fields):
-            continue
-        if len(fields) != len(header):
-            raise ImportFailed(f"{path}:{reader.line_num}: expected {len(header)} fields, found {len(fields)}")
-        yield reader.line_num, dict(zip(header, fields, strict=True))
-
-
-def _json_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+        records = read_records(path)
+        yield from records.rows
+    except FormatError as exc:
+        raise ImportFailed(str(exc)) from None
 
 
 class _Design:

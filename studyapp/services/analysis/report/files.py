@@ -26,7 +26,7 @@ from studyapp.services.analysis.report.figures import draw_figure, figure_source
 from studyapp.services.analysis.report.page import render_html
 from studyapp.services.analysis.study_analysis import StudyAnalysis, StudyCollection
 from studyapp.services.data.csv_safety import escape_frame
-from studyapp.services.data.export import write_csv
+from studyapp.services.data.export import write_rows
 from studyapp.services.data.file_names import inside, safe_name
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def input_files(analysis: StudyAnalysis, rows: list[dict]) -> dict[str, str | by
     files[SCORES_FILE] = render_scores(analysis.scores, "tsv")
     if rows:
         export = io.StringIO()
-        write_csv(iter(rows), export)  # the rows the analysis read, as export_preferences --format csv writes them
+        write_rows(iter(rows), "csv", export)  # the rows the analysis read, as export_preferences --format csv writes them
         files[PREFERENCES_FILE] = export.getvalue()
     return files
 
