@@ -261,7 +261,16 @@ def read_parquet(path: Path) -> Records:
 
 
 register(
-    PreferenceFormat("csv", (".csv", ".tsv", ".txt"), "text/csv; charset=utf-8", write_csv, read_delimited, lambda head: False, label="CSV")
+    PreferenceFormat(
+        "csv",
+        (".csv", ".tsv", ".txt"),
+        "text/csv; charset=utf-8",
+        write_csv,
+        read_delimited,
+        lambda head: False,
+        spreadsheet=True,
+        label="CSV",
+    )
 )
 register(
     PreferenceFormat(
