@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,7 @@ import pandas as pd
 from evaluation.arrays import Ranking, build_ranking, table_for
 from evaluation.collection import SUBTOPIC_TOPIC, Collection
 from evaluation.exceptions import EvaluationError, EvaluationWarning
+from evaluation.io.inputs import as_collection, as_runs
 from evaluation.io.runs import Run
 from evaluation.io.scores import MEAN_TOPIC
 from evaluation.metrics import Measure, default_measures, parse_measure
@@ -47,17 +48,20 @@ BATCH_CELLS = 4_000_000
 
 
 def score_matrix(
-    collection: Collection,
-    runs: Sequence[Run],
+    collection: Collection | Any,
+    runs: Sequence[Run] | Any,
     measures: Sequence[Measure],
     *,
     progress: bool = False,
 ) -> np.ndarray:
     """Raw per-topic scores ``(M, R, T)`` before topic-set rules (NaN only where a metric says so).
 
-    Runs are laid out in batches whose per-rank arrays stay under :data:`BATCH_CELLS` cells, so
-    deep runs (depth 1000) and many runs fit in memory; ideals are computed once per collection.
+    ``collection`` and ``runs`` may be any kind :mod:`evaluation.io.inputs` converts (files,
+    DataFrames, pytrec_eval dicts, ir_measures tuples). Runs are laid out in batches whose per-rank
+    arrays stay under :data:`BATCH_CELLS` cells, so deep runs (depth 1000) and many runs fit in
+    memory; ideals are computed once per collection.
     """
+    collection, runs = as_collection(collection), as_runs(runs)
     table = table_for(collection)
     depth = max([m.cutoff for m in measures if m.cutoff is not None] + [run.depth for run in runs] + [1])
     per_run = table.n_topics * depth * table.n_intents
@@ -104,8 +108,8 @@ def _by_family(measures: Sequence[Measure]) -> list[list[int]]:
 
 
 def evaluate(
-    collection: Collection,
-    runs: Sequence[Run],
+    collection: Collection | Any,
+    runs: Sequence[Run] | Any,
     measures: Iterable[str | Measure],
     *,
     per_topic: bool = False,
@@ -122,7 +126,12 @@ def evaluate(
     With ``per_subtopic``, every subtopic is also scored alone (weight 1) as topic
     ``<topic>/<subtopic>`` (:meth:`Collection.per_subtopic`): per run, its topic rows, then its
     subtopic rows, then its mean rows, which stay the means over topics.
+
+    ``collection`` and ``runs`` may also be files, pandas DataFrames with ir_datasets/ir_measures
+    columns, pytrec_eval-style dicts or ir_measures ``Qrel``/``ScoredDoc`` tuples
+    (:mod:`evaluation.io.inputs`); anything else is a ``TypeError``.
     """
+    collection, runs = as_collection(collection), as_runs(runs)
     if per_subtopic:
         return _with_subtopic_rows(collection, runs, measures, per_topic, empty_topic, topic_set, progress)
     if empty_topic not in ("nan", "zero"):
