@@ -62,7 +62,10 @@ def input_kinds(qrel_type=Qrel, doc_type=ScoredDoc) -> dict[str, tuple]:
         "dicts": (nested_qrels(q), {n: nested_run(r) for n, r in zip(names, runs, strict=True)}),
         "tuples": (
             [qrel_type(*row) for row in q[["query_id", "doc_id", "relevance", "iteration"]].itertuples(index=False)],
-            {n: [doc_type(*row) for row in r[["query_id", "doc_id", "score"]].itertuples(index=False)] for n, r in zip(names, runs, strict=True)},
+            {
+                n: [doc_type(*row) for row in r[["query_id", "doc_id", "score"]].itertuples(index=False)]
+                for n, r in zip(names, runs, strict=True)
+            },
         ),
     }
 
