@@ -196,7 +196,8 @@ def _add_intuitiveness(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "intuitiveness",
         help="concordance test of metric pairs against gold standards (docs/metrics.md#intuitiveness)",
-        description="Output: gold measure_1 measure_2 topics disagreements concordance_1 concordance_2 a b p ('all' = every gold at once).",
+        description="Output: gold measure_1 measure_2 topics disagreements concordance_1 concordance_2 a b p ('all' = every gold at once); "
+        "with --agreement also mup_1 mup_2 order_vs_mup (1: the cell's concordances are ordered as the MUPs).",
     )
     _scores_option(p)
     p.add_argument(
@@ -442,7 +443,7 @@ def _mup_overall(path: str) -> pd.Series:
 
 
 def _intuitiveness(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
-    from evaluation.meta.intuitiveness import CONVENTIONS, concordance_test, intuitiveness_scores, ordering_agreement
+    from evaluation.meta.intuitiveness import CONVENTIONS, cell_order, concordance_test, intuitiveness_scores, ordering_agreement
 
     if args.ordering_out and not args.agreement:
         raise EvaluationError("--ordering-out needs --agreement FILE")
@@ -465,12 +466,15 @@ def _intuitiveness(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
             blocks.append(matrix)
         out.files.append((args.matrix_out, render_table(pd.concat(blocks, ignore_index=True), args.format)))
     if mup is not None:
-        ordering = ordering_agreement(intuitiveness_scores(table), mup)
+        ordering = ordering_agreement(intuitiveness_scores(table), mup, table)
+        table = cell_order(table, mup)
         if args.ordering_out:
             out.files.append((args.ordering_out, render_table(ordering, args.format)))
         else:
             out.notes.extend(
-                f"{r.gold}: tau_b(MUP order, intuitiveness order) = {r.tau_b:.4f} over {r.measures} measures" for r in ordering.itertuples()
+                f"{r.gold}: MUP order vs intuitiveness order: cell-wise (Chen et al.) ({r.agree} - {r.disagree}) / {r.cells} = "
+                f"{r.tau_cells:.4f}; tau_b on per-metric mean concordances (ours) = {r.tau_b:.4f} over {r.measures} measures"
+                for r in ordering.itertuples()
             )
     return table
 

@@ -31,8 +31,11 @@ CONVENTIONS = {
     "disagreement": "d_1 d_2 < 0 on a topic and run pair; |d| <= 1e-12 is a tie, never a disagreement (docs/metrics.md#intuitiveness)",
     "sign_test": "exact two-sided binomial test on a = only M1 agrees, b = only M2 agrees (docs/metrics.md#intuitiveness)",
     "undefined": "a row counts only the topics where both candidates and its gold standard(s) are defined (column topics)",
-    "intuitiveness_order": "mean concordance of a metric over its comparisons with every other candidate (our choice, Chen 6.1)",
+    "intuitiveness_order": "mean concordance of a metric over its comparisons with every other candidate (our choice, Chen 6.1): column tau_b",
+    "cellwise_order": "Chen et al.'s count over Table 2 cells: a cell agrees when its two concordances are ordered as the two "
+    "metrics' MUP, disagrees when reversed; tau_cells = (agree - disagree) / cells with both defined (ties count in cells only)",
 }
+ORDER_TIE = 1e-12  # MUP or concordance differences this small are ties
 COLUMNS = ["gold", "measure_1", "measure_2", "topics", "disagreements", "concordance_1", "concordance_2", "a", "b", "p"]
 
 
@@ -134,27 +137,63 @@ def intuitiveness_scores(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def ordering_agreement(scores: pd.DataFrame, mup: pd.Series) -> pd.DataFrame:
-    """Kendall tau_b between the metric order by MUP and by intuitiveness, per gold standard.
+def cell_order(table: pd.DataFrame, mup: pd.Series) -> pd.DataFrame:
+    """``table`` (from :func:`concordance_test`) with ``mup_1 mup_2 order_vs_mup`` per cell of Chen et al. Table 2.
+
+    ``order_vs_mup`` is 1 when the cell's concordances are ordered as the two metrics' MUP (the
+    cells the paper highlights), -1 when reversed, 0 when either pair ties (within 1e-12), NaN when a
+    MUP or a concordance is undefined.
+    """
+    out = table.copy()
+    mup = mup.astype(np.float64)
+    out["mup_1"] = out["measure_1"].map(mup).astype(np.float64)
+    out["mup_2"] = out["measure_2"].map(mup).astype(np.float64)
+    d_mup = (out["mup_1"] - out["mup_2"]).to_numpy()
+    d_int = (out["concordance_1"] - out["concordance_2"]).to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        order = signs(d_mup, ORDER_TIE) * signs(d_int, ORDER_TIE)
+    out["order_vs_mup"] = np.where(np.isnan(d_mup) | np.isnan(d_int), np.nan, order)
+    return out
+
+
+ORDERING_COLUMNS = ["gold", "measures", "tau_b", "p", "cells", "agree", "disagree", "tau_cells"]
+
+
+def ordering_agreement(scores: pd.DataFrame, mup: pd.Series, table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Agreement between the metric order by MUP and by intuitiveness, per gold standard, two readings.
 
     Parameters
     ----------
     scores : from :func:`intuitiveness_scores`.
     mup : MUP per measure (index: measure), e.g. the ``all``-subset MUP rows of an agreement table.
+    table : the concordance table itself, for the cell-wise reading (default: that reading is NaN).
 
-    Returns columns ``gold measures tau_b p``.
+    Returns columns ``gold measures tau_b p cells agree disagree tau_cells``:
+
+    * ``tau_b``, ``p``: Kendall tau_b between the MUP values and the per-metric intuitiveness scores
+      (mean concordance, :func:`intuitiveness_scores`; our reading) over ``measures`` metrics;
+    * ``tau_cells = (agree - disagree) / cells``: Chen et al.'s count over the Table 2 cells
+      (:func:`cell_order`; their -0.407 = (8 - 19) / 27), ``cells`` those with MUP and concordances defined.
     """
+    cells = cell_order(table, mup) if table is not None else None
     rows = []
     for g, group in scores.groupby("gold", sort=False):
+        cellwise = _cellwise(cells[cells["gold"] == g]) if cells is not None else (0, 0, 0, np.nan)
         common = [m for m in group["measure"] if m in mup.index and np.isfinite(mup[m])]
         if len(common) < 2:
-            rows.append((g, len(common), np.nan, np.nan))
+            rows.append((g, len(common), np.nan, np.nan, *cellwise))
             continue
         x = group.set_index("measure").loc[common, "score"].to_numpy(dtype=np.float64)
         y = mup.loc[common].to_numpy(dtype=np.float64)
         if np.ptp(x) == 0 or np.ptp(y) == 0:
-            rows.append((g, len(common), np.nan, np.nan))
+            rows.append((g, len(common), np.nan, np.nan, *cellwise))
             continue
         result = sps.kendalltau(x, y)
-        rows.append((g, len(common), float(result.statistic), float(result.pvalue)))
-    return pd.DataFrame.from_records(rows, columns=["gold", "measures", "tau_b", "p"])
+        rows.append((g, len(common), float(result.statistic), float(result.pvalue), *cellwise))
+    return pd.DataFrame.from_records(rows, columns=ORDERING_COLUMNS)
+
+
+def _cellwise(cells: pd.DataFrame) -> tuple[int, int, int, float]:
+    order = cells["order_vs_mup"].dropna()
+    n, agree, disagree = int(order.size), int((order > 0).sum()), int((order < 0).sum())
+    return n, agree, disagree, (agree - disagree) / n if n else np.nan

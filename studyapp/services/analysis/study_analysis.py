@@ -33,7 +33,7 @@ from evaluation.io.runs import runs_from_arrays
 from evaluation.meta._matrix import ScoreCube, score_cube
 from evaluation.meta.agreement import AgreementResult, agreement_with_users
 from evaluation.meta.bestset import BestSet, best_set_with_users
-from evaluation.meta.intuitiveness import concordance_test, intuitiveness_scores, ordering_agreement
+from evaluation.meta.intuitiveness import cell_order, concordance_test, intuitiveness_scores, ordering_agreement
 from evaluation.meta.levels import preference_items
 from evaluation.meta.significance import DiscriminativePower, discriminative_power
 from evaluation.meta.userprefs import preference_summary
@@ -156,7 +156,7 @@ class StudyAnalysis:
     userprefs: pd.DataFrame | None
     power: DiscriminativePower | None
     concordance: pd.DataFrame | None  # gold measure_1 measure_2 topics disagreements concordance_1 concordance_2 a b p
-    ordering: pd.DataFrame | None  # gold measures tau_b p: MUP order vs intuitiveness order
+    ordering: pd.DataFrame | None  # gold measures tau_b p cells agree disagree tau_cells: MUP order vs intuitiveness order
     gold: list[str]
     primary_level: str | None  # the level whose MUP orders the metrics (topic when asked, else weighted)
     B: int
@@ -253,7 +253,8 @@ def _meta(
     ordering = None
     if concordance is not None and primary is not None:
         mup = mup_order(agreement[primary].table)["value"]
-        ordering = ordering_agreement(intuitiveness_scores(concordance), mup)
+        ordering = ordering_agreement(intuitiveness_scores(concordance), mup, concordance)
+        concordance = cell_order(concordance, mup)  # per Table 2 cell: ordered as MUP? (what meta intuitiveness --agreement writes)
     userprefs = preference_summary(votes, data.weights, alpha=alpha) if len(votes) else None
     return {
         "agreement": agreement,

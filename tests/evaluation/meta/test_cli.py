@@ -330,6 +330,15 @@ def test_intuitiveness_ordering_against_mup(study, tmp_path: Path) -> None:
     table = read(ordering)
     assert table["gold"].tolist() == ["I-rec@10"] and table["measures"].tolist() == [4]
     assert -1 <= table["tau_b"].iloc[0] <= 1
+    # the cell-wise reading (Chen et al.) over the 6 Table 2 cells, from the cells' own flags
+    cells = read(tmp_path / "c.tsv")
+    assert list(cells.columns[-3:]) == ["mup_1", "mup_2", "order_vs_mup"]
+    flags = cells["order_vs_mup"].dropna()
+    assert table["cells"].iloc[0] == flags.size and table["agree"].iloc[0] == (flags == 1).sum()
+    assert table["tau_cells"].iloc[0] == pytest.approx(((flags == 1).sum() - (flags == -1).sum()) / flags.size)
+    mup = read(agreement_out).query("statistic == 'MUP' and subset == 'all'").set_index("measure")["value"]
+    first = cells.iloc[0]
+    assert first["mup_1"] == pytest.approx(mup[first["measure_1"]]) and first["mup_2"] == pytest.approx(mup[first["measure_2"]])
 
 
 # COMPANION INPUTS AND ALL-OR-NOTHING OUTPUT ===================================================

@@ -9,7 +9,7 @@ from scipy import stats as sps
 
 from evaluation.exceptions import EvaluationError
 from evaluation.meta._matrix import ScoreCube
-from evaluation.meta.intuitiveness import COLUMNS, concordance_test, intuitiveness_scores, ordering_agreement
+from evaluation.meta.intuitiveness import COLUMNS, cell_order, concordance_test, intuitiveness_scores, ordering_agreement
 from evaluation.report.tables import concordance_matrix
 
 # docs/metrics.md#intuitiveness: 2 topics x 3 runs.
@@ -102,6 +102,43 @@ def test_tau_b_between_mup_order_and_intuitiveness_order_by_hand() -> None:
     assert ordering[["gold", "measures"]].values.tolist() == [["G", 4]]
     assert ordering["tau_b"].iloc[0] == pytest.approx(-1 / np.sqrt(30))
     assert ordering["tau_b"].iloc[0] == pytest.approx(sps.kendalltau([2.3, 1.5, 1.5, 1.1], [0.1, 0.5, 0.4, 0.2]).statistic)
+    # Chen et al.'s cell-wise reading over the same Table 2: a cell agrees when its concordances are
+    # ordered as the MUPs. (A,B) .8>.4 but MUP .1<.5: -1; (A,C) -1; (A,D) -1; (B,C) .7>.3, .5>.4: +1;
+    # (B,D) .4<.6 but .5>.2: -1; (C,D) +1; (A,E) has no concordances: not a cell. (2 - 4) / 6.
+    cellwise = ordering_agreement(intuitiveness_scores(table), mup, table)
+    assert cellwise[["cells", "agree", "disagree"]].values.tolist() == [[6, 2, 4]]
+    assert cellwise["tau_cells"].iloc[0] == pytest.approx(-1 / 3)
+    assert cellwise["tau_b"].iloc[0] == ordering["tau_b"].iloc[0]  # the per-metric reading is kept
+    flagged = cell_order(table, mup).set_index(["measure_1", "measure_2"])["order_vs_mup"]
+    assert flagged.drop(("A", "E")).to_dict() == {
+        ("A", "B"): -1,
+        ("A", "C"): -1,
+        ("A", "D"): -1,
+        ("B", "C"): 1,
+        ("B", "D"): -1,
+        ("C", "D"): 1,
+    }
+    assert np.isnan(flagged[("A", "E")])
+    tied = cell_order(table, pd.Series({"A": 0.5, "B": 0.5, "C": 0.4, "D": 0.2, "E": 0.9})).set_index(["measure_1", "measure_2"])
+    assert tied.loc[("A", "B"), "order_vs_mup"] == 0  # equal MUP: a tie, counted in cells only
+
+
+def test_cellwise_reading_reproduces_chen_et_al_counts() -> None:
+    """27 cells, 8 ordered as MUP and 19 reversed: (8 - 19) / 27 = -0.407, the paper's value; 17 and 8
+    with 2 ties: (17 - 8) / 27 = 0.333."""
+    names = [f"M{i}" for i in range(8)]  # 28 candidate pairs; one has no disagreement and is no cell
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    mup = pd.Series({m: 1.0 - i / 10 for i, m in enumerate(names)})  # M0 best
+    for agree, disagree, ties, want in ((8, 19, 0, -0.407), (17, 8, 2, 0.333)):
+        kinds = ["agree"] * agree + ["disagree"] * disagree + ["tie"] * ties
+        rows = []
+        for (a, b), kind in zip(pairs, [*kinds, "none"]):
+            c1, c2 = {"agree": (0.7, 0.3), "disagree": (0.3, 0.7), "tie": (0.5, 0.5), "none": (np.nan, np.nan)}[kind]
+            rows.append(("G", a, b, 5, 0 if kind == "none" else 10, c1, c2, 0, 0, 1.0))
+        table = pd.DataFrame(rows, columns=COLUMNS)
+        result = ordering_agreement(intuitiveness_scores(table), mup, table)
+        assert result[["cells", "agree", "disagree"]].values.tolist() == [[27, agree, disagree]]
+        assert round(result["tau_cells"].iloc[0], 3) == want
 
 
 def test_needs_two_candidates_and_a_gold() -> None:

@@ -130,7 +130,17 @@ def report_context(report: StudyReport, figure_url) -> dict:
     ordering = []
     if analysis.ordering is not None:
         ordering = [
-            {"gold": r.gold, "measures": int(r.measures), "tau_b": _fmt(r.tau_b), "p": _fmt(r.p, 4)} for r in analysis.ordering.itertuples()
+            {
+                "gold": r.gold,
+                "measures": int(r.measures),
+                "tau_b": _fmt(r.tau_b),
+                "p": _fmt(r.p, 4),
+                "cells": int(r.cells),
+                "agree": int(r.agree),
+                "disagree": int(r.disagree),
+                "tau_cells": _fmt(r.tau_cells),
+            }
+            for r in analysis.ordering.itertuples()
         ]
     return {
         "study": report.study,
