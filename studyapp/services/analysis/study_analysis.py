@@ -37,7 +37,7 @@ from evaluation.meta.intuitiveness import cell_order, concordance_test, intuitiv
 from evaluation.meta.levels import preference_items
 from evaluation.meta.significance import DiscriminativePower, discriminative_power
 from evaluation.meta.userprefs import preference_summary
-from evaluation.metrics import REGISTRY, Measure
+from evaluation.metrics import REGISTRY, Measure, parse_measure
 from studyapp.models import RankedItem, Study, StudySubtopic, StudyTopic
 from studyapp.models.study import SUBTOPIC, TOPIC
 from studyapp.services.collections.evaluation_bridge import to_evaluation_collection
@@ -69,6 +69,11 @@ class StudyCollection:
 def study_measures(depth: int) -> list[str]:
     """Every registered metric at default parameters, cut at the study ``depth`` (raw lists, as shown)."""
     return [Measure(spec, dict(spec.defaults), depth if spec.cutoff != "none" else None).label for spec in REGISTRY.values()]
+
+
+def is_ad_hoc(measure: str) -> bool:
+    """Whether ``measure`` is one of the ad hoc baselines (docs/metrics.md#ad-hoc-baselines), not a diversity metric."""
+    return "adhoc" in parse_measure(measure).spec.tags
 
 
 def gold_measures(depth: int) -> list[str]:
