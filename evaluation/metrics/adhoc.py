@@ -56,6 +56,12 @@ def _rank_column(depth: int) -> np.ndarray:
     return ranks(depth)[:, None, None]
 
 
+def _top_sum(terms: np.ndarray, k: int) -> np.ndarray:
+    """``sum_{r<=k}`` of per-rank terms ``(K, R, T)``: one sum per cutoff is cheaper than a running sum
+    over every rank when a metric is asked at a few cutoffs."""
+    return terms[:k].sum(axis=0)
+
+
 @register(
     "nDCG", params={"gain": GAIN}, tags=TAGS | {"normalised"}, citation="Järvelin & Kekäläinen, TOIS 2002; " + NTCIREVAL + " (MSnDCG)"
 )
@@ -89,15 +95,15 @@ def average_precision(ranking: Ranking, k: int, *, gain: str) -> FloatArray:
 
     def build() -> np.ndarray:
         relevant = _gains(ranking, gain) > 0
-        precision = scan(np.add, relevant.astype(np.int32)) * relevant / _rank_column(ranking.depth)
-        return scan(np.add, precision, in_place=True)
+        return scan(np.add, relevant.astype(np.int32)) * relevant / _rank_column(ranking.depth)  # I(r) C(r) / r
 
-    sums = ranking.memo(("adhoc_ap", gain), build)
-    return safe_divide(at(sums, k), np.minimum(k, ranking.table.n_positive(GAIN_KEYS[gain])))
+    terms = ranking.memo(("adhoc_ap", gain), build)
+    return safe_divide(_top_sum(terms, k), np.minimum(k, ranking.table.n_positive(GAIN_KEYS[gain])))
 
 
-def _err_sums(ranking: Ranking, gain: str, err_gmax: str) -> np.ndarray:
-    return ranking.memo(("adhoc_err", gain, err_gmax), lambda: scan(np.add, _stops(ranking, gain, err_gmax) / _rank_column(ranking.depth)))
+def _err_at(ranking: Ranking, k: int, gain: str, err_gmax: str) -> np.ndarray:
+    terms = ranking.memo(("adhoc_err", gain, err_gmax), lambda: _stops(ranking, gain, err_gmax) / _rank_column(ranking.depth))
+    return _top_sum(terms, k)
 
 
 @register("ERR", params={"gain": GAIN, "err_gmax": ERR_GMAX}, tags=TAGS, citation=CHAPELLE + "; " + NTCIREVAL)
@@ -106,7 +112,7 @@ def err(ranking: Ranking, k: int, *, gain: str, err_gmax: str) -> FloatArray:
 
     Slow reference: ``reference.adhoc_err``.
     """
-    return at(_err_sums(ranking, gain, err_gmax), k)
+    return _err_at(ranking, k, gain, err_gmax)
 
 
 @register("nERR", params={"gain": GAIN, "err_gmax": ERR_GMAX}, tags=TAGS | {"normalised"}, citation=CHAPELLE + "; " + NTCIREVAL)
@@ -124,7 +130,7 @@ def nerr(ranking: Ranking, k: int, *, gain: str, err_gmax: str) -> FloatArray:
         return np.cumsum(stop_terms(gains, divisor, 1) / ranks(depth)[None, :], axis=1)
 
     best = table.memo(("adhoc_ideal_err", gain, err_gmax, depth), ideal)
-    return safe_divide(at(_err_sums(ranking, gain, err_gmax), k), at(best, k, axis=1))
+    return safe_divide(_err_at(ranking, k, gain, err_gmax), at(best, k, axis=1))
 
 
 @register(
@@ -139,8 +145,8 @@ def rbp(ranking: Ranking, k: int, *, gain: str, err_gmax: str, p: float) -> Floa
     Slow reference: ``reference.adhoc_rbp``.
     """
     disc = p ** np.arange(ranking.depth, dtype=np.float64)
-    sums = ranking.memo(("adhoc_rbp", gain, p), lambda: scan(np.add, _gains(ranking, gain) * disc[:, None, None]))
-    return (1.0 - p) * safe_divide(at(sums, k), top_gain(ranking.table, gain, err_gmax))
+    terms = ranking.memo(("adhoc_rbp", gain, p), lambda: _gains(ranking, gain) * disc[:, None, None])
+    return (1.0 - p) * safe_divide(_top_sum(terms, k), top_gain(ranking.table, gain, err_gmax))
 
 
 @register(
@@ -161,9 +167,9 @@ def ebr(ranking: Ranking, k: int, *, gain: str, err_gmax: str, beta: float) -> F
     def build() -> np.ndarray:
         terms = ranked_blended_ratio(ranking, lambda: _gains(ranking, gain), beta, key)
         terms *= _stops(ranking, gain, err_gmax)
-        return scan(np.add, terms, in_place=True)
+        return terms
 
-    return at(ranking.memo(("adhoc_ebr", gain, err_gmax, beta), build), k)
+    return _top_sum(ranking.memo(("adhoc_ebr", gain, err_gmax, beta), build), k)
 
 
 @register(
@@ -180,5 +186,5 @@ def irbu(ranking: Ranking, k: int, *, gain: str, err_gmax: str, p: float) -> Flo
     Slow reference: ``reference.adhoc_irbu``.
     """
     disc = p ** ranks(ranking.depth)
-    sums = ranking.memo(("adhoc_irbu", gain, err_gmax, p), lambda: scan(np.add, _stops(ranking, gain, err_gmax) * disc[:, None, None]))
-    return at(sums, k)
+    terms = ranking.memo(("adhoc_irbu", gain, err_gmax, p), lambda: _stops(ranking, gain, err_gmax) * disc[:, None, None])
+    return _top_sum(terms, k)
