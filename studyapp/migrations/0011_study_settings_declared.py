@@ -90,9 +90,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="study",
             name="consent_version",
-            field=models.CharField(
-                default="1", help_text="stored with each consent; a new version asks everyone again", max_length=50
-            ),
+            field=models.CharField(default="1", help_text="stored with each consent; a new version asks everyone again", max_length=50),
         ),
         migrations.AlterField(
             model_name="study",
