@@ -10,11 +10,11 @@ import math
 import secrets
 
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 
+from studyapp.compiled_queries import compiled
 from studyapp.models.collection import Collection, Document, RankedItem, Run, Subtopic, Topic
 from studyapp.models.study_settings import SETTINGS, FastTime, setting_constraints
-from studyapp.prepared import Prepared, prepared
 
 PAGE_FIELDS = ("docid", "title", "url", "snippet")  # what a result page shows of a document (run_page reads no more)
 
@@ -233,9 +233,9 @@ class Presentation(models.Model):
         return run_page(self.topic_id, self.run_a_id if side == "a" else self.run_b_id, self.study.depth)
 
 
-def _run_page_query() -> Prepared[RankedItem]:
-    items = RankedItem.objects.filter(topic_id=-1, run_id=-2, rank__lte=1000).select_related("document")
-    return Prepared.of(items.only(*(f"document__{name}" for name in PAGE_FIELDS)).order_by("rank"), [-1, -2, 1000])
+def _run_page_query(topic_id: int, run_id: int, depth: int) -> QuerySet[RankedItem]:
+    items = RankedItem.objects.filter(topic_id=topic_id, run_id=run_id, rank__lte=depth).select_related("document")
+    return items.only(*(f"document__{name}" for name in PAGE_FIELDS)).order_by("rank")
 
 
 def run_page(topic_id: int, run_id: int, depth: int) -> list[Document]:
@@ -243,7 +243,7 @@ def run_page(topic_id: int, run_id: int, depth: int) -> list[Document]:
 
     Item pages read one whenever their display cache misses, so its SQL is built once per connection.
     """
-    return [item.document for item in prepared("run_page", _run_page_query).fetch([topic_id, run_id, depth])]
+    return [item.document for item in compiled("run_page", _run_page_query, [-1, -2, 1000]).fetch([topic_id, run_id, depth])]
 
 
 def documents_in_order(ids: list[int]) -> list[Document]:
