@@ -21,8 +21,8 @@ FORBIDDEN = {
 MAX_LINES = 500
 # Modules still over the limit, each with the most lines it may have until it is split.
 OVER_LIMIT = {
-    "studyapp/services/analysis/report.py": 540,  # being split into the report's parts (issue 25, helper H2)
     "studyapp/views/annotator.py": 560,  # its participant texts move into templates (issue 22)
+    "studyapp/admin.py": 600,  # grew with the study teams (issue 24, in progress); to be split by model afterwards
 }
 
 
