@@ -8,6 +8,7 @@ BOUNDS = {
     "subtopics_per_topic": (1, 100), "depth": (1, 100), "annotators_per_presentation": (1, 100), "items_per_annotator": (1, 10000),
     "fast_threshold_seconds": (0, 3600), "fast_limit": (0, 10000), "lease_minutes": (1, 1440), "check_share": (0, 0.5),
     "check_fail_limit": (0, 10000), "straightline_limit": (1, 10000), "median_seconds_min": (0, 3600),
+    "platform_id_retention_days": (1, 3650),
 }  # fmt: skip
 
 
@@ -132,6 +133,16 @@ class Migration(migrations.Migration):
         ),
         migrations.AlterField(
             model_name="study",
+            name="platform_id_retention_days",
+            field=models.PositiveIntegerField(
+                blank=True,
+                default=None,
+                help_text="purge_platform_ids removes platform ids this many days after the last visit (empty: the site default)",
+                null=True,
+            ),
+        ),
+        migrations.AlterField(
+            model_name="study",
             name="redirect_url",
             field=models.CharField(
                 blank=True, default="", help_text="e.g. https://app.prolific.com/submissions/complete?cc={code}", max_length=500
@@ -173,6 +184,16 @@ class Migration(migrations.Migration):
             model_name="study",
             name="subtopics_per_topic",
             field=models.PositiveSmallIntegerField(default=3, help_text="subtopics kept per topic (the heaviest)"),
+        ),
+        migrations.AlterField(
+            model_name="study",
+            name="withdrawal_code",
+            field=models.CharField(
+                blank=True,
+                default="",
+                help_text="shown to participants who withdraw (empty: they are asked to return the study on their platform)",
+                max_length=100,
+            ),
         ),
         migrations.AddConstraint(
             model_name="study",
@@ -222,6 +243,17 @@ class Migration(migrations.Migration):
             model_name="study",
             constraint=models.CheckConstraint(
                 condition=models.Q(("check_share__gte", 0), ("check_share__lte", 0.5)), name="study_check_share_range"
+            ),
+        ),
+        migrations.AddConstraint(
+            model_name="study",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("platform_id_retention_days__isnull", True),
+                    models.Q(("platform_id_retention_days__gte", 1), ("platform_id_retention_days__lte", 3650)),
+                    _connector="OR",
+                ),
+                name="study_platform_id_retention_days_range",
             ),
         ),
         migrations.AddConstraint(
