@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import logging
-import warnings
 import weakref
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -32,7 +30,7 @@ from django.db.models import Model, QuerySet
 from django.db.models import query as django_query
 from django.db.models.sql.compiler import SQLCompiler
 
-logger = logging.getLogger(__name__)
+from studyapp.django_internals import step_aside
 
 M = TypeVar("M", bound=Model)
 
@@ -61,13 +59,10 @@ def django_internals_problem() -> str:
 
 @functools.cache
 def _orm_only() -> bool:
-    """Is Django not what this module expects? Checked once per process; warns once when so."""
-    problem = django_internals_problem()
-    if problem:
-        message = f"compiled queries are off, every query runs through the ORM: {problem} (studyapp/compiled_queries.py)"
-        logger.warning(message)
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
-    return bool(problem)
+    """Is Django not what this module expects? Checked once per process (warns once when so)."""
+    return step_aside(
+        django_internals_problem(), "compiled queries are off, every query runs through the ORM", "studyapp/compiled_queries.py"
+    )
 
 
 class Fetcher(Protocol[M]):

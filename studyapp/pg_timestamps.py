@@ -16,15 +16,13 @@ and when it differs (a Django upgrade) every connection keeps Django's loader, w
 from __future__ import annotations
 
 import inspect
-import logging
-import warnings
 from datetime import UTC
 from functools import cache
 from typing import Any
 
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-logger = logging.getLogger(__name__)
+from studyapp.django_internals import step_aside
 
 
 def django_internals_problem() -> str:
@@ -45,13 +43,8 @@ def django_internals_problem() -> str:
 
 @cache
 def _django_loader_only() -> bool:
-    """Is Django's backend not what this module expects? Checked once per process; warns once when so."""
-    problem = django_internals_problem()
-    if problem:
-        message = f"PostgreSQL timestamps keep Django's loader: {problem} (studyapp/pg_timestamps.py)"
-        logger.warning(message)
-        warnings.warn(message, RuntimeWarning, stacklevel=2)
-    return bool(problem)
+    """Is Django's backend not what this module expects? Checked once per process (warns once when so)."""
+    return step_aside(django_internals_problem(), "PostgreSQL timestamps keep Django's loader", "studyapp/pg_timestamps.py")
 
 
 @cache

@@ -15,6 +15,7 @@ FORBIDDEN = {
     "studyapp.models": ("studyapp.services", *PAGES),
     "studyapp.services": PAGES,
     "studyapp.compiled_queries": ("studyapp.models", "studyapp.services", *PAGES),
+    "studyapp.django_internals": ("studyapp.models", "studyapp.services", *PAGES),
     "studyapp.exceptions": ("studyapp.services", *PAGES),
     "evaluation": ("studyapp",),
 }

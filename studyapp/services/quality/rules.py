@@ -99,10 +99,10 @@ RULES: dict[str, QualityRule] = {}
 
 
 def register(rule: QualityRule) -> QualityRule:
+    """Add ``rule`` (its key is what the decision log stores, so it must be new)."""
     if rule.key in RULES:
         raise ValueError(f"quality rule {rule.key!r} registered twice")
-    RULES[rule.key] = rule
-    return rule
+    return RULES.setdefault(rule.key, rule)
 
 
 def unregister(key: str) -> None:
@@ -156,15 +156,19 @@ def _checks(a: Answers) -> dict[str, Any]:
     return {"failed": sum(checks), "checks": len(checks)}
 
 
-def _checks_breach(study: Study, s: dict[str, Any]) -> Breach | None:
-    limit = study.check_fail_limit
-    if limit is None or s["failed"] <= limit:
-        return None
-    return f"checks: {s['failed']} of {s['checks']} check items failed (limit {limit})", {**s, "limit": limit}
+def _over_limit(count: str, limit_setting: str, words: Callable[[dict[str, Any], int], str]) -> Callable[..., Breach | None]:
+    """A breach that is ``signal[count]`` above the study's ``limit_setting`` (off when that is null)."""
+
+    def breach(study: Study, s: dict[str, Any]) -> Breach | None:
+        limit = getattr(study, limit_setting)
+        return None if limit is None or s[count] <= limit else (words(s, limit), {**s, "limit": limit})
+
+    return breach
 
 
 register(QualityRule(
-    "checks", "failed check items", "check_fail_limit", _checks, _checks_breach,
+    "checks", "failed check items", "check_fail_limit", _checks,
+    _over_limit("failed", "check_fail_limit", lambda s, limit: f"checks: {s['failed']} of {s['checks']} check items failed (limit {limit})"),
     column=lambda study: "checks failed", cell=lambda s: f"{s['failed']} / {s['checks']}" if s["checks"] else "–",
     counted="`identical` checks answered non-zero, `degraded` checks answered on the wrong side (0 is not wrong)",
     excludes_when="more than `check_fail_limit`",
@@ -179,15 +183,9 @@ def _straightline(a: Answers) -> dict[str, Any]:
     return {"run": run, "value": value}
 
 
-def _straightline_breach(study: Study, s: dict[str, Any]) -> Breach | None:
-    limit = study.straightline_limit
-    if limit is None or s["run"] <= limit:
-        return None
-    return f"straight-lining: the answer {s['value']:+d} {s['run']} times in a row (limit {limit})", {**s, "limit": limit}
-
-
 register(QualityRule(
-    "straightline", "straight-lining", "straightline_limit", _straightline, _straightline_breach,
+    "straightline", "straight-lining", "straightline_limit", _straightline,
+    _over_limit("run", "straightline_limit", lambda s, limit: f"straight-lining: the answer {s['value']:+d} {s['run']} times in a row (limit {limit})"),
     column=lambda study: "longest run", cell=lambda s: f"{s['run']} × {s['value']:+d}" if s["run"] else "–",
     counted="the longest run of the same answer in the annotator's sequence", excludes_when="longer than `straightline_limit`",
 ))  # fmt: skip
