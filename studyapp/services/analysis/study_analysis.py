@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from evaluation.collection import Collection as EvalCollection
+import evaluation.collection
+import evaluation.io.runs
 from evaluation.engine import evaluate
 from evaluation.exceptions import EvaluationError
 from evaluation.io.preferences import VOTE_COLUMNS
-from evaluation.io.runs import Run as EvalRun
 from evaluation.io.runs import runs_from_arrays
 from evaluation.meta._matrix import ScoreCube, score_cube
 from evaluation.meta.agreement import AgreementResult, agreement_with_users
@@ -54,8 +54,8 @@ DEFAULT_ALPHA = 0.05
 class StudyCollection:
     """What the annotators of a study saw, as ``evaluation`` objects."""
 
-    collection: EvalCollection  # the study's topics with their kept subtopics and renormalised weights
-    runs: list[EvalRun]  # the study's runs (by name), every list cut at the study depth
+    collection: evaluation.collection.Collection  # the study's topics with their kept subtopics and renormalised weights
+    runs: list[evaluation.io.runs.Run]  # the study's runs (by name), every list cut at the study depth
     topics: list[str]  # study topic ids in study order
     weights: dict[str, dict[str, float]]  # topic -> kept subtopic -> renormalised weight
     depth: int
@@ -98,7 +98,7 @@ def study_collection(study: Study) -> StudyCollection:
     )
     run_col, topic_col, doc_col, rank_col = (list(c) for c in zip(*rows)) if rows else ([], [], [], [])
     built = {run.name: run for run in runs_from_arrays(run_col, topic_col, doc_col, ranks=rank_col, order="rank")} if rows else {}
-    runs = [built.get(name, EvalRun(name, {})) for name in names]
+    runs = [built.get(name, evaluation.io.runs.Run(name, {})) for name in names]
     return StudyCollection(collection, runs, topics, weights, study.depth, study.level_list)
 
 
