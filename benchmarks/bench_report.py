@@ -55,37 +55,9 @@ from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-PAPER_QUALITY = (2.0, 1.0, 0.5, 0.2, 0.0)  # how well each run ranks by gain (the paper-sized study's five runs)
-TOPICS, DOCS, DEPTH = 50, 40, 20
+from benchmarks.synthetic import PAPER_QUALITY, run_qualities, write_collection  # noqa: E402
 
-
-def run_qualities(n: int) -> dict[str, float]:
-    """Run name -> quality: the paper-sized study's five, else ``n`` evenly spread from 2.0 to 0.0."""
-    qualities = PAPER_QUALITY if n == len(PAPER_QUALITY) else tuple(float(q) for q in np.linspace(2.0, 0.0, n))
-    return {f"sys-{chr(ord('a') + i)}": q for i, q in enumerate(qualities)}
-
-
-def write_collection(folder: Path, rng: np.random.Generator, quality: dict[str, float], topics: int) -> dict[str, Path]:
-    """A synthetic diversity collection: qrels, intent weights, and runs that rank by noisy gain."""
-    qrels, intents, runs = [], [], {name: [] for name in quality}
-    for t in range(1, topics + 1):
-        m = int(rng.integers(3, 7))
-        weights = rng.dirichlet(np.ones(m))
-        grades = np.where(rng.random((DOCS, m)) < 0.25, rng.integers(1, 5, size=(DOCS, m)), 0)
-        for i in range(m):
-            intents.append(f"{t}\t{i + 1}\t{float(weights[i])!r}")
-            qrels += [f"{t} {i + 1} d{t}-{d} {grades[d, i]}" for d in range(DOCS)]
-        gain = grades @ weights
-        for name, q in quality.items():
-            ranked = np.argsort(-(q * gain + rng.normal(0, 1, DOCS)))[:DEPTH]
-            runs[name] += [f"{t} Q0 d{t}-{d} {r + 1} {DEPTH - r} {name}" for r, d in enumerate(ranked)]
-    paths = {"qrels": folder / "qrels.txt", "intents": folder / "intents.tsv"}
-    paths["qrels"].write_text("\n".join(qrels) + "\n")
-    paths["intents"].write_text("\n".join(intents) + "\n")
-    for name, lines in runs.items():
-        paths[name] = folder / f"{name}.run"
-        paths[name].write_text("\n".join(lines) + "\n")
-    return paths
+TOPICS = 50
 
 
 TRUTH = "D#-nDCG@10"

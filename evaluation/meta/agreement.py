@@ -34,6 +34,8 @@ from evaluation._types import FloatArray, IntArray
 from evaluation.exceptions import EvaluationError
 from evaluation.meta._matrix import pair_differences, score_cube
 from evaluation.meta._resampling import RngLike, bootstrap_counts, percentile_interval, resolve_rng
+from evaluation.meta.intervals import CONVENTION as INTERVAL_CONVENTION
+from evaluation.meta.intervals import MIN_TOPICS, check_method, score_interval
 from evaluation.meta.levels import drop_undefined
 
 STATISTICS = ("tau", "tau_b", "MUP", "MUP_b", "MUP_b_published")
@@ -52,7 +54,7 @@ CONVENTIONS = {
     "MUP_b_published": "Formula 3 as printed: sum u J / sqrt(sum u (1 + T0) * sum u)",
     "delta_bins": "large iff |d_M| > mean |d_M| over the pairs, per metric; recomputed on each resample (docs/metrics.md#delta-bins)",
     "subranges": "(0-1], (1-2], (2-3], (3-4] of |p|, a |p| within 1e-12 of a bound k counting as k; |p| <= 1e-12 in none (docs/metrics.md#preference-subranges)",
-    "interval": "percentile interval of a cluster bootstrap resampling topics; NaN resamples ignored",
+    "interval": INTERVAL_CONVENTION["score"],
     "undefined": "a metric undefined on a topic (NaN) leaves that topic's pairs out of its own statistics only; n counts its pairs",
 }
 
@@ -153,8 +155,9 @@ class AgreementResult:
     """Tidy agreement table plus the settings that produced it.
 
     ``table`` has columns ``measure statistic subset n value ci_low ci_high``; ``n`` is the number
-    of run pairs in the subset; the interval is a percentile cluster-bootstrap interval over
-    topics (NaN without bootstrap). ``seed`` is None only when a Generator was passed.
+    of run pairs in the subset; the interval is the ``interval`` method's
+    (:mod:`evaluation.meta.intervals`; NaN where there is too little data). ``seed`` is that of the
+    bootstrap (None without one, or when a Generator was passed).
     """
 
     table: pd.DataFrame
@@ -164,6 +167,7 @@ class AgreementResult:
     seed: int | None
     confidence: float
     tau_mode: str
+    interval: str = "score"
 
 
 def agreement(
@@ -178,6 +182,7 @@ def agreement(
     confidence: float = 0.95,
     tau_mode: str = "pairs",
     subsets: Sequence[str] = SUBSETS,
+    interval: str = "score",
 ) -> AgreementResult:
     """Agreement statistics of G metrics with user preferences on P run pairs (docs/metrics.md#agreement-with-users).
 
@@ -189,14 +194,17 @@ def agreement(
     measures : G metric names.
     user_sign : (P,) exact user signs (default ``sign(p)`` with ``|p| <= 1e-12`` a tie).
     clusters : (P,) topic index of each pair for the cluster bootstrap (default: each pair its own).
-    B : bootstrap resamples of topics (0: no intervals).
+    B : bootstrap resamples of topics for ``interval="percentile"`` (0: no intervals there).
     rng : seed or Generator for the bootstrap.
-    confidence : level of the percentile intervals.
+    confidence : level of the intervals.
     tau_mode : ``pairs`` (default, per-pair signs) or ``scipy`` (``scipy.stats.kendalltau(d, p)``
         over the pairs of each subset; docs/metrics.md#tau-and-tau_b; no bootstrap intervals for tau, tau_b).
     subsets : the subsets to report (default all of ``SUBSETS``, in that order). Fewer subsets cost
         less (``("all",)`` skips the per-metric Delta bins); the bootstrap draws the same resamples
         whatever is asked, so a subset's interval does not depend on the others.
+    interval : ``score`` (default: topic-jackknife score interval), ``percentile`` (cluster
+        bootstrap, needs B) or ``none``; docs/meta.md#confidence-intervals. No interval for a
+        subset whose pairs come from fewer than ``intervals.MIN_TOPICS`` topics.
     """
     d = np.atleast_2d(np.asarray(d, dtype=np.float64))
     p = np.asarray(p, dtype=np.float64)
@@ -213,6 +221,7 @@ def agreement(
         raise ValueError(f"tau_mode must be one of {', '.join(TAU_MODES)}, got {tau_mode!r}")
     if B < 0:
         raise ValueError(f"B must be >= 0, got {B}")
+    check_method(interval)
     unknown = [subset for subset in subsets if subset not in SUBSETS]
     if unknown or not subsets:
         raise ValueError(f"subsets must be among {', '.join(SUBSETS)}, got {', '.join(map(str, subsets)) or 'none'}")
@@ -229,16 +238,29 @@ def agreement(
     point, n = _subset_statistics(d, s_u, np.abs(p), np.ones((1, P)), subsets, valid)
     if tau_mode == "scipy":
         _scipy_taus(point, d, p, subsets, valid)
-    low = {k: np.full(G, np.nan) for k in point}
-    high = {k: np.full(G, np.nan) for k in point}
-    if B > 0:
-        _, cluster_index = np.unique(clusters, return_inverse=True)
-        counts = bootstrap_counts(generator, int(cluster_index.max()) + 1, B)
+    keys = [key for key in point if key[1] in STATISTICS]
+    low = {k: np.full(G, np.nan) for k in keys}
+    high = {k: np.full(G, np.nan) for k in keys}
+    no_interval = {"tau", "tau_b"} if tau_mode == "scipy" else set()
+    _, cluster_index = np.unique(clusters, return_inverse=True)
+    T = int(cluster_index.max()) + 1
+    if interval != "none" and T > 1:
+        member = np.zeros((T, P))
+        member[cluster_index, np.arange(P)] = 1.0
+        loo, _ = _subset_statistics(d, s_u, np.abs(p), 1.0 - member, subsets, valid)  # each topic left out in turn
+        topics = _subset_topics(d, np.abs(p), member, subsets, valid)
+    if interval == "score" and T > 1:
+        for key in keys:
+            if key[1] not in no_interval:
+                low[key], high[key] = score_interval(point[key][0], loo[key], n[key[0]], topics[key[0]], confidence)
+    elif interval == "percentile" and B > 0 and T > 1:
+        counts = bootstrap_counts(generator, T, B)
         boot, _ = _subset_statistics(d, s_u, np.abs(p), counts[:, cluster_index].astype(np.float64), subsets, valid)
-        for key, samples in boot.items():
-            if tau_mode == "scipy" and key[1] in ("tau", "tau_b"):
-                continue
-            low[key], high[key] = percentile_interval(samples, confidence, axis=0)
+        for key in keys:
+            if key[1] not in no_interval:
+                enough = np.isfinite(point[key][0]) & (topics[key[0]] >= MIN_TOPICS)
+                lo, hi = percentile_interval(boot[key], confidence, axis=0)
+                low[key], high[key] = np.where(enough, lo, np.nan), np.where(enough, hi, np.nan)
     rows = [
         (
             measure,
@@ -254,7 +276,7 @@ def agreement(
         for subset in subsets
     ]
     table = pd.DataFrame.from_records(rows, columns=TABLE_COLUMNS)
-    return AgreementResult(table, P, int(np.unique(clusters).size), B, seed if B > 0 else None, confidence, tau_mode)
+    return AgreementResult(table, P, T, B, seed if B > 0 else None, confidence, tau_mode, interval)
 
 
 SUMS = ("AD", "N", "NM", "NU", "U", "UJ", "UT")
@@ -275,8 +297,8 @@ def pair_features(s_m: FloatArray, s_u: FloatArray, u: FloatArray) -> FloatArray
 
 
 def _as_statistics(sums: FloatArray) -> dict[str, FloatArray]:
-    """``sums[..., k]`` in ``SUMS`` order -> the five statistics (same leading shape)."""
-    return statistics_from_sums({name: sums[..., k] for k, name in enumerate(SUMS)})
+    """``sums[..., k]`` in ``SUMS`` order -> the five statistics and ``_N`` (pairs; same leading shape)."""
+    return {**statistics_from_sums({name: sums[..., k] for k, name in enumerate(SUMS)}), "_N": sums[..., 1]}
 
 
 def _subset_statistics(
@@ -336,6 +358,31 @@ def _subset_statistics(
                 out[subset, statistic] = value
             n[subset] = (observed * all_masks[k][None, :]).sum(axis=1).astype(np.int64)
     return out, n
+
+
+def _subset_topics(
+    d: FloatArray, u: FloatArray, member: FloatArray, subsets: Sequence[str], valid: np.ndarray | None = None
+) -> dict[str, IntArray]:
+    """Per subset, the number of topics (rows of ``member``, (T, P)) holding at least one of its pairs, per metric (G,).
+
+    The subsets are those of the point estimate (:func:`_subset_statistics` with weights 1): the
+    observed Delta bins over each metric's defined pairs (``valid``; its ``d`` is 0 elsewhere).
+    """
+    ok = np.ones(d.shape, dtype=bool) if valid is None else valid
+    abs_d = np.abs(d)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        large = (abs_d > abs_d.sum(axis=1, keepdims=True) / ok.sum(axis=1, keepdims=True)) & ok
+    small = ~large & ok
+    ranges = dict(zip(SUBRANGES, subrange_masks(u)))
+    out = {}
+    for subset in subsets:
+        bin_name, _, part = subset.partition(":")
+        mask = large if bin_name == "large" else small if bin_name == "small" else ok
+        user = ranges.get(part if bin_name in BINS else subset)
+        if user is not None:
+            mask = mask & user[None, :]
+        out[subset] = ((mask.astype(np.float64) @ member.T) > 0).sum(axis=1)
+    return out
 
 
 def _scipy_taus(
@@ -422,6 +469,7 @@ def agreement_with_users(
     confidence: float = 0.95,
     tau_mode: str = "pairs",
     subsets: Sequence[str] = SUBSETS,
+    interval: str = "score",
 ) -> AgreementResult:
     """Agreement of every measure of a per-topic score table with preference items.
 
@@ -431,7 +479,7 @@ def agreement_with_users(
     scores : tidy ``run topic measure value`` frame; the metric of pair ``c`` is looked up under
         topic ``key``. Every needed (run, key, measure) must be present (error otherwise).
     measures : measures to evaluate (default: all in the scores).
-    B, rng, confidence, tau_mode, subsets : see :func:`agreement`; the bootstrap resamples topics.
+    B, rng, confidence, tau_mode, subsets, interval : see :func:`agreement`; intervals treat topics as clusters.
     """
     x = pair_inputs(items, scores, measures)
     return agreement(
@@ -445,4 +493,5 @@ def agreement_with_users(
         confidence=confidence,
         tau_mode=tau_mode,
         subsets=subsets,
+        interval=interval,
     )

@@ -12,7 +12,9 @@ set for the best of Mogstad, Romano, Shaikh & Wilhelm 2024, "Inference for ranks
 
 and its null distribution is that of ``max_h (D*_hg - D_hg) / se*(D*_hg)`` over a paired cluster
 bootstrap of topics (every metric on the same resampled topics; the differences are re-centred at
-the observed ones). ``p_best`` is the share of resamples whose centred maximum reaches ``T_g``; ``g``
+the observed ones), leaving out of the maximum the rivals clearly below ``g`` (``T_hg < -sqrt(2 log log
+T)``; the moment selection of Hansen 2005, "A test for superior predictive ability"), which cannot be
+the ones that beat it. ``p_best`` is the share of resamples whose centred maximum reaches ``T_g``; ``g``
 is in the set when ``p_best > alpha``. The maximum over the rivals is the multiplicity correction:
 with the truth ``t`` the best metric, it is left out only when its own test rejects, so the set
 holds it with probability about ``1 - alpha`` however many metrics are compared; metrics tied with
@@ -189,14 +191,16 @@ def best_set(
         counts = bootstrap_counts(generator, T, B).astype(np.float64)
         boot_mup, boot_se = _studentised(x, u, counts)
         boot_diff = boot_mup[:, None, :] - boot_mup[:, :, None]  # (B, g, h)
-        centred = np.where(rivals[None], _t(boot_diff - diff[None], boot_se), -np.inf)
         observed = np.where(rivals, _t(diff, se), -np.inf)
+        # rivals clearly below g cannot be the ones that beat it: left out of the null maximum (moment selection)
+        relevant = rivals & (observed >= -np.sqrt(2 * np.log(np.log(T))))
+        centred = np.where(relevant[None], _t(boot_diff - diff[None], boot_se), -np.inf)
         if correction == "max":
             reach = centred.max(axis=2) >= observed.max(axis=1)[None, :] - TIE
-            p_best = reach.mean(axis=0)
+            p_best = np.where(relevant.any(axis=1), reach.mean(axis=0), 1.0)
         else:  # each comparison alone: the smallest per-rival p-value decides
             per_rival = (centred >= observed[None] - TIE).mean(axis=0)
-            p_best = np.where(rivals, per_rival, np.inf).min(axis=1)
+            p_best = np.where(relevant, per_rival, 1.0).min(axis=1, initial=1.0)
         p_best = np.where(defined, np.minimum(p_best, 1.0), np.nan)
         inside = defined & (p_best > alpha)
     else:

@@ -135,7 +135,14 @@ def _add_agreement(sub: argparse._SubParsersAction) -> None:
         type=non_negative_int,
         default=0,
         metavar="B",
-        help="cluster-bootstrap resamples of topics for percentile intervals (default 0: none)",
+        help="topic-bootstrap resamples for --best-set and --interval percentile (default 0: none)",
+    )
+    p.add_argument(
+        "--interval",
+        choices=("score", "percentile", "none"),
+        default="score",
+        help="confidence intervals: topic-jackknife score interval (default), cluster-bootstrap percentile (needs --bootstrap B) "
+        "or none; docs/meta.md#confidence-intervals",
     )
     p.add_argument("--confidence", type=_probability, default=0.95, help="interval level (default 0.95)")
     p.add_argument(
@@ -363,6 +370,7 @@ def _seed(args: argparse.Namespace, out: _Output) -> int:
 def _agreement(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
     from evaluation.io.preferences import read_preferences
     from evaluation.meta.agreement import CONVENTIONS, agreement_with_users
+    from evaluation.meta.intervals import CONVENTION as INTERVAL_CONVENTION
     from evaluation.meta.levels import preference_items
 
     if args.power and not args.plots:
@@ -373,18 +381,27 @@ def _agreement(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
     items = preference_items(read_preferences(args.preferences), args.level, _weights(args.intents))
     if args.best_set and not args.bootstrap:
         raise EvaluationError("--best-set needs --bootstrap B (e.g. --bootstrap 1000)")
+    if args.interval == "percentile" and not args.bootstrap:
+        raise EvaluationError("--interval percentile needs --bootstrap B (e.g. --bootstrap 1000)")
     seed = _seed(args, out) if args.bootstrap else None
     scores = _read_scores(args.scores)
     result = agreement_with_users(
-        items, scores, args.measures, B=args.bootstrap, rng=seed, confidence=args.confidence, tau_mode=args.tau_mode
+        items,
+        scores,
+        args.measures,
+        B=args.bootstrap,
+        rng=seed,
+        confidence=args.confidence,
+        tau_mode=args.tau_mode,
+        interval=args.interval,
     )
-    out.conventions = CONVENTIONS
+    out.conventions = {**CONVENTIONS, "interval": INTERVAL_CONVENTION[args.interval]}
     table = result.table
     if args.best_set:
         from evaluation.meta.bestset import CONVENTION, MIN_TOPICS, best_set_with_users, with_best_set
 
         chosen = best_set_with_users(items, scores, args.measures, B=args.bootstrap, rng=seed, alpha=args.alpha)
-        out.conventions = {**CONVENTIONS, "best_set": CONVENTION}
+        out.conventions = {**out.conventions, "best_set": CONVENTION}
         if not chosen.claim:
             warnings.warn(
                 f"best set: {chosen.n_topics} topics, fewer than {MIN_TOPICS}: no claim, every defined metric is in it",

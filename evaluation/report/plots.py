@@ -160,7 +160,7 @@ def metric_bars(
 def metric_bars_figure(table: pd.DataFrame, *, power: pd.DataFrame | None = None, intervals: bool = False):
     """Chen et al. Fig. 2: MUP, MUP_b, tau, tau_b (+ discriminative ``power`` of a discpower
     summary, column ``power`` per ``measure``) per metric, sorted by MUP; with ``intervals``, the
-    bootstrap confidence intervals of the table as error bars."""
+    confidence intervals of the table as error bars (none where the table has none)."""
     plt = _pyplot()
     whole = table[table["subset"] == "all"]
     overall = whole.pivot(index="measure", columns="statistic", values="value")
@@ -187,7 +187,7 @@ def metric_bars_figure(table: pd.DataFrame, *, power: pd.DataFrame | None = None
     ax.axhline(0, color="black", linewidth=0.6)
     ax.set_ylabel("value")
     ax.legend(fontsize=8, ncols=len(series))
-    ax.set_title("Agreement with users (sorted by MUP)" + (", bootstrap intervals" if intervals else ""), fontsize=10)
+    ax.set_title("Agreement with users (sorted by MUP)" + (", 95% intervals" if intervals else ""), fontsize=10)
     return fig
 
 

@@ -20,7 +20,6 @@ from django.utils.html import escape
 from evaluation.meta.agreement import agreement_with_users
 from evaluation.meta.bestset import best_set_with_users
 from evaluation.meta.levels import preference_items
-from evaluation.metrics import REGISTRY
 from studyapp.models import Annotator, Study
 from studyapp.services.analysis import preview as live
 from studyapp.services.analysis.study_analysis import analyse_study, mup_order, study_collection, study_measures, study_scores, study_votes
@@ -78,10 +77,10 @@ class FewAnswersTests(PreviewTestCase):
         self.assertEqual(preview.answers, 1)
         level = next(lv for lv in preview.levels if lv.level == item.presentation.level)
         self.assertEqual((level.answers, level.pairs, level.topics), (1, 1, 1))
-        self.assertEqual(len(level.ranking), len(REGISTRY))  # every metric, the ad hoc baselines included
-        for row in level.ranking:  # one pair: every metric agrees (1), disagrees (-1) or ties it (0); the interval is the point
+        self.assertEqual(len(level.ranking), 31)
+        for row in level.ranking:  # one pair: every metric agrees (1), disagrees (-1) or ties it (0); one topic: no interval
             self.assertIn(row.mup, (1.0, -1.0, 0.0))
-            self.assertEqual((row.low, row.high), (row.mup, row.mup))
+            self.assertEqual((row.low, row.high), (None, None))
         self.assertEqual(level.ranking[0].mup, 1.0)
         self.assertIsNone(preview.separation)
         self.assertIn("Too few answers for a separation estimate (1 ", preview.sentence)
@@ -127,14 +126,14 @@ class RankingTests(PreviewTestCase):
                 got = [(r.measure, r.mup, r.low, r.high) for r in level.ranking]
                 for table in (expected, in_report):
                     self.assertEqual([m for m, *_ in got], list(table.index))
-                    np.testing.assert_allclose([v for _, *v in got], table[["value", "ci_low", "ci_high"]].to_numpy(), rtol=0, atol=1e-12)
+                    shown = [[np.nan if x is None else x for x in v] for _, *v in got]  # None: no interval
+                    np.testing.assert_allclose(shown, table[["value", "ci_low", "ci_high"]].to_numpy(), rtol=0, atol=1e-12)
                 self.assertEqual(level.pairs, len(items))
                 self.assertEqual(level.answers, int((votes["level"] == level.level).sum()))
                 self.assertEqual(level.answers, 6 * 2 if level.level == "topic" else 12 * 2)  # presentations x k
                 self.assertEqual(level.topics, 2)
                 self.assertEqual(len(level.top), live.SHOWN)
-                self.assertLessEqual(level.top[0].low, level.top[0].mup)
-                self.assertLessEqual(level.top[0].mup, level.top[0].high)
+                self.assertEqual((level.top[0].low, level.top[0].high), (None, None))  # 2 topics: too few for an interval
                 chosen = best_set_with_users(items, scores, measures, B=1000, rng=1)  # the report's best set
                 self.assertEqual(level.best_set_measures, list(report.best_set(level.level).measures))
                 self.assertEqual(level.best_set_measures, list(chosen.measures))
@@ -263,7 +262,8 @@ class DashboardTests(PreviewTestCase):
             for level in preview.levels:
                 top = level.top[0]
                 self.assertIn(f"<td>{top.measure}</td>", html)
-                self.assertIn(f"{top.low:.3f} to {top.high:.3f}", html)
+                self.assertIsNone(top.low)  # two topics: no interval, a dash (docs/meta.md#confidence-intervals)
+                self.assertRegex(html, rf"<td>{re.escape(top.measure)}</td>\s*<td[^>]*>[^<]*</td>\s*<td[^>]*>–</td>")
                 self.assertIn(f"on {level.answers} valid answers to {level.pairs} run pairs", html)
             self.assertIn(escape(preview.sentence), html)
             self.assertIn(f'href="{reverse("study_report", args=[self.study.slug])}"', html)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -51,7 +52,8 @@ class Command(BaseCommand):
         if summary["best"]:
             best = summary["best"]
             self.stdout.write(
-                f"Best by MUP ({best['level']} level): {best['measure']} {best['value']:.3f} [{best['low']:.3f}, {best['high']:.3f}]"
+                f"Best by MUP ({best['level']} level): {best['measure']} {best['value']:.3f} "
+                + ("(no interval: too few topics)" if math.isnan(best["low"]) else f"[{best['low']:.3f}, {best['high']:.3f}]")
             )
             chosen = summary["best_set"]
             claim = "" if chosen["claim"] else " (too few topics for a claim: every metric)"

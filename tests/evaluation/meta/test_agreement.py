@@ -14,6 +14,7 @@ from scipy import stats as sps
 
 from evaluation.exceptions import EvaluationError, EvaluationWarning
 from evaluation.meta.agreement import SUBSETS, agreement, agreement_with_users, kendall_taus, pair_statistics
+from evaluation.meta.intervals import MIN_TOPICS
 
 from .conftest import tidy
 
@@ -150,9 +151,9 @@ def test_bootstrap_is_deterministic_for_a_seed_and_records_it() -> None:
     d = rng.normal(size=(2, 60))
     p = np.clip(np.rint(d[0] * 3 + rng.normal(size=60)), -4, 4)
     clusters = np.repeat(np.arange(12), 5)
-    one = agreement(d, p, ["A", "B"], clusters=clusters, B=300, rng=11)
-    two = agreement(d, p, ["A", "B"], clusters=clusters, B=300, rng=11)
-    other = agreement(d, p, ["A", "B"], clusters=clusters, B=300, rng=12)
+    one = agreement(d, p, ["A", "B"], clusters=clusters, B=300, rng=11, interval="percentile")
+    two = agreement(d, p, ["A", "B"], clusters=clusters, B=300, rng=11, interval="percentile")
+    other = agreement(d, p, ["A", "B"], clusters=clusters, B=300, rng=12, interval="percentile")
     pd.testing.assert_frame_equal(one.table, two.table)
     assert one.seed == 11 and one.B == 300 and one.n_topics == 12
     assert not one.table["ci_low"].equals(other.table["ci_low"])
@@ -160,9 +161,8 @@ def test_bootstrap_is_deterministic_for_a_seed_and_records_it() -> None:
     assert (rows["ci_low"] <= rows["value"] + 1e-12).all() and (rows["value"] <= rows["ci_high"] + 1e-12).all()
 
 
-def reference_statistics(d: np.ndarray, p: np.ndarray) -> dict[tuple[str, str], float]:
-    """docs/metrics.md#tau-and-tau_b for one metric, written out pair by pair: {(subset, statistic): value}."""
-    sign = lambda x: 0 if abs(x) <= 1e-12 else (1 if x > 0 else -1)  # noqa: E731
+def reference_members(d: np.ndarray, p: np.ndarray) -> dict[str, list[int]]:
+    """The pairs of every subset of one metric, by the definitions (docs/metrics.md#delta-bins)."""
     mean_abs = sum(abs(x) for x in d) / len(d)
     members: dict[str, list[int]] = {"all": list(range(len(d)))}
     members["large"] = [c for c in members["all"] if abs(d[c]) > mean_abs]
@@ -172,8 +172,14 @@ def reference_statistics(d: np.ndarray, p: np.ndarray) -> dict[tuple[str, str], 
         members[name] = [c for c in members["all"] if lo < abs(p[c]) <= lo + 1]
         for b in ("small", "large"):
             members[f"{b}:{name}"] = [c for c in members[b] if c in members[name]]
+    return members
+
+
+def reference_statistics(d: np.ndarray, p: np.ndarray) -> dict[tuple[str, str], float]:
+    """docs/metrics.md#tau-and-tau_b for one metric, written out pair by pair: {(subset, statistic): value}."""
+    sign = lambda x: 0 if abs(x) <= 1e-12 else (1 if x > 0 else -1)  # noqa: E731
     out = {}
-    for subset, pairs in members.items():
+    for subset, pairs in reference_members(d, p).items():
         J = [sign(d[c]) * sign(p[c]) for c in pairs]
         u = [abs(p[c]) for c in pairs]
         A, D, N = J.count(1), J.count(-1), len(pairs)
@@ -203,9 +209,13 @@ def reference_intervals(d: np.ndarray, p: np.ndarray, clusters: np.ndarray, B: i
             samples.setdefault(key, []).append(value)
     tail = (1 - level) / 2 * 100
     out = {}
+    point = reference_statistics(d, p)
     for key, values in samples.items():
         finite = np.array([v for v in values if not math.isnan(v)])
-        out[key] = (np.percentile(finite, tail), np.percentile(finite, 100 - tail)) if finite.size else (np.nan, np.nan)
+        # no interval for a subset whose pairs come from fewer than MIN_TOPICS topics, or undefined
+        topics = len({int(clusters[c]) for c in reference_members(d, p)[key[0]]})
+        enough = finite.size and topics >= MIN_TOPICS and not math.isnan(point[key])
+        out[key] = (np.percentile(finite, tail), np.percentile(finite, 100 - tail)) if enough else (np.nan, np.nan)
     return out
 
 
@@ -216,7 +226,7 @@ def test_cluster_bootstrap_intervals_match_a_slow_reference() -> None:
     clusters = np.repeat(np.arange(10), 6)
     d = rng.normal(0, 0.2, size=(2, 60)) * (rng.random((2, 60)) > 0.25)
     p = rng.integers(-12, 13, size=60) / 3.0
-    result = agreement(d, p, ["A", "B"], clusters=clusters, B=150, rng=77, confidence=0.9)
+    result = agreement(d, p, ["A", "B"], clusters=clusters, B=150, rng=77, confidence=0.9, interval="percentile")
     for g, measure in enumerate(["A", "B"]):
         point = reference_statistics(d[g], p)
         expected = reference_intervals(d[g], p, clusters, B=150, seed=77, level=0.9)
@@ -233,14 +243,13 @@ def test_cluster_bootstrap_intervals_match_a_slow_reference() -> None:
     assert result.table["ci_low"].notna().sum() > 100  # most intervals are defined
 
 
-def test_cluster_bootstrap_resamples_whole_topics() -> None:
-    """With a single topic every resample is the original data: the interval collapses."""
+@pytest.mark.parametrize("interval", ["score", "percentile"])
+def test_one_topic_gets_no_interval_rather_than_a_zero_width_one(interval) -> None:
+    """With a single topic every bootstrap resample is the original data: no interval, not [value, value]."""
     d = np.array([[0.1, -0.2, 0.3, 0.0]])
     p = np.array([1.0, 2.0, -1.0, 3.0])
-    t = agreement(d, p, ["M"], clusters=np.zeros(4, dtype=int), B=50, rng=0).table
-    rows = t[t["subset"] == "all"]
-    np.testing.assert_allclose(rows["ci_low"], rows["value"])
-    np.testing.assert_allclose(rows["ci_high"], rows["value"])
+    t = agreement(d, p, ["M"], clusters=np.zeros(4, dtype=int), B=50, rng=0, interval=interval).table
+    assert t["value"].notna().any() and t["ci_low"].isna().all() and t["ci_high"].isna().all()
 
 
 def test_no_seed_draws_one_and_reports_it() -> None:

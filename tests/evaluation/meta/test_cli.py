@@ -53,9 +53,14 @@ def test_agreement_writes_the_pinned_header_and_figures(study, tmp_path: Path) -
 
 
 def test_agreement_json_and_csv(study, capsys) -> None:
-    assert meta("agreement", study, "--measures", "D-Q@10", "--format", "json", prefs=True) == 0
+    assert meta("agreement", study, "--measures", "D-Q@10", "--format", "json", "--interval", "none", prefs=True) == 0
     records = json.loads(capsys.readouterr().out)
     assert records[0]["measure"] == "D-Q@10" and records[0]["ci_low"] is None
+    assert meta("agreement", study, "--measures", "D-Q@10", "--format", "json", prefs=True) == 0  # score intervals by default
+    records = json.loads(capsys.readouterr().out)
+    assert records[0]["ci_low"] <= records[0]["value"] <= records[0]["ci_high"]
+    assert meta("agreement", study, "--measures", "D-Q@10", "--interval", "percentile", prefs=True) == 2
+    assert "--interval percentile needs --bootstrap B" in capsys.readouterr().err
     assert meta("agreement", study, "--measures", "D-Q@10", "--format", "csv", prefs=True) == 0
     assert capsys.readouterr().out.startswith("measure,statistic,subset,n,value,ci_low,ci_high\n")
 

@@ -13,7 +13,7 @@ import numpy as np
 from django.template.loader import render_to_string
 
 from evaluation.report.tables import agreement_grid
-from studyapp.services.analysis.study_analysis import LEVELS, StudyAnalysis, is_ad_hoc
+from studyapp.services.analysis.study_analysis import LEVELS, StudyAnalysis
 
 if TYPE_CHECKING:
     from studyapp.services.analysis.report.build import StudyReport
@@ -46,8 +46,9 @@ def _metric_rows(analysis: StudyAnalysis, level: str) -> list[dict]:
         cells = []
         for statistic in STATISTICS:
             r = whole.loc[(measure, statistic)]
-            cells.append({"value": _fmt(r["value"]), "interval": f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"})
-        row = {"measure": measure, "adhoc": is_ad_hoc(measure), "cells": cells, "n": int(whole.loc[(measure, "MUP"), "n"])}
+            interval = "–" if not np.isfinite(r["ci_low"]) else f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"
+            cells.append({"value": _fmt(r["value"]), "interval": interval})
+        row = {"measure": measure, "cells": cells, "n": int(whole.loc[(measure, "MUP"), "n"])}
         if power is not None and measure in power.index:
             row["power"] = _fmt(power.loc[measure, "power"])
             row["significant"] = f"{int(power.loc[measure, 'significant'])}/{int(power.loc[measure, 'pairs'])}"

@@ -1,0 +1,110 @@
+"""Agreement intervals (docs/meta.md#confidence-intervals): none without data, none from one topic,
+honest near +-1, the jackknife in the middle, and coverage close to nominal in a small simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import t as student_t
+
+from evaluation.meta.agreement import agreement
+from evaluation.meta.intervals import MIN_TOPICS, jackknife_variance, score_interval
+
+
+def rows(table, statistic="MUP", subset="all", measure="M"):
+    return table[(table["measure"] == measure) & (table["statistic"] == statistic) & (table["subset"] == subset)].iloc[0]
+
+
+def clustered(topics: int, per: int, seed: int = 0, agree: float = 0.8):
+    """Pairs of ``topics`` topics: the metric agrees with the user on a share ``agree`` of them."""
+    rng = np.random.default_rng(seed)
+    p = rng.choice([-3.0, -2.0, -1.0, 1.0, 2.0, 3.0], size=topics * per)
+    d = np.sign(p) * np.where(rng.random(p.size) < agree, 1.0, -1.0) * rng.uniform(0.1, 1, p.size)
+    return d[None, :], p, np.repeat(np.arange(topics), per)
+
+
+def test_a_subset_without_pairs_or_with_too_few_topics_gets_no_interval() -> None:
+    d, p, clusters = clustered(10, 6)
+    p = np.where(np.abs(p) == 2, 3 * np.sign(p), p)  # no pair in (1-2]
+    p = np.where(clusters < 2, 3.5 * np.sign(p), p)  # (3-4] only in topics 0 and 1
+    t = agreement(d, p, ["M"], clusters=clusters).table
+    few = rows(t, subset="(3-4]")
+    assert few["n"] == 12 and np.isfinite(few["value"]) and np.isnan(few["ci_low"]) and np.isnan(few["ci_high"])
+    empty = t[t["subset"].str.endswith("(1-2]")]
+    assert len(empty) == 15 and (empty["n"] == 0).all()
+    assert empty["value"].isna().all() and empty["ci_low"].isna().all() and empty["ci_high"].isna().all()
+    full = rows(t)
+    assert full["ci_low"] < full["value"] < full["ci_high"]
+
+
+def test_too_few_topics_means_no_interval_at_all() -> None:
+    d, p, clusters = clustered(MIN_TOPICS - 1, 8)
+    t = agreement(d, p, ["M"], clusters=clusters).table
+    assert t["ci_low"].isna().all() and t["value"].notna().any()
+    d, p, clusters = clustered(MIN_TOPICS, 8)
+    assert np.isfinite(rows(agreement(d, p, ["M"], clusters=clusters).table)["ci_low"])
+
+
+def test_every_pair_agreeing_gives_a_one_sided_interval_that_narrows_with_more_pairs() -> None:
+    widths = []
+    for topics in (5, 20, 80):
+        d, p, clusters = clustered(topics, 5, agree=1.0)
+        row = rows(agreement(d, p, ["M"], clusters=clusters).table)
+        assert row["value"] == 1.0 and row["ci_high"] == 1.0 and row["ci_low"] < 1.0  # never [1, 1]
+        widths.append(1 - row["ci_low"])
+    assert widths[0] > widths[1] > widths[2] > 0
+
+
+def test_near_the_edge_the_interval_is_asymmetric_and_inside_the_range() -> None:
+    d, p, clusters = clustered(12, 5, agree=0.97, seed=3)
+    t = agreement(d, p, ["M"], clusters=clusters).table
+    for statistic in ("tau", "tau_b", "MUP", "MUP_b", "MUP_b_published"):
+        row = rows(t, statistic)
+        assert -1 <= row["ci_low"] < row["value"] < row["ci_high"] <= 1, statistic
+        assert row["ci_high"] - row["value"] < row["value"] - row["ci_low"], statistic  # more room below
+
+
+def test_in_the_middle_it_is_the_jackknife_t_interval() -> None:
+    d, p, clusters = clustered(40, 6, agree=0.6, seed=4)
+    row = rows(agreement(d, p, ["M"], clusters=clusters, confidence=0.9).table, "tau")
+    s_m, s_u = np.sign(d[0]), np.sign(p)
+    loo = np.array([(s_m * s_u)[clusters != k].mean() for k in range(40)])
+    half = student_t.ppf(0.95, 39) * np.sqrt(jackknife_variance(loo))
+    assert row["value"] == pytest.approx((s_m * s_u).mean())
+    # the Wilson form shifts the centre a little towards 0 and widens a little: within 3% of the t interval
+    assert row["ci_high"] - row["ci_low"] == pytest.approx(2 * half, rel=0.03)
+    assert (row["ci_low"] + row["ci_high"]) / 2 == pytest.approx(row["value"], abs=0.02)
+
+
+def test_coverage_of_a_clustered_agreement_share_is_close_to_nominal() -> None:
+    """Topics with their own agreement rate (beta-distributed around 0.85): MUP's population value is known."""
+    rng = np.random.default_rng(11)
+    hits = given = 0
+    for _ in range(300):
+        rate = rng.beta(8.5, 1.5, size=15)  # mean 0.85
+        per = 6
+        p = np.full(15 * per, 2.0)
+        agree = rng.random(p.size) < np.repeat(rate, per)
+        d = np.where(agree, 1.0, -1.0)[None, :]
+        row = rows(agreement(d, p, ["M"], clusters=np.repeat(np.arange(15), per)).table, "tau")
+        if np.isfinite(row["ci_low"]):
+            given += 1
+            hits += row["ci_low"] <= 0.7 <= row["ci_high"]  # population tau = 2 * 0.85 - 1
+    assert given == 300 and 0.91 <= hits / given <= 0.99
+
+
+def test_score_interval_checks_and_missing_leave_one_out_values() -> None:
+    with pytest.raises(ValueError, match="confidence level"):
+        score_interval(np.array([0.5]), np.zeros((4, 1)), np.array([10]), np.array([4]), level=1.0)
+    low, high = score_interval(np.array([0.5, 0.5]), np.array([[0.4, np.nan], [0.6, 0.5], [0.5, 0.5]]), np.array([9, 9]), np.array([3, 3]))
+    assert np.isfinite(low[0]) and np.isnan(low[1]) and np.isnan(high[1])
+
+
+def test_percentile_interval_and_none() -> None:
+    d, p, clusters = clustered(12, 5)
+    percentile = agreement(d, p, ["M"], clusters=clusters, B=200, rng=1, interval="percentile")
+    assert percentile.interval == "percentile" and percentile.seed == 1 and np.isfinite(rows(percentile.table)["ci_low"])
+    assert agreement(d, p, ["M"], clusters=clusters, interval="none").table["ci_low"].isna().all()
+    assert agreement(d, p, ["M"], clusters=clusters, interval="percentile").table["ci_low"].isna().all()  # B = 0
+    with pytest.raises(ValueError, match="interval must be one of"):
+        agreement(d, p, ["M"], clusters=clusters, interval="bca")
