@@ -31,6 +31,9 @@ workers = _env_int("WEB_CONCURRENCY", multiprocessing.cpu_count() + 1, minimum=1
 worker_class = "sync"
 timeout = _env_int("STUDYAPP_WORKER_TIMEOUT", 30, minimum=1)
 graceful_timeout = 20
+# The web workers' database statements give up before the worker timeout (settings.py reads it): a hung
+# or locked database then answers 503 with Retry-After instead of getting the worker killed.
+os.environ.setdefault("STUDYAPP_DB_STATEMENT_TIMEOUT", str(max(1, timeout - 10 if timeout > 15 else timeout // 2)))
 # Recycle a worker after this many requests (a safety valve for memory; its caches are bounded anyway),
 # staggered so they do not restart together. A restart costs the worker's start (about a second of CPU)
 # and its warm caches: at 5,000 the load benchmark's burst restarted every worker once and served

@@ -23,7 +23,8 @@ made inside the timed job). Each timing is the best of ``--repeat`` interleaved 
 objects each round, so no cache survives between rounds), by the wall clock or, with
 ``--clock cpu``, by this process's CPU time (steadier when other processes share the machine; both
 sides run in this one thread). Last line:
-``ratio_ndeval_set=<x> ratio_all=<y>`` (ours / pyndeval).
+``ratio_ndeval_set=<x> ratio_all=<y>`` (ours / pyndeval). ``--exclude-tag adhoc`` leaves the ad hoc
+baselines out of "all" (the diversity metrics only, the set before they were registered).
 """
 
 from __future__ import annotations
@@ -138,12 +139,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20261122)
     parser.add_argument("--allocator-policy", action="store_true", help="apply the command line's glibc allocator policy first")
     parser.add_argument("--clock", choices=tuple(CLOCKS), default="wall", help="wall time, or this process's CPU time (a shared machine)")
+    parser.add_argument(
+        "--exclude-tag",
+        action="append",
+        default=[],
+        help="leave metrics with this tag out of 'all' (e.g. adhoc: the diversity metrics only)",
+    )
     args = parser.parse_args()
     policy = retain_freed_memory() if args.allocator_policy else False
     qrels = load_qrels()
     runs = make_runs(qrels, args.runs, args.depth, args.seed)
-    raw_all = default_measures(condensed=False)
-    with_condensed = default_measures(condensed=True)
+    raw_all = [m for m in default_measures(condensed=False) if not m.spec.tags & set(args.exclude_tag)]
+    with_condensed = [m for m in default_measures(condensed=True) if not m.spec.tags & set(args.exclude_tag)]
     times = best_of(
         {
             "ndeval": pyndeval_job(qrels, runs),
@@ -158,6 +165,8 @@ def main() -> None:
     t_ndeval, t_set, t_all, t_cond = times["ndeval"], times["set"], times["all"], times["cond"]
     print(f"input: {args.runs} runs x 50 topics, depth {args.depth}, {len(qrels)} qrels lines; best of {args.repeat}")
     print(f"allocator policy (evaluation/_allocator.py): {'on' if policy else 'off'}; clock: {args.clock}")
+    if args.exclude_tag:
+        print(f"'all' leaves out metrics tagged {', '.join(args.exclude_tag)}")
     print(f"pyndeval ({len(NDEVAL_SET)} measures):          {t_ndeval:8.4f} s")
     print(f"ours, ndeval set ({len(NDEVAL_SET)} measures):  {t_set:8.4f} s")
     print(f"ours, all raw ({len(raw_all)} measures):       {t_all:8.4f} s")

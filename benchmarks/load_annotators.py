@@ -22,12 +22,17 @@ The full run uses the TREC 2014 diversity collection of the repository's referen
 8 public runs (3,976 regular presentations, like a real study). ``--smoke`` runs both scenarios
 tiny on the bundled demo collection (about 20 s); ``--fault`` runs annotators on the demo collection,
 kills the server (master and workers, ``kill -9`` by pid) while they answer, restarts it and checks
-the invariants. Every process started here is stopped by its pid, also on errors and Ctrl-C.
+the invariants. ``--two-instances`` starts two gunicorns on two ports (as on two machines) sharing one
+PostgreSQL database and one Redis (``--redis-url``, the cache of both), sends 24 annotators alternately
+to them, checks the invariants, then tries the rate limits across both: 2 x 10 newcomers from one
+address (exactly 10 admitted) and 2 x 5 wrong passwords for one user name (locked from the 6th).
+Every process started here is stopped by its pid, also on errors and Ctrl-C.
 
     .venv/bin/python benchmarks/load_annotators.py                      # PostgreSQL at $STUDYAPP_TEST_POSTGRES_URL
     .venv/bin/python benchmarks/load_annotators.py --only burst --workers 3    # one scenario, a worker count
     .venv/bin/python benchmarks/load_annotators.py --database sqlite --smoke
     .venv/bin/python benchmarks/load_annotators.py --fault --postgres-url postgres://user:pw@127.0.0.1/db
+    .venv/bin/python benchmarks/load_annotators.py --two-instances --redis-url redis://127.0.0.1:6379/0
 
 Each scenario's line also gives the CPU per request of the server, of this client and of everything else
 (the database, the kernel) and the machine's idle share: near 0 % the 2 cores, not the server's
@@ -89,6 +94,10 @@ SMOKE = [
     Scenario("burst", 10, 0.0, (0.0, 0.05), (0.0, 0.05), 20.0, "demo"),
 ]
 FAULT = [Scenario("fault", 16, 0.0, (0.0, 0.05), (0.0, 0.05), 45.0, "demo", fault=True)]
+# Two app instances (two gunicorns on two ports, as on two machines) on one PostgreSQL and one Redis; the
+# annotators alternate between them, then the rate limits are tried across both (see check_shared_limits).
+TWO = [Scenario("two", 24, 3.0, (0.0, 0.1), (0.0, 0.1), 60.0, "demo")]
+SHARED_ARRIVAL_LIMIT = 10  # STUDYAPP_ARRIVALS_PER_CLIENT of both instances in the two-instance scenario
 
 # fast_limit far above the quota: simulated annotators answer fast by design and must not be excluded for it
 STUDIES = {
@@ -235,9 +244,9 @@ def children(pid: int) -> list[int]:
 class Server:
     """gunicorn with the project's configuration; stopped (or killed) by pid, never by name."""
 
-    def __init__(self, database_url: str, port: int, workers: int | None, workdir: Path) -> None:
+    def __init__(self, database_url: str, port: int, workers: int | None, workdir: Path, extra_env: dict[str, str] | None = None) -> None:
         self.port = port
-        self.log = workdir / "gunicorn.log"
+        self.log = workdir / f"gunicorn-{port}.log"
         self.env = {
             **os.environ,
             "DATABASE_URL": database_url,
@@ -252,6 +261,7 @@ class Server:
         }
         if workers:
             self.env["WEB_CONCURRENCY"] = str(workers)
+        self.env.update(extra_env or {})
         self.process: subprocess.Popen | None = None
         self.workers: list[int] = []
 
@@ -565,22 +575,25 @@ def machine_times() -> tuple[int, int]:
     return sum(fields[:8]) - idle, idle  # user nice system idle iowait irq softirq steal (guest is inside user)
 
 
-async def run_scenario(scenario: Scenario, study: dict, server: Server, seed: int) -> Stats:
+async def run_scenario(scenario: Scenario, study: dict, servers: list[Server], seed: int) -> Stats:
+    """Run ``scenario``; with several servers the annotators alternate between them (one each)."""
     stats = Stats()
     rng = random.Random(seed)
-    client = Client(server.port, stats)
+    server = servers[0]
+    clients = [Client(s.port, stats) for s in servers]
+    client = clients[0]
     if scenario.fault:
         client.timeout = FAULT_REQUEST_TIMEOUT
     stats.started = time.monotonic()
     end = {"at": stats.started + scenario.duration}  # the fault scenario adds the restart time
-    cpu_before, client_before, machine_before = server.cpu_seconds(), time.process_time(), machine_times()
+    cpu_before, client_before, machine_before = sum(s.cpu_seconds() for s in servers), time.process_time(), machine_times()
 
     async def one(index: int) -> None:
         if scenario.arrival_seconds:
             await asyncio.sleep(index * scenario.arrival_seconds / scenario.annotators)
         pid = f"{scenario.name}{index:04d}{secrets.token_hex(3)}"
         try:
-            await Annotator(client, pid, scenario, study["slug"], random.Random(rng.random())).run()
+            await Annotator(clients[index % len(clients)], pid, scenario, study["slug"], random.Random(rng.random())).run()
         except asyncio.CancelledError:
             stats.stopped.add(pid)
             raise
@@ -614,12 +627,55 @@ async def run_scenario(scenario: Scenario, study: dict, server: Server, seed: in
     await asyncio.gather(*pending, return_exceptions=True)
     stats.ended = time.monotonic()
     # CPU per request is what capacity follows on a busy machine; a restarted server (fault) starts from 0
-    stats.server_cpu = server.cpu_seconds() - (0.0 if scenario.fault else cpu_before)
+    stats.server_cpu = sum(s.cpu_seconds() for s in servers) - (0.0 if scenario.fault else cpu_before)
     stats.client_cpu = time.process_time() - client_before
     busy, idle = (after - before for after, before in zip(machine_times(), machine_before))
     stats.machine_idle = idle / max(1e-9, busy + idle)
     stats.machine_busy = busy / os.sysconf("SC_CLK_TCK")
     return stats
+
+
+# -- limits across instances ----------------------------------------------------------------------
+
+
+async def check_shared_limits(servers: list[Server], slug: str) -> tuple[str, bool]:
+    """Try the rate limits across the instances: newcomers from one address alternate between the servers
+    (2 x the arrival limit of each), then sign-in failures of one user name (2 x STUDYAPP_LOGIN_FAILURES).
+    Shared counts admit exactly the limit over both; per-instance counts would admit twice as many."""
+    from django.conf import settings
+
+    stats = Stats()
+    clients = [Client(s.port, stats) for s in servers]
+    address = f"172.{secrets.randbelow(200) + 16}.{secrets.randbelow(256)}.{secrets.randbelow(254) + 1}"  # fresh each run
+    admitted = refused = 0
+    for n in range(2 * SHARED_ARRIVAL_LIMIT):
+        path = f"/s/{slug}/?" + urlencode(
+            {"PROLIFIC_PID": f"limit{n:03d}{secrets.token_hex(3)}", "STUDY_ID": "load", "SESSION_ID": f"s{n}"}
+        )
+        response = await clients[n % len(clients)].request("entry", "GET", path, {}, None, accept_json=False, address=address)
+        if response.status == 429:
+            refused += 1
+        elif response.status in (200, 302):
+            admitted += 1
+    failures = settings.STUDYAPP_LOGIN_FAILURES
+    user = f"nobody-{secrets.token_hex(4)}"
+    locked_at = None
+    for n in range(2 * failures):
+        c = clients[n % len(clients)]
+        cookies: dict[str, str] = {}
+        form_page = await c.request("login", "GET", "/admin/login/", cookies, None, accept_json=False, address=address)
+        cookies.update({k: v for k, v in form_page.cookies.items() if v})
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form_page.body)
+        form = {"username": user, "password": "wrong-password", "csrfmiddlewaretoken": token.group(1) if token else ""}
+        reply = await c.request("login", "POST", "/admin/login/", cookies, form, accept_json=False, address=f"10.9.{n}.1")
+        if "Too many failed sign-ins" in reply.body and locked_at is None:
+            locked_at = n + 1
+    held = admitted == SHARED_ARRIVAL_LIMIT and refused == SHARED_ARRIVAL_LIMIT and locked_at == failures + 1
+    line = (
+        f"limits: servers={len(servers)} arrivals_admitted={admitted} arrivals_refused={refused} arrival_limit={SHARED_ARRIVAL_LIMIT}"
+        f" login_locked_at_attempt={locked_at} login_failure_limit={failures} held={'yes' if held else 'NO'}"
+    )
+    return line, held
 
 
 # -- the invariants -------------------------------------------------------------------------------
@@ -700,6 +756,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="both scenarios tiny, on the demo collection (about 20 s)")
     parser.add_argument("--fault", action="store_true",
                         help="kill -9 the server while annotators answer, restart it, check the invariants (alone, or after --smoke)")  # fmt: skip
+    parser.add_argument("--two-instances", action="store_true",
+                        help="two gunicorns (two ports) on one PostgreSQL and one Redis: annotators alternate between them, "
+                        "then the rate limits are tried across both (needs --redis-url)")  # fmt: skip
+    parser.add_argument("--redis-url", default=os.environ.get("STUDYAPP_TEST_REDIS_URL", ""),
+                        help="the Redis both instances share with --two-instances (default $STUDYAPP_TEST_REDIS_URL)")  # fmt: skip
     parser.add_argument("--workers", type=int, default=None, help="gunicorn workers (default: WEB_CONCURRENCY or gunicorn.conf.py)")
     parser.add_argument("--only", choices=[s.name for s in FULL], help="run one scenario of the full benchmark (no summary line)")
     parser.add_argument("--seed", type=int, default=1)
@@ -709,12 +770,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--workers must be at least 1")
     if args.only and (args.smoke or args.fault):
         parser.error("--only picks a scenario of the full run; it does not combine with --smoke or --fault")
-    scenarios = (SMOKE if args.smoke else [] if args.fault else FULL) + (FAULT if args.fault else [])
+    if args.two_instances and (args.smoke or args.fault or args.only):
+        parser.error("--two-instances runs its own scenario; it does not combine with --smoke, --fault or --only")
+    if args.two_instances and (args.database != "postgres" or not args.redis_url.startswith(("redis://", "rediss://"))):
+        parser.error("--two-instances needs PostgreSQL and --redis-url redis://HOST:PORT/DB (or STUDYAPP_TEST_REDIS_URL)")
+    scenarios = TWO if args.two_instances else (SMOKE if args.smoke else [] if args.fault else FULL) + (FAULT if args.fault else [])
     scenarios = [s for s in scenarios if not args.only or s.name == args.only]
 
     workdir = Path(tempfile.mkdtemp(prefix="load-annotators-"))
     database = Database(args.database, args.postgres_url, workdir)
-    server = None
+    servers: list[Server] = []
     try:
         database.create()
         os.environ["DATABASE_URL"] = database.url
@@ -730,25 +795,40 @@ def main(argv: list[str] | None = None) -> int:
         COMPREHENSION_RIGHT.update({q.key: q.correct for q in COMPREHENSION})
         studies = prepare_studies(scenarios)
         connections.close_all()
-        server = Server(database.url, free_port(), args.workers, workdir)
-        server.start()
-        workers = str(len(server.workers))
-        print(f"setup: gunicorn on {HOST}:{server.port}, {workers} workers, database {args.database}", flush=True)
+        shared = (
+            {"STUDYAPP_CACHE_URL": args.redis_url, "STUDYAPP_ARRIVALS_PER_CLIENT": str(SHARED_ARRIVAL_LIMIT)} if args.two_instances else {}
+        )
+        for _ in range(2 if args.two_instances else 1):
+            servers.append(Server(database.url, free_port(), args.workers, workdir, shared))
+            servers[-1].start()
+        workers = "+".join(str(len(s.workers)) for s in servers)
+        ports = ", ".join(str(s.port) for s in servers)
+        cache = "redis" if args.two_instances else "database"
+        print(f"setup: gunicorn on {HOST}:{ports}, {workers} workers, database {args.database}, cache {cache}", flush=True)
         results, all_problems = {}, []
+        limits_held = True
         for n, scenario in enumerate(scenarios):
-            stats = asyncio.run(run_scenario(scenario, studies[scenario.name], server, args.seed + n))
+            stats = asyncio.run(run_scenario(scenario, studies[scenario.name], servers, args.seed + n))
             problems = check_invariants(studies[scenario.name], stats)
             print(report(scenario, stats, problems, args.database, workers), flush=True)
             for line in problems + stats.error_samples:
                 print(f"  {scenario.name}: {line}", flush=True)
             results[scenario.name] = stats
             all_problems += problems
+            if args.two_instances:
+                line, limits_held = asyncio.run(check_shared_limits(servers, studies[scenario.name]["slug"]))
+                print(line, flush=True)
         verdict = "ok" if not all_problems else "FAILED"
         errors = sum(sum(s.errors.values()) for s in results.values())
         if "fault" in results:
             fault = results["fault"]
             print(f"fault_answers={len(fault.acknowledged)} fault_finished={len(fault.shown_code)} fault_retries={fault.retries}"
                   f" fault_errors={sum(fault.errors.values())} invariants={verdict}")  # fmt: skip
+        if "two" in results:
+            two = results["two"]
+            print(f"two_instances: servers={len(servers)} database=postgres cache=redis answers={len(two.acknowledged)}"
+                  f" finished={len(two.shown_code)} errors={sum(two.errors.values())} invariants={verdict}"
+                  f" limits={'held' if limits_held else 'BROKEN'}")  # fmt: skip
         if "paced" in results and "burst" in results:
             paced, burst = results["paced"], results["burst"]
             burst_rps = burst.requests / max(1e-9, burst.ended - burst.started)
@@ -757,12 +837,12 @@ def main(argv: list[str] | None = None) -> int:
                 f" paced_p95_entry_ms={max(paced.p95('entry'), paced.p95('consent')):.0f} paced_errors={sum(paced.errors.values())}"
                 f" burst_rps={burst_rps:.0f} burst_errors={sum(burst.errors.values())} invariants={verdict}"
             )
-        return 0 if verdict == "ok" and errors == 0 else 1
+        return 0 if verdict == "ok" and errors == 0 and limits_held else 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 1
     finally:
-        if server is not None:
+        for server in servers:
             server.stop()
         database.release(workdir)
 

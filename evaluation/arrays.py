@@ -249,22 +249,49 @@ class TopicTable(Memoised):
         gg[: self.n_docs] = (self.grades[: self.n_docs] * self.W[self.topic_of_row[: self.n_docs]]).sum(axis=1)
         return gg
 
-    def global_ideal(self, length: int) -> FloatArray:
-        """Global ideal gains ``(T, length)``: documents with ``GG > 0`` by ``GG`` descending (docs/metrics.md#ideal-lists)."""
+    @cached_property
+    def doc_max_grade(self) -> FloatArray:
+        """``max_i g_i(d)`` over the topic's intents for every document row: the per-document grade of
+        the ad hoc baselines (docs/metrics.md#ad-hoc-baselines)."""
+        return self.grades.max(axis=1, initial=0).astype(np.float64)
+
+    def doc_gain(self, key: str) -> FloatArray:
+        """A per-document gain ``(n_docs + 2,)`` by name: ``GG`` (global gain) or ``max`` (highest grade)."""
+        if key == "GG":
+            return self.doc_global_gain
+        if key == "max":
+            return self.doc_max_grade
+        raise ValueError(f"unknown per-document gain {key!r}")
+
+    def gain_ideal(self, key: str, length: int) -> FloatArray:
+        """Ideal gains ``(T, length)`` of a per-document gain: documents with a positive gain, gain
+        descending (docs/metrics.md#ideal-lists)."""
 
         def build() -> FloatArray:
-            gg = self.doc_global_gain[: self.n_docs]
-            L = max(length, int(self.n_global_rel.max()) if self.n_topics else 0, 1)
-            row = np.flatnonzero(gg > 0)
-            return _descending_by_group(gg[row], self.topic_of_row[row], self.n_topics, L)
+            gains = self.doc_gain(key)[: self.n_docs]
+            L = max(length, int(self.n_positive(key).max()) if self.n_topics else 0, 1)
+            row = np.flatnonzero(gains > 0)
+            return _descending_by_group(gains[row], self.topic_of_row[row], self.n_topics, L)
 
-        return _fit(self.memo(("global_ideal",), build), length)
+        return _fit(self.memo(("gain_ideal", key), build), length)
 
-    @cached_property
+    def n_positive(self, key: str) -> IntArray:
+        """Documents with a positive per-document gain per topic (``R`` of Q and AP)."""
+
+        def build() -> IntArray:
+            positive = self.doc_gain(key)[: self.n_docs] > 0
+            return np.bincount(self.topic_of_row[: self.n_docs][positive], minlength=self.n_topics).astype(np.int64)
+
+        return self.memo(("n_positive", key), build)
+
+    def global_ideal(self, length: int) -> FloatArray:
+        """Global ideal gains ``(T, length)``: documents with ``GG > 0`` by ``GG`` descending (docs/metrics.md#ideal-lists)."""
+        return self.gain_ideal("GG", length)
+
+    @property
     def n_global_rel(self) -> IntArray:
         """``R`` of the D-measures: documents with ``GG > 0`` per topic."""
-        positive = self.doc_global_gain[: self.n_docs] > 0
-        return np.bincount(self.topic_of_row[: self.n_docs][positive], minlength=self.n_topics).astype(np.int64)
+        return self.n_positive("GG")
 
 
 def _descending_by_group(values: FloatArray, group: IntArray, n_groups: int, length: int) -> FloatArray:

@@ -17,10 +17,11 @@ from django.utils.html import format_html
 from studyapp import models as m
 from studyapp.exceptions import InvalidStudyConfig
 from studyapp.forms import QualityReasonForm, StaffLoginForm
+from studyapp.models.study_settings import SETTINGS
 from studyapp.services import platforms
 from studyapp.services.access import teams
 from studyapp.services.data import erasure
-from studyapp.services.design.study_config import TEXT_RULES, parse_config, setting_problems
+from studyapp.services.design.study_config import keys, parse_config, setting_problems
 from studyapp.services.design.study_design import create_study
 from studyapp.services.quality import control
 from studyapp.views.staff import download
@@ -201,7 +202,7 @@ class CreateStudyForm(forms.Form):
 
 
 class StudyChangeForm(forms.ModelForm):
-    """Editing a study: the consent, code and redirect settings obey the same rules as the JSON configuration."""
+    """Editing a study: every setting obeys its declaration (``models.study_settings``), as in the JSON configuration."""
 
     class Meta:
         model = m.Study
@@ -209,7 +210,7 @@ class StudyChangeForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
-        values = {key: data[key] for key in TEXT_RULES if key in data}
+        values = {key: data[key] for key in keys() if key in data and key in self.fields}
         for key, reason in setting_problems(values):
             self.add_error(key if key in self.fields else None, reason)
         return data
@@ -275,17 +276,7 @@ class StudyAdmin(admin.ModelAdmin):
     form = StudyChangeForm
     actions = ["export_preferences_csv", "run_quality_check"]
     # Presentations were generated from these: changing them afterwards would misdescribe the data.
-    design_fields = [
-        "slug",
-        "collection",
-        "subtopics_per_topic",
-        "depth",
-        "levels",
-        "check_share",
-        "same_pair_both_levels",
-        "config",
-        "created_at",
-    ]
+    design_fields = ["slug", "collection", "levels", *(s.name for s in SETTINGS if s.frozen), "config", "created_at"]
 
     def get_readonly_fields(self, request, obj=None):
         return [*self.design_fields, "report_link"] if obj is not None else []

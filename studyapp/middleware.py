@@ -60,3 +60,26 @@ class StaffSessionMiddleware:
 
         staff_sessions.check(request)
         return self.get_response(request)
+
+
+class RequestSizeMiddleware:
+    """Refuse a request body over ``STUDYAPP_MAX_BODY_BYTES`` from its Content-Length, before anything reads
+    it (413), and a body of unknown length (chunked, 411): nothing is spooled to disk. The reverse proxy
+    should refuse them first (nginx ``client_max_body_size``); this holds without it."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        limit = settings.STUDYAPP_MAX_BODY_BYTES
+        raw = request.META.get("CONTENT_LENGTH") or ""
+        if raw:
+            try:
+                length = int(raw)
+            except ValueError:
+                return HttpResponse("Bad Content-Length.\n", status=400, content_type="text/plain")
+            if length > limit:
+                return HttpResponse(f"Request body too large (limit {limit} bytes).\n", status=413, content_type="text/plain")
+        elif "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+            return HttpResponse("A request body needs a Content-Length.\n", status=411, content_type="text/plain")
+        return self.get_response(request)

@@ -133,6 +133,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "studyapp.middleware.RequestSizeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -170,6 +171,17 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+# A database that does not answer must fail a request before gunicorn kills the worker (its timeout, 30 s):
+# connecting gives up after DJANGO_DB_CONNECT_TIMEOUT seconds, and with STUDYAPP_DB_STATEMENT_TIMEOUT (seconds;
+# gunicorn.conf.py sets it for the web workers, 0 = none, the default for commands) PostgreSQL cancels a
+# statement that runs or waits for a lock longer. The error page then says 503 with Retry-After (views.site).
+DB_CONNECT_TIMEOUT = env_int("DJANGO_DB_CONNECT_TIMEOUT", 5, minimum=1)
+DB_STATEMENT_TIMEOUT = env_int("STUDYAPP_DB_STATEMENT_TIMEOUT", 0)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["connect_timeout"] = DB_CONNECT_TIMEOUT
+    if DB_STATEMENT_TIMEOUT:
+        _options["options"] = f"-c statement_timeout={DB_STATEMENT_TIMEOUT * 1000}"
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("DJANGO_PG_PREPARED", True):
     DATABASES["default"].setdefault("OPTIONS", {}).update({"server_side_binding": True, "prepare_threshold": 5})
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -180,7 +192,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
             "transaction_mode": "IMMEDIATE",
-            "timeout": 30,
+            "timeout": min(30, DB_STATEMENT_TIMEOUT) if DB_STATEMENT_TIMEOUT else 30,
         }
     )
     # The test database is a file, not Django's in-memory default: the concurrency tests run many
@@ -274,6 +286,10 @@ STUDYAPP_DISPLAY_CACHE_SECONDS = env_int("STUDYAPP_DISPLAY_CACHE_SECONDS", 60)
 # study says otherwise (its platform_id_retention_days); the pseudonymous answers stay.
 STUDYAPP_PLATFORM_ID_RETENTION_DAYS = env_int("STUDYAPP_PLATFORM_ID_RETENTION_DAYS", 90, minimum=1)
 CSRF_FAILURE_VIEW = "studyapp.views.site.csrf_failure"
+STUDYAPP_RETRY_AFTER_SECONDS = env_int("STUDYAPP_RETRY_AFTER_SECONDS", 30, minimum=1)  # the 503's Retry-After
+# Request bodies: answers and forms are a few kilobytes; the admin's study form a JSON configuration.
+STUDYAPP_MAX_BODY_BYTES = env_int("STUDYAPP_MAX_BODY_BYTES", 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = FILE_UPLOAD_MAX_MEMORY_SIZE = STUDYAPP_MAX_BODY_BYTES
 
 LOGGING = {
     "version": 1,

@@ -3,6 +3,8 @@ from django.urls import path
 
 from studyapp.views import annotator, report, site, staff, withdrawal
 
+handler500 = "studyapp.views.site.server_error"  # 503 with Retry-After when the database does not answer
+
 urlpatterns = [
     path("", site.home, name="home"),
     path("s/<slug:slug>/", annotator.study_entry, name="study_entry"),

@@ -64,3 +64,19 @@ def test_bad_usage_is_one_line_and_status_2() -> None:
     assert code == 2 and lines[-1].endswith("PostgreSQL needs --postgres-url or STUDYAPP_TEST_POSTGRES_URL (or use --database sqlite)")
     code, lines = run_benchmark("--database", "postgres", "--postgres-url", "mysql://x/y")
     assert code == 2 and "must be postgres://" in lines[-1], lines
+
+
+@pytest.mark.slow
+def test_two_instances_share_one_database_and_one_redis() -> None:
+    """Two gunicorns, one PostgreSQL, one Redis: the invariants hold and the rate limits count across both."""
+    from tests.studyapp.test_shared_cache import redis_url
+
+    url, redis = postgres_url(), redis_url()  # each fails in CI without its server, skips elsewhere
+    code, lines = run_benchmark("--two-instances", "--postgres-url", url, "--redis-url", redis, "--workers", "2")
+    output = "\n".join(lines[-20:])
+    summary = next((fields(line) for line in lines if line.startswith("two_instances:")), None)
+    limits = next((fields(line) for line in lines if line.startswith("limits:")), None)
+    assert code == 0 and summary is not None and limits is not None, output
+    assert summary["invariants"] == "ok" and summary["limits"] == "held" and summary["errors"] == "0", output
+    assert (limits["arrivals_admitted"], limits["arrivals_refused"]) == (limits["arrival_limit"],) * 2, output
+    assert int(limits["login_locked_at_attempt"]) == int(limits["login_failure_limit"]) + 1, output

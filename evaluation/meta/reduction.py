@@ -22,7 +22,14 @@ COLUMNS = ["topics", "measure", "pairs", "significant", "power", "tau", "tau_ap"
 
 
 def removal_order(cube: ScoreCube, reference: str) -> list[str]:
-    """Topics in the order they are removed: variance of ``reference`` over runs, descending."""
+    """Topics in the order they are removed: variance of ``reference`` over runs, descending.
+
+    The reference must be defined on every topic (its variance orders them all)."""
+    undefined = [t for t, ok in zip(cube.topics, cube.defined[cube.measure_index(reference)]) if not ok]
+    if undefined:
+        raise EvaluationError(
+            f"reference {reference} is undefined on topic(s) {', '.join(undefined)}: it cannot order every topic for removal"
+        )
     variance = cube.matrix(reference).var(axis=1)
     return [t for _, t in sorted(zip(-variance, cube.topics), key=lambda vt: (vt[0], natural_key(vt[1])))]
 

@@ -106,6 +106,14 @@ def cascade(ranking: Ranking, p: np.ndarray, divisor: np.ndarray | None = None) 
     return p
 
 
+def stop_terms(g: np.ndarray, divisor: np.ndarray, rank_axis: int) -> np.ndarray:
+    """``p(r) prod_{k<r} (1 - p(k))`` along ``rank_axis`` with ``p = g / divisor``: the probability that
+    a cascade user stops at rank ``r`` (ERR, EBR, iRBU)."""
+    p = g / divisor
+    before = scan(np.multiply, 1.0 - p, rank_axis, exclusive=True)
+    return p * before
+
+
 def cutoff_or_depth(ranking: Ranking, k: int | None) -> int:
     return ranking.depth if k is None else k
 
@@ -182,6 +190,13 @@ def covered(ranking: Ranking, k: int) -> np.ndarray:
 def global_gain(ranking: Ranking) -> np.ndarray:
     """``GG(r) = sum_i w_i g_i(d_r)``: ``(K, R, T)`` (docs/metrics.md#grades-and-gains)."""
     return ranking.memo(("GG",), lambda: np.take(ranking.table.doc_global_gain, ranking.rows), shared=True)
+
+
+def document_gain(ranking: Ranking, key: str) -> np.ndarray:
+    """A per-document gain of the table (``GG``, ``max``; :meth:`TopicTable.doc_gain`) at every rank: ``(K, R, T)``."""
+    if key == "GG":
+        return global_gain(ranking)
+    return ranking.memo(("doc_gain", key), lambda: np.take(ranking.table.doc_gain(key), ranking.rows), shared=True)
 
 
 def din_gain(ranking: Ranking) -> np.ndarray:

@@ -38,10 +38,10 @@ BETA_Q = Param(float, 1.0, "Q-measure's beta (gain vs. rank blending)", low=0.0)
 ROUND = Param(bool, False, "combine 4-decimal components like NTCIREVAL's scripts (docs/metrics.md#means-and-precision quirk)")
 
 
-def blended_ratio_sums(
+def blended_ratio(
     cum_gain: np.ndarray, count: np.ndarray, relevant: np.ndarray, cum_ideal: np.ndarray, beta: float, rank_axis: int
 ) -> np.ndarray:
-    """Running ``sum I(r) BR(r)`` along ``rank_axis``, ``BR(r) = (beta CG(r) + C(r)) / (beta CG*(r) + r)``.
+    """``I(r) BR(r)`` along ``rank_axis``, ``BR(r) = (beta CG(r) + C(r)) / (beta CG*(r) + r)``.
 
     ``cum_gain`` and ``count`` (``CG``, ``C``) are running sums of the gains and of ``relevant``
     (``I``), ``(K, R, T)`` or ``(P, K, R)``; ``cum_ideal`` runs over the ideal gains (sorted
@@ -51,28 +51,49 @@ def blended_ratio_sums(
     ratio += count
     ratio /= beta * cum_ideal + along(ranks(ratio.shape[rank_axis]), rank_axis, ratio.ndim)
     ratio *= relevant
-    return scan(np.add, ratio, rank_axis, in_place=True)
+    return ratio
 
 
-def _q_at(ranking: Ranking, key: str, gains_of, k: int, beta: float) -> FloatArray:
+def blended_ratio_sums(
+    cum_gain: np.ndarray, count: np.ndarray, relevant: np.ndarray, cum_ideal: np.ndarray, beta: float, rank_axis: int
+) -> np.ndarray:
+    """Running ``sum I(r) BR(r)`` along ``rank_axis`` (:func:`blended_ratio`)."""
+    return scan(np.add, blended_ratio(cum_gain, count, relevant, cum_ideal, beta, rank_axis), rank_axis, in_place=True)
+
+
+def ideal_cumulative(ranking: Ranking, ideal: str) -> np.ndarray:
+    """``CG*(r)`` of a per-document gain's ideal (``GG``: the global ideal), shaped ``(K, 1, T)``."""
     table = ranking.table
-
-    def build() -> np.ndarray:
-        gains = gains_of()
-        relevant = gains > 0
-        cum_ideal = table.memo(("global_ideal_cum", ranking.depth), lambda: scan(np.add, table.global_ideal(ranking.depth).T[:, None, :]))
-        return blended_ratio_sums(scan(np.add, gains), scan(np.add, relevant.astype(np.int32)), relevant, cum_ideal, beta, RANK_AXIS)
-
-    sums = ranking.memo(("Q", key, beta), build)
-    return safe_divide(at(sums, k), np.minimum(k, table.n_global_rel))
+    return table.memo(("gain_ideal_cum", ideal, ranking.depth), lambda: scan(np.add, table.gain_ideal(ideal, ranking.depth).T[:, None, :]))
 
 
-def _ndcg_at(ranking: Ranking, key: str, gains_of, k: int) -> FloatArray:
+def ranked_blended_ratio(ranking: Ranking, gains_of, beta: float, ideal: str) -> np.ndarray:
+    """``I(r) BR(r)`` ``(K, R, T)`` of the gains ``gains_of()`` against the ideal of the per-document gain ``ideal``."""
+    gains = gains_of()
+    relevant = gains > 0
+    return blended_ratio(
+        scan(np.add, gains), scan(np.add, relevant.astype(np.int32)), relevant, ideal_cumulative(ranking, ideal), beta, RANK_AXIS
+    )
+
+
+def q_at(ranking: Ranking, key: str, gains_of, k: int, beta: float, ideal: str = "GG") -> FloatArray:
+    """Q@l of the gains ``gains_of()`` (memo key ``key``) against the ideal of the per-document gain ``ideal``."""
+    table = ranking.table
+    sums = ranking.memo(
+        ("Q", key, beta, ideal), lambda: scan(np.add, ranked_blended_ratio(ranking, gains_of, beta, ideal), RANK_AXIS, in_place=True)
+    )
+    return safe_divide(at(sums, k), np.minimum(k, table.n_positive(ideal)))
+
+
+def ndcg_at(ranking: Ranking, key: str, gains_of, k: int, ideal: str = "GG") -> FloatArray:
+    """MSnDCG@l of the gains ``gains_of()`` (memo key ``key``) against the ideal of the per-document gain ``ideal``."""
     disc = discount("log", ranking.depth)
     table = ranking.table
     dcg = ranking.memo(("gdcg", key), lambda: scan(np.add, gains_of() * disc[:, None, None]))
-    ideal = table.memo(("gdcg_ideal", ranking.depth), lambda: np.cumsum(table.global_ideal(ranking.depth) * disc[None, :], axis=1))
-    return safe_divide(at(dcg, k), at(ideal, k, axis=1))
+    best = table.memo(
+        ("gdcg_ideal", ideal, ranking.depth), lambda: np.cumsum(table.gain_ideal(ideal, ranking.depth) * disc[None, :], axis=1)
+    )
+    return safe_divide(at(dcg, k), at(best, k, axis=1))
 
 
 def _memo_kernel(ranking: Ranking, name: str, k: int, *args, compute) -> FloatArray:
@@ -97,7 +118,7 @@ def d_ndcg(ranking: Ranking, k: int) -> FloatArray:
 
     Slow reference: ``reference.d_ndcg``.
     """
-    return _memo_kernel(ranking, "d_ndcg", k, compute=lambda: _ndcg_at(ranking, "GG", lambda: global_gain(ranking), k))
+    return _memo_kernel(ranking, "d_ndcg", k, compute=lambda: ndcg_at(ranking, "GG", lambda: global_gain(ranking), k))
 
 
 @register("D-Q", params={"beta": BETA_Q}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG + "; " + SAKAI_Q)
@@ -106,7 +127,7 @@ def d_q(ranking: Ranking, k: int, *, beta: float) -> FloatArray:
 
     Slow reference: ``reference.d_q``.
     """
-    return _memo_kernel(ranking, "d_q", k, beta, compute=lambda: _q_at(ranking, "GG", lambda: global_gain(ranking), k, beta))
+    return _memo_kernel(ranking, "d_q", k, beta, compute=lambda: q_at(ranking, "GG", lambda: global_gain(ranking), k, beta))
 
 
 @register("D#-nDCG", params={"gamma": GAMMA, "ntcir_round_components": ROUND}, tags=D_TAGS | {"ideal_global"}, citation=SAKAI_SONG)
@@ -143,7 +164,7 @@ def din_ndcg(ranking: Ranking, k: int) -> FloatArray:
 
     Slow reference: ``reference.din_ndcg``.
     """
-    return _memo_kernel(ranking, "din_ndcg", k, compute=lambda: _ndcg_at(ranking, _din_key(ranking), lambda: din_gain(ranking), k))
+    return _memo_kernel(ranking, "din_ndcg", k, compute=lambda: ndcg_at(ranking, _din_key(ranking), lambda: din_gain(ranking), k))
 
 
 @register("DIN-Q", params={"beta": BETA_Q}, tags=DIN_TAGS, citation=SAKAI_DIN)
@@ -152,7 +173,7 @@ def din_q(ranking: Ranking, k: int, *, beta: float) -> FloatArray:
 
     Slow reference: ``reference.din_q``.
     """
-    return _memo_kernel(ranking, "din_q", k, beta, compute=lambda: _q_at(ranking, _din_key(ranking), lambda: din_gain(ranking), k, beta))
+    return _memo_kernel(ranking, "din_q", k, beta, compute=lambda: q_at(ranking, _din_key(ranking), lambda: din_gain(ranking), k, beta))
 
 
 @register("DIN#-nDCG", params={"gamma": GAMMA, "ntcir_round_components": ROUND}, tags=DIN_TAGS, citation=SAKAI_DIN)

@@ -23,7 +23,7 @@ from evaluation.metrics._common import (
     ranks,
     relevant_position,
     safe_divide,
-    scan,
+    stop_terms,
 )
 from evaluation.metrics.base import Param, register
 
@@ -83,9 +83,7 @@ def _stop_probability_scale(ranking: Ranking, err_gmax: str) -> np.ndarray:
 
 def _err_terms(g: np.ndarray, scale: np.ndarray, rank_axis: int) -> np.ndarray:
     """ERR per-rank terms ``p(r)/r * prod_{k<r} (1 - p(k))`` with ``p = g/(G+1)``."""
-    p = g / scale
-    before = scan(np.multiply, 1.0 - p, rank_axis, exclusive=True)
-    return p / along(ranks(g.shape[rank_axis]), rank_axis, g.ndim) * before
+    return stop_terms(g, scale, rank_axis) / along(ranks(g.shape[rank_axis]), rank_axis, g.ndim)
 
 
 ERR_GMAX = Param(str, "per_intent", "G in p = g/(G+1): the intent's top grade (NTCIREVAL) or the scale maximum", ("per_intent", "scale"))

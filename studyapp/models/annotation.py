@@ -8,7 +8,7 @@ presentation), answer values in range and canonical = +-shown.
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db import models
 from django.db.models import Exists, F, OuterRef, Q
@@ -17,6 +17,17 @@ from django.utils import timezone
 from studyapp.models.study import Presentation, Study
 
 PREFERENCE_MIN, PREFERENCE_MAX = -4, 4
+# Every stored time lies in [EARLIEST, LATEST): a database constraint and the importer's check, so one odd
+# row (year 1 or 9999 with an offset, which PostgreSQL stores as 1 BC or 10000) cannot break every page.
+EARLIEST, LATEST = datetime(2000, 1, 1, tzinfo=UTC), datetime(2100, 1, 1, tzinfo=UTC)
+
+
+def time_in_range(field: str, *, nullable: bool = False) -> models.CheckConstraint:
+    """``field`` within [EARLIEST, LATEST) (or NULL when ``nullable``)."""
+    inside = Q(**{f"{field}__gte": EARLIEST}) & Q(**{f"{field}__lt": LATEST})
+    return models.CheckConstraint(
+        condition=(Q(**{f"{field}__isnull": True}) | inside) if nullable else inside, name=f"%(class)s_{field}_range"
+    )
 
 
 def new_token() -> str:
@@ -126,6 +137,9 @@ class Annotator(models.Model):
                 condition=Q(practice_value__isnull=True) | (Q(practice_value__gte=PREFERENCE_MIN) & Q(practice_value__lte=PREFERENCE_MAX)),
                 name="annotator_practice_value_range",
             ),
+            time_in_range("created_at"),
+            time_in_range("last_seen_at", nullable=True),
+            time_in_range("finished_at", nullable=True),
         ]
 
     def __str__(self) -> str:
@@ -174,6 +188,9 @@ class Assignment(models.Model):
             models.UniqueConstraint(fields=["annotator", "presentation"], name="assignment_unique_presentation"),
             models.UniqueConstraint(fields=["annotator", "position"], name="assignment_unique_position"),
             models.CheckConstraint(condition=Q(position__gte=1), name="assignment_position_positive"),
+            time_in_range("assigned_at"),
+            time_in_range("served_at", nullable=True),
+            time_in_range("lease_expires_at"),
         ]
         indexes = [models.Index(fields=["presentation", "lease_expires_at"], name="assignment_presentation_lease")]
 
@@ -224,6 +241,7 @@ class Preference(models.Model):
             models.CheckConstraint(
                 condition=Q(server_seconds__isnull=True) | Q(server_seconds__gte=0), name="preference_server_seconds_nonnegative"
             ),
+            time_in_range("answered_at"),
         ]
 
     def __str__(self) -> str:

@@ -21,7 +21,7 @@ class QualityAction(models.TextChoices):
 
 
 class QualityRule(models.TextChoices):
-    """Why: one of the automatic rules (``services.quality.control``), or a decision of staff."""
+    """Why: one of the automatic rules (their keys, in ``services.quality.rules.RULES`` order), or a decision of staff."""
 
     FAST = "fast", "fast decisions"
     CHECKS = "checks", "failed check items"

@@ -10,10 +10,11 @@ import math
 import secrets
 
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 
+from studyapp.compiled_queries import compiled
 from studyapp.models.collection import Collection, Document, RankedItem, Run, Subtopic, Topic
-from studyapp.prepared import Prepared, prepared
+from studyapp.models.study_settings import SETTINGS, FastTime, setting_constraints
 
 PAGE_FIELDS = ("docid", "title", "url", "snippet")  # what a result page shows of a document (run_page reads no more)
 
@@ -49,15 +50,12 @@ def new_pseudonym_secret() -> str:
     return secrets.token_hex(32)
 
 
-class FastTime(models.TextChoices):
-    """Which decision time the fast-decision rule reads."""
-
-    SERVER = "server", "server: item first served -> answer arrived"
-    VISIBLE = "visible", "browser: time the page was visible (server time when the browser sent none)"
-
-
 class Study(models.Model):
-    """All design parameters of a preference study plus its status and completion settings."""
+    """A preference study: its collection, status and levels, and one column per declared setting.
+
+    The settings' columns and their checks come from :data:`studyapp.models.study_settings.SETTINGS`
+    (added below the class), the one declaration the JSON configuration and the admin also read.
+    """
 
     Status = StudyStatus
     Levels = StudyLevels
@@ -70,52 +68,7 @@ class Study(models.Model):
     collection = models.ForeignKey(Collection, models.PROTECT, related_name="studies")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
 
-    subtopics_per_topic = models.PositiveSmallIntegerField(default=3)
-    depth = models.PositiveSmallIntegerField(default=10, help_text="documents shown per result page")
     levels = models.CharField(max_length=10, choices=Levels.choices, default=Levels.BOTH)
-    annotators_per_presentation = models.PositiveSmallIntegerField(default=3)
-    items_per_annotator = models.PositiveIntegerField(default=60)
-    fast_threshold_seconds = models.FloatField(default=10.0)
-    fast_limit = models.PositiveIntegerField(default=30, help_text="more decisions than this under the threshold exclude an annotator")
-    fast_time = models.CharField(max_length=10, choices=FastTime.choices, default=FastTime.SERVER)
-    check_fail_limit = models.PositiveIntegerField(
-        null=True, blank=True, help_text="exclude annotators failing more check items than this (empty: only reported)"
-    )
-    straightline_limit = models.PositiveIntegerField(
-        null=True, blank=True, help_text="exclude annotators giving the same answer more times in a row than this (empty: only reported)"
-    )
-    side_bias_limit = models.FloatField(
-        null=True,
-        blank=True,
-        help_text="exclude annotators whose share of non-zero answers on one side exceeds this (empty: only reported)",
-    )
-    median_seconds_min = models.FloatField(
-        null=True, blank=True, help_text="exclude annotators whose median decision time is under this (empty: only reported)"
-    )
-    lease_minutes = models.PositiveIntegerField(default=20, help_text="inactivity after which items are freed")
-    check_share = models.FloatField(default=0.0, help_text="share of each annotator's items that are check items")
-    same_pair_both_levels = models.BooleanField(default=False, help_text="may one annotator see the same (topic, run pair) at both levels?")
-
-    consent_text = models.TextField(blank=True)
-    consent_version = models.CharField(max_length=50, default="1")
-    instructions = models.TextField(blank=True)
-    completion_code = models.CharField(max_length=100, blank=True)
-    screenout_code = models.CharField(max_length=100, blank=True, help_text="shown when the study is full")
-    redirect_url = models.CharField(max_length=500, blank=True, help_text="e.g. https://app.prolific.com/submissions/complete?cc={code}")
-    withdrawal_code = models.CharField(
-        max_length=100,
-        blank=True,
-        help_text="shown to participants who withdraw (empty: they are asked to return the study on their platform)",
-    )
-    platform_id_retention_days = models.PositiveIntegerField(
-        null=True,
-        blank=True,
-        help_text="purge_platform_ids removes platform ids this many days after the last visit (empty: the site default)",
-    )
-    require_platform_id = models.BooleanField(
-        default=False,
-        help_text="admit only newcomers whose link carries a Prolific or MTurk participant id (no anonymous link)",
-    )
 
     config = models.JSONField(default=dict, blank=True, help_text="the configuration it was created from")
     pseudonym_secret = models.CharField(
@@ -129,21 +82,7 @@ class Study(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(status__in=StudyStatus.values), name="study_status_valid"),
             models.CheckConstraint(condition=Q(levels__in=StudyLevels.values), name="study_levels_valid"),
-            models.CheckConstraint(condition=Q(subtopics_per_topic__gte=1), name="study_subtopics_positive"),
-            models.CheckConstraint(condition=Q(depth__gte=1), name="study_depth_positive"),
-            models.CheckConstraint(condition=Q(annotators_per_presentation__gte=1), name="study_k_positive"),
-            models.CheckConstraint(condition=Q(items_per_annotator__gte=1), name="study_quota_positive"),
-            models.CheckConstraint(condition=Q(fast_threshold_seconds__gt=0), name="study_fast_threshold_positive"),
-            models.CheckConstraint(condition=Q(lease_minutes__gte=1), name="study_lease_positive"),
-            models.CheckConstraint(condition=Q(fast_time__in=FastTime.values), name="study_fast_time_valid"),
-            models.CheckConstraint(
-                condition=Q(side_bias_limit__isnull=True) | (Q(side_bias_limit__gte=0.5) & Q(side_bias_limit__lte=1)),
-                name="study_side_bias_limit_range",
-            ),
-            models.CheckConstraint(
-                condition=Q(median_seconds_min__isnull=True) | Q(median_seconds_min__gt=0), name="study_median_seconds_min_positive"
-            ),
-            models.CheckConstraint(condition=Q(check_share__gte=0) & Q(check_share__lt=1), name="study_check_share_range"),
+            *setting_constraints(),
         ]
 
     def __str__(self) -> str:
@@ -165,6 +104,10 @@ class Study(models.Model):
     def completion_redirect(self) -> str:
         """The redirect URL with ``{code}`` filled in ('' when the study has none)."""
         return self.redirect_url.replace("{code}", self.completion_code) if self.redirect_url else ""
+
+
+for _setting in SETTINGS:
+    Study.add_to_class(_setting.name, _setting.model_field())
 
 
 class PresentationKind(models.TextChoices):
@@ -290,9 +233,9 @@ class Presentation(models.Model):
         return run_page(self.topic_id, self.run_a_id if side == "a" else self.run_b_id, self.study.depth)
 
 
-def _run_page_query() -> Prepared[RankedItem]:
-    items = RankedItem.objects.filter(topic_id=-1, run_id=-2, rank__lte=1000).select_related("document")
-    return Prepared.of(items.only(*(f"document__{name}" for name in PAGE_FIELDS)).order_by("rank"), [-1, -2, 1000])
+def _run_page_query(topic_id: int, run_id: int, depth: int) -> QuerySet[RankedItem]:
+    items = RankedItem.objects.filter(topic_id=topic_id, run_id=run_id, rank__lte=depth).select_related("document")
+    return items.only(*(f"document__{name}" for name in PAGE_FIELDS)).order_by("rank")
 
 
 def run_page(topic_id: int, run_id: int, depth: int) -> list[Document]:
@@ -300,7 +243,7 @@ def run_page(topic_id: int, run_id: int, depth: int) -> list[Document]:
 
     Item pages read one whenever their display cache misses, so its SQL is built once per connection.
     """
-    return [item.document for item in prepared("run_page", _run_page_query).fetch([topic_id, run_id, depth])]
+    return [item.document for item in compiled("run_page", _run_page_query, [-1, -2, 1000]).fetch([topic_id, run_id, depth])]
 
 
 def documents_in_order(ids: list[int]) -> list[Document]:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+import sys
+
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template import loader
 
 from studyapp.models import Study
 from studyapp.services.rehearsal.demo import STUDY as DEMO_STUDY
@@ -16,6 +22,30 @@ def home(request: HttpRequest) -> HttpResponse:
 
 def wants_json(request: HttpRequest) -> bool:
     return "application/json" in request.headers.get("Accept", "")
+
+
+logger = logging.getLogger(__name__)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: a database that does not answer (statement or connection timeout, server gone, disk
+    full) is "try again shortly" (503 with Retry-After), anything else "something went wrong" (500);
+    JSON for the page script's requests, a static page otherwise (no database needed to draw either)."""
+    error = sys.exc_info()[1]
+    unavailable = isinstance(error, OperationalError | InterfaceError)
+    status = 503 if unavailable else 500
+    message = (
+        "The server is busy. Your previous answers are saved; please try again in a moment."
+        if unavailable
+        else "Sorry, the server could not answer. Your previous answers are saved. Please reload the page in a moment."
+    )
+    if wants_json(request):
+        response: HttpResponse = JsonResponse({"error": "unavailable" if unavailable else "server", "message": message}, status=status)
+    else:
+        response = HttpResponse(loader.get_template(f"{status}.html").render(), status=status)
+    if unavailable:
+        response["Retry-After"] = str(settings.STUDYAPP_RETRY_AFTER_SECONDS)
+    return response
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

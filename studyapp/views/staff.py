@@ -61,6 +61,7 @@ def study_page(request: HttpRequest, slug: str) -> HttpResponse:
         "form": form,
         "query": query,
         "annotators": rows,
+        "rule_columns": dashboard.rule_columns(study),
         "matching": matching,
         "platform_ids": ids,
         "formats": export_formats(),

@@ -31,7 +31,7 @@ from tests.evaluation.toy import toy_collection, toy_run
 
 UNKNOWN_NAMES = [
     ("foo@5", ["unknown metric 'foo'"]),
-    ("nDCG@10", ["unknown metric 'nDCG'"]),
+    ("MRR@10", ["unknown metric 'MRR'"]),
     ("d-ndcg@5", ["unknown metric 'd-ndcg'", "did you mean D-nDCG"]),
 ]
 

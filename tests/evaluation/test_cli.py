@@ -186,7 +186,7 @@ def _bad(files: dict[str, Path], name: str, text: str) -> Path:
         ("run", ":2: score must be a number"),
         ("run-dup", ":2: docid d1 repeated"),
         ("missing", ": no such file"),
-        ("measure", "unknown metric 'nDCG'"),
+        ("measure", "unknown metric 'MRR'"),
         ("param", "unknown parameter 'zeta'"),
         ("rbu-p1-jar", "RBU: parameter p must be < 1.0, got '1'"),
         ("rbu-p1-paper", "RBU: parameter p must be < 1.0, got '1'"),
@@ -211,7 +211,7 @@ def test_errors_exit_2_with_one_line_and_no_output_file(files, capsys, case: str
     elif case == "missing":
         argv_files["run"] = files["dir"] / "does-not-exist.run"
     elif case == "measure":
-        measures = ["I-rec@5", "nDCG@10"]
+        measures = ["I-rec@5", "MRR@10"]
     elif case == "param":
         measures = ["alpha-nDCG(zeta=1)@5"]
     elif case.startswith("rbu-p1"):  # p = 1: every list 0 on the jar scale, a division by 1 - p on the paper scale

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC
+from unittest import mock
 
 import dj_database_url
 import pytest
@@ -16,7 +17,7 @@ from django.db import connections
 from django.db.backends.postgresql.psycopg_any import register_tzloader
 from psycopg.pq import Format
 
-from studyapp.pg_timestamps import _utc_c_loader, use_c_loader
+from studyapp.pg_timestamps import _django_loader_only, _utc_c_loader, django_internals_problem, use_c_loader
 from tests.studyapp.test_postgresql import postgres_url
 
 TIMESTAMPTZ = 1184
@@ -80,3 +81,46 @@ def test_a_session_in_another_time_zone_keeps_djangos_loader(pg) -> None:
         cursor.execute("SET TIME ZONE 'Europe/Paris'")
     use_c_loader(None, pg)
     assert pg.connection.adapters.get_loader(TIMESTAMPTZ, Format.TEXT) is before
+
+
+class _FakeConnection:
+    """What :func:`use_c_loader` reads of a new UTC PostgreSQL connection (no server needed)."""
+
+    vendor = "postgresql"
+    timezone = UTC
+
+    def __init__(self) -> None:
+        self.connection = mock.Mock()
+        self.connection.info.parameter_status.return_value = "UTC"
+
+
+@pytest.fixture
+def fresh_check() -> Iterator[None]:
+    _django_loader_only.cache_clear()
+    yield
+    _django_loader_only.cache_clear()
+
+
+def test_the_current_django_is_what_the_c_loader_expects(fresh_check) -> None:
+    assert django_internals_problem() == ""
+    connection = _FakeConnection()
+    use_c_loader(None, connection)
+    registered = connection.connection.adapters.register_loader.call_args_list
+    assert registered == ([mock.call("timestamptz", _utc_c_loader())] if _utc_c_loader() is not None else [])
+
+
+def test_a_changed_backend_keeps_djangos_loader_with_one_warning(fresh_check) -> None:
+    from django.db.backends.postgresql.base import DatabaseWrapper
+
+    def create_cursor(self, name=None):  # a newer Django that no longer compares the loader's time zone
+        return None
+
+    with mock.patch.object(DatabaseWrapper, "create_cursor", create_cursor):
+        assert django_internals_problem() == "DatabaseWrapper.create_cursor no longer compares the loader's timezone"
+        first, second = _FakeConnection(), _FakeConnection()
+        with pytest.warns(RuntimeWarning, match="PostgreSQL timestamps keep Django's loader") as caught:
+            use_c_loader(None, first)
+            use_c_loader(None, second)
+    assert len(caught) == 1
+    first.connection.adapters.register_loader.assert_not_called()
+    second.connection.adapters.register_loader.assert_not_called()

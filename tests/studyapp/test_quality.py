@@ -13,7 +13,7 @@ from studyapp.services.analysis.status import study_status
 from studyapp.services.participation import allocation, flow
 from studyapp.services.participation.answers import record_answer
 from studyapp.services.participation.sequence import Sequence
-from studyapp.services.quality import control
+from studyapp.services.quality import control, rules
 from tests.studyapp.base import BaseTestCase, make_toy_study
 
 
@@ -301,16 +301,17 @@ class SignalTestCase(QualityTestCase):
         regular_run = s.longest_run
         self.assertGreaterEqual(regular_run, 1)
         values = list(annotator.assignments.order_by("position").values_list("preference__value", flat=True))
-        self.assertEqual(regular_run, control._longest_run(values)[0])
+        self.assertEqual(regular_run, rules.longest_run(values)[0])
         self.assertEqual(s.breaches, ())
-        self.set(straightline_limit=regular_run - 1, median_seconds_min=5, side_bias_limit=0.6)
+        self.set(median_seconds_min=5, side_bias_limit=0.6)
+        self.study.straightline_limit = regular_run - 1  # in memory: a limit of 0 is outside the settings' (and the database's) bounds
         s = self.signals(annotator)
         # 6 decisions are too few to judge side bias and median time (MIN_DECISIONS): only straight-lining breaks.
         self.assertEqual([b.rule for b in s.breaches], ["straightline"])
 
     def test_helpers_on_hand_made_sequences(self) -> None:
-        self.assertEqual(control._longest_run([1, 1, -2, -2, -2, 0]), (3, -2))
-        self.assertEqual(control._longest_run([]), (0, None))
+        self.assertEqual(rules.longest_run([1, 1, -2, -2, -2, 0]), (3, -2))
+        self.assertEqual(rules.longest_run([]), (0, None))
         study = Study(fast_threshold_seconds=10, fast_limit=100, side_bias_limit=0.8, median_seconds_min=5)
         answers = [control.Answer(n, -2 if n % 10 else 3, 0, 4.0, None, "pair", None) for n in range(1, 21)]
         s = control.signals_of(study, Annotator(pseudonym="X"), answers)

@@ -114,6 +114,10 @@ class ReportTestCase(BaseTestCase):
             self.assertIn(f'<section id="{section}">', html)
         self.assertIn("Krippendorff", html)
         self.assertIn("I-rec@10", html)
+        # the ad hoc baselines are scored on the same pairs and marked as such (docs/metrics.md#ad-hoc-baselines)
+        for baseline in ("nDCG@10", "Q@10", "AP@10", "ERR@10", "nERR@10", "RBP@10", "EBR@10", "iRBU@10"):
+            self.assertIn(f"<td>{baseline} <small>(ad hoc)</small></td>", html)
+        self.assertNotIn("<td>D#-nDCG@10 <small>(ad hoc)", html)
         self.assertEqual(
             report_service.figure_stems(report),
             [f"{kind}-{level}" for level in ("topic", "weighted", "subtopic") for kind in ("metric-bars", "heatmaps")],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import F
 
-from studyapp import prepared
+from studyapp import compiled_queries
 from studyapp.models import Assignment
 from studyapp.services.participation.sequence import Sequence
 from tests.studyapp.annotator_base import AnnotatorTestCase
@@ -27,7 +27,7 @@ class SequenceTests(AnnotatorTestCase):
     def test_it_reads_what_the_orm_reads_in_position_order(self) -> None:
         for _ in range(2):
             self.answer(self.client, self.serve(self.client))
-        prepared._BUILT.clear()
+        compiled_queries._BUILT.clear()
         for annotator in (self.alice, self.bob):
             with self.subTest(annotator=annotator.pseudonym):
                 got = Sequence.of(annotator).assignments

@@ -22,6 +22,7 @@ from studyapp.models import Annotator, Assignment, Preference, Presentation, Stu
 from studyapp.services import platforms
 from studyapp.services.analysis.status import study_status
 from studyapp.services.clock import now_or
+from studyapp.services.quality import rules
 from studyapp.services.quality.control import AnnotatorSignals, annotator_signals
 
 HISTOGRAM_BIN_SECONDS = 2
@@ -246,6 +247,11 @@ class AnnotatorRow:
     signals: AnnotatorSignals
 
     @property
+    def rule_cells(self) -> list[str]:
+        """One cell per quality rule (``services.quality.rules``), in the order of :func:`rule_columns`."""
+        return self.signals.cells()
+
+    @property
     def platform_label(self) -> str:
         return platforms.by_key(self.annotator.platform).label
 
@@ -257,6 +263,11 @@ class AnnotatorRow:
         if reason and reason not in parts:
             parts.append(reason)
         return "; ".join(parts)
+
+
+def rule_columns(study: Study) -> list[str]:
+    """The headers of the annotator table's quality columns: one per registered rule."""
+    return [rule.column(study) for rule in rules.RULES.values()]
 
 
 def annotator_rows(study: Study, query: str = "", *, platform_ids: bool = True) -> tuple[list[AnnotatorRow], int]:

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from evaluation.collection import Collection as EvalCollection
+import evaluation.collection
+import evaluation.io.runs
 from evaluation.engine import evaluate
 from evaluation.exceptions import EvaluationError
 from evaluation.io.preferences import VOTE_COLUMNS
-from evaluation.io.runs import Run as EvalRun
 from evaluation.io.runs import runs_from_arrays
 from evaluation.meta._matrix import ScoreCube, score_cube
 from evaluation.meta.agreement import AgreementResult, agreement_with_users
@@ -37,7 +37,7 @@ from evaluation.meta.intuitiveness import cell_order, concordance_test, intuitiv
 from evaluation.meta.levels import preference_items
 from evaluation.meta.significance import DiscriminativePower, discriminative_power
 from evaluation.meta.userprefs import preference_summary
-from evaluation.metrics import REGISTRY, Measure
+from evaluation.metrics import REGISTRY, Measure, parse_measure
 from studyapp.models import RankedItem, Study, StudySubtopic, StudyTopic
 from studyapp.models.study import SUBTOPIC, TOPIC
 from studyapp.services.collections.evaluation_bridge import to_evaluation_collection
@@ -54,8 +54,8 @@ DEFAULT_ALPHA = 0.05
 class StudyCollection:
     """What the annotators of a study saw, as ``evaluation`` objects."""
 
-    collection: EvalCollection  # the study's topics with their kept subtopics and renormalised weights
-    runs: list[EvalRun]  # the study's runs (by name), every list cut at the study depth
+    collection: evaluation.collection.Collection  # the study's topics with their kept subtopics and renormalised weights
+    runs: list[evaluation.io.runs.Run]  # the study's runs (by name), every list cut at the study depth
     topics: list[str]  # study topic ids in study order
     weights: dict[str, dict[str, float]]  # topic -> kept subtopic -> renormalised weight
     depth: int
@@ -69,6 +69,11 @@ class StudyCollection:
 def study_measures(depth: int) -> list[str]:
     """Every registered metric at default parameters, cut at the study ``depth`` (raw lists, as shown)."""
     return [Measure(spec, dict(spec.defaults), depth if spec.cutoff != "none" else None).label for spec in REGISTRY.values()]
+
+
+def is_ad_hoc(measure: str) -> bool:
+    """Whether ``measure`` is one of the ad hoc baselines (docs/metrics.md#ad-hoc-baselines), not a diversity metric."""
+    return "adhoc" in parse_measure(measure).spec.tags
 
 
 def gold_measures(depth: int) -> list[str]:
@@ -93,7 +98,7 @@ def study_collection(study: Study) -> StudyCollection:
     )
     run_col, topic_col, doc_col, rank_col = (list(c) for c in zip(*rows)) if rows else ([], [], [], [])
     built = {run.name: run for run in runs_from_arrays(run_col, topic_col, doc_col, ranks=rank_col, order="rank")} if rows else {}
-    runs = [built.get(name, EvalRun(name, {})) for name in names]
+    runs = [built.get(name, evaluation.io.runs.Run(name, {})) for name in names]
     return StudyCollection(collection, runs, topics, weights, study.depth, study.level_list)
 
 

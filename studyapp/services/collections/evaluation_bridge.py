@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from evaluation.collection import Collection as EvalCollection
+import evaluation.collection
 from evaluation.collection import Intent, Judgments
-from evaluation.collection import Topic as EvalTopic
 from studyapp.models import Collection, Judgment, Subtopic, Topic
 
 
-def to_evaluation_collection(collection: Collection, topic_ids: Iterable[str] | None = None) -> EvalCollection:
+def to_evaluation_collection(collection: Collection, topic_ids: Iterable[str] | None = None) -> evaluation.collection.Collection:
     """The collection (or the given topics of it, in that order) as an evaluation ``Collection``."""
     topics = Topic.objects.filter(collection=collection).order_by("position")
     if topic_ids is not None:
@@ -34,5 +33,5 @@ def to_evaluation_collection(collection: Collection, topic_ids: Iterable[str] | 
         grades = judgments[by_pk[topic_pk]].setdefault(docid, {})
         if intent is not None:
             grades[intent] = grade
-    eval_topics = {t.topic_id: EvalTopic(t.topic_id, tuple(intents[t.pk]), t.query, t.description) for t in rows}
-    return EvalCollection(eval_topics, judgments, name=collection.name)
+    eval_topics = {t.topic_id: evaluation.collection.Topic(t.topic_id, tuple(intents[t.pk]), t.query, t.description) for t in rows}
+    return evaluation.collection.Collection(eval_topics, judgments, name=collection.name)

@@ -20,10 +20,10 @@ from django.db import DatabaseError, connection, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models import Model
 
-from evaluation.collection import Collection as EvalCollection
+import evaluation.collection
+import evaluation.io.runs
 from evaluation.exceptions import EvaluationError, FormatError
 from evaluation.io.documents import DocumentInfo, read_documents
-from evaluation.io.runs import Run as EvalRun
 from evaluation.io.runs import read_run
 from evaluation.loading import load_collection
 from studyapp.exceptions import ImportFailed
@@ -66,8 +66,8 @@ class ImportSummary:
 
 @dataclass
 class _Parsed:
-    collection: EvalCollection
-    runs: list[tuple[str, EvalRun]]
+    collection: evaluation.collection.Collection
+    runs: list[tuple[str, evaluation.io.runs.Run]]
     documents: dict[str, DocumentInfo]
     warnings: list[str]
 
@@ -126,7 +126,7 @@ def _refuse_nul_characters(paths: Sequence[str | Path]) -> None:
             raise ImportFailed(str(FormatError(path, line, "NUL character (byte 0) in the file; the database cannot store it")))
 
 
-def _check_column_limits(collection: EvalCollection, qrels: str | Path, files: list[str | Path]) -> None:
+def _check_column_limits(collection: evaluation.collection.Collection, qrels: str | Path, files: list[str | Path]) -> None:
     """Ids longer than their column and grades outside it are refused with the line that holds them."""
     for tid, topic in collection.topics.items():
         if len(tid) > TOPIC_ID_MAX:
@@ -200,7 +200,9 @@ def _mentions(docid: str) -> Callable[[str], bool]:
     return lambda line: docid in line or escaped in line
 
 
-def _all_docids(collection: EvalCollection, runs: list[EvalRun], documents: dict[str, DocumentInfo]) -> list[str]:
+def _all_docids(
+    collection: evaluation.collection.Collection, runs: list[evaluation.io.runs.Run], documents: dict[str, DocumentInfo]
+) -> list[str]:
     seen: dict[str, None] = dict.fromkeys(documents)
     for docs in collection.judgments.values():
         seen.update(dict.fromkeys(docs))

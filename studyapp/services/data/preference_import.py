@@ -26,7 +26,7 @@ from evaluation.exceptions import FormatError
 from evaluation.io.preference_formats import read_records
 from studyapp.exceptions import ImportFailed
 from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
-from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
+from studyapp.models.annotation import EARLIEST, LATEST, PREFERENCE_MAX, PREFERENCE_MIN
 from studyapp.models.study import SUBTOPIC, TOPIC
 from studyapp.services import platforms
 from studyapp.services.clock import now_or
@@ -156,7 +156,10 @@ def _time(cells: dict[str, str], column: str, where: str) -> datetime | None:
         moment = datetime.fromisoformat(raw)
     except ValueError:
         raise ImportFailed(f"{where}: {column} must be an ISO 8601 time such as 2026-01-05T12:00:00+00:00, got {raw!r}") from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    if not EARLIEST <= moment < LATEST:
+        raise ImportFailed(f"{where}: {column} must lie between {EARLIEST:%Y-%m-%d} and {LATEST:%Y-%m-%d}, got {raw!r}")
+    return moment
 
 
 def _flag(cells: dict[str, str], column: str, where: str, default: bool) -> bool:
@@ -202,6 +205,8 @@ def _parse(cells: dict[str, str], where: str, design: _Design, now: datetime) ->
         answered_at=_time(cells, "answered_at", where) or now,
         late=_flag(cells, "late", where, False),
     )
+    if answer.served_at is None and answer.answered_at - timedelta(seconds=answer.server_seconds or 0) < EARLIEST:
+        raise ImportFailed(f"{where}: server_seconds {answer.server_seconds:g} would put the item's serving before {EARLIEST:%Y-%m-%d}")
     return answer, _flag(cells, "valid", where, True), reason
 
 

@@ -6,70 +6,28 @@ against the collection (run names, topics, capacity) live in ``services.design.s
 
 from __future__ import annotations
 
+import functools
 import json
-import re
-from dataclasses import dataclass, field
+from dataclasses import field, make_dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from studyapp.exceptions import InvalidStudyConfig
-from studyapp.models import Study
+from studyapp.models import Study, study_settings
+from studyapp.models.study_settings import StudySetting
 from studyapp.services import platforms
 
-KEYS = (
-    "runs", "topics", "topic_rule", "subtopics_per_topic", "depth", "levels", "annotators_per_presentation",
-    "items_per_annotator", "fast_threshold_seconds", "fast_limit", "lease_minutes", "check_share", "consent_text",
-    "consent_version", "instructions", "completion_code", "screenout_code", "redirect_url", "same_pair_both_levels",
-    "require_platform_id",
-    "fast_time", "check_fail_limit", "straightline_limit", "side_bias_limit", "median_seconds_min",
-)  # fmt: skip
-DEFAULT_CONSENT = (
-    "This is a research study on how people compare search result pages. You will see two result pages for a "
-    "query and say which one you prefer. We record your answers, the time you take and the identifiers your "
-    "recruitment platform passes to us, and nothing else. Taking part is voluntary; you may stop at any time."
-)
-DEFAULT_INSTRUCTIONS = (
-    "Each page shows a search query and two result lists, left and right. Imagine you typed the query. Look at "
-    "both lists and choose how much better one of them is for you, from 'left much better' to 'right much better'. "
-    "Choose 'about the same' when you see no real difference."
-)
-_CODE = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
+# The configuration's structure (checked against the collection); the other keys are the declared settings.
+STRUCTURE = ("runs", "topics", "topic_rule", "levels")
 
 
-@dataclass(frozen=True)
-class TextRule:
-    """What a text setting accepts; ``required`` texts may not be empty (an empty code or URL means none)."""
-
-    required: bool = False
-    max_length: int | None = None
-    pattern: re.Pattern[str] | None = None
-    what: str = ""
+def keys() -> tuple[str, ...]:
+    """Every key of a configuration: the structure, then the declared settings (read when called)."""
+    return (*STRUCTURE, *study_settings.BY_NAME)
 
 
-_CODE_RULE = TextRule(pattern=_CODE, what="must be 1-100 letters, digits, '-' or '_'")
-TEXT_RULES = {
-    "consent_text": TextRule(required=True),
-    "consent_version": TextRule(required=True, max_length=50),
-    "instructions": TextRule(required=True),
-    "completion_code": _CODE_RULE,
-    "screenout_code": _CODE_RULE,
-    "redirect_url": TextRule(max_length=500, pattern=re.compile(r"^https?://\S+$"), what="must be an http(s):// URL"),
-}
-
-
-def text_problem(key: str, value: Any) -> str | None:
-    """Why ``value`` is no valid text setting ``key`` (see :data:`TEXT_RULES`), or None."""
-    rule = TEXT_RULES[key]
-    if not isinstance(value, str):
-        return f"{key} must be a string, got {json.dumps(value)}"
-    if rule.required and not value.strip():
-        return f"{key} must not be empty or blank"
-    if rule.max_length is not None and len(value) > rule.max_length:
-        return f"{key} must be at most {rule.max_length} characters"
-    if rule.pattern is not None and value and not rule.pattern.match(value):
-        return f"{key} {rule.what}, got {value!r}"
-    return None
+KEYS = keys()  # at start-up
 
 
 def redirect_problem(redirect_url: str, completion_code: str) -> str | None:
@@ -101,56 +59,38 @@ def platform_study(redirect_url: str) -> bool:
 
 
 def setting_problems(values: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(key, reason)`` for the text settings in ``values`` that break a rule; keys absent are not checked.
+    """``(key, reason)`` for the settings in ``values`` that break their declaration; keys absent are not checked.
 
     The one validator of :func:`parse_config` and of the admin's study form.
     """
-    problems = [(key, problem) for key in TEXT_RULES if key in values and (problem := text_problem(key, values[key]))]
+    problems = [(s.name, problem) for s in study_settings.SETTINGS if s.name in values and (problem := s.problem(values[s.name]))]
     if not {key for key, _ in problems} & {"redirect_url", "completion_code"}:
-        redirect = redirect_problem(values.get("redirect_url", "").strip(), values.get("completion_code", "").strip())
+        redirect = redirect_problem((values.get("redirect_url") or "").strip(), (values.get("completion_code") or "").strip())
         if redirect:
             problems.append(("redirect_url", redirect))
     return problems
 
 
-def _field_default(name: str) -> Any:
-    return Study._meta.get_field(name).default
+@functools.cache
+def config_class(settings: tuple[StudySetting, ...]) -> type:
+    """The :class:`StudyConfig` dataclass of ``settings``: the structure, then one field per setting with its default."""
 
-
-@dataclass
-class StudyConfig:
-    """A syntactically valid configuration; defaults come from the ``Study`` model fields."""
-
-    runs: list[str]
-    topics: list[str] | None = None
-    topic_rule: dict[str, int] | None = None
-    subtopics_per_topic: int = field(default_factory=lambda: _field_default("subtopics_per_topic"))
-    depth: int = field(default_factory=lambda: _field_default("depth"))
-    levels: list[str] = field(default_factory=lambda: ["topic", "subtopic"])
-    annotators_per_presentation: int = field(default_factory=lambda: _field_default("annotators_per_presentation"))
-    items_per_annotator: int = field(default_factory=lambda: _field_default("items_per_annotator"))
-    fast_threshold_seconds: float = field(default_factory=lambda: _field_default("fast_threshold_seconds"))
-    fast_limit: int = field(default_factory=lambda: _field_default("fast_limit"))
-    lease_minutes: int = field(default_factory=lambda: _field_default("lease_minutes"))
-    check_share: float = field(default_factory=lambda: _field_default("check_share"))
-    consent_text: str = DEFAULT_CONSENT
-    consent_version: str = "1"
-    instructions: str = DEFAULT_INSTRUCTIONS
-    completion_code: str = ""
-    screenout_code: str = ""
-    redirect_url: str = ""
-    same_pair_both_levels: bool = False
-    require_platform_id: bool = False  # parse_config: default true when redirect_url goes to Prolific or MTurk
-    fast_time: str = field(default_factory=lambda: _field_default("fast_time"))
-    check_fail_limit: int | None = None
-    straightline_limit: int | None = None
-    side_bias_limit: float | None = None
-    median_seconds_min: float | None = None
-
-    @property
     def levels_field(self) -> str:
         """The ``Study.levels`` value for these levels."""
         return Study.Levels.BOTH if len(self.levels) == 2 else self.levels[0]
+
+    fields = [
+        ("runs", list[str]),
+        ("topics", list[str] | None, field(default=None)),
+        ("topic_rule", dict[str, int] | None, field(default=None)),
+        ("levels", list[str], field(default_factory=lambda: ["topic", "subtopic"])),
+        *((s.name, s.type if not s.optional else s.type | None, field(default=s.initial)) for s in settings),
+    ]
+    doc = "A syntactically valid configuration; defaults come from the settings' declarations (``models.study_settings``)."
+    return make_dataclass("StudyConfig", fields, namespace={"levels_field": property(levels_field), "__doc__": doc})
+
+
+StudyConfig = config_class(study_settings.SETTINGS)
 
 
 class _Checker:
@@ -167,45 +107,24 @@ class _Checker:
         return False
 
     def integer(self, key: str, low: int, high: int) -> None:
-        if key not in self.raw:
-            return
-        value = self.raw[key]
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.errors.append(f"{key} must be an integer, got {json.dumps(value)}")
-        elif not low <= value <= high:
-            self.errors.append(f"{key} must be between {low} and {high}, got {value}")
-        else:
-            self.values[key] = value
+        """A structural whole number (``topic_rule``'s): the same words as a declared setting's."""
+        if key in self.raw:
+            self.check(StudySetting(key, int, None, "", low=low, high=high), self.raw[key])
 
-    def number(self, key: str, low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> None:
-        if key not in self.raw:
-            return
-        value = self.raw[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.errors.append(f"{key} must be a number, got {json.dumps(value)}")
-            return
-        too_low = value <= low if low_open else value < low
-        too_high = value >= high if high_open else value > high
-        if too_low or too_high:
-            lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
-            self.errors.append(f"{key} must be in {lo}{low:g}, {high:g}{hi}, got {value}")
+    def check(self, setting: StudySetting, value: Any) -> None:
+        problem = setting.problem(value)
+        if problem:
+            self.errors.append(problem)
         else:
-            self.values[key] = float(value)
+            self.values[setting.name] = setting.clean(value)
 
-    def boolean(self, key: str) -> None:
-        if key not in self.raw:
-            return
-        if isinstance(self.raw[key], bool):
-            self.values[key] = self.raw[key]
-        else:
-            self.errors.append(f"{key} must be true or false, got {json.dumps(self.raw[key])}")
-
-    def texts(self) -> None:
-        """The text settings (see :func:`setting_problems`), stored stripped."""
+    def settings(self) -> None:
+        """Every declared setting given (see :func:`setting_problems`), stored cleaned (texts stripped)."""
         problems = setting_problems(self.raw)
         self.errors += [reason for _, reason in problems]
         failed = {key for key, _ in problems}
-        self.values.update({key: self.raw[key].strip() for key in TEXT_RULES if key in self.raw and key not in failed})
+        given = [s for s in study_settings.SETTINGS if s.name in self.raw and s.name not in failed]
+        self.values.update({s.name: s.clean(self.raw[s.name]) for s in given})
 
     def string_list(self, key: str, *, min_length: int) -> None:
         if key not in self.raw:
@@ -229,9 +148,10 @@ def parse_config(raw: Any) -> StudyConfig:
     if not isinstance(raw, dict):
         raise InvalidStudyConfig([f"the configuration must be a JSON object, got {type(raw).__name__}"])
     c = _Checker(raw)
-    unknown = sorted(set(raw) - set(KEYS))
+    known = keys()
+    unknown = sorted(set(raw) - set(known))
     if unknown:
-        c.errors.append(f"unknown key(s): {', '.join(unknown)} (known keys: {', '.join(KEYS)})")
+        c.errors.append(f"unknown key(s): {', '.join(unknown)} (known keys: {', '.join(known)})")
     if "runs" not in raw:
         c.errors.append("runs is required: a list of at least 2 run names (every pair is compared)")
     c.string_list("runs", min_length=2)
@@ -249,8 +169,6 @@ def parse_config(raw: Any) -> StudyConfig:
             c.errors += [f"topic_rule.{e}" for e in sub.errors]
             if not sub.errors:
                 c.values["topic_rule"] = {"count": sub.values["count"], "min_subtopics": sub.values.get("min_subtopics", 1)}
-    c.integer("subtopics_per_topic", 1, 100)
-    c.integer("depth", 1, 100)
     if "levels" in raw:
         levels = raw["levels"]
         if (
@@ -262,33 +180,12 @@ def parse_config(raw: Any) -> StudyConfig:
             c.errors.append(f'levels must be ["topic"], ["subtopic"] or ["topic", "subtopic"], got {json.dumps(levels)}')
         else:
             c.values["levels"] = [v for v in ("topic", "subtopic") if v in levels]
-    c.integer("annotators_per_presentation", 1, 100)
-    c.integer("items_per_annotator", 1, 10000)
-    c.number("fast_threshold_seconds", 0, 3600, low_open=True)
-    c.integer("fast_limit", 0, 10000)
-    c.integer("lease_minutes", 1, 24 * 60)
-    c.number("check_share", 0, 0.5)
-    c.texts()
-    c.boolean("same_pair_both_levels")
-    c.boolean("require_platform_id")
+    c.settings()
     if "require_platform_id" not in raw and "redirect_url" in c.values:
         c.values["require_platform_id"] = platform_study(c.values["redirect_url"])
-    if "fast_time" in raw:
-        if raw["fast_time"] not in Study.FastTime.values:
-            c.errors.append(f"fast_time must be one of {', '.join(Study.FastTime.values)}, got {json.dumps(raw['fast_time'])}")
-        else:
-            c.values["fast_time"] = raw["fast_time"]
-    if not c.optional("check_fail_limit"):
-        c.integer("check_fail_limit", 0, 10000)
-    if not c.optional("straightline_limit"):
-        c.integer("straightline_limit", 1, 10000)
-    if not c.optional("side_bias_limit"):
-        c.number("side_bias_limit", 0.5, 1)
-    if not c.optional("median_seconds_min"):
-        c.number("median_seconds_min", 0, 3600, low_open=True)
     if c.errors:
         raise InvalidStudyConfig(c.errors)
-    return StudyConfig(**c.values)
+    return config_class(study_settings.SETTINGS)(**c.values)
 
 
 def read_config(path: str | Path) -> StudyConfig:

@@ -191,29 +191,32 @@ def give_consent(
         raise StudyClosed(f"study {study.name!r} is {study.status}", study.screenout_code)
     if annotator is None:
         check_platform_id(study, arrival)  # checked on the entry page too; the study may have changed since
-        annotator = allocation.register(
-            study,
-            platform=arrival.platform,
-            external_id=arrival.external_id,
-            external_ids=arrival.external_ids,
-            arrival_key=arrival.key,
-            now=now,
-        )
-        if arrival.key and annotator.arrival_key != arrival.key and not may_resume(annotator, arrival):
-            raise IdentityInUse(f"platform id of annotator {annotator.pseudonym} is held by another session")
+    # One transaction: registering, the consent and the items leased stand or fall together, so a failed
+    # write (a full disk, a lost connection) leaves no participant registered without items.
     with transaction.atomic():
+        if annotator is None:
+            annotator = allocation.register(
+                study,
+                platform=arrival.platform,
+                external_id=arrival.external_id,
+                external_ids=arrival.external_ids,
+                arrival_key=arrival.key,
+                now=now,
+            )
+            if arrival.key and annotator.arrival_key != arrival.key and not may_resume(annotator, arrival):
+                raise IdentityInUse(f"platform id of annotator {annotator.pseudonym} is held by another session")
         Consent.objects.get_or_create(
             annotator=annotator, version=version, defaults={"text_sha256": consent_digest(study), "accepted_at": now}
         )
         annotator.consent_version, annotator.consented_at = version, now
         annotator.save(update_fields=["consent_version", "consented_at"])
-    if annotator.status == Annotator.Status.NEW:
-        try:
-            allocation.admit(annotator, now=now, rng=rng)
-        except StudyUnavailable:
-            pass  # full: stored as refused (next_step says so); closed meanwhile: still new, asked again later
-    else:
-        seen(annotator, now=now)
+        if annotator.status == Annotator.Status.NEW:
+            try:
+                allocation.admit(annotator, now=now, rng=rng)
+            except StudyUnavailable:
+                pass  # full: stored as refused (next_step says so); closed meanwhile: still new, asked again later
+        else:
+            seen(annotator, now=now)
     return annotator
 
 

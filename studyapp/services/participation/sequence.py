@@ -10,15 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import F
+from django.db.models import F, QuerySet
 
+from studyapp.compiled_queries import compiled
 from studyapp.models import Annotator, Assignment
-from studyapp.prepared import Prepared, prepared
 
 
-def _query() -> Prepared[Assignment]:
+def _query(annotator_id: int) -> QuerySet[Assignment]:
     """The sequence query with the annotator id as its one value (item pages and answers read it every time)."""
-    return Prepared.of(Assignment.objects.filter(annotator_id=-1).annotate(answer_id=F("preference__id")).order_by("position"), [-1])
+    return Assignment.objects.filter(annotator_id=annotator_id).annotate(answer_id=F("preference__id")).order_by("position")
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Sequence:
     @classmethod
     def of(cls, annotator: Annotator) -> Sequence:
         """The annotator's assignments as they are now (one query, its SQL built once per connection)."""
-        rows = prepared("sequence", _query).fetch([annotator.pk])
+        rows = compiled("sequence", _query, [-1]).fetch([annotator.pk])
         for row in rows:
             Assignment.annotator.field.set_cached_value(row, annotator)  # no query for the annotator (or the study) of a row
         return cls(annotator, rows)

@@ -12,10 +12,11 @@ from __future__ import annotations
 import secrets
 from dataclasses import replace
 
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from studyapp.compiled_queries import compiled
 from studyapp.models import Annotator, Study
-from studyapp.prepared import Prepared, prepared
 from studyapp.services.participation import flow
 
 TOKENS = "studyapp.tokens"  # session: {study id: annotator token}
@@ -31,13 +32,12 @@ def _resolved(request: HttpRequest) -> dict[int, Annotator | None]:
     return getattr(request, _RESOLVED)
 
 
-def _annotators_query(count: int) -> Prepared[Annotator]:
-    placeholders = [f"token-{i}" for i in range(count)]
-    return Prepared.of(Annotator.objects.select_related("study").filter(token__in=placeholders).order_by(), placeholders)
+def _annotators_query(*tokens: str) -> QuerySet[Annotator]:
+    return Annotator.objects.select_related("study").filter(token__in=tokens).order_by()
 
 
-def _study_query() -> Prepared[Study]:
-    return Prepared.of(Study.objects.filter(slug="slug").order_by(), ["slug"])
+def _study_query(slug: str) -> QuerySet[Study]:
+    return Study.objects.filter(slug=slug).order_by()
 
 
 def resolve(request: HttpRequest, slug: str) -> tuple[Study | None, Annotator | None]:
@@ -45,16 +45,17 @@ def resolve(request: HttpRequest, slug: str) -> tuple[Study | None, Annotator | 
 
     The tokens are unique, so the query looks up the session's annotators by token alone (the study
     comes with them) and the slug is compared here. Both queries run on every annotator request, so
-    their SQL is built once per connection (:mod:`~studyapp.prepared`).
+    their SQL is compiled once per connection (:mod:`~studyapp.compiled_queries`).
     """
     tokens = request.session.get(TOKENS, {})
     if tokens:
         values = list(tokens.values())
-        for annotator in prepared(("annotators", len(values)), lambda: _annotators_query(len(values))).fetch(values):
+        placeholders = [f"token-{i}" for i in range(len(values))]
+        for annotator in compiled(("annotators", len(values)), _annotators_query, placeholders).fetch(values):
             if annotator.study.slug == slug and tokens.get(str(annotator.study_id)) == annotator.token:
                 _resolved(request)[annotator.study_id] = annotator
                 return annotator.study, annotator
-    study = next(iter(prepared("study", _study_query).fetch([slug])), None)
+    study = next(iter(compiled("study", _study_query, ["slug"]).fetch([slug])), None)
     if study is not None:
         _resolved(request)[study.pk] = None
     return study, None

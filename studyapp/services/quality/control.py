@@ -28,48 +28,21 @@ the rules never reinstate an annotator staff excluded, nor exclude one staff rei
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 
-from studyapp.models import Annotator, Assignment, Preference, Presentation, QualityDecision, Study
+from studyapp.models import Annotator, Assignment, Preference, QualityDecision, Study
 from studyapp.services.clock import now_or
+from studyapp.services.quality import rules
+from studyapp.services.quality.rules import Answer
 
 Rule = QualityDecision.Rule
-MIN_DECISIONS = 10  # side bias and median time are judged only from this many answers on
 EVALUATED = (Annotator.Status.ACTIVE, Annotator.Status.FINISHED, Annotator.Status.EXCLUDED)
-
-
-@dataclass(frozen=True)
-class Answer:
-    """One answered item as quality control sees it."""
-
-    position: int
-    value: int  # as shown: negative = left preferred
-    canonical: int
-    server_seconds: float | None
-    visible_ms: int | None
-    kind: str
-    expected_sign: int | None
-
-    def seconds(self, source: str) -> float | None:
-        """The decision time the fast rule reads (``source``: ``Study.FastTime``)."""
-        if source == Study.FastTime.VISIBLE and self.visible_ms is not None:
-            return self.visible_ms / 1000
-        return self.server_seconds
-
-    @property
-    def check_failed(self) -> bool | None:
-        """None for regular items; for check items whether the answer contradicts the expected one."""
-        if self.kind == Presentation.Kind.PAIR:
-            return None
-        if self.kind == Presentation.Kind.IDENTICAL:
-            return self.canonical != 0
-        return self.canonical * (self.expected_sign or 0) < 0  # degraded: the wrong side (0 is not)
 
 
 @dataclass(frozen=True)
@@ -84,25 +57,32 @@ class Breach:
 
 @dataclass(frozen=True)
 class AnnotatorSignals:
-    """Quality signals of one annotator (see the module docstring); ``breaches`` under the current settings."""
+    """Quality signals of one annotator: every registered rule's (:mod:`.rules`), and ``breaches`` under the current settings."""
 
     annotator_id: int
     pseudonym: str
     status: str
     decisions: int
-    fast: int
-    fast_threshold_seconds: float
-    checks: int
-    checks_failed: int
-    longest_run: int
-    longest_run_value: int | None
-    left_share: float | None  # of non-zero answers; None without any
-    median_seconds: float | None
+    signals: dict[str, dict[str, Any]]  # rule key -> its signal
     breaches: tuple[Breach, ...] = field(default=())
 
     @property
     def excluding(self) -> tuple[Breach, ...]:
         return tuple(b for b in self.breaches if b.excludes)
+
+    def cells(self) -> list[str]:
+        """The dashboard's cell of every rule, in :data:`rules.RULES` order."""
+        return [rule.cell(self.signals[key]) for key, rule in rules.RULES.items()]
+
+    # The built-in rules' signals by name (the admin, the payments export and the report read them).
+    fast = property(lambda self: self.signals["fast"]["fast"])
+    fast_threshold_seconds = property(lambda self: self.signals["fast"]["threshold"])
+    checks = property(lambda self: self.signals["checks"]["checks"])
+    checks_failed = property(lambda self: self.signals["checks"]["failed"])
+    longest_run = property(lambda self: self.signals["straightline"]["run"])
+    longest_run_value = property(lambda self: self.signals["straightline"]["value"])
+    left_share = property(lambda self: self.signals["side_bias"]["left_share"])
+    median_seconds = property(lambda self: self.signals["median_time"]["median"])
 
     @property
     def fast_text(self) -> str:
@@ -113,68 +93,16 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def _longest_run(values: list[int]) -> tuple[int, int | None]:
-    best, best_value, run = 0, None, 0
-    for i, v in enumerate(values):
-        run = run + 1 if i and values[i - 1] == v else 1
-        if run > best:
-            best, best_value = run, v
-    return best, best_value
-
-
 def signals_of(study: Study, annotator: Annotator, answers: list[Answer]) -> AnnotatorSignals:
-    """The signals and breaches of one annotator from their answers (in any order)."""
-    answers = sorted(answers, key=lambda a: a.position)
-    source = study.fast_time
-    times = [t for a in answers if (t := a.seconds(source)) is not None]
-    fast = sum(1 for t in times if t < study.fast_threshold_seconds)
-    checks = [a.check_failed for a in answers if a.check_failed is not None]
-    failed = sum(checks)
-    run, run_value = _longest_run([a.value for a in answers])
-    sided = [a.value for a in answers if a.value != 0]
-    left_share = sum(1 for v in sided if v < 0) / len(sided) if sided else None
-    median = statistics.median(times) if times else None
-    n = len(answers)
-    breaches: list[Breach] = []
-    if fast > study.fast_limit:
-        detail = f"fast: {fast} of {n} decisions under {_num(study.fast_threshold_seconds)} s (limit {study.fast_limit})"
-        counts = {"fast": fast, "decisions": n, "threshold_seconds": study.fast_threshold_seconds, "limit": study.fast_limit,
-                  "time": source}  # fmt: skip
-        breaches.append(Breach(Rule.FAST, detail, counts, True))
-    if study.check_fail_limit is not None and failed > study.check_fail_limit:
-        detail = f"checks: {failed} of {len(checks)} check items failed (limit {study.check_fail_limit})"
-        breaches.append(Breach(Rule.CHECKS, detail, {"failed": failed, "checks": len(checks), "limit": study.check_fail_limit}, True))
-    if study.straightline_limit is not None and run > study.straightline_limit:
-        detail = f"straight-lining: the answer {run_value:+d} {run} times in a row (limit {study.straightline_limit})"
-        counts = {"run": run, "value": run_value, "limit": study.straightline_limit}
-        breaches.append(Breach(Rule.STRAIGHTLINE, detail, counts, True))
-    if study.side_bias_limit is not None and len(sided) >= MIN_DECISIONS and left_share is not None:
-        share = max(left_share, 1 - left_share)
-        if share > study.side_bias_limit:
-            side = "left" if left_share >= 0.5 else "right"
-            detail = f"side bias: {share:.0%} of {len(sided)} non-zero answers on the {side} (limit {study.side_bias_limit:.0%})"
-            counts = {"share": share, "side": side, "answers": len(sided), "limit": study.side_bias_limit}
-            breaches.append(Breach(Rule.SIDE_BIAS, detail, counts, True))
-    if study.median_seconds_min is not None and len(times) >= MIN_DECISIONS and median is not None:
-        if median < study.median_seconds_min:
-            detail = f"median time: {median:.1f} s over {len(times)} decisions (minimum {_num(study.median_seconds_min)} s)"
-            counts = {"median_seconds": median, "decisions": len(times), "minimum": study.median_seconds_min, "time": source}
-            breaches.append(Breach(Rule.MEDIAN_TIME, detail, counts, True))
-    return AnnotatorSignals(
-        annotator_id=annotator.pk,
-        pseudonym=annotator.pseudonym,
-        status=annotator.status,
-        decisions=n,
-        fast=fast,
-        fast_threshold_seconds=study.fast_threshold_seconds,
-        checks=len(checks),
-        checks_failed=failed,
-        longest_run=run,
-        longest_run_value=run_value,
-        left_share=left_share,
-        median_seconds=median,
-        breaches=tuple(breaches),
-    )
+    """The signals and breaches of one annotator from their answers (in any order), rule by rule."""
+    read = rules.Answers(study, answers)
+    signals, breaches = {}, []
+    for key, rule in rules.RULES.items():
+        signals[key] = signal = rule.signal(read)
+        broken = rule.breach(study, signal)
+        if broken is not None:
+            breaches.append(Breach(key, *broken, True))
+    return AnnotatorSignals(annotator.pk, annotator.pseudonym, annotator.status, len(read.items), signals, tuple(breaches))
 
 
 _ANSWER_FIELDS = ("assignment__annotator_id", "assignment__position", "value", "canonical", "server_seconds", "visible_ms",
@@ -311,8 +239,7 @@ def apply_live(
 
 def _other_limits(study: Study) -> bool:
     """Does any rule besides the fast one exclude in ``study``?"""
-    limits = (study.check_fail_limit, study.straightline_limit, study.side_bias_limit, study.median_seconds_min)
-    return any(limit is not None for limit in limits)
+    return any(getattr(study, rule.limit) is not None for key, rule in rules.RULES.items() if key != Rule.FAST)
 
 
 @dataclass

@@ -239,3 +239,13 @@ def test_planted_truth_must_be_defined_everywhere_candidates_need_not() -> None:
         planted_truth(cube, ["M3"], noise=[1.0], n_sim=5, rng=1)
     result = planted_truth(cube, ["M1"], noise=[1.0], n_sim=20, rng=1).table
     assert result["candidates"].iloc[0] == 3 and 0 <= result["first_by_MUP"].iloc[0] <= 1
+
+
+def test_topic_set_reduction_needs_a_reference_defined_everywhere() -> None:
+    from evaluation.meta.reduction import topic_set_reduction
+
+    cube = _cube_with_hole()
+    with pytest.raises(EvaluationError, match=r"reference M3 is undefined on topic\(s\) 1, 4"):
+        topic_set_reduction(cube, "M3", [4], B=20, rng=1)
+    table = topic_set_reduction(cube, "M1", [4], B=20, rng=1)
+    assert set(table["measure"]) == {"M1", "M2", "M3"} and table["power"].notna().all()

@@ -136,6 +136,26 @@ AT_CUTOFF: dict[str, Callable[..., float]] = {
     "RBP-IA(p=0.8)": partial(ref.rbp_ia, p=0.8),
     "alpha-nDCG(graded=true)": partial(ref.alpha_ndcg, graded=True),
     "ERR-IA(graded=true,alpha=0.3)": partial(ref.err_ia, alpha=0.3, graded=True),
+    # ad hoc baselines (docs/metrics.md#ad-hoc-baselines), both per-document gains and both G rules
+    "nDCG": ref.adhoc_ndcg,
+    "nDCG(gain=global)": partial(ref.adhoc_ndcg, gain="global"),
+    "Q": ref.adhoc_q,
+    "Q(gain=global,beta=0.5)": partial(ref.adhoc_q, gain="global", beta=0.5),
+    "AP": ref.adhoc_ap,
+    "AP(gain=global)": partial(ref.adhoc_ap, gain="global"),
+    "ERR": ref.adhoc_err,
+    "ERR(gain=global,err_gmax=scale)": partial(ref.adhoc_err, gain="global", err_gmax="scale"),
+    "nERR": ref.adhoc_nerr,
+    "nERR(err_gmax=scale)": partial(ref.adhoc_nerr, err_gmax="scale"),
+    "nERR(gain=global)": partial(ref.adhoc_nerr, gain="global"),
+    "RBP": ref.adhoc_rbp,
+    "RBP(p=0.8,gain=global)": partial(ref.adhoc_rbp, gain="global", p=0.8),
+    "RBP(err_gmax=scale)": partial(ref.adhoc_rbp, err_gmax="scale"),
+    "EBR": ref.adhoc_ebr,
+    "EBR(gain=global,err_gmax=scale,beta=2)": partial(ref.adhoc_ebr, gain="global", err_gmax="scale", beta=2.0),
+    "iRBU": ref.adhoc_irbu,
+    "iRBU(p=0.99,err_gmax=scale)": partial(ref.adhoc_irbu, err_gmax="scale", p=0.99),
+    "iRBU(gain=global)": partial(ref.adhoc_irbu, gain="global"),
 }
 
 

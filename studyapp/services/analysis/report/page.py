@@ -13,7 +13,7 @@ import numpy as np
 from django.template.loader import render_to_string
 
 from evaluation.report.tables import agreement_grid
-from studyapp.services.analysis.study_analysis import LEVELS, StudyAnalysis
+from studyapp.services.analysis.study_analysis import LEVELS, StudyAnalysis, is_ad_hoc
 
 if TYPE_CHECKING:
     from studyapp.services.analysis.report.build import StudyReport
@@ -48,7 +48,7 @@ def _metric_rows(analysis: StudyAnalysis, level: str) -> list[dict]:
             r = whole.loc[(measure, statistic)]
             interval = "–" if not np.isfinite(r["ci_low"]) else f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"
             cells.append({"value": _fmt(r["value"]), "interval": interval})
-        row = {"measure": measure, "cells": cells, "n": int(whole.loc[(measure, "MUP"), "n"])}
+        row = {"measure": measure, "adhoc": is_ad_hoc(measure), "cells": cells, "n": int(whole.loc[(measure, "MUP"), "n"])}
         if power is not None and measure in power.index:
             row["power"] = _fmt(power.loc[measure, "power"])
             row["significant"] = f"{int(power.loc[measure, 'significant'])}/{int(power.loc[measure, 'pairs'])}"

@@ -1,0 +1,251 @@
+"""The study settings, declared once: type, default, bounds, help and whether they are frozen.
+
+Each :class:`StudySetting` makes the ``Study`` column (:meth:`StudySetting.model_field`) and its
+database constraint (:meth:`StudySetting.constraint`); the JSON configuration
+(``services.design.study_config``: ``KEYS``, ``StudyConfig``, ``parse_config``), the admin's study
+form and the key table of docs/studyapp.md#create_study read the same declaration
+(tests/studyapp/test_study_settings.py holds them to it). A new setting is one entry of
+:data:`SETTINGS` and ``manage.py makemigrations studyapp`` (docs/contributing.md#a-study-setting).
+
+The configuration's structure (``runs``, ``topics``, ``topic_rule``, ``levels``) is not a setting:
+the parser checks it against the collection.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import models
+from django.db.models import Q
+
+
+class FastTime(models.TextChoices):
+    """Which decision time the fast-decision rule reads."""
+
+    SERVER = "server", "server: item first served -> answer arrived"
+    VISIBLE = "visible", "browser: time the page was visible (server time when the browser sent none)"
+
+
+DEFAULT_CONSENT = (
+    "This is a research study on how people compare search result pages. You will see two result pages for a "
+    "query and say which one you prefer. We record your answers, the time you take and the identifiers your "
+    "recruitment platform passes to us, and nothing else. Taking part is voluntary; you may stop at any time."
+)
+DEFAULT_INSTRUCTIONS = (
+    "Each page shows a search query and two result lists, left and right. Imagine you typed the query. Look at "
+    "both lists and choose how much better one of them is for you, from 'left much better' to 'right much better'. "
+    "Choose 'about the same' when you see no real difference."
+)
+_CODE = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
+_URL = re.compile(r"^https?://\S+$")
+_UNSET = object()
+
+
+@dataclass(frozen=True)
+class StudySetting:
+    """One setting of a study: a ``Study`` column and a key of the JSON configuration.
+
+    ``low``/``high`` bound numbers (``low_open``/``high_open``: the bound itself is excluded);
+    ``optional`` settings take ``null``, which switches a quality rule off; ``text`` settings may be
+    ``required`` (not blank), have a ``pattern`` (``what`` says it in words) and a ``max_length``;
+    ``frozen`` settings shaped the presentations, so staff cannot change them afterwards.
+    ``config_default`` is the configuration's default when it differs from the column's
+    (the generic consent text); ``doc_default`` is how the docs table writes the default.
+    """
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    doc: str = ""
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    optional: bool = False
+    choices: type[models.TextChoices] | None = None
+    column: type[models.Field] | None = None
+    max_length: int | None = None
+    required: bool = False
+    blank: bool = True  # may the admin's form leave it empty (a text column)
+    pattern: re.Pattern[str] | None = None
+    what: str = ""
+    frozen: bool = False
+    config_default: Any = _UNSET
+    doc_default: str = ""
+
+    @property
+    def initial(self) -> Any:
+        """The configuration's default."""
+        return self.default if self.config_default is _UNSET else self.config_default
+
+    # -- the column --------------------------------------------------------------------------------
+
+    def model_field(self) -> models.Field:
+        """The ``Study`` column of this setting."""
+        options: dict[str, Any] = {"default": self.default, "help_text": self.help}
+        if self.optional:
+            options.update(null=True, blank=True, default=None)
+        if self.choices is not None:
+            return models.CharField(max_length=10, choices=self.choices.choices, **options)
+        if self.type is str:
+            column = self.column or (models.CharField if self.max_length else models.TextField)
+            return column(blank=self.blank, **({"max_length": self.max_length} if self.max_length else {}), **options)
+        column = self.column or {int: models.PositiveIntegerField, float: models.FloatField, bool: models.BooleanField}[self.type]
+        return column(**options)
+
+    def constraint(self) -> models.CheckConstraint | None:
+        """The database's check of the bounds (or choices); None for settings without either."""
+        if self.choices is not None:
+            return models.CheckConstraint(condition=Q(**{f"{self.name}__in": self.choices.values}), name=f"study_{self.name}_valid")
+        if self.low is None and self.high is None:
+            return None
+        condition = Q()
+        if self.low is not None:
+            condition &= Q(**{f"{self.name}__{'gt' if self.low_open else 'gte'}": self.low})
+        if self.high is not None:
+            condition &= Q(**{f"{self.name}__{'lt' if self.high_open else 'lte'}": self.high})
+        if self.optional:
+            condition = Q(**{f"{self.name}__isnull": True}) | condition
+        return models.CheckConstraint(condition=condition, name=f"study_{self.name}_range")
+
+    # -- checking a value --------------------------------------------------------------------------
+
+    def clean(self, value: Any) -> Any:
+        """A valid ``value`` as stored: texts stripped, numbers of a float setting as floats."""
+        if isinstance(value, str):
+            return value.strip()
+        return float(value) if self.type is float and value is not None else value
+
+    def _num(self, x: float) -> str:
+        return str(int(x)) if self.type is int else f"{x:g}"
+
+    def bounds_text(self) -> str:
+        """The accepted range in words: ``1-100``, or ``over 0, up to 3600`` with an open end."""
+        if self.low is None or self.high is None:
+            return ""
+        low, high = self._num(self.low), self._num(self.high)
+        if not (self.low_open or self.high_open):
+            return f"{low}-{high}"
+        return f"{'over' if self.low_open else 'from'} {low}, {'under' if self.high_open else 'up to'} {high}"
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` is not valid for this setting (the parser's and the admin's message), or None."""
+        if value is None and self.optional:
+            return None
+        if self.choices is not None:
+            if value not in self.choices.values:
+                return f"{self.name} must be one of {', '.join(self.choices.values)}, got {json.dumps(value)}"
+            return None
+        if self.type is bool:
+            return None if isinstance(value, bool) else f"{self.name} must be true or false, got {json.dumps(value)}"
+        if self.type is str:
+            return self._text_problem(value)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (self.type is int and not isinstance(value, int)):
+            return f"{self.name} must be {'an integer' if self.type is int else 'a number'}, got {json.dumps(value)}"
+        too_low = self.low is not None and (value <= self.low if self.low_open else value < self.low)
+        too_high = self.high is not None and (value >= self.high if self.high_open else value > self.high)
+        if too_low or too_high:
+            if self.type is int:
+                return f"{self.name} must be between {self._num(self.low)} and {self._num(self.high)}, got {value}"
+            lo, hi = ("(" if self.low_open else "["), (")" if self.high_open else "]")
+            return f"{self.name} must be in {lo}{self._num(self.low)}, {self._num(self.high)}{hi}, got {value}"
+        return None
+
+    def _text_problem(self, value: Any) -> str | None:
+        if not isinstance(value, str):
+            return f"{self.name} must be a string, got {json.dumps(value)}"
+        if self.required and not value.strip():
+            return f"{self.name} must not be empty or blank"
+        if self.max_length is not None and len(value) > self.max_length:
+            return f"{self.name} must be at most {self.max_length} characters"
+        if self.pattern is not None and value and not self.pattern.match(value):
+            return f"{self.name} {self.what}, got {value!r}"
+        return None
+
+    # -- the docs ----------------------------------------------------------------------------------
+
+    def docs_row(self) -> str:
+        """This setting's row of the key table in docs/studyapp.md#create_study."""
+        default = self.doc_default or _doc_value(self.initial)
+        bounds = self.bounds_text()
+        meaning = (self.doc or self.help) + (f"; allowed: {bounds}" if bounds else "")
+        return f"| `{self.name}` | {default} | {meaning} |"
+
+
+def _doc_value(value: Any) -> str:
+    if value is None or isinstance(value, bool) or isinstance(value, str):
+        return f"`{json.dumps(value)}`"
+    return f"{value:g}"
+
+
+_CODE_RULE = {"type": str, "default": "", "max_length": 100, "pattern": _CODE, "what": "must be 1-100 letters, digits, '-' or '_'"}
+_SMALL = models.PositiveSmallIntegerField
+
+SETTINGS: tuple[StudySetting, ...] = (
+    StudySetting("subtopics_per_topic", int, 3, "subtopics kept per topic (the heaviest)", low=1, high=100, column=_SMALL, frozen=True,
+                 doc="keep the k heaviest subtopics per topic (ties: lower id), weights renormalised to sum to 1 "
+                     "([metrics.md#intents-and-weights](metrics.md#intents-and-weights), computed by `evaluation.Collection.keep_top_intents`)"),
+    StudySetting("depth", int, 10, "documents shown per result page", low=1, high=100, column=_SMALL, frozen=True),
+    StudySetting("annotators_per_presentation", int, 3, "k, valid answers wanted per presentation", low=1, high=100, column=_SMALL),
+    StudySetting("items_per_annotator", int, 60, "quota per annotator, check items included", low=1, high=10000),
+    StudySetting("fast_threshold_seconds", float, 10.0, "decisions faster than this count as fast", low=0, high=3600, low_open=True,
+                 doc="decisions faster than this count as fast ([quality control](#quality-control))"),
+    StudySetting("fast_limit", int, 30, "more decisions than this under the threshold exclude an annotator", low=0, high=10000,
+                 doc="an annotator with more fast decisions than this is excluded"),
+    StudySetting("lease_minutes", int, 20, "inactivity after which items are freed", low=1, high=24 * 60,
+                 doc="inactivity after which an annotator's unanswered items are freed"),
+    StudySetting("check_share", float, 0.0, "share of each annotator's items that are check items", low=0, high=0.5, frozen=True),
+    StudySetting("consent_text", str, "", "shown before the study", required=True, config_default=DEFAULT_CONSENT,
+                 doc_default="a generic text"),
+    StudySetting("consent_version", str, "1", "stored with each consent; a new version asks everyone again", max_length=50, required=True,
+                 blank=False, column=models.CharField),
+    StudySetting("instructions", str, "", "shown before the first item", required=True, config_default=DEFAULT_INSTRUCTIONS,
+                 doc_default="a generic text"),
+    StudySetting("completion_code", **_CODE_RULE, help="shown at the end",
+                 doc_default="random 8 hex digits if neither it nor `redirect_url` is given"),
+    StudySetting("screenout_code", **_CODE_RULE, help="shown when the study is full", doc_default="none",
+                 doc="shown to annotators refused because the study is full"),
+    StudySetting("withdrawal_code", **_CODE_RULE, doc_default="none",
+                 help="shown to participants who withdraw (empty: they are asked to return the study on their platform)"),
+    StudySetting("platform_id_retention_days", int, None,
+                 "purge_platform_ids removes platform ids this many days after the last visit (empty: the site default)",
+                 low=1, high=3650, optional=True, doc="`purge_platform_ids` removes platform ids this many days after the last visit "
+                 "(`null`: `STUDYAPP_PLATFORM_ID_RETENTION_DAYS`, 90)"),
+    StudySetting("redirect_url", str, "", "e.g. https://app.prolific.com/submissions/complete?cc={code}", max_length=500, pattern=_URL,
+                 what="must be an http(s):// URL", doc_default="none",
+                 doc="where to send finished annotators, e.g. `https://app.prolific.com/submissions/complete?cc={code}`; it must contain "
+                     "`{code}`, replaced by the completion code (then required) for finished annotators and by the screen-out code on "
+                     'the "study full" page'),
+    StudySetting("same_pair_both_levels", bool, False, "may one annotator see the same (topic, run pair) at both levels?", frozen=True),
+    StudySetting("require_platform_id", bool, False, "admit only newcomers whose link carries a platform's participant id (no anonymous link)",
+                 doc_default="`true` when `redirect_url` goes to a host of a registered platform (Prolific's, MTurk's: "
+                             "[contributing.md](contributing.md#a-recruitment-platform)), else `false`",
+                 doc="admit only newcomers whose link carries a platform's participant id; an anonymous link then gets a \"Please open "
+                     "the study from your platform\" page (403) and nothing is stored. Set it explicitly for an MTurk study without a "
+                     "redirect URL; staff can change it in the admin at any time (see [annotator.md#security](annotator.md#security))"),
+    StudySetting("fast_time", str, FastTime.SERVER.value, "which decision time the fast rule reads", choices=FastTime,
+                 doc='which decision time the fast rule reads: `"server"` (item first served -> answer arrived) or `"visible"` '
+                     "(the browser's visible time; the server's where the browser sent none)"),
+    StudySetting("check_fail_limit", int, None, "exclude annotators failing more check items than this (empty: only reported)",
+                 low=0, high=10000, optional=True,
+                 doc="exclude annotators failing more check items than this (`null`: reported only)"),
+    StudySetting("straightline_limit", int, None, "exclude annotators giving the same answer more times in a row than this (empty: only reported)",
+                 low=1, high=10000, optional=True, doc="exclude annotators giving the same answer more times in a row than this"),
+    StudySetting("side_bias_limit", float, None,
+                 "exclude annotators whose share of non-zero answers on one side exceeds this (empty: only reported)",
+                 low=0.5, high=1, optional=True,
+                 doc="exclude annotators with more than this share of their non-zero answers on one side, judged from 10 such answers"),
+    StudySetting("median_seconds_min", float, None, "exclude annotators whose median decision time is under this (empty: only reported)",
+                 low=0, high=3600, low_open=True, optional=True,
+                 doc="exclude annotators whose median decision time is under this many seconds, judged from 10 decisions"),
+)  # fmt: skip
+BY_NAME: dict[str, StudySetting] = {s.name: s for s in SETTINGS}
+
+
+def setting_constraints() -> list[models.CheckConstraint]:
+    """The ``Study`` table's checks of every declared setting."""
+    return [c for s in SETTINGS if (c := s.constraint()) is not None]

@@ -1,0 +1,141 @@
+"""Compiled queries: a queryset's SQL compiled once per connection gives the same instances as the queryset,
+and when Django's internals differ from what the module expects, every query runs through the ORM (one warning)."""
+
+from __future__ import annotations
+
+import warnings
+from unittest import mock
+
+from django.db import connections
+from django.db.models import F
+from django.db.models import query as django_query
+from django.test import RequestFactory
+
+from studyapp import compiled_queries
+from studyapp.compiled_queries import CompiledQuery, OrmQuery, compiled
+from studyapp.models import Annotator, Assignment, Study
+from studyapp.services.participation.sessions import TOKENS, resolve
+from tests.studyapp.annotator_base import AnnotatorTestCase
+
+
+def _fields(obj) -> dict:
+    return {f.attname: getattr(obj, f.attname) for f in type(obj)._meta.concrete_fields}
+
+
+class CompiledQueryTests(AnnotatorTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        compiled_queries._BUILT.clear()
+        Study.objects.filter(pk=self.study.pk).update(config={"note": "ü", "nested": [1, 2.5, None]})
+
+    def _by_tokens(self, count: int) -> CompiledQuery[Annotator]:
+        placeholders = [f"t{i}" for i in range(count)]
+        return CompiledQuery.of(Annotator.objects.select_related("study").filter(token__in=placeholders).order_by("pk"), placeholders)
+
+    def test_instances_equal_the_querysets_with_related_objects_and_converted_values(self) -> None:
+        tokens = [self.alice.token, self.bob.token]
+        expected = list(Annotator.objects.select_related("study").filter(token__in=tokens).order_by("pk"))
+        with self.assertNumQueries(1):
+            got = self._by_tokens(2).fetch(tokens)
+            self.assertEqual([_fields(a) for a in got], [_fields(a) for a in expected])
+            self.assertEqual([_fields(a.study) for a in got], [_fields(a.study) for a in expected])  # no query: cached
+        self.assertEqual(got[0].study.config, {"note": "ü", "nested": [1, 2.5, None]})  # the JSON converter ran
+        self.assertIsNotNone(got[0].created_at.tzinfo)  # so did the datetime one (SQLite stores text)
+        self.assertFalse(got[0]._state.adding)
+        self.assertEqual(got[0]._state.db, "default")
+        got[0].save(update_fields=["exclusion_reason"])  # an instance like any other
+
+    def test_annotations_are_attributes(self) -> None:
+        query = CompiledQuery.of(
+            Assignment.objects.filter(annotator_id=-1).annotate(answer_id=F("preference__id")).order_by("position"), [-1]
+        )
+        got = query.fetch([self.alice.pk])
+        expected = list(self.alice.assignments.annotate(answer_id=F("preference__id")).order_by("position"))
+        self.assertEqual([(_fields(a), a.answer_id) for a in got], [(_fields(a), a.answer_id) for a in expected])
+        self.assertEqual(len(got), self.study.items_per_annotator)
+
+    def test_no_rows_and_unknown_values(self) -> None:
+        self.assertEqual(self._by_tokens(1).fetch(["no such token"]), [])
+        self.assertEqual(self._by_tokens(1).fetch(["' OR 1=1 --"]), [])  # a value, never SQL
+
+    def test_values_come_in_the_placeholders_order_whatever_the_sqls(self) -> None:
+        query = CompiledQuery.of(Annotator.objects.filter(token="t", pseudonym="p").order_by(), ["p", "t"])
+        self.assertEqual([a.pk for a in query.fetch([self.alice.pseudonym, self.alice.token])], [self.alice.pk])
+        self.assertEqual(query.fetch([self.alice.token, self.alice.pseudonym]), [])
+
+    def test_parameters_that_are_not_the_placeholders_are_refused(self) -> None:
+        with self.assertRaisesRegex(ValueError, "not its placeholders"):
+            CompiledQuery.of(Annotator.objects.filter(token="a", status="active"), ["a"])  # 'active' would be frozen in
+        with self.assertRaisesRegex(ValueError, "not its placeholders"):
+            CompiledQuery.of(Annotator.objects.filter(token="a"), ["b"])
+        with self.assertRaisesRegex(ValueError, "not its placeholders"):
+            CompiledQuery.of(Annotator.objects.filter(token="a", pseudonym="a"), ["a", "a"])  # placeholders must be distinct
+
+    def test_built_once_per_connection_and_key(self) -> None:
+        calls = []
+
+        def make(*tokens: str):
+            calls.append(tokens)
+            return Annotator.objects.select_related("study").filter(token__in=tokens).order_by("pk")
+
+        for _ in range(3):
+            self.assertEqual(compiled("k", make, ["t0"]).fetch([self.alice.token])[0].pk, self.alice.pk)
+        compiled("other key", make, ["t0"])
+        self.assertEqual(calls, [("t0",), ("t0",)])  # made with the placeholders, once per key
+        self.assertIn(connections["default"], compiled_queries._BUILT)
+
+    def test_resolve_finds_the_session_annotator_of_the_slug_only(self) -> None:
+        other = Study.objects.create(name="Other", slug="other", collection=self.study.collection)
+        request = RequestFactory().get("/")
+        request.session = {TOKENS: {str(self.study.pk): self.alice.token, str(other.pk): self.bob.token}}
+        with self.assertNumQueries(1):
+            study, annotator = resolve(request, self.study.slug)
+        self.assertEqual((study.pk, annotator.pk), (self.study.pk, self.alice.pk))
+        request = RequestFactory().get("/")
+        request.session = {TOKENS: {str(self.study.pk): "forged"}}
+        with self.assertNumQueries(2):  # the token finds nobody, then the study by its slug
+            study, annotator = resolve(request, self.study.slug)
+        self.assertEqual((study.pk, annotator), (self.study.pk, None))
+        request.session = {}
+        self.assertEqual(resolve(request, "no-such-study"), (None, None))
+
+
+_POPULATORS = django_query.get_related_populators
+
+
+def _populators_of_a_newer_django(klass_info, select, db, *, extra=None):
+    """A changed signature (the ORM itself keeps working with it)."""
+    return _POPULATORS(klass_info, select, db)
+
+
+class DjangoInternalsTests(AnnotatorTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        compiled_queries._orm_only.cache_clear()
+        self.addCleanup(compiled_queries._orm_only.cache_clear)
+
+    def test_the_current_django_is_what_the_module_expects(self) -> None:
+        self.assertEqual(compiled_queries.django_internals_problem(), "")
+        self.assertIsInstance(compiled("sequence-check", lambda pk: Assignment.objects.filter(annotator_id=pk), [-1]), CompiledQuery)
+
+    def test_a_changed_internal_falls_back_to_the_orm_with_one_warning(self) -> None:
+        def make(*tokens: str):
+            return Annotator.objects.select_related("study").filter(token__in=tokens).order_by("pk")
+
+        with mock.patch("django.db.models.query.get_related_populators", _populators_of_a_newer_django):
+            self.assertIn("get_related_populators takes (klass_info, select, db, extra)", compiled_queries.django_internals_problem())
+            with self.assertWarnsRegex(RuntimeWarning, "compiled queries are off, every query runs through the ORM"):
+                query = compiled("fallback", make, ["t0", "t1"])
+            self.assertIsInstance(query, OrmQuery)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # the warning came once: further queries are silent
+                again = compiled("fallback", make, ["t0", "t1"])
+                got = again.fetch([self.alice.token, self.bob.token])
+        expected = list(make(self.alice.token, self.bob.token))
+        self.assertEqual([_fields(a) for a in got], [_fields(a) for a in expected])
+        self.assertEqual([a.study.slug for a in got], [self.study.slug] * 2)
+
+    def test_the_pages_still_work_on_the_fallback(self) -> None:
+        with mock.patch.object(compiled_queries, "_orm_only", lambda: True):
+            response = self.client.get(self.url("study_next_item"), follow=True)
+        self.assertEqual(response.status_code, 200)

@@ -1,0 +1,130 @@
+"""The study settings' one declaration (``studyapp.models.study_settings``): the ``Study`` columns and
+their database checks, the JSON configuration, the admin's form and the docs table all follow it,
+and a dummy setting declared in a test is picked up by each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from unittest import mock
+
+from django.db import IntegrityError, models, transaction
+from django.forms.models import model_to_dict
+from django.test import SimpleTestCase
+
+from studyapp.admin import StudyChangeForm
+from studyapp.exceptions import InvalidStudyConfig
+from studyapp.models import Study, study_settings
+from studyapp.models.study_settings import SETTINGS, StudySetting
+from studyapp.services.design import study_config
+from studyapp.services.design.study_config import parse_config, setting_problems
+from tests.studyapp.base import TOY_CONFIG, BaseTestCase
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "studyapp.md"
+BOUNDED = [s for s in SETTINGS if s.low is not None]
+
+
+def outside(setting: StudySetting) -> list[float]:
+    """Values just outside the setting's bounds (an open bound itself is outside)."""
+    step = 1 if setting.type is int else 0.01
+    return [setting.low if setting.low_open else setting.low - step, setting.high if setting.high_open else setting.high + step]
+
+
+def inside(setting: StudySetting) -> list[float]:
+    step = 1 if setting.type is int else 0.01
+    return [setting.low + step if setting.low_open else setting.low, setting.high - step if setting.high_open else setting.high]
+
+
+def docs_rows() -> set[str]:
+    return {line for line in DOCS.read_text(encoding="utf-8").splitlines() if line.startswith("| `")}
+
+
+class DeclarationTestCase(SimpleTestCase):
+    def test_every_setting_is_a_study_column_made_from_its_declaration(self) -> None:
+        for setting in SETTINGS:
+            with self.subTest(setting.name):
+                column = Study._meta.get_field(setting.name)
+                self.assertEqual(column.deconstruct()[1:], setting.model_field().deconstruct()[1:])
+        names = {c.name for c in Study._meta.constraints}
+        self.assertLessEqual({c.name for c in study_settings.setting_constraints()}, names)
+
+    def test_the_configuration_takes_every_setting_with_its_default(self) -> None:
+        self.assertEqual(study_config.keys(), ("runs", "topics", "topic_rule", "levels", *(s.name for s in SETTINGS)))
+        config = parse_config({"runs": ["a", "b"]})
+        for setting in SETTINGS:
+            with self.subTest(setting.name):
+                self.assertEqual(getattr(config, setting.name), setting.initial)
+
+    def test_the_parser_accepts_the_bounds_and_refuses_what_is_outside(self) -> None:
+        for setting in BOUNDED:
+            for value in inside(setting):
+                with self.subTest(setting.name, value=value):
+                    self.assertEqual(getattr(parse_config({**TOY_CONFIG, setting.name: value}), setting.name), value)
+            for value in outside(setting):
+                with self.subTest(setting.name, value=value), self.assertRaises(InvalidStudyConfig) as refused:
+                    parse_config({**TOY_CONFIG, setting.name: value})
+                self.assertEqual(refused.exception.errors, [setting.problem(value)])
+                self.assertIn(setting.name, refused.exception.errors[0])
+
+    def test_the_docs_table_has_each_settings_row(self) -> None:
+        rows = docs_rows()
+        for setting in SETTINGS:
+            with self.subTest(setting.name):
+                self.assertIn(setting.docs_row(), rows)
+        documented = {row.split("`")[1] for row in rows if row.split("|")[1].strip().startswith("`")}
+        self.assertLessEqual({s.name for s in SETTINGS}, documented)
+
+    def test_the_former_disagreements_are_gone(self) -> None:
+        by_name = study_settings.BY_NAME
+        self.assertEqual((by_name["check_share"].low, by_name["check_share"].high), (0, 0.5))
+        self.assertEqual((by_name["depth"].low, by_name["depth"].high), (1, 100))
+
+
+class DatabaseChecksTestCase(BaseTestCase):
+    def test_the_database_refuses_what_the_declaration_refuses(self) -> None:
+        for setting in BOUNDED:
+            for value in inside(setting):
+                with self.subTest(setting.name, value=value):
+                    Study.objects.filter(pk=self.study.pk).update(**{setting.name: value})
+            for value in outside(setting):
+                with self.subTest(setting.name, value=value), self.assertRaises(IntegrityError), transaction.atomic():
+                    Study.objects.filter(pk=self.study.pk).update(**{setting.name: value})
+            Study.objects.filter(pk=self.study.pk).update(**{setting.name: setting.default})
+
+    def test_the_admin_form_gives_the_declarations_reasons(self) -> None:
+        data = {k: ("" if v is None else v) for k, v in model_to_dict(self.study).items()}
+        for setting in [s for s in BOUNDED if not s.frozen]:
+            value = outside(setting)[1]
+            with self.subTest(setting.name):
+                form = StudyChangeForm(instance=self.study, data={**data, setting.name: value})
+                self.assertFalse(form.is_valid())
+                self.assertIn(setting.problem(value), form.errors[setting.name])
+
+
+DUMMY = StudySetting("dummy_limit", int, 5, "a dummy rule's limit", low=1, high=9, doc="only in this test")
+
+
+class DummySettingTestCase(SimpleTestCase):
+    def setUp(self) -> None:
+        for name, value in (("SETTINGS", (*SETTINGS, DUMMY)), ("BY_NAME", {**study_settings.BY_NAME, DUMMY.name: DUMMY})):
+            patcher = mock.patch.object(study_settings, name, value)
+            patcher.start()
+            self.addCleanup(patcher.stop)
+
+    def test_it_is_a_configuration_key_with_its_default_and_bounds(self) -> None:
+        self.assertIn("dummy_limit", study_config.keys())
+        self.assertEqual(parse_config(TOY_CONFIG).dummy_limit, 5)
+        self.assertEqual(parse_config({**TOY_CONFIG, "dummy_limit": 9}).dummy_limit, 9)
+        with self.assertRaisesMessage(InvalidStudyConfig, "dummy_limit must be between 1 and 9, got 10"):
+            parse_config({**TOY_CONFIG, "dummy_limit": 10})
+        self.assertEqual(setting_problems({"dummy_limit": "x"}), [("dummy_limit", 'dummy_limit must be an integer, got "x"')])
+
+    def test_it_makes_its_column_check_and_docs_row(self) -> None:
+        field = DUMMY.model_field()
+        self.assertIsInstance(field, models.PositiveIntegerField)
+        self.assertEqual((field.default, field.help_text), (5, "a dummy rule's limit"))
+        check = DUMMY.constraint()
+        self.assertEqual(check.name, "study_dummy_limit_range")
+        self.assertEqual(check.condition, models.Q(dummy_limit__gte=1) & models.Q(dummy_limit__lte=9))
+        self.assertEqual(DUMMY.docs_row(), "| `dummy_limit` | 5 | only in this test; allowed: 1-9 |")
+        self.assertNotIn(DUMMY.docs_row(), docs_rows())  # what the docs test would report missing
+        self.assertIn(check.name, {c.name for c in study_settings.setting_constraints()})
