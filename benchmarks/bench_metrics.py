@@ -1,7 +1,8 @@
-"""Benchmark: our engine vs. pyndeval (official ndeval.c) on 100 runs x 50 topics at depth 20.
+"""Benchmark: our engine vs. pyndeval (official ndeval.c) on 100 runs x 50 topics at depth 20 (or ``--depth``).
 
 Input: the TREC 2014 diversity qrels; 100 synthetic runs, each topic's list a random sample of 20
-judged documents (seeded). Each side is handed the same data in its own native in-memory form,
+judged documents (seeded); deeper than a topic's judged documents (``--depth 1000``: 5 million run
+lines), all of them shuffled, then unjudged filler documents. Each side is handed the same data in its own native in-memory form,
 built before the clock starts, and everything from there on is timed:
 
 * pyndeval: lists of ``SubtopicQrel`` / ``ScoredDoc`` objects; timed: ``RelevanceEvaluator(qrels)``
@@ -58,6 +59,8 @@ def load_qrels() -> list[tuple[str, str, str, int]]:
 
 
 def make_runs(qrels: list[tuple[str, str, str, int]], n_runs: int, depth: int, seed: int) -> list[list[tuple[str, str, float]]]:
+    """Each topic's list: ``depth`` judged documents sampled in random order, or, when the topic has fewer
+    (TREC 2014: 175-457), all of them shuffled and then unjudged filler documents up to ``depth``."""
     by_topic: dict[str, set[str]] = {}
     for t, _, d, _ in qrels:
         by_topic.setdefault(t, set()).add(d)
@@ -66,7 +69,9 @@ def make_runs(qrels: list[tuple[str, str, str, int]], n_runs: int, depth: int, s
     for _ in range(n_runs):
         rows = []
         for topic, docs in sorted(by_topic.items()):
-            for rank, doc in enumerate(rng.sample(sorted(docs), depth)):
+            judged = rng.sample(sorted(docs), min(depth, len(docs)))
+            filler = [f"unjudged-{topic}-{n:07d}" for n in rng.sample(range(10**7), depth - len(judged))]
+            for rank, doc in enumerate(judged + filler):
                 rows.append((topic, doc, float(depth - rank)))
         runs.append(rows)
     return runs
@@ -131,6 +136,26 @@ def best_of(jobs: dict[str, Callable[[], object]], repeat: int, clock: Callable[
     return best
 
 
+def peak_memory(side: str, args: argparse.Namespace) -> float:
+    """Peak resident memory (MB) of a fresh process that builds ``side``'s input and runs its job once."""
+    import subprocess
+
+    command = [sys.executable, __file__, "--peak-of", side, "--runs", str(args.runs), "--depth", str(args.depth), "--seed", str(args.seed)]
+    result = subprocess.run(command, capture_output=True, text=True, check=True)
+    return float(result.stdout.split()[-1])
+
+
+def run_once_and_report_peak(side: str, args: argparse.Namespace) -> None:
+    import resource
+
+    qrels = load_qrels()
+    runs = make_runs(qrels, args.runs, args.depth, args.seed)
+    job = pyndeval_job(qrels, runs) if side == "ndeval" else ours(qrels, runs, NDEVAL_SET)
+    del runs
+    job()
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)  # kB on Linux
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100)
@@ -145,7 +170,11 @@ def main() -> None:
         default=[],
         help="leave metrics with this tag out of 'all' (e.g. adhoc: the diversity metrics only)",
     )
+    parser.add_argument("--memory", action="store_true", help="also print the peak memory of each side (one fresh process each)")
+    parser.add_argument("--peak-of", choices=("ours", "ndeval"), help=argparse.SUPPRESS)  # the child of --memory
     args = parser.parse_args()
+    if args.peak_of:
+        return run_once_and_report_peak(args.peak_of, args)
     policy = retain_freed_memory() if args.allocator_policy else False
     qrels = load_qrels()
     runs = make_runs(qrels, args.runs, args.depth, args.seed)
@@ -173,6 +202,9 @@ def main() -> None:
     print(f"ours, all + condensed ({len(with_condensed)}): {t_cond:8.4f} s  (ratio {t_cond / t_ndeval:.3f})")
     t_tuples = times["tuples"]
     print(f"ours, all raw from row tuples:   {t_tuples:8.4f} s  (ratio {t_tuples / t_ndeval:.3f})")
+    if args.memory:
+        ours_mb, ndeval_mb = peak_memory("ours", args), peak_memory("ndeval", args)
+        print(f"peak memory, input + one job (ndeval set): ours {ours_mb:.0f} MB, pyndeval {ndeval_mb:.0f} MB")
     print(f"ratio_ndeval_set={t_set / t_ndeval:.3f} ratio_all={t_all / t_ndeval:.3f}")
 
 
