@@ -198,13 +198,20 @@ def _plain_columns(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray
         return None
     topic = frame["topic"].to_numpy(dtype=object)
     score = frame["score"].to_numpy(dtype=np.float64)
-    if not len(frame) or frame["tag"].eq("").any() or frame["topic"].str.startswith("#").any() or not np.isfinite(score).all():
+    if not len(frame) or (frame["tag"] == "").any() or frame["topic"].str.startswith("#").any() or not np.isfinite(score).all():
         return None  # a short line, a comment line or a score the line reader has to judge
     return topic, frame["docid"].to_numpy(dtype=object), frame["rank"].to_numpy(dtype=np.int64), score, str(frame["tag"].iat[0])
 
 
 RUN_COLUMNS = ["topic", "q0", "docid", "rank", "score", "tag"]
-RUN_DTYPES = {"topic": str, "q0": str, "docid": str, "rank": np.int64, "score": np.float64, "tag": str}
+RUN_DTYPES = {
+    "topic": object,
+    "q0": object,
+    "docid": object,
+    "rank": np.int64,
+    "score": np.float64,
+    "tag": object,
+}  # object: Python strings straight from the parser
 
 
 def _read_run_lines(path: str | Path, *, order: RunOrder, on_duplicate_doc: Literal["keep_first", "error"], name: str | None) -> Run:
