@@ -4,20 +4,11 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from evaluation._argtypes import positive_int
 from studyapp.exceptions import StudyError
 from studyapp.management.studies import find_study
 from studyapp.models import Study
 from studyapp.services.data.erasure import purge_platform_ids
-
-
-def positive_days(text: str) -> int:
-    try:
-        days = int(text)
-    except ValueError:
-        raise CommandError(f"--older-than must be a whole number of days, got {text!r}") from None
-    if days < 1:
-        raise CommandError(f"--older-than must be at least 1 day, got {days}")
-    return days
 
 
 class Command(BaseCommand):
@@ -29,7 +20,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("studies", nargs="*", metavar="STUDY", help="study names or slugs (default: every study)")
-        parser.add_argument("--older-than", type=positive_days, metavar="DAYS", help="days since the participant was last seen")
+        parser.add_argument("--older-than", type=positive_int, metavar="DAYS", help="days since the participant was last seen")
 
     def handle(self, *args, **opts) -> None:
         studies = [find_study(s) for s in opts["studies"]] or list(Study.objects.order_by("pk"))
