@@ -12,7 +12,6 @@ documented in docs/data-dictionary.md#spreadsheet-safe-csv.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pandas as pd
 
@@ -25,11 +24,6 @@ def escape_cell(text: str) -> str:
     if text[:1] in FORMULA_PREFIXES and not _NUMBER.fullmatch(text):
         return "'" + text
     return text
-
-
-def escape_row(values: list[Any]) -> list[Any]:
-    """:func:`escape_cell` on the text values of a row (numbers, booleans and missing values unchanged)."""
-    return [escape_cell(v) if isinstance(v, str) else v for v in values]
 
 
 def escape_frame(frame: pd.DataFrame) -> pd.DataFrame:
