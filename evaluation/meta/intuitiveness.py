@@ -81,17 +81,27 @@ def concordance_test(cube: ScoreCube, gold: Sequence[str], measures: Sequence[st
         gold_defined[ALL_GOLD] = np.logical_and.reduce([defined[g] for g in gold])
     units = {g: np.repeat(topics, per_topic) for g, topics in gold_defined.items()}  # topic -> (topic, run pair) units
     rows = []
+    n_topics = len(cube.topics)
     for m1, m2 in itertools.combinations(candidates, 2):
         s1, s2 = cand[m1], cand[m2]
         disagree = s1 * s2 < 0
+        if complete:  # one disagreement set for every gold; 'all' combines the per-gold agreements
+            n = int(disagree.sum())
+            agree1 = {g: _agrees(s1[disagree], sg[disagree], gs_tie) for g, sg in golds.items()}
+            agree2 = {g: _agrees(s2[disagree], sg[disagree], gs_tie) for g, sg in golds.items()}
+            if len(gold) > 1:
+                agree1[ALL_GOLD] = np.logical_and.reduce(list(agree1.values()))
+                agree2[ALL_GOLD] = np.logical_and.reduce(list(agree2.values()))
+            rows.extend((g, m1, m2, n_topics, n, *_summary(agree1[g], agree2[g], n)) for g in agree1)
+            continue
         both = defined[m1] & defined[m2]
         for g, g_units in units.items():
-            mask = disagree if complete else disagree & g_units
+            mask = disagree & g_units
             n = int(mask.sum())
             members = gold if g == ALL_GOLD else [g]
-            agree1 = np.logical_and.reduce([_agrees(s1[mask], golds[x][mask], gs_tie) for x in members])
-            agree2 = np.logical_and.reduce([_agrees(s2[mask], golds[x][mask], gs_tie) for x in members])
-            rows.append((g, m1, m2, int((both & gold_defined[g]).sum()), n, *_summary(agree1, agree2, n)))
+            first = np.logical_and.reduce([_agrees(s1[mask], golds[x][mask], gs_tie) for x in members])
+            second = np.logical_and.reduce([_agrees(s2[mask], golds[x][mask], gs_tie) for x in members])
+            rows.append((g, m1, m2, int((both & gold_defined[g]).sum()), n, *_summary(first, second, n)))
     table = pd.DataFrame.from_records(rows, columns=COLUMNS)
     table["p"] = sign_test_p(table["a"].to_numpy(), table["b"].to_numpy())
     return table
