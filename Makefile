@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: venv run serve test lint bench clean
+.PHONY: venv run serve test lint bench clean messages compiled-messages
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -14,19 +14,28 @@ venv: $(BIN)/python
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -r requirements-dev.txt
 
-run: venv
+# The participant pages' translations (locale/*/LC_MESSAGES/django.po, docs/annotator.md#languages) are
+# compiled to .mo files by gettext's msgfmt; compilemessages skips every .mo newer than its .po.
+compiled-messages: venv
+	$(BIN)/python manage.py compilemessages -v 0 --ignore=.venv --ignore=.git
+
+# After changing a participant text: bring the catalogues up to date, then translate what is new.
+messages: venv
+	$(BIN)/python manage.py makemessages -l zh_Hans -l ja --add-location file -i "tests/*" -i "benchmarks/*" -i "evaluation/*"
+
+run: venv compiled-messages
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT)
 	@echo "Open http://$(HOST):$(PORT)/ (annotator link and staff login above)"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 # Production: DATABASE_URL, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS from the environment; WEB_CONCURRENCY workers.
-serve: venv
+serve: venv compiled-messages
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v 0
 	STUDYAPP_STATIC_FROM_APPS=0 $(BIN)/gunicorn -c gunicorn.conf.py studyapp.wsgi
 
-test: venv
+test: venv compiled-messages
 	$(BIN)/python -m pytest -q
 
 # The repository's ruff configuration (ruff.toml); no hooks needed. CI runs the same two checks.

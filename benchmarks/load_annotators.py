@@ -99,7 +99,8 @@ FAULT = [Scenario("fault", 16, 0.0, (0.0, 0.05), (0.0, 0.05), 45.0, "demo", faul
 TWO = [Scenario("two", 24, 3.0, (0.0, 0.1), (0.0, 0.1), 60.0, "demo")]
 SHARED_ARRIVAL_LIMIT = 10  # STUDYAPP_ARRIVALS_PER_CLIENT of both instances in the two-instance scenario
 
-# fast_limit far above the quota: simulated annotators answer fast by design and must not be excluded for it
+# fast_limit far above the quota and no check rule: simulated annotators answer fast and ignore check items by
+# design and must not be excluded for it
 STUDIES = {
     # all 8 public runs (28 pairs) x the 49 topics every run covers x (1 + up to 3 subtopics) = 3,976 presentations
     "trec": {
@@ -109,6 +110,7 @@ STUDIES = {
         "items_per_annotator": 20,
         "check_share": 0.1,
         "fast_limit": 10000,
+        "check_fail_limit": None,
     },  # fmt: skip
     "demo": {
         "runs": None,
@@ -117,6 +119,7 @@ STUDIES = {
         "items_per_annotator": 8,
         "check_share": 0.125,
         "fast_limit": 10000,
+        "check_fail_limit": None,
     },  # fmt: skip
 }
 CODE = "LOADDONE"

@@ -9,6 +9,7 @@ from decimal import Decimal, InvalidOperation
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext, gettext_lazy
 
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
 from studyapp.services import platforms
@@ -41,7 +42,7 @@ class ArrivalForm(forms.Form):
         for platform in platforms.REGISTRY.values():
             if platform.id_param in self.errors and not self.data.get(platform.id_param):
                 return platform.missing_id_text()
-        return "The study link has parameters we cannot read."
+        return gettext("The study link has parameters we cannot read.")
 
     def arrival(self) -> Arrival:
         """Who arrives: a platform's preview, else the first platform whose participant id the link carries, else anonymous."""
@@ -56,7 +57,7 @@ class ArrivalForm(forms.Form):
 
 
 class ConsentForm(forms.Form):
-    agree = forms.BooleanField(required=True, label="I have read the information above and agree to take part.")
+    agree = forms.BooleanField(required=True, label=gettext_lazy("I have read the information above and agree to take part."))
     version = forms.CharField(max_length=50, widget=forms.HiddenInput)
 
 

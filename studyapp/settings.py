@@ -262,7 +262,11 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # before consent, the platform parameters; the signature (SECRET_KEY) makes them tamper-proof.
 SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
 
-LANGUAGE_CODE = "en-us"
+# Participant pages are shown in their study's language (Study.language, activated per request by the
+# annotator views); staff pages stay in English. The catalogues live in locale/ (docs/annotator.md#languages).
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文"), ("ja", "日本語")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -14,7 +14,7 @@ from django.db.models import F, Q, QuerySet
 
 from studyapp.compiled_queries import compiled
 from studyapp.models.collection import Collection, Document, RankedItem, Run, Subtopic, Topic
-from studyapp.models.study_settings import SETTINGS, FastTime, setting_constraints
+from studyapp.models.study_settings import SETTINGS, ExcludedExit, FastTime, StudyLanguage, setting_constraints
 
 PAGE_FIELDS = ("docid", "title", "url", "snippet")  # what a result page shows of a document (run_page reads no more)
 
@@ -60,6 +60,8 @@ class Study(models.Model):
     Status = StudyStatus
     Levels = StudyLevels
     FastTime = FastTime
+    Language = StudyLanguage
+    ExcludedExit = ExcludedExit
 
     name = models.CharField(max_length=100, unique=True)
     slug = models.SlugField(
@@ -69,6 +71,7 @@ class Study(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
 
     levels = models.CharField(max_length=10, choices=Levels.choices, default=Levels.BOTH)
+
 
     config = models.JSONField(default=dict, blank=True, help_text="the configuration it was created from")
     pseudonym_secret = models.CharField(

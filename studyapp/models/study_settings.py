@@ -20,6 +20,7 @@ from typing import Any
 
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 
 class FastTime(models.TextChoices):
@@ -29,12 +30,28 @@ class FastTime(models.TextChoices):
     VISIBLE = "visible", "browser: time the page was visible (server time when the browser sent none)"
 
 
-DEFAULT_CONSENT = (
+class StudyLanguage(models.TextChoices):
+    """The languages participant pages can be shown in (settings.LANGUAGES; catalogues in locale/)."""
+
+    EN = "en", "English"
+    ZH_HANS = "zh-hans", "Simplified Chinese"
+    JA = "ja", "Japanese"
+
+
+class ExcludedExit(models.TextChoices):
+    """What a participant excluded by quality control mid-study is asked to do."""
+
+    RETURN = "return", "return the study on the platform (no code)"
+    SCREENOUT = "screenout", "leave with the screen-out code (Prolific: its redirect)"
+
+
+# The default texts are marked for translation: create_study stores them in the study's language.
+DEFAULT_CONSENT = _(
     "This is a research study on how people compare search result pages. You will see two result pages for a "
     "query and say which one you prefer. We record your answers, the time you take and the identifiers your "
     "recruitment platform passes to us, and nothing else. Taking part is voluntary; you may stop at any time."
 )
-DEFAULT_INSTRUCTIONS = (
+DEFAULT_INSTRUCTIONS = _(
     "Each page shows a search query and two result lists, left and right. Imagine you typed the query. Look at "
     "both lists and choose how much better one of them is for you, from 'left much better' to 'right much better'. "
     "Choose 'about the same' when you see no real difference."
@@ -88,7 +105,7 @@ class StudySetting:
         """The ``Study`` column of this setting."""
         options: dict[str, Any] = {"default": self.default, "help_text": self.help}
         if self.optional:
-            options.update(null=True, blank=True, default=None)
+            options.update(null=True, blank=True)  # the default stays the declared one (check_fail_limit: 1)
         if self.choices is not None:
             return models.CharField(max_length=10, choices=self.choices.choices, **options)
         if self.type is str:
@@ -199,11 +216,11 @@ SETTINGS: tuple[StudySetting, ...] = (
     StudySetting("lease_minutes", int, 20, "inactivity after which items are freed", low=1, high=24 * 60,
                  doc="inactivity after which an annotator's unanswered items are freed"),
     StudySetting("check_share", float, 0.0, "share of each annotator's items that are check items", low=0, high=0.5, frozen=True),
-    StudySetting("consent_text", str, "", "shown before the study", required=True, config_default=DEFAULT_CONSENT,
+    StudySetting("consent_text", str, "", "shown before the study (Markdown)", required=True, config_default=DEFAULT_CONSENT,
                  doc_default="a generic text"),
     StudySetting("consent_version", str, "1", "stored with each consent; a new version asks everyone again", max_length=50, required=True,
                  blank=False, column=models.CharField),
-    StudySetting("instructions", str, "", "shown before the first item", required=True, config_default=DEFAULT_INSTRUCTIONS,
+    StudySetting("instructions", str, "", "shown before the first item (Markdown), then the study's rules", required=True, config_default=DEFAULT_INSTRUCTIONS,
                  doc_default="a generic text"),
     StudySetting("completion_code", **_CODE_RULE, help="shown at the end",
                  doc_default="random 8 hex digits if neither it nor `redirect_url` is given"),
@@ -227,12 +244,24 @@ SETTINGS: tuple[StudySetting, ...] = (
                  doc="admit only newcomers whose link carries a platform's participant id; an anonymous link then gets a \"Please open "
                      "the study from your platform\" page (403) and nothing is stored. Set it explicitly for an MTurk study without a "
                      "redirect URL; staff can change it in the admin at any time (see [annotator.md#security](annotator.md#security))"),
+    StudySetting("language", str, StudyLanguage.EN.value, "the language of the participant pages", choices=StudyLanguage,
+                 doc='the participant pages\' language: `"en"`, `"zh-hans"` or `"ja"` ([annotator.md#languages](annotator.md#languages))'),
+    StudySetting("min_viewport_width", int, None,
+                 "participants whose browser window is narrower (CSS pixels) are asked to use a larger screen (empty: any width)",
+                 low=240, high=3840, optional=True, column=_SMALL,
+                 doc="narrower browser windows (CSS pixels) see a note asking for a larger screen instead of the study's pages"),
+    StudySetting("excluded_exit", str, ExcludedExit.RETURN.value, "what a participant excluded mid-study by quality control is asked to do",
+                 choices=ExcludedExit,
+                 doc='what a participant excluded mid-study is asked to do: `"return"` the study, or `"screenout"`: enter the '
+                     "`screenout_code` (then required)"),
     StudySetting("fast_time", str, FastTime.SERVER.value, "which decision time the fast rule reads", choices=FastTime,
                  doc='which decision time the fast rule reads: `"server"` (item first served -> answer arrived) or `"visible"` '
                      "(the browser's visible time; the server's where the browser sent none)"),
-    StudySetting("check_fail_limit", int, None, "exclude annotators failing more check items than this (empty: only reported)",
+    StudySetting("check_fail_limit", int, 1,
+                 "exclude annotators failing more check items than this (default 1: two failed checks exclude; empty: only reported)",
                  low=0, high=10000, optional=True,
-                 doc="exclude annotators failing more check items than this (`null`: reported only)"),
+                 doc="exclude annotators failing more check items than this (default: two failed checks exclude, Prolific's rule; `null`: "
+                     "reported only; see [annotator.md#fair-rules-told-up-front](annotator.md#fair-rules-told-up-front))"),
     StudySetting("straightline_limit", int, None, "exclude annotators giving the same answer more times in a row than this (empty: only reported)",
                  low=1, high=10000, optional=True, doc="exclude annotators giving the same answer more times in a row than this"),
     StudySetting("side_bias_limit", float, None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import secrets
 from collections.abc import Callable
 from functools import wraps
@@ -22,6 +23,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -34,9 +37,16 @@ from studyapp.services.participation import allocation, flow, sessions
 from studyapp.services.participation.answers import record_answer
 from studyapp.services.participation.completion import completion_for, screenout_link
 from studyapp.services.participation.item_page import item_page, result_page
-from studyapp.services.participation.onboarding import COMPREHENSION_ATTEMPTS, PRACTICE_NEEDS, PRACTICE_QUERY, failed_attempt_notice
+from studyapp.services.participation.onboarding import (
+    COMPREHENSION,
+    COMPREHENSION_ATTEMPTS,
+    PRACTICE_NEEDS,
+    PRACTICE_QUERY,
+    failed_attempt_notice,
+)
 from studyapp.services.participation.scale import SCALE, point
 from studyapp.services.participation.sequence import Sequence
+from studyapp.services.quality.stated import exclusion_rule, stated_rules
 from studyapp.views.site import wants_json
 
 security = logging.getLogger("studyapp.security")
@@ -54,75 +64,29 @@ STEP_URLS = {
 
 
 def _message(request: HttpRequest, study: Study | None, kind: str, *, status: int = 200, **extra) -> HttpResponse:
-    """A friendly page for every state in which the annotator cannot go on (or has to go back)."""
-    code = study.screenout_code if study is not None else ""
-    pages = {
-        "unknown": ("Study not found", ["We could not find this study. Please check the link you were given."]),
-        "bad_link": (
-            "This link is not valid",
-            [extra.pop("problem", "The study link has parameters we cannot read."), "Please open the study again from your platform."],
-        ),
-        "closed": ("This study is closed", ["Thank you for your interest. This study has ended and takes no more answers."]),
-        "paused": ("This study is paused", ["It takes no new participants at the moment. Please try again later."]),
-        "full": (
-            "This study is full",
-            [
-                "Thank you for your interest. All places in this study are taken at the moment, so you cannot take part.",
-                "Please return to your platform and enter the code below." if code else "Please return the study on your platform.",
-            ],
-        ),
-        "screened": (
-            "Thank you for your time",
-            [
-                "Your answers to the check questions did not match the instructions twice, so this study cannot use your answers.",
-                "Please return the study on your platform (on Prolific: \u201creturn submission\u201d); you will not be penalised.",
-            ],
-        ),
-        "excluded": (
-            "Thank you for your time",
-            ["This study cannot take more answers from you. Please return the study on your platform."],
-        ),
-        "declined": ("You did not agree to take part", ["Nothing was recorded. Please return the study on your platform."]),
-        "expired": (
-            "Your session has ended",
-            [
-                "We could not find your session in this browser (it may have expired, or cookies are blocked).",
-                f"If you came from {platforms.names_text()}, open the study link there again: you will continue where you stopped.",
-            ],
-        ),
-        "not_found": ("Page not found", ["This page does not exist or is not yours."]),
-        "taken": (
-            "This participant id is already taking part",
-            [
-                "Someone with this participant id has started this study in another browser or session, so we cannot open it here.",
-                "If that was you, please continue in the browser where you started, or open the study again from its page "
-                "on your platform (its link names your session there). Nothing was recorded.",
-            ],
-        ),
-        "id_required": (
-            "Please open the study from your platform",
-            [
-                f"This study takes part through {platforms.names_text()} only, and this link does not carry your participant id.",
-                "Please open the study again from its page on the platform. Nothing was recorded.",
-            ],
-        ),
-        "busy": (
-            "Please try again in a few minutes",
-            [
-                "More people started this study from your network just now than we admit from one network at once.",
-                f"Please open the link again in {extra.get('wait', 'a few minutes')}. Nothing was recorded.",
-            ],
-        ),
-    }
-    title, paragraphs = pages[kind]
-    context = {"study": study, "kind": kind, "title": title, "paragraphs": paragraphs, **extra}
-    platform = platforms.by_key(_arrived_from(request, study)) if kind == "full" else platforms.ANONYMOUS
+    """A friendly page for every state in which the annotator cannot go on (or has to go back).
+
+    Its title and text are the template ``messages/<kind>.html``; this adds what the page needs to
+    know: the screen-out code and Prolific's redirect of a full study, the reason of an exclusion.
+    """
+    context = {"study": study, "kind": kind, "platform_names": platforms.names_text(), **extra}
+    if kind == "full":
+        _exit_with_screenout(request, study, context)
+    elif kind == "excluded":
+        annotator = sessions.session_annotator(request, study)
+        context.update(rule=exclusion_rule(annotator) if annotator is not None else "", rules=stated_rules(study))
+        if study.excluded_exit == Study.ExcludedExit.SCREENOUT:
+            _exit_with_screenout(request, study, context)
+    return render(request, f"studyapp/annotator/messages/{kind}.html", context, status=status)
+
+
+def _exit_with_screenout(request: HttpRequest, study: Study, context: dict) -> None:
+    """The screen-out code, and the platform's own redirect (Prolific's for a Prolific participant; an MTurk worker returns the HIT on MTurk)."""
+    context["code"] = study.screenout_code
+    platform = platforms.by_key(_arrived_from(request, study))
     link = screenout_link(study, platform.key)
-    if link:  # the platform's own redirect (Prolific's for a Prolific participant; an MTurk worker returns the HIT on MTurk)
-        context["link"] = (link, f"Return to {platform.name}")
-    if kind in ("full", "closed", "paused"):
-        context["code"] = code if kind == "full" else ""
-    return render(request, "studyapp/annotator/message.html", context, status=status)
+    if link:
+        context.update(link=link, platform_name=platform.name)
 
 
 def _arrived_from(request: HttpRequest, study: Study) -> str:
@@ -154,7 +118,7 @@ def _item_url(study: Study, pk: int) -> str:
 
 
 def study_page(view: Callable) -> Callable:
-    """Resolve the slug (friendly 404 for an unknown one) and never cache an annotator page.
+    """Resolve the slug (friendly 404 for an unknown one), speak the study's language and never cache an annotator page.
 
     The study and the session's annotator in it are read together (one query), once per request.
     """
@@ -164,10 +128,14 @@ def study_page(view: Callable) -> Callable:
     def wrapper(request: HttpRequest, slug: str, *args, **kwargs) -> HttpResponse:
         study, _ = sessions.resolve(request, slug)
         if study is None:
-            if wants_json(request):
-                return JsonResponse({"error": "unknown", "message": "This study does not exist."}, status=404)
-            return _message(request, None, "unknown", status=404)
-        return view(request, study, *args, **kwargs)
+            with translation.override(translation.get_language_from_request(request)):
+                if wants_json(request):
+                    return JsonResponse({"error": "unknown", "message": gettext("This study does not exist.")}, status=404)
+                return _message(request, None, "unknown", status=404)
+        with translation.override(study.language):  # every text of the page in the study's language
+            response = view(request, study, *args, **kwargs)
+        response.headers.setdefault("Content-Language", study.language)
+        return response
 
     return wrapper
 
@@ -221,7 +189,7 @@ def study_entry(request: HttpRequest, study: Study) -> HttpResponse:
         return _message(request, study, "bad_link", status=400, problem=form.problem())
     arrival = form.arrival()
     if arrival.preview:
-        return render(request, "studyapp/annotator/preview.html", {"study": study})
+        return render(request, "studyapp/annotator/preview.html", {"study": study, "rules": stated_rules(study)})
     session_annotator = sessions.session_annotator(request, study)
     annotator = flow.find(study, arrival) if arrival.external_id else session_annotator
     if annotator is not None and annotator != session_annotator and not flow.may_resume(annotator, arrival):
@@ -240,7 +208,7 @@ def study_entry(request: HttpRequest, study: Study) -> HttpResponse:
     if not arrival.same_participant(sessions.pending(request, study)):  # reloading the link is no new arrival
         wait = throttle.arrival_wait_seconds(study.pk, throttle.client_address(request.META))
         if wait:
-            response = _message(request, study, "busy", status=429, wait=throttle.minutes(wait))
+            response = _message(request, study, "busy", status=429, wait_minutes=max(1, math.ceil(wait / 60)))
             response["Retry-After"] = str(wait)
             return response
     try:
@@ -282,7 +250,7 @@ def consent(request: HttpRequest, study: Study) -> HttpResponse:
     # one (a newcomer it refuses, the study having filled meanwhile, is shown the "full" page).
     if request.method != "POST":
         changed = annotator is not None and annotator.consented_at is not None
-        notice = "The consent information has changed since you agreed. Please read it again." if changed else ""
+        notice = gettext("The consent information has changed since you agreed. Please read it again.") if changed else ""
         return _consent_page(request, study, annotator, ConsentForm(initial={"version": study.consent_version}), notice=notice)
     if "decline" in request.POST:
         return _message(request, study, "declined")
@@ -293,7 +261,7 @@ def consent(request: HttpRequest, study: Study) -> HttpResponse:
     try:
         annotator = flow.give_consent(study, annotator, arrival, form.cleaned_data["version"])
     except ConsentOutdated:
-        notice = "The consent information was updated while this page was open. Please read it again."
+        notice = gettext("The consent information was updated while this page was open. Please read it again.")
         return _consent_page(request, study, annotator, form, notice=notice, status=409)
     except StudyClosed:
         return _message(request, study, study.status)
@@ -317,7 +285,7 @@ def instructions(request: HttpRequest, study: Study, annotator: Annotator) -> Ht
         flow.read_instructions(annotator)
         return _go(study, flow.next_step(annotator))
     flow.seen(annotator)
-    return _page(request, "studyapp/annotator/instructions.html", study, annotator, scale=SCALE)
+    return _page(request, "studyapp/annotator/instructions.html", study, annotator, scale=SCALE, rules=stated_rules(study))
 
 
 @study_page
@@ -386,6 +354,7 @@ def comprehension(request: HttpRequest, study: Study, annotator: Annotator) -> H
         wrong=wrong,
         attempt=attempt,
         attempts=COMPREHENSION_ATTEMPTS,
+        questions=len(COMPREHENSION),
         status=status,
     )
 
@@ -434,24 +403,24 @@ def item(request: HttpRequest, study: Study, annotator: Annotator, pk: int) -> H
 
 
 @functools.cache
-def _drawn_scale(needs_count: int) -> str:
+def _drawn_scale(needs_count: int, language: str) -> str:
     return render_to_string("studyapp/annotator/_scale.html", {"scale": SCALE, "needs_count": needs_count})
 
 
 def scale_fieldset(needs: list[str]) -> str:
     """The answer scale of an item page (safe HTML): the same on every item but for the question's
-    wording (one need or several), so a server process draws it once per wording; it is a third of
-    the item page's template work. With DEBUG on it is drawn afresh, so template edits show at once."""
+    wording (one need or several) and the language, so a server process draws it once per wording and
+    language; it is a third of the item page's template work. With DEBUG on it is drawn afresh, so
+    template edits show at once."""
     needs_count = min(len(needs), 2)
-    return _drawn_scale.__wrapped__(needs_count) if settings.DEBUG else _drawn_scale(needs_count)
+    language = translation.get_language()
+    return _drawn_scale.__wrapped__(needs_count, language) if settings.DEBUG else _drawn_scale(needs_count, language)
 
 
-def _refuse(request: HttpRequest, status: int, error: str, message: str, next_url: str = "") -> HttpResponse:
+def _refuse(request: HttpRequest, study: Study, status: int, error: str, message: str, next_url: str = "") -> HttpResponse:
     if wants_json(request):
         return JsonResponse({"error": error, "message": message, "next": next_url}, status=status)
-    return render(
-        request, "studyapp/annotator/message.html", {"title": "Your answer was not stored", "paragraphs": [message]}, status=status
-    )
+    return _message(request, study, "not_stored", status=status, problem=message)
 
 
 @study_page
@@ -467,16 +436,19 @@ def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
     """
     annotator = sessions.session_annotator(request, study)
     if annotator is None:
-        return _refuse(request, 403, "session", "Your session has ended. Please open the study link from your platform again.")
+        return _refuse(
+            request, study, 403, "session", gettext("Your session has ended. Please open the study link from your platform again.")
+        )
     sequence = Sequence.of(annotator)
     assignment = sequence.get(pk)
     if assignment is None:
-        return _refuse(request, 404, "not_found", "This item does not exist or is not yours.")
+        return _refuse(request, study, 404, "not_found", gettext("This item does not exist or is not yours."))
     if assignment.served_at is None:
-        return _refuse(request, 409, "not_served", "This item was not shown yet.", reverse("study_next_item", args=[study.slug]))
+        next_url = reverse("study_next_item", args=[study.slug])
+        return _refuse(request, study, 409, "not_served", gettext("This item was not shown yet."), next_url)
     form = AnswerForm(request.POST)
     if not form.is_valid():
-        return _refuse(request, 400, "invalid", "Please choose a point on the scale.", _item_url(study, pk))
+        return _refuse(request, study, 400, "invalid", gettext("Please choose a point on the scale."), _item_url(study, pk))
     data = form.cleaned_data
     try:
         preference, created = record_answer(
@@ -494,8 +466,8 @@ def answer(request: HttpRequest, study: Study, pk: int) -> HttpResponse:
     step, following = flow.after_answer(annotator, sequence, assignment.pk)
     next_url = _item_url(study, following.pk) if following is not None else _step_url(study, step)
     if preference is None:
-        message = "This item was already answered with a different choice, which stays stored: an answer cannot be changed."
-        return _refuse(request, 409, "conflict", message, next_url)
+        message = gettext("This item was already answered with a different choice, which stays stored: an answer cannot be changed.")
+        return _refuse(request, study, 409, "conflict", message, next_url)
     if not wants_json(request):
         return redirect(next_url)
     answered, quota = sequence.progress(just_answered=assignment.pk)
@@ -523,14 +495,14 @@ def heartbeat(request: HttpRequest, study: Study) -> HttpResponse:
     """
     annotator = sessions.session_annotator(request, study)
     if annotator is None:
-        return JsonResponse({"error": "session", "message": "Your session has ended."}, status=403)
+        return JsonResponse({"error": "session", "message": gettext("Your session has ended.")}, status=403)
     form = HeartbeatForm(request.POST)
     if not form.is_valid():
-        return JsonResponse({"error": "invalid", "message": "The heartbeat names no item."}, status=400)
+        return JsonResponse({"error": "invalid", "message": gettext("The heartbeat names no item.")}, status=400)
     item = form.cleaned_data["item"]
     extended = flow.heartbeat(annotator, item)
     if item is not None and not extended:
-        message = "This item is not the one on your screen; nothing was extended."
+        message = gettext("This item is not the one on your screen; nothing was extended.")
         return JsonResponse({"ok": False, "error": "not_on_screen", "message": message, "status": annotator.status}, status=409)
     return JsonResponse({"ok": True, "status": annotator.status, "extended": extended})
 

@@ -10,6 +10,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.template import loader
+from django.utils.translation import gettext
 
 from studyapp.models import Study
 from studyapp.services.rehearsal.demo import STUDY as DEMO_STUDY
@@ -50,8 +51,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """CSRF_FAILURE_VIEW: a stale or missing token (cookies blocked, a page left open for days)."""
-    message = "Your page was open too long or your browser blocks cookies. Please reload the page and try again."
     if wants_json(request):
+        message = gettext("Your page was open too long or your browser blocks cookies. Please reload the page and try again.")
         return JsonResponse({"error": "csrf", "message": message}, status=403)
-    context = {"title": "Please reload the page", "paragraphs": [message]}
-    return render(request, "studyapp/annotator/message.html", context, status=403)
+    return render(request, "studyapp/annotator/messages/csrf.html", {"kind": "csrf"}, status=403)

@@ -164,6 +164,9 @@ class AdminTestCase(BaseTestCase):
             ({"consent_version": "   "}, "This field is required"),  # the model requires it; blank is stripped to empty
             ({"consent_text": " "}, "consent_text must not be empty or blank"),
             ({"instructions": ""}, "instructions must not be empty or blank"),
+            ({"excluded_exit": "screenout", "screenout_code": ""}, "needs a screenout_code to give the excluded participants"),
+            ({"language": "fr"}, "Select a valid choice"),
+            ({"min_viewport_width": "100"}, "Constraint “study_min_viewport_width_range” is violated"),
         ]
         before = Study.objects.filter(pk=self.study.pk).values().get()
         for changes, reason in cases:

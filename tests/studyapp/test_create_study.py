@@ -3,6 +3,7 @@ items) and every rejected configuration, each leaving the database unchanged."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import shutil
@@ -15,6 +16,7 @@ from django.test import TestCase
 
 from studyapp.models import Presentation, Study, StudySubtopic
 from studyapp.services.design.check_items import degrade
+from studyapp.services.design.study_design import study_slug
 from tests.studyapp.base import TOY_CONFIG, import_toy, write
 from tests.studyapp.test_import_collection import snapshot
 
@@ -244,10 +246,46 @@ class CreateStudyTestCase(TestCase):
     def test_names(self) -> None:
         self.assert_rejected(TOY_CONFIG, "no collection named 'nope' (known: toy)", collection="nope")
         self.assert_rejected(TOY_CONFIG, "non-empty name", name=" ")
-        self.assert_rejected(TOY_CONFIG, "gives an empty URL slug", name="???")
         self.create(TOY_CONFIG)
         self.assert_rejected(TOY_CONFIG, "a study named 'Toy study' exists already")
         self.assert_rejected(TOY_CONFIG, "already uses the URL slug 'toy-study'", name="toy study")
+
+    def test_names_without_latin_letters_get_a_slug(self) -> None:
+        """A Chinese or Japanese name (or only punctuation): ``study-`` and 8 hex digits of the name's hash."""
+        digest = hashlib.sha256("多样性偏好研究".encode()).hexdigest()[:8]
+        self.assertEqual(study_slug("多样性偏好研究"), f"study-{digest}")
+        self.assertEqual(study_slug(" 多样性偏好研究 "), f"study-{digest}")  # the stripped name
+        self.assertNotEqual(study_slug("検索結果の比較"), study_slug("多样性偏好研究"))
+        self.assertRegex(study_slug("???"), r"^study-[0-9a-f]{8}$")
+        self.assertEqual(study_slug("NTCIR 中文 study"), "ntcir-study")  # Latin letters: Django's slug
+        out = self.create({**TOY_CONFIG, "language": "zh-hans"}, name="多样性偏好研究")
+        study = Study.objects.get(name="多样性偏好研究")
+        self.assertEqual((study.slug, study.language), (f"study-{digest}", "zh-hans"))
+        self.assertIn(f"/s/study-{digest}/", out)
+        self.assertEqual(self.client.get(f"/s/study-{digest}/").status_code, 302)  # the link works
+        self.assert_rejected({**TOY_CONFIG, "language": "ja"}, "a study named '多样性偏好研究' exists already", name="多样性偏好研究")
+
+    def test_language_and_participant_settings_are_checked(self) -> None:
+        self.assert_rejected({**TOY_CONFIG, "language": "fr"}, "language must be one of en, zh-hans, ja")
+        self.assert_rejected({**TOY_CONFIG, "min_viewport_width": 100}, "min_viewport_width must be between 240 and 3840")
+        self.assert_rejected(
+            {**TOY_CONFIG, "excluded_exit": "screenout", "screenout_code": ""}, 'excluded_exit "screenout" needs a screenout_code'
+        )
+        self.assert_rejected({**TOY_CONFIG, "excluded_exit": "pay"}, "excluded_exit must be one of return, screenout")
+        self.create({**TOY_CONFIG, "language": "ja", "min_viewport_width": 900, "excluded_exit": "screenout", "screenout_code": "OUT1"})
+        study = Study.objects.get()
+        self.assertEqual((study.language, study.min_viewport_width, study.excluded_exit), ("ja", 900, "screenout"))
+
+    def test_default_texts_are_stored_in_the_study_language(self) -> None:
+        self.create({**TOY_CONFIG, "language": "zh-hans"}, name="Chinese")
+        self.create({**TOY_CONFIG, "language": "ja"}, name="Japanese")
+        self.create(TOY_CONFIG, name="English")
+        texts = {s.language: (s.consent_text, s.instructions) for s in Study.objects.all()}
+        self.assertTrue(texts["en"][0].startswith("This is a research study"))
+        self.assertTrue(texts["zh-hans"][0].startswith("这是一项"), texts["zh-hans"][0])
+        self.assertIn("您", texts["zh-hans"][1])
+        self.assertTrue(texts["ja"][0].startswith("これは"), texts["ja"][0])
+        self.assertIn("ください", texts["ja"][1])
 
     def test_several_problems_are_reported_together(self) -> None:
         self.assert_rejected(

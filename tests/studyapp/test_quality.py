@@ -8,6 +8,7 @@ from datetime import timedelta
 from django.contrib.auth import get_user_model
 from django.db.models import Count
 
+from studyapp.exceptions import AnnotatorExcluded
 from studyapp.models import Annotator, Assignment, Preference, QualityDecision, Study
 from studyapp.services.analysis.status import study_status
 from studyapp.services.participation import allocation, flow
@@ -254,7 +255,8 @@ class SignalTestCase(QualityTestCase):
     @classmethod
     def setUpTestData(cls) -> None:
         super().setUpTestData()
-        cls.checked = make_toy_study("Checked study", items_per_annotator=6, check_share=0.5)
+        # The check rule switched off (reported only); its default (1) is tested in test_the_default_check_rule_excludes_live.
+        cls.checked = make_toy_study("Checked study", items_per_annotator=6, check_share=0.5, check_fail_limit=None)
 
     def setUp(self) -> None:
         super().setUp()
@@ -287,6 +289,19 @@ class SignalTestCase(QualityTestCase):
         self.assertEqual([(s.pseudonym, d) for s, d in report.excluded], [(bad.pseudonym, "checks: 3 of 3 check items failed (limit 2)")])
         self.set(check_fail_limit=3)
         self.assertEqual(len(control.quality_check(self.study, now=self.clock).reinstated), 1)
+
+    def test_the_default_check_rule_excludes_live(self) -> None:
+        """Two failed check items exclude by default (Prolific: at least two failed attention checks in a study of five minutes or more)."""
+        study = make_toy_study("Default checks", items_per_annotator=6, check_share=0.5)
+        self.assertEqual(study.check_fail_limit, 1)
+        self.study = study
+        annotator = self.arrive("careless", study=study)
+        with self.assertRaises(AnnotatorExcluded):
+            self.answer_by_kind(annotator, {"identical": 4, "degraded": 2}, 2)
+        annotator.refresh_from_db()
+        self.assertEqual(annotator.status, Annotator.Status.EXCLUDED)
+        decision = QualityDecision.objects.get(annotator=annotator)
+        self.assertEqual((decision.rule, decision.counts["checks"]["failed"]), ("checks", 2))
 
     def test_zero_on_a_degraded_check_is_not_the_wrong_side(self) -> None:
         annotator = self.arrive("zero", study=self.checked)
@@ -331,7 +346,8 @@ class QualitySettingsTestCase(BaseTestCase):
         self.assertEqual((config.fast_time, config.check_fail_limit, config.straightline_limit), ("visible", 1, None))
         self.assertEqual((config.side_bias_limit, config.median_seconds_min), (0.9, 2.5))
         defaults = parse_config({"runs": ["a", "b"]})
-        self.assertEqual((defaults.fast_time, defaults.check_fail_limit, defaults.side_bias_limit), ("server", None, None))
+        # The default check rule: two failed check items exclude (docs/annotator.md#fair-rules).
+        self.assertEqual((defaults.fast_time, defaults.check_fail_limit, defaults.side_bias_limit), ("server", 1, None))
         with self.assertRaises(InvalidStudyConfig) as caught:
             parse_config({"runs": ["a", "b"], "fast_time": "client", "check_fail_limit": -1, "straightline_limit": 0,
                           "side_bias_limit": 0.4, "median_seconds_min": 0})  # fmt: skip

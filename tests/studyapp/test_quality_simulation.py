@@ -120,7 +120,7 @@ class SimulatedStudyTestCase(TestCase):
                 reply = self.take_part(f"P{n:03d}", times)
                 if n in FAST:
                     self.assertEqual(reply["step"], "excluded", n)
-                    self.assertIn("This study cannot take more answers from you", reply["page"])
+                    self.assertIn("more than 2 of your answers took less than 10 seconds each", reply["page"])
                 else:
                     self.assertEqual(reply["step"], "done", n)
                     self.assertIn("SIMDONE", reply["page"])

@@ -21,10 +21,14 @@ class ExcludedPagesTestCase(AnnotatorTestCase):
         crossing = json.loads(self.answer(self.client, self.serve(self.client), request_id="req-0003").content)
         self.assertEqual((crossing["stored"], crossing["step"], crossing["finished"]), (True, "excluded", False))
         page = self.client.get(crossing["next"])
-        self.assertContains(page, "This study cannot take more answers from you")
+        # Why (the rule with the study's numbers) and what to do (by default: return the study).
+        reason = "more than 2 of your answers took less than 10 seconds each"
+        self.assertContains(page, reason)
+        self.assertContains(page, 'data-reason="fast"')
+        self.assertContains(page, "Please return the study on your platform")
         self.assertNotContains(page, "TOYDONE")
         for name in ("study_next_item", "study_done"):  # every other page leads there too
-            self.assertContains(self.client.get(self.url(name), follow=True), "This study cannot take more answers from you")
+            self.assertContains(self.client.get(self.url(name), follow=True), reason)
         self.assertEqual(Annotator.objects.get(pk=self.alice.pk).status, Annotator.Status.EXCLUDED)
         self.assertEqual(QualityDecision.objects.get().rule, "fast")
 

@@ -68,6 +68,8 @@ def setting_problems(values: dict[str, Any]) -> list[tuple[str, str]]:
         redirect = redirect_problem((values.get("redirect_url") or "").strip(), (values.get("completion_code") or "").strip())
         if redirect:
             problems.append(("redirect_url", redirect))
+    if values.get("excluded_exit") == study_settings.ExcludedExit.SCREENOUT and not str(values.get("screenout_code") or "").strip():
+        problems.append(("excluded_exit", 'excluded_exit "screenout" needs a screenout_code to give the excluded participants'))
     return problems
 
 

@@ -8,12 +8,14 @@ topic-level presentation + one per kept subtopic at subtopic level), plus check 
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import combinations
 
 from django.db import transaction
+from django.utils import translation
 from django.utils.text import slugify
 
 from studyapp.exceptions import InvalidStudyConfig
@@ -169,12 +171,10 @@ def validate(collection_name: str, name: str, config: StudyConfig) -> _Plan:
         errors.append("the study needs a non-empty name")
     elif len(name) > NAME_MAX:
         errors.append(f"the study name is longer than {NAME_MAX} characters")
-    elif not slugify(name):
-        errors.append(f"the study name {name!r} gives an empty URL slug; use letters or digits")
     elif Study.objects.filter(name=name).exists():
         errors.append(f"a study named {name!r} exists already")
-    elif Study.objects.filter(slug=slugify(name)).exists():
-        errors.append(f"another study already uses the URL slug {slugify(name)!r}; choose another name")
+    elif Study.objects.filter(slug=study_slug(name)).exists():
+        errors.append(f"another study already uses the URL slug {study_slug(name)!r}; choose another name")
     collection = Collection.objects.filter(name=collection_name).first()
     if collection is None:
         known = ", ".join(Collection.objects.values_list("name", flat=True)) or "none"
@@ -211,14 +211,26 @@ def _checks_per_annotator(quota: int, share: float) -> int:
     return Study(items_per_annotator=quota, check_share=share).check_items_per_annotator
 
 
+def study_slug(name: str) -> str:
+    """The URL slug of a study name: Django's ASCII slug, or for a name without Latin letters or digits
+    (e.g. Chinese or Japanese) ``study-`` and 8 hex digits of the name's SHA-256, stable and
+    transliteration-free (a transliteration would guess a reading, and links stay ASCII)."""
+    name = name.strip()
+    return slugify(name) or f"study-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+
+
 def create_study(collection_name: str, name: str, config: StudyConfig) -> DesignSummary:
-    """Validate, then write the study, its runs, topics, kept subtopics and presentations atomically."""
+    """Validate, then write the study, its runs, topics, kept subtopics and presentations atomically.
+
+    Default consent and instruction texts are stored in the study's language."""
     plan = validate(collection_name, name, config)
     name = name.strip()
+    with translation.override(config.language):
+        config = replace(config, consent_text=str(config.consent_text), instructions=str(config.instructions))
     with transaction.atomic():
         study = Study.objects.create(
             name=name,
-            slug=slugify(name),
+            slug=study_slug(name),
             collection=plan.collection,
             subtopics_per_topic=config.subtopics_per_topic,
             depth=config.depth,
@@ -243,6 +255,9 @@ def create_study(collection_name: str, name: str, config: StudyConfig) -> Design
             screenout_code=config.screenout_code,
             redirect_url=config.redirect_url,
             require_platform_id=config.require_platform_id,
+            language=config.language,
+            min_viewport_width=config.min_viewport_width,
+            excluded_exit=config.excluded_exit,
             config=asdict(config),
         )
         StudyRun.objects.bulk_create([StudyRun(study=study, run=r) for r in plan.runs])

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from django.db.models import Exists, OuterRef
 from django.template.loader import render_to_string
+from django.utils.translation import get_language, gettext
 
 from evaluation.io.documents import url_problem
 from studyapp.models import Assignment, Document, Presentation, Study, StudySubtopic, Topic
@@ -99,7 +100,7 @@ def results(documents: list[Document]) -> list[Result]:
 
 
 def _need(text: str, number: str) -> str:
-    return text or f"Meaning {number} of the query"
+    return text or gettext("Meaning %(number)s of the query") % {"number": number}
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,8 @@ class _Task:
     need_of: dict[int, str]
 
 
-# What this process read and drew for item pages (services/collections/display_cache.py: kept a short time).
+# What this process read and drew for item pages (services/collections/display_cache.py: kept a short time),
+# per language: a drawn page holds a few words of the page's language ("No results.").
 _TASKS: TimedCache[_Task] = TimedCache(size=5_000)
 _PAGES: TimedCache[ResultPage] = TimedCache(size=5_000)
 
@@ -131,7 +133,8 @@ def _task(study_id: int, topic_id: int) -> _Task:
 
 def _run_page(topic_id: int, run_id: int, depth: int) -> ResultPage:
     """A run's result page for a topic cut at ``depth``, read and drawn once per process while fresh."""
-    return _PAGES.get(("run", topic_id, run_id, depth), lambda: result_page(results(run_page(topic_id, run_id, depth))))
+    key = ("run", topic_id, run_id, depth, get_language())
+    return _PAGES.get(key, lambda: result_page(results(run_page(topic_id, run_id, depth))))
 
 
 def _degraded_page(presentation_id: int) -> ResultPage:
@@ -146,10 +149,10 @@ def item_page(assignment: Assignment, study: Study, number: int, quota: int) -> 
     Read from this process's display caches; a miss costs one to three queries.
     """
     p = design_item(study, assignment.presentation_id)
-    task = _TASKS.get((study.pk, p.topic), lambda: _task(study.pk, p.topic))
+    task = _TASKS.get((study.pk, p.topic, get_language()), lambda: _task(study.pk, p.topic))
     a = _run_page(p.topic, p.run_a, study.depth)
     if p.kind == Presentation.Kind.DEGRADED:
-        b = _PAGES.get(("degraded", p.id), lambda: _degraded_page(p.id))
+        b = _PAGES.get(("degraded", p.id, get_language()), lambda: _degraded_page(p.id))
     else:
         b = _run_page(p.topic, p.run_b, study.depth)
     left, right = (a, b) if assignment.a_on_left else (b, a)

@@ -5,34 +5,50 @@ Each point has a side (``Left``/``Right``, none in the centre) and a strength wo
 accessible name is side + word ("Left much better"); the page shows the word under each point and
 the side above each half, and echoes the chosen point as a sentence ("Right is somewhat better").
 Keys 1-9 choose the points in this order.
+
+Every word is a translatable string of its own (a name or a sentence is never pieced together from
+words: word order differs between languages); they are lazy, so each page shows them in the
+language active when it is drawn.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-STRENGTHS = {4: "much better", 3: "better", 2: "somewhat better", 1: "slightly better"}
-SAME = "About the same"
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
+
+_SIDES = {-1: pgettext_lazy("scale side", "Left"), 1: pgettext_lazy("scale side", "Right")}
+_WORDS = {
+    4: pgettext_lazy("scale point", "much better"),
+    3: pgettext_lazy("scale point", "better"),
+    2: pgettext_lazy("scale point", "somewhat better"),
+    1: pgettext_lazy("scale point", "slightly better"),
+    0: pgettext_lazy("scale point", "About the same"),
+}
+_NAMES = {
+    -4: _("Left much better"), -3: _("Left better"), -2: _("Left somewhat better"), -1: _("Left slightly better"),
+    0: _("About the same"),
+    1: _("Right slightly better"), 2: _("Right somewhat better"), 3: _("Right better"), 4: _("Right much better"),
+}  # fmt: skip
+_SENTENCES = {
+    -4: _("Left is much better"), -3: _("Left is better"), -2: _("Left is somewhat better"), -1: _("Left is slightly better"),
+    0: _("Both are about the same"),
+    1: _("Right is slightly better"), 2: _("Right is somewhat better"), 3: _("Right is better"), 4: _("Right is much better"),
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Point:
     value: int  # as shown: negative = the left list is better
-    side: str  # "Left", "Right" or "" (the centre)
-    word: str  # the strength as shown under the point
-
-    @property
-    def name(self) -> str:
-        """The accessible name, e.g. "Left much better" or "About the same"."""
-        return f"{self.side} {self.word}" if self.side else self.word
-
-    @property
-    def sentence(self) -> str:
-        """The chosen point in words, e.g. "Right is somewhat better"."""
-        return f"{self.side} is {self.word}" if self.side else "Both are about the same"
+    side: str | Promise  # "Left", "Right" or "" (the centre)
+    word: str | Promise  # the strength as shown under the point
+    name: str | Promise  # the accessible name, e.g. "Left much better" or "About the same"
+    sentence: str | Promise  # the chosen point in words, e.g. "Right is somewhat better"
 
 
-SCALE = [Point(v, "Left" if v < 0 else "Right" if v > 0 else "", STRENGTHS.get(abs(v), SAME)) for v in range(-4, 5)]
+SCALE = [Point(v, _SIDES.get((v > 0) - (v < 0), ""), _WORDS[abs(v)], _NAMES[v], _SENTENCES[v]) for v in range(-4, 5)]
 
 
 def point(value: int | None) -> Point | None:

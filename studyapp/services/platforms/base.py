@@ -8,6 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext, gettext_lazy
+
 if TYPE_CHECKING:
     from studyapp.models import Annotator, Study
 
@@ -65,7 +68,7 @@ class Platform:
     key: str = ""
     name: str = ""  # in participants' texts: "Return to Prolific"
     label: str = ""  # for staff (admin, dashboard): "Amazon Mechanical Turk"
-    id_label: str = "participant id"  # "The link has no Prolific participant id"
+    id_label: str | Promise = gettext_lazy("participant id")  # "The link has no Prolific participant id"
     params: tuple[str, ...] = ()
     id_param: str = ""
     session_param: str = ""
@@ -102,7 +105,8 @@ class Platform:
 
     def missing_id_text(self) -> str:
         """Why a link without the participant's id cannot be used, in a participant's words."""
-        return f"The link has no {self.name} {self.id_label} ({self.id_param} is empty), so we cannot tell who you are."
+        text = gettext("The link has no %(platform)s %(id_label)s (%(param)s is empty), so we cannot tell who you are.")
+        return text % {"platform": self.name, "id_label": self.id_label, "param": self.id_param}
 
     def arrival(self, cleaned: Mapping[str, str]) -> Arrival | None:
         """Who arrives, when the link names a participant of this platform; else None."""

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from django.utils.translation import gettext_lazy
+
 from studyapp.services.platforms.base import Completion, Platform
 
 if TYPE_CHECKING:
@@ -25,7 +27,7 @@ class MTurk(Platform):
     key = "mturk"
     name = "MTurk"
     label = "Amazon Mechanical Turk"
-    id_label = "worker id"
+    id_label = gettext_lazy("worker id")
     params = ("workerId", "assignmentId", "hitId", "turkSubmitTo")
     id_param = "workerId"
     session_param = "assignmentId"

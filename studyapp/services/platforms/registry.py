@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext, pgettext
+
 from studyapp.services.platforms.base import Platform
 
 REGISTRY: dict[str, Platform] = {}
@@ -59,4 +61,7 @@ def recruiting_hosts() -> list[str]:
 def names_text() -> str:
     """The named platforms for a participant's text: "Prolific or MTurk"."""
     names = [p.name for p in REGISTRY.values() if p.name]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+    if len(names) == 1:
+        return names[0]
+    # In the active language (participant pages speak their study's): "Prolific 或 MTurk".
+    return gettext("%(names)s or %(last)s") % {"names": pgettext("list separator", ", ").join(names[:-1]), "last": names[-1]}

@@ -15,7 +15,8 @@ presentation) by the database constraints, so saves, retries and double submits 
 * **median decision time** (the fast rule's clock). Excludes under ``median_seconds_min``, judged
   from :data:`MIN_DECISIONS` decisions.
 
-Only the fast rule is on by default; the other limits are empty (signals reported, nobody excluded).
+The fast rule is on by default, and the check rule (``check_fail_limit`` 1: two failed check items exclude, Prolific's
+rule for attention checks) where a study has check items; the other limits are empty (signals reported, nobody excluded).
 
 Decisions. :func:`exclude` flags an annotator excluded (answers kept; they stop counting through
 ``AssignmentQuerySet.valid``, so their presentations are open again for newcomers), frees their
@@ -135,7 +136,7 @@ def staff_decided(annotator: Annotator) -> bool:
     return last is not None and not last.automatic
 
 
-def _last_exclusion(annotator: Annotator) -> QualityDecision | None:
+def last_exclusion(annotator: Annotator) -> QualityDecision | None:
     return annotator.quality_decisions.filter(action=QualityDecision.Action.EXCLUDE).order_by("-decided_at", "-id").first()
 
 
@@ -190,7 +191,7 @@ def reinstate(
         me = Annotator.objects.select_for_update().get(pk=annotator.pk)
         if me.status != Annotator.Status.EXCLUDED:
             return None
-        last = _last_exclusion(me)
+        last = last_exclusion(me)
         if last is not None and last.released:
             me.assignments.filter(pk__in=last.released, preference__isnull=True).update(released_at=None, lease_expires_at=now)
         me.status = Annotator.Status.FINISHED if me.finished_at is not None else Annotator.Status.ACTIVE
@@ -238,8 +239,11 @@ def apply_live(
 
 
 def _other_limits(study: Study) -> bool:
-    """Does any rule besides the fast one exclude in ``study``?"""
-    return any(getattr(study, rule.limit) is not None for key, rule in rules.RULES.items() if key != Rule.FAST)
+    """Does any rule besides the fast one exclude in ``study``? (The check rule only where there are check items.)"""
+    no_checks = study.check_items_per_annotator == 0
+    return any(
+        getattr(study, rule.limit) is not None for key, rule in rules.RULES.items() if key != Rule.FAST and not (key == Rule.CHECKS and no_checks)
+    )
 
 
 @dataclass
@@ -291,7 +295,7 @@ def quality_check(study: Study, *, dry_run: bool = False, now: datetime | None =
                 report.excluded.append((signals, "; ".join(b.detail for b in breaches)))
                 if not dry_run:
                     _exclude_for(annotator, breaches, now)
-            elif excluded and not breaches and _last_exclusion(annotator) is not None:
+            elif excluded and not breaches and last_exclusion(annotator) is not None:
                 report.reinstated.append(signals)
                 if not dry_run:
                     reinstate(annotator, detail="no excluding rule broken under the current settings", now=now)

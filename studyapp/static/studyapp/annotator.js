@@ -72,8 +72,32 @@
     }, every);
   }
 
+  // A study may ask for a minimum window width (Study.min_viewport_width): while the window is
+  // narrower, the page is replaced by a friendly note (#too-narrow, in the page's language); it comes
+  // back as soon as the window is wide enough (a turned phone, a wider window).
+  var minWidth = Number(body.getAttribute("data-min-width")) || 0;
+  var narrowNote = document.getElementById("too-narrow");
+  if (minWidth && narrowNote) {
+    var fit = function () {
+      var width = document.documentElement.clientWidth || window.innerWidth;
+      var narrow = width < minWidth;
+      document.documentElement.classList.toggle("too-narrow", narrow);
+      narrowNote.hidden = !narrow;
+      var shown = narrowNote.querySelector("[data-window-width]");
+      if (shown) shown.textContent = String(width);
+    };
+    fit();
+    window.addEventListener("resize", fit);
+  }
+
   var form = document.querySelector("form[data-scale]");
   if (!form) return;
+  // The page's words for what this script says (drawn in the study's language with the scale).
+  var textsNode = form.querySelector("[data-js-texts]");
+  function text(name, fallback) {
+    var value = textsNode && textsNode.getAttribute("data-" + name);
+    return value || fallback;
+  }
   var radios = Array.prototype.slice.call(form.querySelectorAll("input[name=value]"));
   var button = form.querySelector("button[type=submit]");
   var notice = form.querySelector(".notice");
@@ -214,8 +238,8 @@
     var delays = [1000, 2000, 4000, 8000, 15000];
     var delay = delays[Math.min(attempt, delays.length - 1)];
     attempt += 1;
-    show("No connection to the server. Your answer is saved in this browser and will be sent automatically " +
-         "(next try in " + Math.round(delay / 1000) + " s). Please keep this page open.", "warn");
+    show(text("offline", "No connection to the server. Your answer is saved in this browser and will be sent automatically " +
+              "(next try in {seconds} s). Please keep this page open.").replace("{seconds}", String(Math.round(delay / 1000))), "warn");
     window.clearTimeout(retryTimer);
     retryTimer = window.setTimeout(function () { send(load(pendingKey) || current); }, delay);
   }
@@ -231,13 +255,13 @@
     lock(pending.fields.value);
     refresh();
     window.clearTimeout(retryTimer);
-    if (attempt > 0) show("Sending your saved answer\u2026", "warn");
+    if (attempt > 0) show(text("sending", "Sending your saved answer\u2026"), "warn");
     post(pending.url, pending.fields).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (data) {
         if (response.ok && data.next) {
           drop(pendingKey);
           drop(timingKey);
-          show(data.finished ? "Saved. All answers are stored." : "Saved.", "good");
+          show(data.finished ? text("saved-all", "Saved. All answers are stored.") : text("saved", "Saved."), "good");
           window.location.assign(data.next);
         } else if (response.status >= 500 || response.status === 429) {
           retryLater();
@@ -249,7 +273,7 @@
           attempt = 0;
           unlock();
           refresh();
-          show((data.message || "Your answer was not stored.") + " Reload the page to continue.", "error");
+          show((data.message || text("not-stored", "Your answer was not stored.")) + " " + text("reload", "Reload the page to continue."), "error");
         }
       });
     }, retryLater);
