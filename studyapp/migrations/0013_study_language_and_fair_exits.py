@@ -4,52 +4,83 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('studyapp', '0012_timestamps_in_range'),
+        ("studyapp", "0012_timestamps_in_range"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='study',
-            name='excluded_exit',
-            field=models.CharField(choices=[('return', 'return the study on the platform (no code)'), ('screenout', 'leave with the screen-out code (Prolific: its redirect)')], default='return', help_text='what a participant excluded mid-study by quality control is asked to do', max_length=10),
+            model_name="study",
+            name="excluded_exit",
+            field=models.CharField(
+                choices=[
+                    ("return", "return the study on the platform (no code)"),
+                    ("screenout", "leave with the screen-out code (Prolific: its redirect)"),
+                ],
+                default="return",
+                help_text="what a participant excluded mid-study by quality control is asked to do",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='study',
-            name='language',
-            field=models.CharField(choices=[('en', 'English'), ('zh-hans', 'Simplified Chinese'), ('ja', 'Japanese')], default='en', help_text='the language of the participant pages', max_length=10),
+            model_name="study",
+            name="language",
+            field=models.CharField(
+                choices=[("en", "English"), ("zh-hans", "Simplified Chinese"), ("ja", "Japanese")],
+                default="en",
+                help_text="the language of the participant pages",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='study',
-            name='min_viewport_width',
-            field=models.PositiveSmallIntegerField(blank=True, default=None, help_text='participants whose browser window is narrower (CSS pixels) are asked to use a larger screen (empty: any width)', null=True),
+            model_name="study",
+            name="min_viewport_width",
+            field=models.PositiveSmallIntegerField(
+                blank=True,
+                default=None,
+                help_text="participants whose browser window is narrower (CSS pixels) are asked to use a larger screen (empty: any width)",
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='study',
-            name='check_fail_limit',
-            field=models.PositiveIntegerField(blank=True, default=1, help_text='exclude annotators failing more check items than this (default 1: two failed checks exclude; empty: only reported)', null=True),
+            model_name="study",
+            name="check_fail_limit",
+            field=models.PositiveIntegerField(
+                blank=True,
+                default=1,
+                help_text="exclude annotators failing more check items than this (default 1: two failed checks exclude; empty: only reported)",
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='study',
-            name='consent_text',
-            field=models.TextField(blank=True, default='', help_text='shown before the study (Markdown)'),
+            model_name="study",
+            name="consent_text",
+            field=models.TextField(blank=True, default="", help_text="shown before the study (Markdown)"),
         ),
         migrations.AlterField(
-            model_name='study',
-            name='instructions',
-            field=models.TextField(blank=True, default='', help_text="shown before the first item (Markdown), then the study's rules"),
+            model_name="study",
+            name="instructions",
+            field=models.TextField(blank=True, default="", help_text="shown before the first item (Markdown), then the study's rules"),
         ),
         migrations.AddConstraint(
-            model_name='study',
-            constraint=models.CheckConstraint(condition=models.Q(('language__in', ['en', 'zh-hans', 'ja'])), name='study_language_valid'),
+            model_name="study",
+            constraint=models.CheckConstraint(condition=models.Q(("language__in", ["en", "zh-hans", "ja"])), name="study_language_valid"),
         ),
         migrations.AddConstraint(
-            model_name='study',
-            constraint=models.CheckConstraint(condition=models.Q(('min_viewport_width__isnull', True), models.Q(('min_viewport_width__gte', 240), ('min_viewport_width__lte', 3840)), _connector='OR'), name='study_min_viewport_width_range'),
+            model_name="study",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("min_viewport_width__isnull", True),
+                    models.Q(("min_viewport_width__gte", 240), ("min_viewport_width__lte", 3840)),
+                    _connector="OR",
+                ),
+                name="study_min_viewport_width_range",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='study',
-            constraint=models.CheckConstraint(condition=models.Q(('excluded_exit__in', ['return', 'screenout'])), name='study_excluded_exit_valid'),
+            model_name="study",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("excluded_exit__in", ["return", "screenout"])), name="study_excluded_exit_valid"
+            ),
         ),
     ]

@@ -72,7 +72,6 @@ class Study(models.Model):
 
     levels = models.CharField(max_length=10, choices=Levels.choices, default=Levels.BOTH)
 
-
     config = models.JSONField(default=dict, blank=True, help_text="the configuration it was created from")
     pseudonym_secret = models.CharField(
         max_length=64, default=new_pseudonym_secret, editable=False, help_text="HMAC key of the annotator pseudonyms in exports"

@@ -242,7 +242,9 @@ def _other_limits(study: Study) -> bool:
     """Does any rule besides the fast one exclude in ``study``? (The check rule only where there are check items.)"""
     no_checks = study.check_items_per_annotator == 0
     return any(
-        getattr(study, rule.limit) is not None for key, rule in rules.RULES.items() if key != Rule.FAST and not (key == Rule.CHECKS and no_checks)
+        getattr(study, rule.limit) is not None
+        for key, rule in rules.RULES.items()
+        if key != Rule.FAST and not (key == Rule.CHECKS and no_checks)
     )
 
 
