@@ -166,7 +166,7 @@ class AdminTestCase(BaseTestCase):
             ({"instructions": ""}, "instructions must not be empty or blank"),
             ({"excluded_exit": "screenout", "screenout_code": ""}, "needs a screenout_code to give the excluded participants"),
             ({"language": "fr"}, "Select a valid choice"),
-            ({"min_viewport_width": "100"}, "Constraint “study_min_viewport_width_range” is violated"),
+            ({"min_viewport_width": "100"}, "min_viewport_width must be between 240 and 3840, got 100"),
         ]
         before = Study.objects.filter(pk=self.study.pk).values().get()
         for changes, reason in cases:
