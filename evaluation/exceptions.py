@@ -24,7 +24,12 @@ class FormatError(EvaluationError, ValueError):
 
 
 class UnknownMetricError(EvaluationError, ValueError):
-    """A measure name or one of its parameters is not registered."""
+    """A measure name or one of its parameters is not registered. ``suggestions``: the closest known
+    metric names for an unknown name (empty otherwise)."""
+
+    def __init__(self, message: str, *, suggestions: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.suggestions = list(suggestions or [])
 
 
 class EvaluationWarning(UserWarning):

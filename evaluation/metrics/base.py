@@ -8,6 +8,7 @@ so canonical strings round-trip and serve as keys.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import re
 from collections.abc import Callable, Iterable
@@ -203,19 +204,38 @@ def _fmt(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+# ir_measures' parameters, accepted on every measure: judged_only=True is the condensed list (the
+# trailing '); rel is the lowest relevant grade, and only its default 1 is ours (docs/metrics.md#measure-names)
+ECOSYSTEM_PARAMS = {
+    "judged_only": Param(bool, False, "ir_measures: drop unjudged documents first (the same as a trailing ')"),
+    "rel": Param(int, 1, "ir_measures' lowest relevant grade (relevance here is always grade >= 1)", choices=(1,)),
+}
+
 # parameter values may hold one level of parentheses, e.g. EU(eu_discount=log2(i+1))
 _SYNTAX = re.compile(r"^(?P<name>[^()@']+?)(?P<p1>')?(?:\((?P<params>(?:[^()]|\([^()]*\))*)\))?(?P<p2>')?(?:@(?P<cutoff>[^@]*))?$")
 _TOP_LEVEL_COMMA = re.compile(r",(?![^()]*\))")
 
 
 def get_spec(name: str) -> MetricSpec:
-    """The spec registered under ``name`` or one of its aliases."""
+    """The spec registered under ``name`` or one of its aliases (ir_measures' spellings included);
+    an unknown name raises :class:`UnknownMetricError` naming the closest known names."""
     key = _ALIASES.get(name, name)
     if key not in REGISTRY:
-        close = [n for n in REGISTRY if n.lower() == name.lower()]
-        hint = f"; did you mean {close[0]}?" if close else "; run `python -m evaluation metrics` for the list"
-        raise UnknownMetricError(f"unknown metric {name!r}{hint}")
+        close = closest_names(name)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise UnknownMetricError(f"unknown metric {name!r}{hint} (`python -m evaluation metrics` lists them all)", suggestions=close)
     return REGISTRY[key]
+
+
+def closest_names(name: str, n: int = 3) -> list[str]:
+    """Up to ``n`` registered names closest to ``name`` (difflib over names and aliases, case-insensitive),
+    each given as the metric's own name."""
+    known = {spelling.lower(): target for spelling, target in [*((k, k) for k in REGISTRY), *_ALIASES.items()]}
+    out: list[str] = []
+    for match in difflib.get_close_matches(name.lower(), list(known), n=3 * n, cutoff=0.6):
+        if known[match] not in out:
+            out.append(known[match])
+    return out[:n]
 
 
 def parse_measure(text: str, **overrides: Any) -> Measure:
@@ -239,6 +259,10 @@ def parse_measure(text: str, **overrides: Any) -> Measure:
             if "=" not in item:
                 raise UnknownMetricError(f"{spec.name}: parameters must be name=value, got {item.strip()!r}")
             key, value = (s.strip() for s in item.split("=", 1))
+            if key in ECOSYSTEM_PARAMS and key not in spec.params:
+                parsed = ECOSYSTEM_PARAMS[key].parse(spec.name, key, value)
+                condensed |= key == "judged_only" and parsed
+                continue
             if key not in spec.params:
                 known = ", ".join(spec.params) or "none"
                 raise UnknownMetricError(f"{spec.name}: unknown parameter {key!r} (accepted: {known})")

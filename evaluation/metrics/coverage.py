@@ -27,7 +27,7 @@ def intent_recall(ranking: Ranking, k: int | None) -> FloatArray:
     "I-rec",
     tags={"normalised", "set", "binary", "tool:ntcireval", "tool:ndeval"},
     citation="Zhai, Cohen & Lafferty, SIGIR 2003 (subtopic recall); Sakai & Song, SIGIR 2011",
-    aliases=("strec", "S-recall"),
+    aliases=("strec", "S-recall", "StRecall"),
 )
 def i_rec(ranking: Ranking, k: int) -> FloatArray:
     """Intent recall: |{i in I_q^+ covered in the top l}| / M+ (docs/metrics.md#coverage-and-set-metrics; ndeval strec).
@@ -108,7 +108,9 @@ def ef_p(ranking: Ranking, k: int) -> FloatArray:
     return (din_gain(ranking)[:k] > 0).sum(axis=0) / k
 
 
-@register("P-IA", tags={"normalised", "intent_aware", "binary", "tool:ndeval"}, citation="Agrawal et al., WSDM 2009; ndeval")
+@register(
+    "P-IA", tags={"normalised", "intent_aware", "binary", "tool:ndeval"}, citation="Agrawal et al., WSDM 2009; ndeval", aliases=("P_IA",)
+)
 def p_ia(ranking: Ranking, k: int) -> FloatArray:
     """Intent-aware precision: (1/W+) sum_i w_i |{r <= k : J_i(r) = 1}| / k (docs/metrics.md#coverage-and-set-metrics).
 

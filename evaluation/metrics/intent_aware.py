@@ -149,7 +149,11 @@ def rbp_ia(ranking: Ranking, k: int, *, p: float) -> FloatArray:
 
 
 @register(
-    "MAP-IA", cutoff="optional", tags={"normalised", "intent_aware", "binary", "tool:ndeval", "whole_list"}, citation=AGRAWAL + "; ndeval"
+    "MAP-IA",
+    cutoff="optional",
+    tags={"normalised", "intent_aware", "binary", "tool:ndeval", "whole_list"},
+    citation=AGRAWAL + "; ndeval",
+    aliases=("AP_IA", "MAP_IA"),
 )
 def map_ia(ranking: Ranking, k: int | None) -> FloatArray:
     """(1/W+) sum_i w_i AP_i over the whole list (or the top k): AP_i = sum_{J_i(r)=1} (C_i(r)/r) / |R_i|

@@ -207,7 +207,7 @@ CASCADE_TAGS = {"intent_aware", "binary", "cascade", "tool:ndeval"}
     params={"alpha": ALPHA, "graded": GRADED, "ndeval_rank1_quirk": QUIRK},
     tags=CASCADE_TAGS | {"normalised"},
     citation=CLARKE + "; ndeval normalisation",
-    aliases=("α-DCG",),
+    aliases=("α-DCG", "alpha_DCG", "α_DCG"),
 )
 def alpha_dcg(ranking: Ranking, k: int, *, alpha: float, graded: bool, ndeval_rank1_quirk: bool) -> FloatArray:
     """sum_{r<=k} n(r)/log2(r+1) over the ideal-ideal list (ndeval's "alpha-DCG"; docs/metrics.md#cascade-metrics).
@@ -217,7 +217,9 @@ def alpha_dcg(ranking: Ranking, k: int, *, alpha: float, graded: bool, ndeval_ra
     return _collection_normalised(ranking, k, alpha, graded, ndeval_rank1_quirk, "log")
 
 
-@register("alpha-nDCG", params={"alpha": ALPHA, "graded": GRADED}, tags=CASCADE_TAGS, citation=CLARKE, aliases=("α-nDCG",))
+@register(
+    "alpha-nDCG", params={"alpha": ALPHA, "graded": GRADED}, tags=CASCADE_TAGS, citation=CLARKE, aliases=("α-nDCG", "alpha_nDCG", "α_nDCG")
+)
 def alpha_ndcg(ranking: Ranking, k: int, *, alpha: float, graded: bool) -> FloatArray:
     """sum_{r<=k} n(r)/log2(r+1) over the same sum on the greedy ideal (docs/metrics.md#cascade-metrics).
 
@@ -231,6 +233,7 @@ def alpha_ndcg(ranking: Ranking, k: int, *, alpha: float, graded: bool) -> Float
     params={"alpha": ALPHA, "graded": GRADED, "ndeval_rank1_quirk": QUIRK},
     tags=CASCADE_TAGS | {"normalised"},
     citation=CHAPELLE_IA,
+    aliases=("ERR_IA",),
 )
 def err_ia(ranking: Ranking, k: int, *, alpha: float, graded: bool, ndeval_rank1_quirk: bool) -> FloatArray:
     """TREC's ERR-IA: sum_{r<=k} n(r)/r over the ideal-ideal list (ndeval; docs/metrics.md#cascade-metrics).
@@ -240,7 +243,7 @@ def err_ia(ranking: Ranking, k: int, *, alpha: float, graded: bool, ndeval_rank1
     return _collection_normalised(ranking, k, alpha, graded, ndeval_rank1_quirk, "rr")
 
 
-@register("nERR-IA", params={"alpha": ALPHA, "graded": GRADED}, tags=CASCADE_TAGS, citation=CHAPELLE_IA)
+@register("nERR-IA", params={"alpha": ALPHA, "graded": GRADED}, tags=CASCADE_TAGS, citation=CHAPELLE_IA, aliases=("nERR_IA",))
 def nerr_ia(ranking: Ranking, k: int, *, alpha: float, graded: bool) -> FloatArray:
     """sum_{r<=k} n(r)/r over the same sum on the greedy ideal (ndeval; docs/metrics.md#cascade-metrics).
 

@@ -187,6 +187,7 @@ def _bad(files: dict[str, Path], name: str, text: str) -> Path:
         ("run-dup", ":2: docid d1 repeated"),
         ("missing", ": no such file"),
         ("measure", "unknown metric 'MRR'"),
+        ("typo", "unknown metric 'alpha_nDGC'; did you mean alpha-nDCG, alpha-DCG?"),
         ("param", "unknown parameter 'zeta'"),
         ("rbu-p1-jar", "RBU: parameter p must be < 1.0, got '1'"),
         ("rbu-p1-paper", "RBU: parameter p must be < 1.0, got '1'"),
@@ -212,6 +213,8 @@ def test_errors_exit_2_with_one_line_and_no_output_file(files, capsys, case: str
         argv_files["run"] = files["dir"] / "does-not-exist.run"
     elif case == "measure":
         measures = ["I-rec@5", "MRR@10"]
+    elif case == "typo":  # an ir_measures spelling with a typo: the closest names (difflib)
+        measures = ["alpha_nDGC@10"]
     elif case == "param":
         measures = ["alpha-nDCG(zeta=1)@5"]
     elif case.startswith("rbu-p1"):  # p = 1: every list 0 on the jar scale, a division by 1 - p on the paper scale
@@ -226,6 +229,18 @@ def test_errors_exit_2_with_one_line_and_no_output_file(files, capsys, case: str
         assert str(argv_files[bad_file]) in err  # names the file
     assert not out.exists()
     assert not [p for p in files["dir"].iterdir() if p.name.startswith(".out.tsv")]  # no temporary left behind
+
+
+def test_ir_measures_spellings_score_like_ours(files, capsys) -> None:
+    """ir_measures' names and parameters are aliases (docs/metrics.md#measure-names): the same values, the
+    requested string kept in the measure column."""
+    status, out, _ = run_cli(
+        capsys, score(files, "--measures", "alpha_nDCG(alpha=0.5,judged_only=True)@5", "alpha-nDCG'@5", "StRecall@5", "I-rec@5")
+    )
+    assert status == 0
+    values = dict(zip(table(out).measure, table(out).value))
+    assert values["alpha_nDCG(alpha=0.5,judged_only=True)@5"] == values["alpha-nDCG'@5"]
+    assert values["StRecall@5"] == values["I-rec@5"]
 
 
 def test_an_error_keeps_an_existing_output_file_untouched(files, capsys) -> None:
