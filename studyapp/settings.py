@@ -21,6 +21,9 @@ Deployment settings come from the environment (12-factor); study parameters live
   ``STUDYAPP_REDIRECT_SECONDS`` (3): how long the completion page shows the code before redirecting.
 - ``STUDYAPP_DISPLAY_CACHE_SECONDS`` (60; 0 = off): how long a server process keeps what it read and drew
   for item pages (result lists, queries, needs); an edit in the admin shows on item pages within that time.
+- ``STUDYAPP_BASE_URL`` (empty): the site's public address, e.g. ``https://study.example.org``; absolute
+  links (``create_study``'s annotator link, the staff set-up page) use it, else the request's host
+  (``create_study`` then prints links for http://127.0.0.1:8000, what ``make run`` serves).
 
 A real deployment sets ``STUDYAPP_PRODUCTION=1`` (served over HTTPS by a reverse proxy); then
 ``manage.py check --deploy`` is clean and:
@@ -218,6 +221,7 @@ SECURE_HSTS_PRELOAD = PRODUCTION and env_bool("DJANGO_HSTS_PRELOAD", True)
 _proxy_header = os.environ.get("DJANGO_PROXY_SSL_HEADER", "X-Forwarded-Proto" if PRODUCTION else "").strip()
 SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_header.upper().replace("-", "_"), "https") if _proxy_header else None
 STUDYAPP_PROXY_HOPS = env_int("STUDYAPP_PROXY_HOPS", 1 if PRODUCTION else 0)
+STUDYAPP_BASE_URL = os.environ.get("STUDYAPP_BASE_URL", "").strip().rstrip("/")
 # load_demo may create the "staff" superuser with a printed or given password: only outside production.
 STUDYAPP_DEMO_STAFF = not PRODUCTION
 

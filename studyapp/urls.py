@@ -21,6 +21,7 @@ urlpatterns = [
     path("staff/", staff.study_list, name="staff_studies"),
     path("staff/<slug:slug>/", staff.study_page, name="staff_study"),
     path("staff/<slug:slug>/live/", staff.study_live, name="staff_study_live"),
+    path("staff/<slug:slug>/setup/", staff.study_setup, name="staff_study_setup"),
     path("staff/<slug:slug>/payments.csv", staff.study_payments, name="staff_study_payments"),
     path("staff/<slug:slug>/export.<str:fmt>", staff.study_export, name="staff_study_export"),
     path("staff/<slug:slug>/report/", report.page, name="study_report"),

@@ -20,6 +20,7 @@ from studyapp.services.analysis import dashboard, figures, preview
 from studyapp.services.data.export import content_type, download_name, export_bytes, export_formats
 from studyapp.services.data.file_names import safe_name
 from studyapp.services.data.payments import payments_csv
+from studyapp.services.platforms.setup import base_url, setup_sections, study_link
 
 REFRESH_SECONDS = 15
 
@@ -93,3 +94,12 @@ def study_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     if fmt not in export_formats():
         raise Http404(f"no export format {fmt!r}")
     return download(member_study(request.user, slug), fmt)
+
+
+@staff_member_required
+def study_setup(request: HttpRequest, slug: str) -> HttpResponse:
+    """What to paste into Prolific, MTurk or an e-mail to recruit for the study (services.platforms.setup)."""
+    study = member_study(request.user, slug)
+    base = base_url(request)
+    context = {"study": study, "link": study_link(study, base), "sections": setup_sections(study, base)}
+    return render(request, "studyapp/staff/setup.html", context)

@@ -48,7 +48,7 @@ class CreateStudyTestCase(TestCase):
     def test_it_creates_every_pair_topic_and_level(self) -> None:
         out = self.create(TOY_CONFIG)
         self.assertIn("Presentations: 6 topic-level + 12 subtopic-level = 18; 0 check items; 18 in all.", out)
-        self.assertIn("Annotator link: /s/toy-study/", out)
+        self.assertIn("Annotator link: http://127.0.0.1:8000/s/toy-study/ ", out)
         study = Study.objects.get(name="Toy study")
         self.assertEqual(
             (study.slug, study.levels, study.annotators_per_presentation, study.items_per_annotator), ("toy-study", "both", 2, 6)

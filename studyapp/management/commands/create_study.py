@@ -19,6 +19,11 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True, help="study name (unique; its slug is the annotator link)")
         parser.add_argument("--config", required=True, help="study.json (keys in docs/studyapp.md)")
         parser.add_argument(
+            "--base-url",
+            default="",
+            help="the site's public address for the printed links (default STUDYAPP_BASE_URL, else http://127.0.0.1:8000)",
+        )
+        parser.add_argument(
             "--owner", metavar="USER", help="staff user who owns the study and manages its team (docs/studyapp.md#study-teams)"
         )
         parser.add_argument("--member", action="append", default=[], metavar="USER", help="staff user on the study's team (repeatable)")
@@ -38,7 +43,10 @@ class Command(BaseCommand):
                 team = set_team(summary.study, opts["owner"], opts["member"], opts["platform_ids"])
         except StudyError as exc:
             raise CommandError(str(exc)) from None
-        for line in summary.lines() + team:
+        base = opts["base_url"]
+        if base and not base.startswith(("http://", "https://")):
+            raise CommandError(f"--base-url must start with http:// or https://, got {base!r}")
+        for line in summary.lines(base) + team:
             self.stdout.write(line)
         if not team:
             self.stdout.write("No team yet: only superusers see it on the staff pages (add --owner/--member, or a team in the admin).")

@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field, replace
 from itertools import combinations
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import translation
 from django.utils.text import slugify
@@ -30,6 +31,9 @@ from studyapp.services.participation.allocation import capacity
 NAME_MAX = Study._meta.get_field("name").max_length
 
 
+LOCAL_BASE_URL = "http://127.0.0.1:8000"  # where `make run` serves
+
+
 @dataclass
 class DesignSummary:
     """Exact counts of what ``create_study`` wrote (shown by the command and the admin)."""
@@ -43,8 +47,11 @@ class DesignSummary:
     annotators_needed: int = 0  # newcomers admission gives a full quota (see allocation.capacity)
     unfillable_slots: int = 0  # answer slots no full quota can hold
 
-    def lines(self) -> list[str]:
+    def lines(self, base_url: str = "") -> list[str]:
+        """What was written, for people; the last line is the annotator link, absolute on ``base_url``
+        (else ``STUDYAPP_BASE_URL``, else what ``make run`` serves)."""
         p = self.presentations
+        base = (base_url or settings.STUDYAPP_BASE_URL or LOCAL_BASE_URL).rstrip("/")
         return [
             f"Created study {self.study.name!r} (slug {self.study.slug}) on collection {self.study.collection.name!r}.",
             f"{self.runs} runs -> {self.run_pairs} run pairs; {self.topics} topics; {self.kept_subtopics} kept subtopics.",
@@ -58,7 +65,7 @@ class DesignSummary:
                 if self.unfillable_slots
                 else "."
             ),
-            f"Annotator link: /s/{self.study.slug}/",
+            f"Annotator link: {base}/s/{self.study.slug}/ (what to paste into Prolific or MTurk: {base}/staff/{self.study.slug}/setup/)",
         ]
 
 

@@ -43,6 +43,16 @@ class Arrival:
 
 
 @dataclass(frozen=True)
+class SetupField:
+    """One value a researcher pastes into a platform when opening the study there (the set-up page)."""
+
+    label: str
+    value: str
+    help: str = ""
+    multiline: bool = False
+
+
+@dataclass(frozen=True)
 class Completion:
     """What the completion page offers one participant: the code, and either a redirect (followed
     automatically) or a form that submits the work to the platform (the page's only action)."""
@@ -121,6 +131,13 @@ class Platform:
         id alone is no proof (others can know it)."""
         session = stored.get(self.session_param, "") if self.session_param else ""
         return bool(session) and arrival.external_ids.get(self.session_param) == session
+
+    # -- opening the study on the platform ------------------------------------------------------
+
+    def setup_fields(self, study: Study, link: str, needed: int) -> list[SetupField]:
+        """What to paste into the platform to recruit for ``study`` (annotator link ``link``,
+        ``needed`` annotators still wanted). By default the link itself."""
+        return [SetupField("Study link", link, "Send this link to participants; each browser becomes one annotator.")]
 
     # -- leaving the study ----------------------------------------------------------------------
 

@@ -11,15 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
+from xml.sax.saxutils import escape
 
 from django.utils.translation import gettext_lazy
 
-from studyapp.services.platforms.base import Completion, Platform
+from studyapp.services.platforms.base import Completion, Platform, SetupField
 
 if TYPE_CHECKING:
-    from studyapp.models import Annotator
+    from studyapp.models import Annotator, Study
 
 PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
+EXTERNAL_QUESTION = (
+    '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/ExternalQuestion.xsd">\n'
+    "  <ExternalURL>{url}</ExternalURL>\n"
+    "  <FrameHeight>0</FrameHeight>\n"
+    "</ExternalQuestion>"
+)
 SUBMIT_PATH = "/mturk/externalSubmit"
 
 
@@ -47,6 +54,25 @@ class MTurk(Platform):
             problems["turkSubmitTo"] = "not an MTurk address"
         cleaned["turkSubmitTo"] = submit_to
         return problems
+
+    def setup_fields(self, study: Study, link: str, needed: int) -> list[SetupField]:
+        framed = bool(getattr(self, "frame_ancestors", ()))
+        return [
+            SetupField(
+                "ExternalQuestion (the HIT's Question)",
+                EXTERNAL_QUESTION.format(url=escape(link)),
+                "MTurk adds workerId, assignmentId, hitId and turkSubmitTo to the URL and shows it in a frame "
+                "(FrameHeight 0: the whole window). "
+                + (
+                    "This site allows MTurk to frame MTurk studies."
+                    if framed
+                    else "This site does not yet allow being framed (docs/annotator.md)."
+                ),
+                multiline=True,
+            ),
+            SetupField("MaxAssignments", str(needed), "Annotators the study still needs for k answers on every presentation."),
+            SetupField("Completion code", study.completion_code, "Posted back to MTurk with the assignment when the worker finishes."),
+        ]
 
     def completion(self, annotator: Annotator) -> Completion:
         code = annotator.study.completion_code
