@@ -135,7 +135,11 @@ def _studentised(x: FloatArray, u: FloatArray, w: FloatArray) -> tuple[FloatArra
 def _t(diff: FloatArray, se: FloatArray) -> FloatArray:
     """``diff / se``; a difference without spread is 0 when it is 0 and +-inf otherwise."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(se > TIE, diff / se, np.where(np.abs(diff) <= TIE, 0.0, np.sign(diff) * np.inf))
+        t = diff / se
+    flat = se <= TIE
+    if flat.any():
+        t[flat] = np.where(np.abs(diff[flat]) <= TIE, 0.0, np.copysign(np.inf, diff[flat]))
+    return t
 
 
 def best_set(
