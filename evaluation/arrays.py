@@ -441,7 +441,7 @@ def _flat_lists(table: TopicTable, runs: Sequence[Run]) -> tuple[IntArray, IntAr
         batch, a, b = spanned
         topic_index = np.array([table.topic_index.get(t, -1) for t in batch.topics.tolist()] + [-1], dtype=np.int64)
         codes = batch.codes[batch.bounds[a] : batch.bounds[b]]
-        known = positions(table.docid_values, batch.vocabulary)
+        known = batch.positions_in(table.docid_values)
         return topic_index[batch.topic[a:b]], batch.run[a:b] - batch.run[a], np.diff(batch.bounds[a : b + 1]), known[codes]
     flat = [RankedLists.of(run.lists) for run in runs]
     topics = np.array([t for lists in flat for t in lists.topics], dtype=object)

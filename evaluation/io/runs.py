@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from evaluation._factorize import as_objects, block_heads, factorize, repeated_keys
+from evaluation._factorize import as_objects, block_heads, factorize, positions, repeated_keys
 from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError
 from evaluation.io._lines import expect_columns, numbered_fields, parse_float, parse_int
@@ -123,6 +123,18 @@ class ListBatch:
     bounds: IntArray
     codes: IntArray
     vocabulary: np.ndarray
+    _found: list = field(default_factory=list, repr=False)  # [(docids, positions)]: the last lookup, see positions_in
+
+    def positions_in(self, docids: np.ndarray) -> IntArray:
+        """Position of every vocabulary entry in ``docids`` (a collection's distinct docids; -1: absent).
+
+        Looked up once per ``docids`` array: ``score_matrix`` lays a batch out in slices of a few runs,
+        and each slice would otherwise look the whole vocabulary up again (at depth 1000, millions of
+        docids per slice). The array is kept with the result, so an identity check cannot be fooled.
+        """
+        if not self._found or self._found[0][0] is not docids:
+            self._found[:] = [(docids, positions(docids, self.vocabulary))]
+        return self._found[0][1]
 
     @staticmethod
     def spanned(runs: Sequence[Run]) -> tuple[ListBatch, int, int] | None:
