@@ -80,7 +80,9 @@ def test_a_batch_looks_its_vocabulary_up_once_per_collection(monkeypatch) -> Non
     calls = []
     real = runs_module.positions
     monkeypatch.setattr(runs_module, "positions", lambda docids, values: calls.append(len(values)) or real(docids, values))
-    built = runs_from_arrays(["a", "a", "b", "b", "c"], ["1", "1", "1", "2", "1"], ["d1", "d2", "d2", "d3", "d9"], [3.0, 2.0, 1.0, 1.0, 1.0])
+    built = runs_from_arrays(
+        ["a", "a", "b", "b", "c"], ["1", "1", "1", "2", "1"], ["d1", "d2", "d2", "d3", "d9"], [3.0, 2.0, 1.0, 1.0, 1.0]
+    )
     batch = built[0].lists.batch
     docids = np.array(["d2", "d3", "d1"], dtype=object)
     first = batch.positions_in(docids)
