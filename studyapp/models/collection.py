@@ -87,6 +87,8 @@ class Document(models.Model):
     title = models.TextField(blank=True)
     url = models.TextField(blank=True)
     snippet = models.TextField(blank=True)
+    # Main content (import_documents): result pages draw a query-biased snippet from it (services.collections.snippets).
+    text = models.TextField(blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["collection", "docid"]

@@ -16,7 +16,7 @@ from studyapp.compiled_queries import compiled
 from studyapp.models.collection import Collection, Document, RankedItem, Run, Subtopic, Topic
 from studyapp.models.study_settings import SETTINGS, ExcludedExit, FastTime, StudyLanguage, setting_constraints
 
-PAGE_FIELDS = ("docid", "title", "url", "snippet")  # what a result page shows of a document (run_page reads no more)
+PAGE_FIELDS = ("docid", "title", "url", "snippet", "text")  # what a result page shows of a document (run_page reads no more)
 
 
 class Level(models.TextChoices):

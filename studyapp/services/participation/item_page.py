@@ -17,12 +17,14 @@ from urllib.parse import urlsplit
 
 from django.db.models import Exists, OuterRef
 from django.template.loader import render_to_string
+from django.utils.html import escape
 from django.utils.translation import get_language, gettext
 
 from evaluation.io.documents import url_problem
 from studyapp.models import Assignment, Document, Presentation, Study, StudySubtopic, Topic
 from studyapp.models.study import TOPIC, documents_in_order, run_page
 from studyapp.services.collections.display_cache import TimedCache
+from studyapp.services.collections.snippets import snippet, to_html
 from studyapp.services.participation.allocation import design_item
 from studyapp.services.participation.onboarding import Result
 
@@ -88,14 +90,17 @@ def shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
 
 
-def results(documents: list[Document]) -> list[Result]:
-    """The result lines of a page, texts capped (see ``TITLE_MAX``, ``SNIPPET_MAX``)."""
+def results(documents: list[Document], query: str = "", need: str = "") -> list[Result]:
+    """The result lines of a page, texts capped (see ``TITLE_MAX``, ``SNIPPET_MAX``). A document with
+    main text (import_documents) gets a query-biased snippet for ``query`` and ``need``, its matches
+    marked; otherwise its stored snippet is shown as it is (escaped)."""
     out = []
     for rank, doc in enumerate(documents, start=1):
         valid = bool(doc.url) and not url_problem(doc.url)
         link = doc.url if valid and len(doc.url) <= LINK_MAX else ""
         shown = display_url(doc.url) if valid else shorten(doc.url, DISPLAY_URL_MAX)  # a bad URL as plain text
-        out.append(Result(rank, shorten(doc.display_title, TITLE_MAX), link, shown, shorten(doc.snippet, SNIPPET_MAX)))
+        text = to_html(snippet(doc.text, query, need)) if doc.text else escape(shorten(doc.snippet, SNIPPET_MAX))
+        out.append(Result(rank, shorten(doc.display_title, TITLE_MAX), link, shown, text))
     return out
 
 
@@ -131,16 +136,17 @@ def _task(study_id: int, topic_id: int) -> _Task:
     return _Task(query, [need for _, _, need, kept in subtopics if kept], {pk: need for _, pk, need, _ in subtopics})
 
 
-def _run_page(topic_id: int, run_id: int, depth: int) -> ResultPage:
-    """A run's result page for a topic cut at ``depth``, read and drawn once per process while fresh."""
-    key = ("run", topic_id, run_id, depth, get_language())
-    return _PAGES.get(key, lambda: result_page(results(run_page(topic_id, run_id, depth))))
+def _run_page(topic_id: int, run_id: int, depth: int, query: str, need: str) -> ResultPage:
+    """A run's result page for a topic cut at ``depth``, snippets biased to ``query`` and ``need``,
+    read and drawn once per process while fresh."""
+    key = ("run", topic_id, run_id, depth, need, get_language())
+    return _PAGES.get(key, lambda: result_page(results(run_page(topic_id, run_id, depth), query, need)))
 
 
-def _degraded_page(presentation_id: int) -> ResultPage:
+def _degraded_page(presentation_id: int, query: str, need: str) -> ResultPage:
     """The worse side of a degraded check: its documents in their order."""
     ids = Presentation.objects.values_list("b_documents", flat=True).get(pk=presentation_id)
-    return result_page(results(documents_in_order(ids)))
+    return result_page(results(documents_in_order(ids), query, need))
 
 
 def item_page(assignment: Assignment, study: Study, number: int, quota: int) -> ItemPage:
@@ -150,11 +156,12 @@ def item_page(assignment: Assignment, study: Study, number: int, quota: int) -> 
     """
     p = design_item(study, assignment.presentation_id)
     task = _TASKS.get((study.pk, p.topic, get_language()), lambda: _task(study.pk, p.topic))
-    a = _run_page(p.topic, p.run_a, study.depth)
-    if p.kind == Presentation.Kind.DEGRADED:
-        b = _PAGES.get(("degraded", p.id, get_language()), lambda: _degraded_page(p.id))
-    else:
-        b = _run_page(p.topic, p.run_b, study.depth)
-    left, right = (a, b) if assignment.a_on_left else (b, a)
     needs = task.kept if p.level == TOPIC else [task.need_of[p.subtopic]]
+    need = "" if p.level == TOPIC else needs[0]  # snippets: the query, and at subtopic level its need
+    a = _run_page(p.topic, p.run_a, study.depth, task.query, need)
+    if p.kind == Presentation.Kind.DEGRADED:
+        b = _PAGES.get(("degraded", p.id, get_language()), lambda: _degraded_page(p.id, task.query, need))
+    else:
+        b = _run_page(p.topic, p.run_b, study.depth, task.query, need)
+    left, right = (a, b) if assignment.a_on_left else (b, a)
     return ItemPage(assignment, number, quota, task.query, p.level, needs, left, right)

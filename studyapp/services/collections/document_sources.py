@@ -1,0 +1,133 @@
+"""Documents read from where collections keep them: WARC archives, folders of HTML files, JSON Lines.
+
+Every reader streams: one record at a time, and only the documents asked for (``wanted``) are
+parsed, so a 1 GB archive costs the memory of one record. HTML becomes a title and the page's main
+content with Resiliparse (``resiliparse.extract.html2text`` with ``main_content=True``, built for
+web archives such as ClueWeb and Common Crawl: it drops navigation, boilerplate, scripts and
+styles); WARC records are read with FastWARC (Resiliparse's WARC reader), docids from the
+``WARC-TREC-ID`` header and URLs from ``WARC-Target-URI``, as ClueWeb09/12 ship them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from fastwarc.warc import ArchiveIterator, WarcRecordType
+from resiliparse.extract.html2text import extract_plain_text
+from resiliparse.parse.encoding import bytes_to_str, detect_encoding
+from resiliparse.parse.html import HTMLTree
+
+from studyapp.exceptions import ImportFailed
+
+TEXT_MAX = 20_000  # characters of main content kept per document: plenty for snippets
+
+
+@dataclass(frozen=True)
+class DocumentText:
+    """A document's display data as read: its title, URL and main-content text (any may be empty)."""
+
+    docid: str
+    url: str
+    title: str
+    text: str
+
+
+def from_html(docid: str, url: str, html: bytes | str) -> DocumentText:
+    """Title and main content of an HTML page."""
+    if isinstance(html, bytes):
+        html = bytes_to_str(html, detect_encoding(html))
+    tree = HTMLTree.parse(html)
+    title = " ".join((tree.title or "").split())
+    text = extract_plain_text(tree, main_content=True, alt_texts=False, links=False, list_bullets=False)
+    if not text.strip():  # a page the main-content heuristic empties entirely: keep all its text
+        text = extract_plain_text(tree, main_content=False, alt_texts=False, links=False, list_bullets=False)
+    return DocumentText(docid, url, title, text.strip()[:TEXT_MAX])
+
+
+def _http_body(payload: bytes) -> bytes:
+    """The body of an HTTP response record (ClueWeb's records hold the response with its headers)."""
+    for sep in (b"\r\n\r\n", b"\n\n"):
+        head, found, body = payload.partition(sep)
+        if found and head[:5].upper() == b"HTTP/":
+            return body
+    return payload
+
+
+def read_warc(path: Path, wanted: Callable[[str], bool], tick: Callable[[int], None]) -> Iterator[DocumentText]:
+    """The wanted documents of a ``.warc`` or ``.warc.gz`` file (response and resource records)."""
+    if not path.is_file():
+        raise ImportFailed(f"{path}: no such file")
+    types = WarcRecordType.response | WarcRecordType.resource
+    for record in ArchiveIterator(str(path), record_types=types, parse_http=False, fsspec_args=False):  # gzip detected
+        tick(1)
+        docid = (record.headers.get("WARC-TREC-ID") or record.headers.get("WARC-Record-ID") or "").strip()
+        if not docid or not wanted(docid):
+            continue
+        url = (record.headers.get("WARC-Target-URI") or "").strip()
+        yield from_html(docid, url, _http_body(record.reader.read()))
+
+
+def read_html_folder(path: Path, wanted: Callable[[str], bool], tick: Callable[[int], None]) -> Iterator[DocumentText]:
+    """Files named ``<docid>`` or ``<docid>.html``/``.htm`` in a folder (not recursive)."""
+    for file in sorted(path.iterdir()):
+        tick(1)
+        if not file.is_file():
+            continue
+        docid = file.name.removesuffix(".html").removesuffix(".htm")
+        if wanted(docid):
+            yield from_html(docid, "", file.read_bytes())
+
+
+def read_jsonl(path: Path, wanted: Callable[[str], bool], tick: Callable[[int], None]) -> Iterator[DocumentText]:
+    """``{"docid", "url"?, "title"?, "html"? | "text"?}`` per line; errors name the file and line."""
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            tick(1)
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ImportFailed(f"{path}:{number}: not a JSON object ({exc.msg})") from None
+            problem = _jsonl_problem(row)
+            if problem:
+                raise ImportFailed(f"{path}:{number}: {problem}")
+            if not wanted(row["docid"]):
+                continue
+            url, title = row.get("url", ""), row.get("title", "")
+            if "html" in row:
+                doc = from_html(row["docid"], url, row["html"])
+                yield DocumentText(doc.docid, url, title or doc.title, doc.text)
+            else:
+                yield DocumentText(row["docid"], url, " ".join(title.split()), " ".join(row.get("text", "").split())[:TEXT_MAX])
+
+
+def _jsonl_problem(row: object) -> str:
+    if not isinstance(row, dict):
+        return "not a JSON object"
+    unknown = set(row) - {"docid", "url", "title", "html", "text"}
+    if unknown:
+        return f"unknown key(s) {', '.join(sorted(unknown))} (expected docid, url, title, html or text)"
+    if not isinstance(row.get("docid"), str) or not row["docid"].strip():
+        return "no docid"
+    if "html" in row and "text" in row:
+        return "give html or text, not both"
+    bad = [k for k, v in row.items() if not isinstance(v, str)]
+    return f"{', '.join(bad)} must be text" if bad else ""
+
+
+def reader_for(path: Path) -> Callable[[Path, Callable[[str], bool], Callable[[int], None]], Iterator[DocumentText]]:
+    """The reader of ``path`` by its kind: a folder, a WARC file or a JSON Lines file."""
+    if path.is_dir():
+        return read_html_folder
+    name = path.name.lower()
+    if name.endswith((".warc", ".warc.gz", ".warc.gzip")):
+        return read_warc
+    if name.endswith((".jsonl", ".json")):
+        return read_jsonl
+    if not path.exists():
+        raise ImportFailed(f"{path}: no such file or folder")
+    raise ImportFailed(f"{path}: not a WARC file (.warc, .warc.gz), a folder of HTML files or JSON Lines (.jsonl)")
