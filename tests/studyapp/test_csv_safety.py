@@ -25,11 +25,27 @@ from tests.studyapp.filled import fill
 
 class EscapeCellTest(BaseTestCase):
     def test_formula_prefixes_get_an_apostrophe(self) -> None:
-        for text in ("=2+5", "+cmd", "-2+3", "@SUM(9)", "\t=1", "\r=1", '=HYPERLINK("http://x","y")', "-", "+"):
+        for text in ("=2+5", "+cmd", "@SUM(9)", "\t=1", "\r=1", '=HYPERLINK("http://x","y")', "-2+3+cmd|' /C calc'!A0", "-A1", "=", "@"):
             self.assertEqual(escape_cell(text), "'" + text, text)
 
     def test_numbers_and_plain_text_are_kept(self) -> None:
-        for text in ("-3", "+4", "-0.25", "1e-05", "-1.5e-3", "-inf", "nan", "", "alpha", "2026-01-05T12:00:00+00:00", "a=b"):
+        for text in (
+            "-3",
+            "+4",
+            "-0.25",
+            "1e-05",
+            "-1.5e-3",
+            "-inf",
+            "nan",
+            "",
+            "alpha",
+            "2026-01-05T12:00:00+00:00",
+            "a=b",
+            "-",
+            "+",
+            "-/- (0)",
+            "-2+3",
+        ):
             self.assertEqual(escape_cell(text), text, text)
 
     def test_frames_escape_text_cells_and_headers_only(self) -> None:
