@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import path
 
-from studyapp.views import annotator, report, site, staff, withdrawal
+from studyapp.views import annotator, preview, report, site, staff, withdrawal
 
 handler500 = "studyapp.views.site.server_error"  # 503 with Retry-After when the database does not answer
 
@@ -22,6 +22,13 @@ urlpatterns = [
     path("staff/<slug:slug>/", staff.study_page, name="staff_study"),
     path("staff/<slug:slug>/live/", staff.study_live, name="staff_study_live"),
     path("staff/<slug:slug>/setup/", staff.study_setup, name="staff_study_setup"),
+    path("staff/<slug:slug>/preview/", preview.start, name="staff_preview"),
+    path("staff/<slug:slug>/preview/consent/", preview.consent, name="staff_preview_consent"),
+    path("staff/<slug:slug>/preview/instructions/", preview.instructions, name="staff_preview_instructions"),
+    path("staff/<slug:slug>/preview/practice/", preview.practice, name="staff_preview_practice"),
+    path("staff/<slug:slug>/preview/check/", preview.comprehension, name="staff_preview_check"),
+    path("staff/<slug:slug>/preview/item/", preview.item, name="staff_preview_item"),
+    path("staff/<slug:slug>/preview/done/", preview.done, name="staff_preview_done"),
     path("staff/<slug:slug>/payments.csv", staff.study_payments, name="staff_study_payments"),
     path("staff/<slug:slug>/export.<str:fmt>", staff.study_export, name="staff_study_export"),
     path("staff/<slug:slug>/report/", report.page, name="study_report"),

@@ -165,3 +165,9 @@ def item_page(assignment: Assignment, study: Study, number: int, quota: int) -> 
         b = _run_page(p.topic, p.run_b, study.depth, task.query, need)
     left, right = (a, b) if assignment.a_on_left else (b, a)
     return ItemPage(assignment, number, quota, task.query, p.level, needs, left, right)
+
+
+def unstored_item_page(study: Study, presentation_id: int, a_on_left: bool, number: int, quota: int) -> ItemPage:
+    """The item page of a presentation shown with run A on the left (or not), without a stored assignment
+    (the staff preview: services.participation.staff_preview). The same page a participant would see."""
+    return item_page(Assignment(presentation_id=presentation_id, a_on_left=a_on_left), study, number, quota)
