@@ -24,6 +24,10 @@ class InvalidStudyConfig(StudyError):
         super().__init__("invalid study configuration:\n" + "\n".join(f"  - {e}" for e in self.errors))
 
 
+class TooManyBareDocuments(StudyError):
+    """More of the documents a study would show lack display data than allowed; nothing was written."""
+
+
 class StudyUnavailable(StudyError):
     """The study does not take (new) annotators now: closed, paused or full.
 

@@ -212,7 +212,7 @@ class CreateStudyTeamTest(BaseTestCase):
         for name in ("pi", "ra", "ra2"):
             User.objects.create_user(name, is_staff=True)
         out = io.StringIO()
-        call_command("create_study", "--collection", "toy", "--name", "Team study", "--config", self.config(), "--owner", "pi",
+        call_command("create_study", "--collection", "toy", "--name", "Team study", "--config", self.config(), "--allow-bare-documents", "--owner", "pi",
                      "--member", "ra", "--member", "ra2", "--platform-ids", "pi", stdout=out)  # fmt: skip
         team = {(m.user.username, m.role, m.platform_ids) for m in StudyMember.objects.filter(study__name="Team study")}
         self.assertEqual(team, {("pi", "owner", True), ("ra", "member", False), ("ra2", "member", False)})
@@ -224,6 +224,15 @@ class CreateStudyTeamTest(BaseTestCase):
                               (["--platform-ids", "visitor"], "not the owner or a member")):  # fmt: skip
             with self.assertRaisesMessage(CommandError, message):
                 call_command(
-                    "create_study", "--collection", "toy", "--name", "Bad team", "--config", self.config(), *args, stdout=io.StringIO()
+                    "create_study",
+                    "--collection",
+                    "toy",
+                    "--name",
+                    "Bad team",
+                    "--config",
+                    self.config(),
+                    "--allow-bare-documents",
+                    *args,
+                    stdout=io.StringIO(),
                 )
             self.assertFalse(Study.objects.filter(name="Bad team").exists())

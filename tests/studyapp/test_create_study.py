@@ -30,10 +30,13 @@ class CreateStudyTestCase(TestCase):
         self.tmp = Path(tempfile.mkdtemp(prefix="studyapp-config-"))
         self.addCleanup(shutil.rmtree, self.tmp, True)
 
-    def create(self, config, *, name: str = "Toy study", collection: str = "toy") -> str:
+    def create(
+        self, config, *, name: str = "Toy study", collection: str = "toy", options: tuple[str, ...] = ("--allow-bare-documents",)
+    ) -> str:
+        """Run the command; the toy collection has display data for three documents only, so it allows bare ones unless ``options`` say otherwise."""
         path = write(self.tmp, "study.json", config if isinstance(config, str) else json.dumps(config))
         out = io.StringIO()
-        call_command("create_study", "--collection", collection, "--name", name, "--config", str(path), stdout=out)
+        call_command("create_study", "--collection", collection, "--name", name, "--config", str(path), *options, stdout=out)
         return out.getvalue()
 
     def assert_rejected(self, config, *reasons: str, **kwargs) -> None:
@@ -291,3 +294,80 @@ class CreateStudyTestCase(TestCase):
         self.assert_rejected(
             {**TOY_CONFIG, "depth": 0, "levels": ["x"], "extra": 1}, "unknown key(s): extra", "depth must be", "levels must be"
         )
+
+
+class BareDocumentsTest(CreateStudyTestCase):
+    """create_study counts the documents the study would show without display data and refuses too many (docs/studyapp.md)."""
+
+    WITH_DATA = {"t1-d1", "t1-d2", "t2-d1"}  # tests/studyapp/base.py DOCS_JSONL
+
+    def expected(self, runs: list[str], topics: list[str], depth: int) -> tuple[int, int]:
+        """(shown, bare) counted from the ranked lists in Python."""
+        from studyapp.models import RankedItem
+
+        rows = RankedItem.objects.filter(run__name__in=runs, topic__topic_id__in=topics, rank__lte=depth, run__collection=self.collection)
+        shown = set(rows.values_list("document__docid", flat=True))
+        return len(shown), len(shown - self.WITH_DATA)
+
+    def test_refused_with_the_number_the_share_and_the_fix_nothing_written(self) -> None:
+        shown, bare = self.expected(TOY_CONFIG["runs"], TOY_CONFIG["topics"], 10)
+        self.assertGreater(bare / shown, 0.2)
+        self.assert_rejected(
+            TOY_CONFIG,
+            f"{bare} of the {shown} documents the study would show ({bare / shown:.0%}, more than the allowed 20%)",
+            "manage.py import_documents toy SOURCE...",
+            "--allow-bare-documents",
+            options=(),
+        )
+        self.assertFalse(Study.objects.exists())
+
+    def test_the_override_creates_it_and_says_how_many_are_bare(self) -> None:
+        shown, bare = self.expected(TOY_CONFIG["runs"], TOY_CONFIG["topics"], 10)
+        out = self.create(TOY_CONFIG)
+        self.assertIn(f"{bare} of the {shown} documents ranked within depth 10 ({bare / shown:.0%}) have no display data", out)
+        self.assertIn("manage.py import_documents toy SOURCE...", out)
+        self.assertEqual(Study.objects.count(), 1)
+
+    def test_a_higher_share_allows_it_and_the_count_follows_runs_topics_and_depth(self) -> None:
+        config = {**TOY_CONFIG, "runs": ["alpha", "bravo"], "topics": ["1"], "depth": 2, "items_per_annotator": 2}
+        shown, bare = self.expected(["alpha", "bravo"], ["1"], 2)
+        out = self.create(config, options=("--max-bare-share", "1"))
+        self.assertIn(f"{bare} of the {shown} documents ranked within depth 2", out)
+        self.assertLess(shown, self.expected(TOY_CONFIG["runs"], TOY_CONFIG["topics"], 10)[0])
+
+    def test_all_with_display_data_is_said_and_never_refused(self) -> None:
+        from studyapp.models import Document
+
+        Document.objects.filter(collection=self.collection, title="").update(title="A title")
+        shown, _ = self.expected(TOY_CONFIG["runs"], TOY_CONFIG["topics"], 10)
+        out = self.create(TOY_CONFIG, options=("--max-bare-share", "0"))
+        self.assertIn(f"All {shown} documents ranked within depth 10 have display data.", out)
+
+    def test_text_alone_is_display_data(self) -> None:
+        from studyapp.models import Document
+
+        Document.objects.filter(collection=self.collection).update(text="Main content of the page.")
+        self.assertIn("have display data", self.create(TOY_CONFIG, options=("--max-bare-share", "0")))
+
+    def test_bad_share(self) -> None:
+        for value in ("1.5", "-0.1"):
+            with self.assertRaises(CommandError) as ctx:
+                self.create(TOY_CONFIG, options=("--max-bare-share", value))
+            self.assertIn("--max-bare-share must be between 0 and 1", str(ctx.exception))
+        self.assertFalse(Study.objects.exists())
+
+    def test_import_collection_warns(self) -> None:
+        from tests.studyapp.base import toy_files
+
+        f = toy_files()
+        out = io.StringIO()
+        args = ["--qrels", f["qrels"], "--intents", f["intents"], "--topics", f["topics"], "--docs", f["docs"]]
+        runs = [x for name in ("alpha", "bravo", "charlie") for x in ("--run", f[name])]
+        call_command("import_collection", "--name", "toy2", *map(str, args + runs), stdout=out)
+        from studyapp.models import RankedItem
+
+        rows = RankedItem.objects.filter(run__collection__name="toy2", rank__lte=10)
+        shown = set(rows.values_list("document__docid", flat=True))
+        bare = len(shown - self.WITH_DATA)
+        self.assertIn(f"warning: {bare} of the {len(shown)} documents ranked within depth 10", out.getvalue())
+        self.assertIn("manage.py import_documents toy2 SOURCE...", out.getvalue())

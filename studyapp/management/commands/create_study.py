@@ -7,6 +7,7 @@ from django.db import transaction
 
 from studyapp.exceptions import StudyError
 from studyapp.services.access.teams import set_team
+from studyapp.services.collections.bare_documents import MAX_BARE_SHARE
 from studyapp.services.design.study_config import read_config
 from studyapp.services.design.study_design import create_study
 
@@ -24,6 +25,16 @@ class Command(BaseCommand):
             help="the site's public address for the printed links (default STUDYAPP_BASE_URL, else http://127.0.0.1:8000)",
         )
         parser.add_argument(
+            "--max-bare-share",
+            type=float,
+            default=MAX_BARE_SHARE,
+            metavar="SHARE",
+            help=f"refuse the study when more than this share (0..1) of the documents it shows have no display data (default {MAX_BARE_SHARE})",
+        )
+        parser.add_argument(
+            "--allow-bare-documents", action="store_true", help="create the study whatever share of its documents lack display data"
+        )
+        parser.add_argument(
             "--owner", metavar="USER", help="staff user who owns the study and manages its team (docs/studyapp.md#study-teams)"
         )
         parser.add_argument("--member", action="append", default=[], metavar="USER", help="staff user on the study's team (repeatable)")
@@ -36,10 +47,15 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **opts) -> None:
+        share = opts["max_bare_share"]
+        if not 0 <= share <= 1:
+            raise CommandError(f"--max-bare-share must be between 0 and 1, got {share}")
         try:
             config = read_config(opts["config"])
             with transaction.atomic():  # a study with a team that could not be made is not created either
-                summary = create_study(opts["collection"], opts["name"], config)
+                summary = create_study(
+                    opts["collection"], opts["name"], config, max_bare_share=None if opts["allow_bare_documents"] else share
+                )
                 team = set_team(summary.study, opts["owner"], opts["member"], opts["platform_ids"])
         except StudyError as exc:
             raise CommandError(str(exc)) from None

@@ -28,6 +28,8 @@ from evaluation.io.runs import read_run
 from evaluation.loading import load_collection
 from studyapp.exceptions import ImportFailed
 from studyapp.models import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
+from studyapp.models.study_settings import BY_NAME
+from studyapp.services.collections.bare_documents import BareDocuments, bare_documents
 from studyapp.services.collections.planner_stats import refresh_statistics
 
 BATCH = 2000
@@ -53,6 +55,7 @@ class ImportSummary:
     runs: int = 0
     ranked_items: int = 0
     warnings: list[str] = field(default_factory=list)
+    bare: BareDocuments | None = None  # ranked documents within the default depth without display data
 
     def lines(self) -> list[str]:
         out = [
@@ -60,6 +63,8 @@ class ImportSummary:
             f"{self.judgments} judgments, {self.documents} documents ({self.documents_with_display_data} with display data), "
             f"{self.runs} runs with {self.ranked_items} ranked items."
         ]
+        if self.bare is not None:
+            out.append(("warning: " if self.bare.bare else "") + self.bare.line())
         out += [f"warning: {w}" for w in self.warnings]
         return out
 
@@ -319,4 +324,6 @@ def _write(collection: Collection, parsed: _Parsed) -> ImportSummary:
     summary.judgments = len(judgments)
     summary.runs = len(parsed.runs)
     summary.ranked_items = len(items)
+    depth = BY_NAME["depth"].default  # what a study shows unless its configuration says otherwise
+    summary.bare = bare_documents(collection.name, Run.objects.filter(collection=collection).values_list("pk", flat=True), None, depth)
     return summary

@@ -19,9 +19,10 @@ from django.db import transaction
 from django.utils import translation
 from django.utils.text import slugify
 
-from studyapp.exceptions import InvalidStudyConfig
+from studyapp.exceptions import InvalidStudyConfig, TooManyBareDocuments
 from studyapp.models import Collection, Judgment, Presentation, RankedItem, Run, Study, StudyRun, StudySubtopic, StudyTopic, Subtopic, Topic
 from studyapp.models.study import SUBTOPIC, TOPIC
+from studyapp.services.collections.bare_documents import BareDocuments, bare_documents
 from studyapp.services.collections.evaluation_bridge import to_evaluation_collection
 from studyapp.services.collections.planner_stats import refresh_statistics
 from studyapp.services.design.check_items import CheckPlan, plan_checks
@@ -46,6 +47,7 @@ class DesignSummary:
     presentations: dict[str, int] = field(default_factory=dict)  # topic, subtopic, check, total
     annotators_needed: int = 0  # newcomers admission gives a full quota (see allocation.capacity)
     unfillable_slots: int = 0  # answer slots no full quota can hold
+    bare: BareDocuments | None = None  # documents the study shows without display data
 
     def lines(self, base_url: str = "") -> list[str]:
         """What was written, for people; the last line is the annotator link, absolute on ``base_url``
@@ -65,6 +67,7 @@ class DesignSummary:
                 if self.unfillable_slots
                 else "."
             ),
+            *([self.bare.line()] if self.bare is not None else []),
             f"Annotator link: {base}/s/{self.study.slug}/ (what to paste into Prolific or MTurk: {base}/staff/{self.study.slug}/setup/)",
         ]
 
@@ -226,11 +229,21 @@ def study_slug(name: str) -> str:
     return slugify(name) or f"study-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
-def create_study(collection_name: str, name: str, config: StudyConfig) -> DesignSummary:
+def create_study(collection_name: str, name: str, config: StudyConfig, *, max_bare_share: float | None = None) -> DesignSummary:
     """Validate, then write the study, its runs, topics, kept subtopics and presentations atomically.
 
-    Default consent and instruction texts are stored in the study's language."""
+    Default consent and instruction texts are stored in the study's language. With ``max_bare_share``,
+    a study whose shown documents (ranked within its depth) lack display data in a larger share is
+    refused (:class:`TooManyBareDocuments`) before anything is written."""
     plan = validate(collection_name, name, config)
+    bare = bare_documents(collection_name, [r.pk for r in plan.runs], [t.pk for t in plan.topics], config.depth)
+    if max_bare_share is not None and bare.share > max_bare_share:
+        raise TooManyBareDocuments(
+            f"refused: {bare.bare} of the {bare.shown} documents the study would show ({bare.share:.0%}, more than the allowed "
+            f"{max_bare_share:.0%}) have no display data (no title, text or snippet) and would show as bare ids. "
+            f"Add display data with: manage.py import_documents {collection_name} SOURCE... (WARC files, a folder of HTML "
+            "files or JSONL), or create the study anyway with --allow-bare-documents (or allow more with --max-bare-share)."
+        )
     name = name.strip()
     with translation.override(config.language):
         config = replace(config, consent_text=str(config.consent_text), instructions=str(config.instructions))
@@ -296,6 +309,7 @@ def create_study(collection_name: str, name: str, config: StudyConfig) -> Design
         presentations=counts,
         annotators_needed=room.newcomers,
         unfillable_slots=room.unfillable_slots,
+        bare=bare,
     )
 
 

@@ -25,6 +25,7 @@ from django.db import transaction
 from studyapp.exceptions import StudyError
 from studyapp.models import Collection, Study
 from studyapp.services.access.teams import set_team
+from studyapp.services.collections.bare_documents import MAX_BARE_SHARE
 from studyapp.services.collections.importing import import_collection
 from studyapp.services.design.study_config import read_config
 from studyapp.services.design.study_design import create_study
@@ -79,7 +80,7 @@ def load_demo(*, staff_password: str | None = None, simulated: bool = False) -> 
     study = Study.objects.filter(name=STUDY).first()
     study_created = study is None
     if study is None:
-        design = create_study(COLLECTION, STUDY, read_config(DEMO_DIR / "study.json"))
+        design = create_study(COLLECTION, STUDY, read_config(DEMO_DIR / "study.json"), max_bare_share=MAX_BARE_SHARE)
         study = design.study
         notes += design.lines()[:-1]
     simulated_study, simulated_created = _simulated_study(notes) if simulated else (None, False)
