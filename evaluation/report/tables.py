@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation.exceptions import FormatError
+from evaluation.io.spreadsheet import escape_cell, unescape_cell
 
 FORMATS = ("tsv", "csv", "json")
 
@@ -69,9 +70,11 @@ def render_table(frame: pd.DataFrame, fmt: str = "tsv") -> str:
         return json.dumps(records, indent=1, allow_nan=False) + "\n"
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
-    writer.writerow(columns)
+    # CSV opens in spreadsheets: text cells that would run as formulas are escaped (evaluation.io.spreadsheet).
+    cell = (lambda v: escape_cell(c) if isinstance(c := _cell(v), str) else c) if fmt == "csv" else _cell
+    writer.writerow([escape_cell(c) for c in columns] if fmt == "csv" else columns)
     for row in rows:
-        writer.writerow([_cell(v) for v in row])
+        writer.writerow([cell(v) for v in row])
     return buffer.getvalue()
 
 
@@ -92,6 +95,11 @@ def read_table(path: str, required: Sequence[str]) -> pd.DataFrame:
         else:
             sep = "\t" if "\t" in text.lstrip().splitlines()[0] else ","
             frame = pd.read_csv(io.StringIO(text), sep=sep, keep_default_na=False, na_values=["nan"])
+            if sep == ",":  # undo render_table's spreadsheet escaping
+                frame.columns = [unescape_cell(str(c)) for c in frame.columns]
+                for column in frame.columns:
+                    if not pd.api.types.is_numeric_dtype(frame[column]):
+                        frame[column] = frame[column].map(lambda v: unescape_cell(v) if isinstance(v, str) else v)
     except (ValueError, TypeError) as exc:
         raise FormatError(path, 0, f"not a TSV, CSV or JSON table ({' '.join(str(exc).split())})") from None
     missing = [c for c in required if c not in frame.columns]

@@ -16,7 +16,6 @@ from evaluation.report.tables import render_table
 from studyapp.models import Study
 from studyapp.services.access.teams import member_study
 from studyapp.services.analysis.report import build_report, draw_figure, figure_sources, fingerprint, render_html
-from studyapp.services.data.csv_safety import escape_frame
 from studyapp.services.data.file_names import safe_name
 
 CACHE_SECONDS = 24 * 3600
@@ -37,7 +36,7 @@ def cached_report(study: Study) -> dict:
         entry = {
             "key": key,
             "html": html,
-            "tables": {f"{name}.csv": render_table(escape_frame(table), "csv") for name, table in report.tables.items()},
+            "tables": {f"{name}.csv": render_table(table, "csv") for name, table in report.tables.items()},
             "agreement": agreement,
             "power": power,
         }

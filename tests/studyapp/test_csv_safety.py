@@ -1,4 +1,4 @@
-"""Spreadsheet-safe CSV (services.data.csv_safety) in every CSV the app writes, and safe file names
+"""Spreadsheet-safe CSV (evaluation.io.spreadsheet) in every CSV the app writes, and safe file names
 (services.data.file_names): a run named ``../../../../x`` stays inside ``study_report --out``."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pandas as pd
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
+from evaluation.io.spreadsheet import escape_cell, escape_frame
 from studyapp.models import Annotator, Run
 from studyapp.services.analysis.report import build_report, write_report
-from studyapp.services.data.csv_safety import escape_cell, escape_frame
 from studyapp.services.data.export import ExportOptions, download_name, export_bytes
 from studyapp.services.data.file_names import inside, safe_name
 from studyapp.services.data.payments import payments_csv

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evaluation.io.preference_formats import Column, cell_text, format_names, get_format
+from evaluation.io.spreadsheet import escape_cell
 from studyapp.models import Annotator, Preference, Presentation, Study
 from studyapp.models.study import SUBTOPIC, TOPIC
-from studyapp.services.data.csv_safety import escape_cell
 from studyapp.services.data.file_names import safe_name
 from studyapp.services.data.pseudonyms import pseudonym
 
@@ -156,7 +156,7 @@ def vote_rows(study: Study) -> Iterator[Row]:
 
 
 def _spreadsheet_safe(row: Row) -> Row:
-    """The row with its text cells escaped for spreadsheets (services.data.csv_safety)."""
+    """The row with its text cells escaped for spreadsheets (evaluation.io.spreadsheet)."""
     return {column: escape_cell(value) if isinstance(value, str) else value for column, value in row.items()}
 
 

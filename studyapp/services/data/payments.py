@@ -15,8 +15,8 @@ import io
 import statistics
 from dataclasses import dataclass
 
+from evaluation.io.spreadsheet import escape_cell
 from studyapp.models import Annotator, QualityDecision, Study
-from studyapp.services.data.csv_safety import escape_cell
 from studyapp.services.quality.control import AnnotatorSignals, annotator_signals, submission_seconds
 
 FAST_SD = 3.0

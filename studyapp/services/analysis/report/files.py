@@ -25,7 +25,6 @@ from studyapp.models import Study
 from studyapp.services.analysis.report.figures import draw_figure, figure_sources, figure_stems
 from studyapp.services.analysis.report.page import render_html
 from studyapp.services.analysis.study_analysis import StudyAnalysis, StudyCollection
-from studyapp.services.data.csv_safety import escape_frame
 from studyapp.services.data.export import write_rows
 from studyapp.services.data.file_names import inside, safe_name
 
@@ -173,7 +172,7 @@ def write_report(report: StudyReport, out: str | Path, *, figure_levels: list[st
     with report.timer.phase("rendering"):
         contents: dict[str, str | bytes] = dict(report.inputs)
         for name, table in report.tables.items():
-            contents[f"{name}.csv"] = render_table(escape_frame(table), "csv")
+            contents[f"{name}.csv"] = render_table(table, "csv")
         levels = figure_levels if figure_levels is not None else [report.analysis.primary_level] if report.analysis.primary_level else []
         stems = figure_stems(report, levels) if levels else []
         agreement, power = figure_sources(report)

@@ -8,6 +8,9 @@ apostrophe is what spreadsheets themselves use to mark text. Numbers and plain a
 or ``-`` are left alone (``-3``, ``-0.25``, the report's ``-/- (0)``): without letters a formula can
 reach no function, cell or command, and the analysis reads signed answers as they are. The rule is
 documented in docs/data-dictionary.md#spreadsheet-safe-csv.
+It lives in the ``evaluation`` package because the command line's CSV tables (``render_table``) and
+the study app's files both use it: a report's tables and the command line that reproduces them
+write the same bytes.
 """
 
 from __future__ import annotations
@@ -39,3 +42,10 @@ def escape_frame(frame: pd.DataFrame) -> pd.DataFrame:
             out[column] = out[column].map(lambda v: escape_cell(v) if isinstance(v, str) else v)
     out.columns = [escape_cell(str(c)) for c in out.columns]
     return out
+
+
+def unescape_cell(text: str) -> str:
+    """The cell as it was before :func:`escape_cell` (reading back a CSV file this package wrote)."""
+    if text[:1] == "'" and escape_cell(text[1:]) == text:
+        return text[1:]
+    return text
