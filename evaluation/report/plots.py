@@ -6,9 +6,10 @@ complete or absent) and returns the paths. :func:`render_figure` renders to byte
 caller (the CLI) can write figures only once everything else has succeeded.
 
 * :func:`agreement_heatmaps` -- tau_b (or another statistic) per Delta bin x preference subrange,
-  one panel per metric, with N in every cell (Chen et al., Fig. 1);
-* :func:`metric_bars` -- MUP, MUP_b, tau, tau_b and discriminative power per metric, sorted by MUP
-  (Chen et al., Fig. 2);
+  one panel per metric, with N in every cell (Chen et al., Fig. 1 (a, b)); the ``rows`` layout adds
+  the subranges over all run pairs (Fig. 1 (c));
+* :func:`metric_bars` -- MUP, MUP_b (optionally in both forms), tau, tau_b and discriminative power
+  per metric, sorted by MUP (Chen et al., Fig. 2);
 * :func:`asl_curves` -- sorted ASLs per metric against pair index (Sakai 2006);
 * :func:`recovery_curves` -- planted-truth recovery versus noise.
 """
@@ -36,14 +37,24 @@ def _pyplot():
     return plt
 
 
-def render_figure(fig, directory: str | Path, stem: str, *, formats: tuple[str, ...] = FORMATS) -> list[tuple[Path, bytes]]:
-    """``fig`` as PNG and SVG bytes (or the given ``formats``) with their target paths in ``directory``; closes the figure."""
+def render_figure(
+    fig, directory: str | Path, stem: str, *, formats: tuple[str, ...] = FORMATS, tight: bool = True
+) -> list[tuple[Path, bytes]]:
+    """``fig`` as PNG and SVG bytes (or the given ``formats``) with their target paths in ``directory``; closes the figure.
+
+    SVG keeps its text as text (selectable, searchable, and much faster to write than glyph outlines).
+    ``tight=False`` keeps the figure's own margins instead of cropping to what is drawn, which costs
+    a second drawing pass (for figures laid out with fixed margins, e.g. the many-cell heatmap rows).
+    """
+    import matplotlib
+
     plt = _pyplot()
     rendered = []
     try:
         for fmt in formats:
             buffer = io.BytesIO()
-            fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight", metadata=_metadata(fmt))
+            with matplotlib.rc_context({"svg.fonttype": "none"}):
+                fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight" if tight else None, metadata=_metadata(fmt))
             rendered.append((Path(directory) / f"{stem}.{fmt}", buffer.getvalue()))
     finally:
         plt.close(fig)
@@ -127,46 +138,64 @@ def _annotate_cells(ax, data: np.ndarray, counts: np.ndarray) -> None:
 
 
 def _heatmap_rows_figure(table: pd.DataFrame, statistic: str):
-    """Every metric as one row of 8 cells (small bin x 4 subranges, then large), in one panel."""
+    """Every metric as one row of 12 cells: the small Delta bin x 4 subranges, the large bin, then
+    all run pairs (Chen et al. Fig. 1 (a), (b) and (c)), in one panel; a cell without pairs is blank."""
     from evaluation.meta.agreement import BINS, SUBRANGES
-    from evaluation.report.tables import agreement_grid
 
     plt = _pyplot()
     measures = list(dict.fromkeys(table["measure"]))
-    grids = [agreement_grid(table, measure, statistic) for measure in measures]
-    data = np.array([values.to_numpy(dtype=float).ravel() for values, _ in grids]).reshape(len(measures), -1)
-    counts = np.array([n.to_numpy().ravel() for _, n in grids]).reshape(len(measures), -1)
+    groups = (*BINS, "all pairs")
+    subsets = [f"{b}:{s}" for b in BINS for s in SUBRANGES] + list(SUBRANGES)
+    rows = table[table["statistic"] == statistic].set_index(["measure", "subset"])
+    index = pd.MultiIndex.from_product([measures, subsets])
+    counts = rows["n"].reindex(index).fillna(0).to_numpy(dtype=np.int64).reshape(len(measures), -1)
+    data = rows["value"].reindex(index).to_numpy(dtype=float, copy=True).reshape(len(measures), -1)
+    data[counts == 0] = np.nan
     height = 0.42 * len(measures) + 1.6
-    fig, ax = plt.subplots(figsize=(9.0, height))
-    fig.subplots_adjust(left=0.2, right=0.88, top=1 - 0.9 / height, bottom=0.5 / height)
+    fig, ax = plt.subplots(figsize=(12.0, height))
+    fig.subplots_adjust(left=0.16, right=0.9, top=1 - 0.9 / height, bottom=0.5 / height)
     image = ax.imshow(np.ma.masked_invalid(data), cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
-    ax.set_xticks(range(data.shape[1]), [f"{b}\n{s}" for b in BINS for s in SUBRANGES], fontsize=7)
+    ax.set_xticks(range(data.shape[1]), [f"{g}\n{s}" for g in groups for s in SUBRANGES], fontsize=7)
     ax.xaxis.tick_top()
     ax.set_yticks(range(len(measures)), measures, fontsize=7)
-    ax.axvline(len(SUBRANGES) - 0.5, color="black", linewidth=1)
+    for k in range(1, len(groups)):
+        ax.axvline(k * len(SUBRANGES) - 0.5, color="black", linewidth=1)
     _annotate_cells(ax, data, counts)
     fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02, label=statistic)
-    fig.suptitle(f"{statistic} by Delta bin and preference subrange |p|, N run pairs per cell", fontsize=9)
+    fig.suptitle(
+        f"{statistic} by preference subrange |p|: (a) small and (b) large Delta bin, (c) all run pairs; N run pairs per cell", fontsize=9
+    )
     return fig
 
 
 def metric_bars(
-    table: pd.DataFrame, directory: str | Path, *, power: pd.DataFrame | None = None, intervals: bool = False, stem: str = "metric_bars"
+    table: pd.DataFrame,
+    directory: str | Path,
+    *,
+    power: pd.DataFrame | None = None,
+    intervals: bool = False,
+    both_mup_b: bool = False,
+    stem: str = "metric_bars",
 ) -> list[Path]:
     """Write :func:`metric_bars_figure` into ``directory``."""
-    return save_figure(metric_bars_figure(table, power=power, intervals=intervals), directory, stem)
+    return save_figure(metric_bars_figure(table, power=power, intervals=intervals, both_mup_b=both_mup_b), directory, stem)
 
 
-def metric_bars_figure(table: pd.DataFrame, *, power: pd.DataFrame | None = None, intervals: bool = False):
+MUP_B_LABELS = {"MUP_b": "MUP_b (tau_b-consistent)", "MUP_b_published": "MUP_b (Formula 3)"}
+
+
+def metric_bars_figure(table: pd.DataFrame, *, power: pd.DataFrame | None = None, intervals: bool = False, both_mup_b: bool = False):
     """Chen et al. Fig. 2: MUP, MUP_b, tau, tau_b (+ discriminative ``power`` of a discpower
     summary, column ``power`` per ``measure``) per metric, sorted by MUP; with ``intervals``, the
-    confidence intervals of the table as error bars (none where the table has none)."""
+    confidence intervals of the table as error bars (none where the table has none); with
+    ``both_mup_b``, MUP_b in both forms side by side, labelled (the tau_b-consistent default and
+    Formula 3 as printed, docs/metrics.md#mup_b)."""
     plt = _pyplot()
     whole = table[table["subset"] == "all"]
     overall = whole.pivot(index="measure", columns="statistic", values="value")
     low = whole.pivot(index="measure", columns="statistic", values="ci_low")
     high = whole.pivot(index="measure", columns="statistic", values="ci_high")
-    series = ["MUP", "MUP_b", "tau", "tau_b"]
+    series = ["MUP", "MUP_b", "MUP_b_published", "tau", "tau_b"] if both_mup_b else ["MUP", "MUP_b", "tau", "tau_b"]
     if power is not None:
         overall = overall.join(power.set_index("measure")["power"], how="left")
         series.append("power")
@@ -182,11 +211,12 @@ def metric_bars_figure(table: pd.DataFrame, *, power: pd.DataFrame | None = None
             hi = high[name].reindex(overall.index).to_numpy(dtype=float)
             if np.isfinite(lo).any():
                 error = np.nan_to_num(np.vstack([heights - lo, hi - heights]), nan=0.0).clip(min=0.0)
-        ax.bar(x + (k - (len(series) - 1) / 2) * width, heights, width, label=name, yerr=error, error_kw={"linewidth": 0.6})
+        label = MUP_B_LABELS.get(name, name) if both_mup_b else name
+        ax.bar(x + (k - (len(series) - 1) / 2) * width, heights, width, label=label, yerr=error, error_kw={"linewidth": 0.6})
     ax.set_xticks(x, overall.index, rotation=45, ha="right", fontsize=8)
     ax.axhline(0, color="black", linewidth=0.6)
     ax.set_ylabel("value")
-    ax.legend(fontsize=8, ncols=len(series))
+    ax.legend(fontsize=8, ncols=min(len(series), 6 if both_mup_b else len(series)))
     ax.set_title("Agreement with users (sorted by MUP)" + (", 95% intervals" if intervals else ""), fontsize=10)
     return fig
 

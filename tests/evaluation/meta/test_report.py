@@ -97,3 +97,40 @@ def test_metric_bars_draw_power_in_mup_order() -> None:
     assert heights[4] == pytest.approx([0.25, 0.5, 0.75])  # power of A, C, B
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["MUP", "MUP_b", "tau", "tau_b", "power"]
     plots.render_figure(fig, ".", "unused")  # closes the figure
+
+
+def test_metric_bars_can_show_both_forms_of_mup_b_labelled() -> None:
+    """The report's Fig. 2: MUP_b as printed (Formula 3) beside the tau_b-consistent form, each named."""
+    d = np.array([[0.1, 0.0, -0.1, 0.3], [-0.1, 0.2, 0.1, -0.3]])  # A ties on the second pair
+    p = np.array([1.0, 2.0, -1.0, 3.0])
+    table = agreement(d, p, ["A", "B"]).table
+    fig = plots.metric_bars_figure(table, both_mup_b=True)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["MUP", "MUP_b (tau_b-consistent)", "MUP_b (Formula 3)", "tau", "tau_b"]
+    whole = table[(table["subset"] == "all") & (table["measure"] == "A")].set_index("statistic")["value"]
+    heights = {label: container[0].get_height() for label, container in zip(labels, ax.containers)}
+    assert heights["MUP_b (tau_b-consistent)"] == pytest.approx(whole["MUP_b"])
+    assert heights["MUP_b (Formula 3)"] == pytest.approx(whole["MUP_b_published"])
+    assert whole["MUP_b_published"] < whole["MUP"] < whole["MUP_b"]  # a metric tie: the two forms move apart
+    plots.render_figure(fig, ".", "unused")
+
+
+def test_heatmap_rows_hold_fig_1c_and_blank_empty_cells() -> None:
+    """Rows layout: small and large Delta bin, then all run pairs (Chen et al. Fig. 1 (a), (b), (c)), N in every cell."""
+    rng = np.random.default_rng(1)
+    d = rng.normal(size=(2, 30))
+    p = np.clip(np.rint(d[0] * 2), -3, 3)  # nothing in (3-4]
+    table = agreement(d, p, ["A", "B"]).table
+    fig = plots.agreement_heatmaps_figure(table, layout="rows")
+    ax = fig.axes[0]
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert len(ticks) == 12 and ticks[8:] == ["all pairs\n(0-1]", "all pairs\n(1-2]", "all pairs\n(2-3]", "all pairs\n(3-4]"]
+    data = ax.images[0].get_array()
+    rows = table[(table["statistic"] == "tau_b") & (table["measure"] == "A")].set_index("subset")
+    assert data[0, 9] == pytest.approx(rows.loc["(1-2]", "value"])
+    assert data.mask[0, 11] and rows.loc["(3-4]", "n"] == 0  # no pairs: no colour
+    texts = [t.get_text() for t in ax.texts]
+    assert "n/a\nN=0" in texts and f"{rows.loc['(0-1]', 'value']:.2f}\nN={rows.loc['(0-1]', 'n']}" in texts
+    ((_, svg),) = plots.render_figure(fig, ".", "unused", formats=("svg",), tight=False)
+    assert b"<text" in svg and b"all pairs" in svg  # text kept as text

@@ -34,10 +34,10 @@ def draw_figure(stem: str, agreement: dict[str, pd.DataFrame], power: pd.DataFra
         raise KeyError(stem)
     table = agreement[level]
     if kind == "metric-bars":
-        fig = plots.metric_bars_figure(table, power=power, intervals=True)
+        fig = plots.metric_bars_figure(table, power=power, intervals=True, both_mup_b=True)
     else:
         fig = plots.agreement_heatmaps_figure(table, layout="rows")
-    ((_, data),) = plots.render_figure(fig, "figures", stem, formats=(fmt,))
+    ((_, data),) = plots.render_figure(fig, "figures", stem, formats=(fmt,), tight=kind != "heatmaps")  # the rows layout sets its margins
     return data
 
 

@@ -12,13 +12,22 @@ from typing import TYPE_CHECKING
 import numpy as np
 from django.template.loader import render_to_string
 
+from evaluation.meta.agreement import SUBRANGES
+from evaluation.meta.bestset import MIN_TOPICS
 from evaluation.report.tables import agreement_grid
 from studyapp.services.analysis.study_analysis import LEVELS, StudyAnalysis, is_ad_hoc
 
 if TYPE_CHECKING:
     from studyapp.services.analysis.report.build import StudyReport
 
-STATISTICS = ("MUP", "MUP_b", "tau", "tau_b")
+STATISTICS = ("MUP", "MUP_b", "MUP_b_published", "tau", "tau_b")  # the columns of section 3, in order
+STATISTIC_LABELS = {  # column headers (the CSV keeps the statistic names)
+    "MUP": "MUP",
+    "MUP_b": "MUP_b (τ_b-consistent)",
+    "MUP_b_published": "MUP_b (Formula 3)",
+    "tau": "τ",
+    "tau_b": "τ_b",
+}
 LEVEL_TITLES = {
     "topic": "topic level (one answer per topic and run pair)",
     "weighted": "weighted (subtopic answers weighted by the kept subtopics' weights)",
@@ -26,8 +35,13 @@ LEVEL_TITLES = {
 }
 
 
-def _fmt(value: float, digits: int = 3) -> str:
+def _fmt(value: float | None, digits: int = 3) -> str:
     return "–" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _interval(low: float, high: float) -> str:
+    """``[low, high]``, or ``[–]`` where there is no interval (too few topics, docs/meta.md#confidence-intervals)."""
+    return "[–]" if not (np.isfinite(low) and np.isfinite(high)) else f"[{_fmt(low)}, {_fmt(high)}]"
 
 
 def _heat_class(value: float) -> str:
@@ -37,18 +51,32 @@ def _heat_class(value: float) -> str:
     return f"heat-{int(np.clip(np.floor((value + 1) * 4), 0, 7))}"
 
 
+def _heat_cell(value: float, n: int) -> dict:
+    """One heatmap cell: the value ("–" without pairs), N and its colour class."""
+    value = value if n > 0 else np.nan
+    return {"value": _fmt(value, 2), "n": int(n), "css": _heat_class(value)}
+
+
 def _metric_rows(analysis: StudyAnalysis, level: str) -> list[dict]:
+    """Section 3: every statistic with its interval, n, the best-set column and the discriminative power."""
     table = analysis.agreement[level].table
     whole = table[table["subset"] == "all"].set_index(["measure", "statistic"])
     power = analysis.power.summary.set_index("measure") if analysis.power is not None else None
+    chosen = analysis.best_sets.get(level)
+    best = chosen.table.set_index("measure") if chosen is not None else None
     rows = []
     for measure in analysis.mup(level).index:
+        n = int(whole.loc[(measure, "MUP"), "n"])
         cells = []
         for statistic in STATISTICS:
-            r = whole.loc[(measure, statistic)]
-            interval = "–" if not np.isfinite(r["ci_low"]) else f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"
-            cells.append({"value": _fmt(r["value"]), "interval": interval})
-        row = {"measure": measure, "adhoc": is_ad_hoc(measure), "cells": cells, "n": int(whole.loc[(measure, "MUP"), "n"])}
+            r = whole.loc[(measure, statistic)] if (measure, statistic) in whole.index else None
+            defined = r is not None and n > 0 and np.isfinite(r["value"])
+            cells.append(
+                {"value": _fmt(r["value"]) if defined else "–", "interval": _interval(r["ci_low"], r["ci_high"]) if defined else ""}
+            )
+        row = {"measure": measure, "adhoc": is_ad_hoc(measure), "cells": cells, "n": n, "best": None}
+        if best is not None and measure in best.index:
+            row["best"] = {"in": bool(best.loc[measure, "in_best_set"]), "p": _fmt(best.loc[measure, "p_best"]), "claim": chosen.claim}
         if power is not None and measure in power.index:
             row["power"] = _fmt(power.loc[measure, "power"])
             row["significant"] = f"{int(power.loc[measure, 'significant'])}/{int(power.loc[measure, 'pairs'])}"
@@ -56,23 +84,44 @@ def _metric_rows(analysis: StudyAnalysis, level: str) -> list[dict]:
     return rows
 
 
+def _subranges(analysis: StudyAnalysis, level: str) -> list[dict]:
+    """Chen et al. Fig. 1(c): tau_b per preference subrange over all run pairs, one row per metric (MUP order)."""
+    table = analysis.agreement[level].table
+    rows = table[(table["statistic"] == "tau_b") & table["subset"].isin(SUBRANGES)].set_index(["measure", "subset"])
+    return [
+        {"measure": m, "cells": [_heat_cell(rows.loc[(m, s), "value"], rows.loc[(m, s), "n"]) for s in SUBRANGES]}
+        for m in analysis.mup(level).index
+    ]
+
+
 def _heatmaps(analysis: StudyAnalysis, level: str) -> list[dict]:
+    """Chen et al. Fig. 1(a, b): tau_b per Delta bin x preference subrange, one grid per metric (MUP order)."""
     table = analysis.agreement[level].table
     out = []
     for measure in analysis.mup(level).index:
         values, counts = agreement_grid(table, measure, "tau_b")
-        grid = [
-            {
-                "bin": b,
-                "cells": [
-                    {"value": _fmt(values.loc[b, s], 2), "n": int(counts.loc[b, s]), "css": _heat_class(values.loc[b, s])}
-                    for s in values.columns
-                ],
-            }
-            for b in values.index
-        ]
+        grid = [{"bin": b, "cells": [_heat_cell(values.loc[b, s], counts.loc[b, s]) for s in values.columns]} for b in values.index]
         out.append({"measure": measure, "rows": grid})
     return out
+
+
+def best_set_summary(summary: dict) -> dict | None:
+    """What section 1 says about the best set (docs/meta.md#best-set), or None without one.
+
+    ``claim`` False: too few topics to tell metrics apart (the set is every defined metric), so
+    the page names no set, only the highest MUP so far.
+    """
+    chosen, best = summary.get("best_set"), summary.get("best")
+    if chosen is None or best is None:
+        return None
+    rows = {r["measure"]: r for r in chosen["rows"]}
+    return {
+        **chosen,
+        "min_topics": MIN_TOPICS,
+        "pairs": summary["pairs"].get(chosen["level"], 0),
+        "members": [{"measure": m, "mup": _fmt(rows[m]["mup"]), "p": _fmt(rows[m]["p_best"])} for m in chosen["measures"]],
+        "leader": {"measures": chosen["leaders"], "value": _fmt(best["value"]), "interval": _interval(best["low"], best["high"])},
+    }
 
 
 def _userprefs_rows(analysis: StudyAnalysis) -> tuple[list[str], list[dict]]:
@@ -114,6 +163,8 @@ def report_context(report: StudyReport, figure_url) -> dict:
                     "pairs": analysis.agreement[level].n_pairs,
                     "topics": analysis.agreement[level].n_topics,
                     "metrics": _metric_rows(analysis, level),
+                    "best_set": analysis.best_sets.get(level),
+                    "subranges": _subranges(analysis, level),
                     "heatmaps": _heatmaps(analysis, level),
                     "bars_svg": figure_url(f"metric-bars-{level}", "svg"),
                     "bars_png": figure_url(f"metric-bars-{level}", "png"),
@@ -147,6 +198,9 @@ def report_context(report: StudyReport, figure_url) -> dict:
         "study": report.study,
         "report": report,
         "summary": report.summary,
+        "best_set": best_set_summary(report.summary),
+        "statistic_labels": [STATISTIC_LABELS[s] for s in STATISTICS],
+        "subrange_names": SUBRANGES,
         "levels": levels,
         "pref_levels": pref_levels,
         "pref_rows": pref_rows,

@@ -1,0 +1,121 @@
+"""What the report page says (docs/studyapp.md#study-report): the best set and its wording, both forms
+of MUP_b, Chen et al. Fig. 1(c), "–" without data, and the accessible markup (table headers, focusable
+scrolling regions)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from django.template.loader import render_to_string
+
+from evaluation.meta.bestset import best_set
+from studyapp.services.analysis.report import build_report, render_html
+from studyapp.services.analysis.report.page import STATISTIC_LABELS, best_set_summary
+from studyapp.services.rehearsal.simulation import Plan, simulate_annotators
+from tests.studyapp.base import BaseTestCase
+
+TRUTH = "D#-nDCG@10"
+
+
+def summary_with(chosen, pairs: int) -> dict:
+    """A report summary holding ``chosen`` (a BestSet) at topic level, as build_report makes it."""
+    row = chosen.table.iloc[0]
+    best = {"measure": row["measure"], "value": row["MUP"], "low": row["MUP"] - 0.1, "high": min(row["MUP"] + 0.1, 1.0), "level": "topic"}
+    return {"best": best, "best_set": {**chosen.as_dict(), "level": "topic"}, "pairs": {"topic": pairs}}
+
+
+def planted(topics: int, seed: int = 0):
+    """Pairs of ``topics`` topics whose preferences follow m0; m1 is m0 with a little noise, m2 and m3 with much."""
+    rng = np.random.default_rng(seed)
+    truth = rng.normal(size=topics * 10)
+    d = np.vstack([truth] + [truth + rng.normal(scale=s, size=truth.size) for s in (0.2, 3.0, 4.0)])
+    p = np.clip(np.rint(2 * truth / truth.std() + rng.normal(size=(3, truth.size))), -4, 4).mean(axis=0)
+    return best_set(d, p, ["m0", "m1", "m2", "m3"], clusters=np.repeat(np.arange(topics), 10), B=300, rng=1)
+
+
+def text(html: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
+class BestSetWordingTestCase(BaseTestCase):
+    def render(self, summary: dict) -> str:
+        return text(render_to_string("studyapp/report/_best_set.html", {"summary": summary, "best_set": best_set_summary(summary)}))
+
+    def test_a_claim_names_the_set_and_what_it_rests_on(self) -> None:
+        chosen = planted(40)
+        self.assertTrue(chosen.claim)
+        self.assertNotIn("m3", chosen)
+        said = self.render(summary_with(chosen, 400))
+        self.assertIn(f"Best set at topic level: {chosen.size} of 4 metrics whose MUP is not significantly below another's", said)
+        self.assertIn("paired bootstrap over 40 topics, B = 300, α = 0.05, corrected for the 3 rivals of each", said)
+        for measure in chosen.measures:
+            self.assertIn(f"✓ {measure} MUP", said)
+        self.assertNotIn("m3 MUP", said)
+        self.assertIn("on 400 run pairs", said)
+        self.assertNotIn("best metric", said.lower())
+
+    def test_too_few_topics_claim_nothing(self) -> None:
+        chosen = planted(3)
+        self.assertFalse(chosen.claim)
+        said = self.render(summary_with(chosen, 30))
+        self.assertIn("No best set claimed at topic level: 3 topics are too few (at least 5)", said)
+        self.assertIn("none is named the best", said)
+        self.assertIn("Highest MUP so far:", said)
+        self.assertIn("an estimate on 30 run pairs only", said)
+        self.assertNotIn("✓", said)
+
+    def test_no_answers(self) -> None:
+        self.assertEqual(self.render({"best": None, "best_set": None, "pairs": {}}), "no answers yet")
+        self.assertIsNone(best_set_summary({"best": None, "best_set": None, "pairs": {}}))
+
+
+class ReportPageTestCase(BaseTestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        simulate_annotators(cls.study, Plan(truth=TRUTH, noise=0.5, fast_share=0.0, seed=4))
+        cls.report = build_report(cls.study, B=50, seed=5)
+        cls.html = render_html(cls.report, standalone=True, figure_url=lambda stem, fmt: f"figures/{stem}.{fmt}")
+
+    def test_both_forms_of_mup_b_are_columns_and_in_the_figure(self) -> None:
+        self.assertIn("MUP_b (τ_b-consistent)", STATISTIC_LABELS.values())
+        header = re.search(r'<table class="data metrics" id="metrics-topic">.*?</thead>', self.html, re.S).group(0)
+        columns = re.findall(r'<th scope="col">([^<]*)</th>', header)
+        self.assertEqual(
+            columns, ["#", "metric", "MUP", "MUP_b (τ_b-consistent)", "MUP_b (Formula 3)", "τ", "τ_b", "n", "best set", "power"]
+        )
+        table = self.report.analysis.agreement["topic"].table
+        whole = table[table["subset"] == "all"].set_index(["measure", "statistic"])["value"]
+        row = re.search(rf"<th scope=\"row\">{re.escape(TRUTH)}</th>(.*?)</tr>", self.html, re.S).group(1)
+        cells = [text(c) for c in re.findall(r"<td>(.*?)</td>", row, re.S)]
+        for k, statistic in enumerate(("MUP", "MUP_b", "MUP_b_published", "tau", "tau_b")):
+            value = whole[(TRUTH, statistic)]
+            self.assertTrue(cells[k].startswith("–" if np.isnan(value) else f"{value:.3f}"), (statistic, cells[k]))
+        self.assertIn("MUP_b in both forms, tau_b-consistent and Formula 3", self.html)  # the figure's alternative text
+
+    def test_figure_1c_per_level(self) -> None:
+        for level in ("topic", "weighted", "subtopic"):
+            block = re.search(rf'<table class="data subranges" id="subranges-{level}">(.*?)</table>', self.html, re.S).group(1)
+            self.assertIn(f"Fig. 1(c): τ_b per preference subrange, all run pairs ({level} level)", block)
+            self.assertEqual(len(re.findall(r'<th scope="row">', block)), len(self.report.analysis.measures))
+        table = self.report.analysis.agreement["topic"].table
+        rows = table[(table["measure"] == TRUTH) & (table["statistic"] == "tau_b")].set_index("subset")
+        block = re.search(r'id="subranges-topic">.*?</table>', self.html, re.S).group(0)
+        row = re.search(rf"<th scope=\"row\">{re.escape(TRUTH)}</th>(.*?)</tr>", block, re.S).group(1)
+        cells = [text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        for cell, subrange in zip(cells, ("(0-1]", "(1-2]", "(2-3]", "(3-4]"), strict=True):
+            n, value = int(rows.loc[subrange, "n"]), rows.loc[subrange, "value"]
+            shown = "–" if n == 0 or np.isnan(value) else f"{value:.2f}"
+            self.assertEqual(cell, f"{shown} N={n}", subrange)
+
+    def test_no_claim_with_two_topics(self) -> None:
+        self.assertIn("No best set claimed at topic level: 2 topics are too few", text(self.html))
+        self.assertIn("no claim", text(self.html))
+        self.assertNotIn('class="in-best-set"', self.html)
+
+    def test_every_header_has_text_and_scrolling_regions_take_the_focus(self) -> None:
+        self.assertNotRegex(self.html, r"<th[^>]*>\s*</th>")
+        for region in re.findall(r'<div class="scroll"[^>]*>', self.html):
+            self.assertIn('tabindex="0"', region)
+            self.assertIn("aria-label=", region)
