@@ -119,3 +119,27 @@ class ReportPageTestCase(BaseTestCase):
         for region in re.findall(r'<div class="scroll"[^>]*>', self.html):
             self.assertIn('tabindex="0"', region)
             self.assertIn("aria-label=", region)
+
+
+class DashboardBestSetTestCase(BaseTestCase):
+    """The dashboard's preview names a best set only where the topics allow a claim, with n per metric."""
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        simulate_annotators(cls.study, Plan(truth=TRUTH, noise=0.5, fast_share=0.0, seed=4))
+
+    def test_preview_without_a_claim(self) -> None:
+        from django.contrib.auth import get_user_model
+        from django.core.cache import cache
+        from django.urls import reverse
+
+        cache.clear()
+        self.client.force_login(get_user_model().objects.create_superuser("staff", "staff@example.org", "pw-for-tests"))
+        page = text(self.client.get(reverse("staff_study", args=[self.study.slug])).content.decode())
+        self.assertIn(
+            "No best set yet: 2 topics with answers, too few (at least 5) to test whether one metric agrees better than another", page
+        )
+        self.assertIn("# metric MUP 95% interval n best set", page)
+        self.assertRegex(page, r"1 \S+@10 \d\.\d{3} .*? 6 no claim")  # n = the 6 topic-level run pairs
+        self.assertNotIn("Best set so far", page)

@@ -27,6 +27,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -36,7 +37,7 @@ from evaluation.collection import SUBTOPIC_TOPIC
 from evaluation.exceptions import EvaluationError
 from evaluation.meta._matrix import pair_differences, score_cube
 from evaluation.meta.agreement import agreement_with_users
-from evaluation.meta.bestset import BestSet, best_set_with_users
+from evaluation.meta.bestset import MIN_TOPICS, BestSet, best_set_with_users
 from evaluation.meta.levels import preference_items
 from evaluation.meta.separation import N_SIM, TARGET, Separation, fit_user_model, separation
 from evaluation.meta.simulate import StudyPairs, check_truth_defined
@@ -53,9 +54,10 @@ from studyapp.services.analysis.study_analysis import (
     study_votes,
 )
 
-PREVIEW_VERSION = 2  # part of the cache keys: bump when the preview's content changes
+PREVIEW_VERSION = 3  # part of the cache keys: bump when the preview's content changes
 CACHE_SECONDS = 24 * 3600
 SHOWN = 5  # metrics listed per level on the dashboard
+NAMED = 8  # best-set members named per level on the dashboard (the report names all)
 MIN_FIT_ANSWERS = 20  # fewer answers at the level give no separation estimate
 
 
@@ -67,6 +69,7 @@ class RankedMetric:
     high: float | None
     in_best_set: bool = False  # not significantly below another metric by MUP (docs/meta.md#best-set)
     p_best: float | None = None  # p-value of "this metric is the best"; None without a claim
+    n: int = 0  # run pairs the metric's MUP rests on
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,12 @@ class LevelPreview:
         return [] if best is None else [r.measure for r in self.ranking if r.mup == best]
 
     @property
+    def best_set_named(self) -> list[str]:
+        """The best set as the dashboard names it: at most ``NAMED`` metrics, then how many more."""
+        names = self.best_set_measures
+        return names if len(names) <= NAMED else [*names[:NAMED], f"{len(names) - NAMED} more"]
+
+    @property
     def best_set_measures(self) -> list[str]:
         """The best set, best MUP first (empty without a ranking)."""
         return [] if self.best_set is None else list(self.best_set.measures)
@@ -99,6 +108,7 @@ class LevelPreview:
 
 @dataclass
 class Preview:
+    min_topics: ClassVar[int] = MIN_TOPICS  # fewer topics at a level: no best set is claimed there
     answers: int  # valid answers to regular items
     levels: list[LevelPreview]
     separation: Separation | None
@@ -241,6 +251,7 @@ def _level(votes: pd.DataFrame, level: str, scores: pd.DataFrame, measures: list
             _defined(r.ci_high),
             in_best_set=chosen is not None and m in chosen,
             p_best=_defined(p_best.get(m)),
+            n=int(r.n),
         )
         for m, r in order.iterrows()
     ]
