@@ -47,22 +47,31 @@ class BestSetWordingTestCase(BaseTestCase):
         self.assertTrue(chosen.claim)
         self.assertNotIn("m3", chosen)
         said = self.render(summary_with(chosen, 400))
-        self.assertIn(f"Best set at topic level: {chosen.size} of 4 metrics whose MUP is not significantly below another's", said)
-        self.assertIn("paired bootstrap over 40 topics, B = 300, α = 0.05, corrected for the 3 rivals of each", said)
+        self.assertTrue(
+            f"Best set at topic level: {chosen.size} of 4 metrics whose MUP is not significantly below another's" in said,
+            f"Best set at topic level: {chosen.size} of 4 metrics whose MUP is not significantly below another's",
+        )
+        self.assertTrue(
+            "paired bootstrap over 40 topics, B = 300, α = 0.05, corrected for the 3 rivals of each" in said,
+            "paired bootstrap over 40 topics, B = 300, α = 0.05, corrected for the 3 rivals of each",
+        )
         for measure in chosen.measures:
-            self.assertIn(f"✓ {measure} MUP", said)
+            self.assertTrue(f"✓ {measure} MUP" in said, f"✓ {measure} MUP")
         self.assertNotIn("m3 MUP", said)
-        self.assertIn("on 400 run pairs", said)
+        self.assertTrue("on 400 run pairs" in said, "on 400 run pairs")
         self.assertNotIn("best metric", said.lower())
 
     def test_too_few_topics_claim_nothing(self) -> None:
         chosen = planted(3)
         self.assertFalse(chosen.claim)
         said = self.render(summary_with(chosen, 30))
-        self.assertIn("No best set claimed at topic level: 3 topics are too few (at least 5)", said)
-        self.assertIn("none is named the best", said)
-        self.assertIn("Highest MUP so far:", said)
-        self.assertIn("an estimate on 30 run pairs only", said)
+        self.assertTrue(
+            "No best set claimed at topic level: 3 topics are too few (at least 5)" in said,
+            "No best set claimed at topic level: 3 topics are too few (at least 5)",
+        )
+        self.assertTrue("none is named the best" in said, "none is named the best")
+        self.assertTrue("Highest MUP so far:" in said, "Highest MUP so far:")
+        self.assertTrue("an estimate on 30 run pairs only" in said, "an estimate on 30 run pairs only")
         self.assertNotIn("✓", said)
 
     def test_no_answers(self) -> None:
@@ -110,12 +119,15 @@ class ReportPageTestCase(BaseTestCase):
             self.assertEqual(cell, f"{shown} N={n}", subrange)
 
     def test_no_claim_with_two_topics(self) -> None:
-        self.assertIn("No best set claimed at topic level: 2 topics are too few", text(self.html))
-        self.assertIn("no claim", text(self.html))
+        self.assertTrue(
+            "No best set claimed at topic level: 2 topics are too few" in text(self.html),
+            "No best set claimed at topic level: 2 topics are too few",
+        )
+        self.assertTrue("no claim" in text(self.html), "no claim")
         self.assertNotIn('class="in-best-set"', self.html)
 
     def test_every_header_has_text_and_scrolling_regions_take_the_focus(self) -> None:
-        self.assertNotRegex(self.html, r"<th[^>]*>\s*</th>")
+        self.assertEqual(re.findall(r".{80}<th[^>]*>\s*</th>", self.html), [])
         for region in re.findall(r'<div class="scroll"[^>]*>', self.html):
             self.assertIn('tabindex="0"', region)
             self.assertIn("aria-label=", region)
@@ -140,6 +152,76 @@ class DashboardBestSetTestCase(BaseTestCase):
         self.assertIn(
             "No best set yet: 2 topics with answers, too few (at least 5) to test whether one metric agrees better than another", page
         )
-        self.assertIn("# metric MUP 95% interval n best set", page)
+        self.assertTrue("# metric MUP 95% interval n best set" in page, "# metric MUP 95% interval n best set")
         self.assertRegex(page, r"1 \S+@10 \d\.\d{3} .*? 6 no claim")  # n = the 6 topic-level run pairs
         self.assertNotIn("Best set so far", page)
+
+
+def order_flags(concordance, mup) -> list[float]:
+    """Oracle of Table 2's marks: +1 when a cell's concordances are ordered as the two MUPs, -1 reversed, 0 a tie, NaN undefined."""
+    out = []
+    for r in concordance.itertuples():
+        a, b = mup.get(r.measure_1, np.nan), mup.get(r.measure_2, np.nan)
+        if not all(np.isfinite([a, b, r.concordance_1, r.concordance_2])):
+            out.append(np.nan)
+            continue
+        dc, dm = r.concordance_1 - r.concordance_2, a - b
+        out.append(0.0 if abs(dc) <= 1e-12 or abs(dm) <= 1e-12 else float(np.sign(dc) * np.sign(dm)))
+    return out
+
+
+class Table2MarksTestCase(BaseTestCase):
+    """Table 2 cells ordered as the MUP order are marked with a class, a sign and words; both readings of the order agreement."""
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        simulate_annotators(cls.study, Plan(truth=TRUTH, noise=0.5, fast_share=0.0, seed=4))
+
+    def test_marks_follow_the_flags(self) -> None:
+        report = build_report(self.study, B=20, seed=5)
+        analysis = report.analysis
+        expected = order_flags(analysis.concordance, analysis.mup().to_dict())
+        if "order_vs_mup" in analysis.concordance.columns:  # the analysis flags the cells itself: it must agree with the oracle
+            np.testing.assert_array_equal(analysis.concordance["order_vs_mup"].to_numpy(dtype=float), expected)
+        else:
+            analysis.concordance["order_vs_mup"] = expected
+        html = render_html(report, standalone=True, figure_url=lambda stem, fmt: "")
+        marked = analysis.concordance[analysis.concordance["order_vs_mup"].abs() == 1]
+        self.assertFalse(marked.empty)
+        gold = marked["gold"].value_counts().index[0]  # the gold standard with the most marked cells
+        rows = analysis.concordance[analysis.concordance["gold"] == gold]
+        for flag, css, mark, words in ((1, "order-agrees", "✓", "ordered as MUP"), (-1, "order-reversed", "✗", "ordered against MUP")):
+            chosen = rows[rows["order_vs_mup"] == flag]
+            if chosen.empty:
+                continue
+            r = chosen.iloc[0]
+            cell = f"{r.concordance_2:.3f}/{r.concordance_1:.3f} ({r.disagreements})"  # row measure_2, column measure_1
+            self.assertRegex(html, rf'<td class="{css}">{re.escape(cell)} <span class="mark" aria-hidden="true">{mark}</span>'
+                             rf'<span class="visually-hidden">, {words}</span></td>')  # fmt: skip
+        agree, against = int((rows["order_vs_mup"] == 1).sum()), int((rows["order_vs_mup"] == -1).sum())
+        summary = f"Gold standard {gold}: {agree} cell pair{'s' if agree != 1 else ''} ordered as MUP, {against} against"
+        self.assertTrue(summary in html, summary)
+
+    def test_both_readings_of_the_order_agreement(self) -> None:
+        report = build_report(self.study, B=20, seed=5)
+        html = text(render_html(report, standalone=True, figure_url=lambda stem, fmt: ""))
+        ordering = report.analysis.ordering
+        if "tau_cells" not in ordering.columns:  # the per-metric reading alone, labelled as ours
+            self.assertTrue("gold metrics per-metric τ_b (ours) p" in html, "gold metrics per-metric τ_b (ours) p")
+            concordance = report.analysis.concordance
+            flags = np.asarray(order_flags(concordance, report.analysis.mup().to_dict()))
+            for column, values in (("cells", np.isfinite(flags)), ("agree", flags == 1), ("disagree", flags == -1)):
+                ordering[column] = [int(values[concordance["gold"].to_numpy() == g].sum()) for g in ordering["gold"]]
+            ordering["tau_cells"] = (ordering["agree"] - ordering["disagree"]) / ordering["cells"]
+            html = text(render_html(report, standalone=True, figure_url=lambda stem, fmt: ""))
+        self.assertTrue(
+            "gold cell-wise (Chen et al.) cells: as MUP / against / all per-metric τ_b (ours) p metrics" in html,
+            "gold cell-wise (Chen et al.) cells: as MUP / against / all per-metric τ_b (ours) p metrics",
+        )
+        r = ordering.iloc[0]
+        tau_b = "–" if np.isnan(r.tau_b) else f"{r.tau_b:.3f}"
+        self.assertTrue(
+            f"{r.gold} {r.tau_cells:.3f} {int(r.agree)} / {int(r.disagree)} / {int(r.cells)} {tau_b}" in html,
+            f"{r.gold} {r.tau_cells:.3f} {int(r.agree)} / {int(r.disagree)} / {int(r.cells)} {tau_b}",
+        )

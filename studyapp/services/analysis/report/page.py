@@ -15,6 +15,7 @@ from django.template.loader import render_to_string
 from evaluation.meta.agreement import SUBRANGES
 from evaluation.meta.bestset import MIN_TOPICS
 from evaluation.report.tables import agreement_grid
+from studyapp.services.analysis.report import intuitiveness
 from studyapp.services.analysis.study_analysis import LEVELS, StudyAnalysis, is_ad_hoc
 
 if TYPE_CHECKING:
@@ -173,27 +174,6 @@ def report_context(report: StudyReport, figure_url) -> dict:
                 }
             )
     pref_levels, pref_rows = _userprefs_rows(analysis) if analysis.userprefs is not None else ([], [])
-    matrices = []
-    if analysis.concordance is not None:
-        matrix = report.tables["intuitiveness-matrix"]
-        for gold, block in matrix.groupby("gold", sort=False):
-            names = list(block["measure"])
-            matrices.append({"gold": gold, "columns": names, "rows": [(r["measure"], [r[c] for c in names]) for _, r in block.iterrows()]})
-    ordering = []
-    if analysis.ordering is not None:
-        ordering = [
-            {
-                "gold": r.gold,
-                "measures": int(r.measures),
-                "tau_b": _fmt(r.tau_b),
-                "p": _fmt(r.p, 4),
-                "cells": int(r.cells),
-                "agree": int(r.agree),
-                "disagree": int(r.disagree),
-                "tau_cells": _fmt(r.tau_cells),
-            }
-            for r in analysis.ordering.itertuples()
-        ]
     return {
         "study": report.study,
         "report": report,
@@ -205,8 +185,8 @@ def report_context(report: StudyReport, figure_url) -> dict:
         "pref_levels": pref_levels,
         "pref_rows": pref_rows,
         "alpha": analysis.alpha,
-        "matrices": matrices,
-        "ordering": ordering,
+        "matrices": intuitiveness.matrices(report),
+        "ordering": intuitiveness.ordering(report),
         "gold": analysis.gold,
         "primary_level": analysis.primary_level,
         "commands": report.commands,
