@@ -1,4 +1,5 @@
-"""The staff dashboard in Chromium: a finished demo-like study, figures and tables, the live refresh, no CSP violation.
+"""The staff dashboard in Chromium: a finished demo-like study, figures and tables, the live refresh, no CSP
+violation, no axe-core violation.
 
 Also the screenshot of docs/screenshots/dashboard.png: always written to ``test-artifacts/dashboard.png``;
 ``STUDYAPP_UPDATE_SCREENSHOTS=1`` copies it to docs/ (as the item page's screenshot).
@@ -22,6 +23,7 @@ from studyapp.models import Annotator, Assignment  # noqa: E402
 from studyapp.services.analysis.status import study_status  # noqa: E402
 from studyapp.services.participation import allocation  # noqa: E402
 from studyapp.views import staff as staff_views  # noqa: E402
+from tests.browser.accessibility import axe_violations  # noqa: E402
 from tests.browser.annotator import Participant  # noqa: E402
 from tests.browser.test_content_security_policy import watch_violations  # noqa: E402
 from tests.studyapp.filled import answer_everything, exclude, fill_until_full  # noqa: E402
@@ -97,6 +99,8 @@ def test_dashboard_of_a_finished_study(browser, server, make_study, artifacts, m
         expect(live.locator("table.preview-ranking").first.locator("tbody tr")).to_have_count(5)
         expect(live.locator("p.separation")).to_contain_text("Simulated with")
         expect(live.get_by_role("link", name="the full report")).to_have_attribute("href", f"/staff/{study.slug}/report/")
+        expect(live.locator("section.preview")).to_contain_text("No best set yet: 4 topics with answers")  # 4 are too few for a claim
+        assert axe_violations(page) == []
         page.evaluate("() => window.scrollTo(0, 0)")
         page.screenshot(path=artifacts / "dashboard.png", full_page=True)
         if os.environ.get("STUDYAPP_UPDATE_SCREENSHOTS") == "1":

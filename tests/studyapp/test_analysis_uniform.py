@@ -1,7 +1,7 @@
 """A study on a collection imported without intents (uniform weights, PMP undefined on most topics).
 
 The demo collection is imported without its ``intents.tsv`` and the simulated demo study's design
-(``studyapp/demo/simulated.json``: 4 topics, 3 subtopics, both levels) is created on it. PMP@10
+(``studyapp/demo/simulated.json``: 6 topics, 3 subtopics, both levels) is created on it. PMP@10
 is then undefined on every topic with more than one relevant kept subtopic; the analysis must
 leave those topics out for PMP only, so the report still has its topic-level and weighted-level
 agreement, discriminative power, intuitiveness and ordering tables, and the preview a ranking.
@@ -25,18 +25,23 @@ from tests.studyapp.base import BaseTestCase
 PMP = "PMP@10"
 
 
+def uniform_study():
+    """The demo collection imported without its intents file, and the simulated demo study's design on it."""
+    import_collection(
+        "demo-uniform",
+        qrels=DEMO_DIR / "qrels.txt",
+        topics=DEMO_DIR / "topics.xml",
+        docs=DEMO_DIR / "docs.jsonl",
+        runs=[DEMO_DIR / "runs" / f"{name}.run" for name in RUNS],
+    )
+    return create_study("demo-uniform", "Uniform weights", read_config(DEMO_DIR / "simulated.json")).study
+
+
 class UniformWeightsStudyTest(BaseTestCase):
     @classmethod
     def setUpTestData(cls) -> None:
         super().setUpTestData()
-        import_collection(
-            "demo-uniform",
-            qrels=DEMO_DIR / "qrels.txt",
-            topics=DEMO_DIR / "topics.xml",
-            docs=DEMO_DIR / "docs.jsonl",
-            runs=[DEMO_DIR / "runs" / f"{name}.run" for name in RUNS],
-        )
-        cls.uniform = create_study("demo-uniform", "Uniform weights", read_config(DEMO_DIR / "simulated.json")).study
+        cls.uniform = uniform_study()
 
     def test_pmp_is_undefined_on_some_topics_only_for_itself(self) -> None:
         data = study_collection(self.uniform)

@@ -22,7 +22,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-simulated-study",
             action="store_true",
-            help="skip the completed simulated study (created once: simulated annotators answer it through the pages, about 10 s)",
+            help="skip the completed simulated study (created once: simulated annotators answer it through the pages, about 20 s)",
         )
         parser.add_argument(
             "--base-url",

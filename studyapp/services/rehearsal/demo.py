@@ -56,7 +56,7 @@ class DemoResult:
 
 def load_demo(*, staff_password: str | None = None, simulated: bool = False) -> DemoResult:
     """Import the demo collection and create the demo study and staff user when missing; with
-    ``simulated``, also the completed simulated study (``make run`` asks for it; about 10 s once)."""
+    ``simulated``, also the completed simulated study (``make run`` asks for it; about 20 s once)."""
     if staff_password and not settings.STUDYAPP_DEMO_STAFF:
         raise StudyError("production settings refuse a demo staff password; create staff accounts with `manage.py createsuperuser`")
     if staff_password:

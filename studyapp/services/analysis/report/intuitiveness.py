@@ -5,8 +5,8 @@ intuitiveness order?" (docs/meta.md#intuitiveness).
 The flags and the two readings come from ``evaluation.meta.intuitiveness`` through the analysis:
 ``order_vs_mup`` per concordance row (1: the two concordances are ordered as the two metrics' MUP,
 -1: reversed, 0: a tie, NaN: undefined) and, per gold standard, the cell-wise count of Chen et al.
-(``cells agree disagree tau_cells``) beside our per-metric ``tau_b``. Where the analysis holds no
-flag (a concordance table without them), the cells are shown unmarked.
+(``cells agree disagree tau_cells``) beside our per-metric ``tau_b``. Without answers there is no MUP
+order, so no flag: the cells are shown unmarked.
 """
 
 from __future__ import annotations
@@ -74,15 +74,20 @@ def matrices(report: StudyReport) -> list[dict]:
 
 
 def ordering(report: StudyReport) -> list[dict]:
-    """Per gold standard: the cell-wise reading of Chen et al. (when the analysis has it) and our per-metric tau_b."""
+    """Per gold standard: the cell-wise reading of Chen et al. and our per-metric tau_b."""
     table = report.analysis.ordering
     if table is None:
         return []
-    cellwise = {"cells", "agree", "disagree", "tau_cells"} <= set(table.columns)
-    rows = []
-    for r in table.to_dict("records"):
-        row = {"gold": r["gold"], "measures": int(r["measures"]), "tau_b": _fmt(r["tau_b"]), "p": _fmt(r["p"], 4)}
-        if cellwise:
-            row.update(cells=int(r["cells"]), agree=int(r["agree"]), disagree=int(r["disagree"]), tau_cells=_fmt(r["tau_cells"]))
-        rows.append(row)
-    return rows
+    return [
+        {
+            "gold": r["gold"],
+            "measures": int(r["measures"]),
+            "tau_b": _fmt(r["tau_b"]),
+            "p": _fmt(r["p"], 4),
+            "cells": int(r["cells"]),
+            "agree": int(r["agree"]),
+            "disagree": int(r["disagree"]),
+            "tau_cells": _fmt(r["tau_cells"]),
+        }
+        for r in table.to_dict("records")
+    ]
