@@ -66,7 +66,7 @@ def test_report_page(browser, server, make_study, artifacts) -> None:
 
 
 def test_report_of_the_simulated_demo_study(browser, server, artifacts) -> None:
-    """Must show (issue 21): the best set, Fig. 1(c), both MUP_b forms; the screenshots of docs/."""
+    """Must show (issue 21): the best set, Fig. 1(c), Table 2's marks, both MUP_b forms; the screenshots of docs/."""
     from studyapp.services.rehearsal.demo import load_demo
 
     study = load_demo(staff_password="browser-tests", simulated=True).simulated
@@ -85,6 +85,9 @@ def test_report_of_the_simulated_demo_study(browser, server, artifacts) -> None:
         expect(page.locator("#metrics-topic tbody tr.in-best-set").first).to_contain_text("✓ in")
         expect(page.locator("#subranges-topic caption")).to_contain_text("Fig. 1(c)")
         expect(page.locator("#subranges-topic tbody tr")).to_have_count(len(REGISTRY))
+        expect(page.locator("table.matrix td.order-agrees").first).to_contain_text("✓")  # Table 2: cells ordered as MUP
+        expect(page.locator("table.ordering thead")).to_contain_text("cell-wise (Chen et al.)")
+        expect(page.locator("table.ordering thead")).to_contain_text("per-metric τ_b (ours)")
         assert axe_violations(page) == []
         page.screenshot(path=artifacts / "report.png")
         summary.screenshot(path=artifacts / "report-summary.png")

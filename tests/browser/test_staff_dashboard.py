@@ -97,7 +97,7 @@ def test_dashboard_of_a_finished_study(browser, server, make_study, artifacts, m
         # the live preview: the MUP ranking per level, the separation sentence, the report's link
         expect(live.locator("table.preview-ranking")).to_have_count(2)
         expect(live.locator("table.preview-ranking").first.locator("tbody tr")).to_have_count(5)
-        expect(live.locator("p.separation")).to_contain_text("Simulated with")
+        expect(live.locator("p.separation")).to_contain_text("Assuming")  # the separation estimate says what it assumes
         expect(live.get_by_role("link", name="the full report")).to_have_attribute("href", f"/staff/{study.slug}/report/")
         expect(live.locator("section.preview")).to_contain_text("No best set yet: 4 topics with answers")  # 4 are too few for a claim
         assert axe_violations(page) == []

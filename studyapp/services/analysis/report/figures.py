@@ -37,7 +37,8 @@ def draw_figure(stem: str, agreement: dict[str, pd.DataFrame], power: pd.DataFra
         fig = plots.metric_bars_figure(table, power=power, intervals=True, both_mup_b=True)
     else:
         fig = plots.agreement_heatmaps_figure(table, layout="rows")
-    ((_, data),) = plots.render_figure(fig, "figures", stem, formats=(fmt,), tight=kind != "heatmaps")  # the rows layout sets its margins
+    # both lay themselves out (constrained layout; the rows heatmap sets its margins): no second, cropping pass
+    ((_, data),) = plots.render_figure(fig, "figures", stem, formats=(fmt,), tight=False)
     return data
 
 

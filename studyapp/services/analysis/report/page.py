@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from django.template.loader import render_to_string
 
-from evaluation.meta.agreement import SUBRANGES
+from evaluation.meta.agreement import BINS, SUBRANGES
 from evaluation.meta.bestset import MIN_TOPICS
-from evaluation.report.tables import agreement_grid
 from studyapp.services.analysis.report import intuitiveness
 from studyapp.services.analysis.study_analysis import LEVELS, StudyAnalysis, is_ad_hoc
 
@@ -58,52 +57,56 @@ def _heat_cell(value: float, n: int) -> dict:
     return {"value": _fmt(value, 2), "n": int(n), "css": _heat_class(value)}
 
 
-def _metric_rows(analysis: StudyAnalysis, level: str) -> list[dict]:
+def _lookup(table) -> dict[tuple[str, str, str], tuple[int, float, float, float]]:
+    """(measure, statistic, subset) -> (n, value, ci_low, ci_high) of an agreement table, read once
+    (a dictionary instead of thousands of pandas lookups: the page lays out every cell)."""
+    columns = [table[c].tolist() for c in ("measure", "statistic", "subset", "n", "value", "ci_low", "ci_high")]
+    return {(m, st, su): (int(n), v, lo, hi) for m, st, su, n, v, lo, hi in zip(*columns)}
+
+
+def _metric_rows(analysis: StudyAnalysis, level: str, cells: dict) -> list[dict]:
     """Section 3: every statistic with its interval, n, the best-set column and the discriminative power."""
-    table = analysis.agreement[level].table
-    whole = table[table["subset"] == "all"].set_index(["measure", "statistic"])
-    power = analysis.power.summary.set_index("measure") if analysis.power is not None else None
+    power = analysis.power.summary.set_index("measure").to_dict("index") if analysis.power is not None else {}
     chosen = analysis.best_sets.get(level)
-    best = chosen.table.set_index("measure") if chosen is not None else None
+    best = chosen.table.set_index("measure").to_dict("index") if chosen is not None else {}
     rows = []
     for measure in analysis.mup(level).index:
-        n = int(whole.loc[(measure, "MUP"), "n"])
-        cells = []
+        n = cells[measure, "MUP", "all"][0]
+        shown = []
         for statistic in STATISTICS:
-            r = whole.loc[(measure, statistic)] if (measure, statistic) in whole.index else None
-            defined = r is not None and n > 0 and np.isfinite(r["value"])
-            cells.append(
-                {"value": _fmt(r["value"]) if defined else "–", "interval": _interval(r["ci_low"], r["ci_high"]) if defined else ""}
-            )
-        row = {"measure": measure, "adhoc": is_ad_hoc(measure), "cells": cells, "n": n, "best": None}
-        if best is not None and measure in best.index:
-            row["best"] = {"in": bool(best.loc[measure, "in_best_set"]), "p": _fmt(best.loc[measure, "p_best"]), "claim": chosen.claim}
-        if power is not None and measure in power.index:
-            row["power"] = _fmt(power.loc[measure, "power"])
-            row["significant"] = f"{int(power.loc[measure, 'significant'])}/{int(power.loc[measure, 'pairs'])}"
+            _, value, low, high = cells.get((measure, statistic, "all"), (0, np.nan, np.nan, np.nan))
+            defined = n > 0 and np.isfinite(value)
+            shown.append({"value": _fmt(value) if defined else "–", "interval": _interval(low, high) if defined else ""})
+        row = {"measure": measure, "adhoc": is_ad_hoc(measure), "cells": shown, "n": n, "best": None}
+        if measure in best:
+            row["best"] = {"in": bool(best[measure]["in_best_set"]), "p": _fmt(best[measure]["p_best"]), "claim": chosen.claim}
+        if measure in power:
+            row["power"] = _fmt(power[measure]["power"])
+            row["significant"] = f"{int(power[measure]['significant'])}/{int(power[measure]['pairs'])}"
         rows.append(row)
     return rows
 
 
-def _subranges(analysis: StudyAnalysis, level: str) -> list[dict]:
+def _subranges(analysis: StudyAnalysis, level: str, cells: dict) -> list[dict]:
     """Chen et al. Fig. 1(c): tau_b per preference subrange over all run pairs, one row per metric (MUP order)."""
-    table = analysis.agreement[level].table
-    rows = table[(table["statistic"] == "tau_b") & table["subset"].isin(SUBRANGES)].set_index(["measure", "subset"])
     return [
-        {"measure": m, "cells": [_heat_cell(rows.loc[(m, s), "value"], rows.loc[(m, s), "n"]) for s in SUBRANGES]}
+        {"measure": m, "cells": [_heat_cell(cells[m, "tau_b", s][1], cells[m, "tau_b", s][0]) for s in SUBRANGES]}
         for m in analysis.mup(level).index
     ]
 
 
-def _heatmaps(analysis: StudyAnalysis, level: str) -> list[dict]:
+def _heatmaps(analysis: StudyAnalysis, level: str, cells: dict) -> list[dict]:
     """Chen et al. Fig. 1(a, b): tau_b per Delta bin x preference subrange, one grid per metric (MUP order)."""
-    table = analysis.agreement[level].table
-    out = []
-    for measure in analysis.mup(level).index:
-        values, counts = agreement_grid(table, measure, "tau_b")
-        grid = [{"bin": b, "cells": [_heat_cell(values.loc[b, s], counts.loc[b, s]) for s in values.columns]} for b in values.index]
-        out.append({"measure": measure, "rows": grid})
-    return out
+    return [
+        {
+            "measure": m,
+            "rows": [
+                {"bin": b, "cells": [_heat_cell(cells[m, "tau_b", f"{b}:{s}"][1], cells[m, "tau_b", f"{b}:{s}"][0]) for s in SUBRANGES]}
+                for b in BINS
+            ],
+        }
+        for m in analysis.mup(level).index
+    ]
 
 
 def best_set_summary(summary: dict) -> dict | None:
@@ -157,16 +160,17 @@ def report_context(report: StudyReport, figure_url) -> dict:
     levels = []
     for level in LEVELS:
         if level in analysis.agreement:
+            cells = _lookup(analysis.agreement[level].table)
             levels.append(
                 {
                     "name": level,
                     "title": LEVEL_TITLES[level],
                     "pairs": analysis.agreement[level].n_pairs,
                     "topics": analysis.agreement[level].n_topics,
-                    "metrics": _metric_rows(analysis, level),
+                    "metrics": _metric_rows(analysis, level, cells),
                     "best_set": analysis.best_sets.get(level),
-                    "subranges": _subranges(analysis, level),
-                    "heatmaps": _heatmaps(analysis, level),
+                    "subranges": _subranges(analysis, level, cells),
+                    "heatmaps": _heatmaps(analysis, level, cells),
                     "bars_svg": figure_url(f"metric-bars-{level}", "svg"),
                     "bars_png": figure_url(f"metric-bars-{level}", "png"),
                     "heatmap_svg": figure_url(f"heatmaps-{level}", "svg"),
