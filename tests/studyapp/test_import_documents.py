@@ -148,3 +148,36 @@ class ImportDocumentsTestCase(TestCase):
         self.assertEqual(list(Document.objects.values_list("title", "url", "text").order_by("pk")), before)
         with self.assertRaisesMessage(CommandError, "no collection named 'nope'"):
             call_command("import_documents", "nope", str(self.warc), "--no-progress", stdout=io.StringIO())
+
+    def test_item_pages_show_titles_urls_and_snippets_with_query_terms(self) -> None:
+        from studyapp.services.collections.display_cache import clear_all
+        from studyapp.services.design.study_config import parse_config
+        from studyapp.services.design.study_design import create_study
+        from studyapp.services.participation import allocation
+        from studyapp.services.participation.item_page import item_page
+
+        self.run_command(str(self.warc))
+        clear_all()
+        config = {
+            "runs": ["pub-greedyrr", "pub-random"],
+            "topics": list(TOPICS),
+            "depth": 10,
+            "levels": ["topic"],
+            "items_per_annotator": 2,
+        }
+        study = create_study("trec2014", "Docs study", parse_config(config)).study
+        annotator = allocation.register(study, external_id="w1")
+        assignments = allocation.admit(annotator)
+        self.assertEqual(len(assignments), 2)
+        for number, assignment in enumerate(assignments, start=1):
+            page = item_page(assignment, study, number, len(assignments))
+            self.assertIn(page.query, TOPICS.values())
+            html = page.left.html + page.right.html
+            for line in list(page.left) + list(page.right):
+                self.assertNotEqual(line.title, "")
+                self.assertFalse(line.title.startswith("clueweb12-") and line.title == line.title.split()[0], line.title)
+                self.assertTrue(line.url.startswith("http://www.example.org/"), line.url)
+            for term in page.query.split():
+                if term not in ("of",):
+                    self.assertIn(f"<mark>{term}</mark>", html.lower())
+            self.assertIn('class="snippet"', html)
