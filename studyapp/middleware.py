@@ -17,8 +17,9 @@ from django.http import HttpRequest, HttpResponse
 from studyapp.services import platforms
 
 
-def policy() -> str:
-    """The header's value; ``form-action`` lists the hosts the registered platforms' completion forms post to."""
+def policy(frame_ancestors: tuple[str, ...] = ()) -> str:
+    """The header's value; ``form-action`` lists the hosts the registered platforms' completion forms post to,
+    ``frame-ancestors`` the origins that may frame this response (none unless given)."""
     return "; ".join(
         [
             "default-src 'self'",
@@ -28,7 +29,7 @@ def policy() -> str:
             "font-src 'self'",
             "connect-src 'self'",
             " ".join(["form-action 'self'", *platforms.form_action_hosts()]),
-            "frame-ancestors 'none'",
+            "frame-ancestors " + (" ".join(frame_ancestors) if frame_ancestors else "'none'"),
             "base-uri 'none'",
             "object-src 'none'",
         ]
@@ -46,6 +47,24 @@ class ContentSecurityPolicyMiddleware:
         response = self.get_response(request)
         if not (settings.DEBUG and response.status_code >= 400):
             response.headers.setdefault("Content-Security-Policy", policy())
+        return response
+
+
+class PlatformFrameMiddleware:
+    """A participant page that their platform shows in its frame (MTurk) may be framed by that platform's
+    origins only (``services.platforms.framing``); every other response keeps ``frame-ancestors 'none'``
+    and ``X-Frame-Options: DENY``. Placed before the session and CSRF middleware, so it sees their cookies."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from studyapp.services.platforms import framing
+
+        response = self.get_response(request)
+        origins = framing.frame_ancestors(request)
+        if origins:
+            framing.allow_framing(response, origins, policy(origins))
         return response
 
 

@@ -24,6 +24,8 @@ Deployment settings come from the environment (12-factor); study parameters live
 - ``STUDYAPP_BASE_URL`` (empty): the site's public address, e.g. ``https://study.example.org``; absolute
   links (``create_study``'s annotator link, the staff set-up page) use it, else the request's host
   (``create_study`` then prints links for http://127.0.0.1:8000, what ``make run`` serves).
+- ``STUDYAPP_MTURK_FRAME_ANCESTORS`` (empty; refused in production): extra origins that may frame MTurk
+  workers' pages and stand in as ``turkSubmitTo`` in a local test (docs/annotator.md#security).
 
 A real deployment sets ``STUDYAPP_PRODUCTION=1`` (served over HTTPS by a reverse proxy); then
 ``manage.py check --deploy`` is clean and:
@@ -50,6 +52,7 @@ worker), counted atomically with their windows kept (``studyapp.cache_backends``
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import sys
 import tempfile
@@ -139,6 +142,7 @@ MIDDLEWARE = [
     "studyapp.middleware.RequestSizeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "studyapp.middleware.PlatformFrameMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -222,6 +226,22 @@ _proxy_header = os.environ.get("DJANGO_PROXY_SSL_HEADER", "X-Forwarded-Proto" if
 SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_header.upper().replace("-", "_"), "https") if _proxy_header else None
 STUDYAPP_PROXY_HOPS = env_int("STUDYAPP_PROXY_HOPS", 1 if PRODUCTION else 0)
 STUDYAPP_BASE_URL = os.environ.get("STUDYAPP_BASE_URL", "").strip().rstrip("/")
+
+
+def env_origins(name: str) -> tuple[str, ...]:
+    """Space-separated origins (``scheme://host[:port]``, no path) from the environment."""
+    origins = tuple(os.environ.get(name, "").split())
+    bad = [o for o in origins if not re.fullmatch(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?", o)]
+    if bad:
+        raise ImproperlyConfigured(f"{name} must list origins like https://host:port, got {' '.join(bad)!r}")
+    return origins
+
+
+# Extra origins that may frame MTurk workers' pages and stand in as turkSubmitTo (a local test of the
+# framed flow); MTurk's own worker sites are always allowed (services.platforms.mturk). Never in production.
+STUDYAPP_MTURK_FRAME_ANCESTORS = env_origins("STUDYAPP_MTURK_FRAME_ANCESTORS")
+if PRODUCTION and STUDYAPP_MTURK_FRAME_ANCESTORS:
+    raise ImproperlyConfigured("STUDYAPP_MTURK_FRAME_ANCESTORS is for local tests; leave it empty when STUDYAPP_PRODUCTION=1")
 # load_demo may create the "staff" superuser with a printed or given password: only outside production.
 STUDYAPP_DEMO_STAFF = not PRODUCTION
 

@@ -86,6 +86,9 @@ class Platform:
     max_length: Mapping[str, int] = {}
     submit_hosts: tuple[str, ...] = ()  # where its completion form may post (CSP form-action)
     recruiting_hosts: tuple[str, ...] = ()  # a redirect_url to one of these says the study recruits here
+    # Origins that show the study to this platform's participants in a frame (CSP frame-ancestors of
+    # their pages only, services.platforms.framing); empty: never framed, like every other page.
+    frame_ancestors: tuple[str, ...] = ()
 
     # -- the link -------------------------------------------------------------------------------
 

@@ -5,6 +5,11 @@ The finished assignment is posted to ``turkSubmitTo/mturk/externalSubmit`` with 
 (usually Prolific's) is never used for a worker. Without the submit parameters (an old link) the
 worker gets the code to enter on MTurk. ``assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE`` is MTurk's
 preview of the HIT: the task is shown, nothing stored.
+
+MTurk shows an ExternalQuestion in a frame of its worker sites, so a worker's pages may be framed by
+:data:`FRAME_ANCESTORS` (and by ``STUDYAPP_MTURK_FRAME_ANCESTORS``, extra origins for a local test,
+which may also stand in as ``turkSubmitTo``); every other page refuses framing
+(:mod:`.framing`, docs/annotator.md#security).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
+from django.conf import settings
 from django.utils.translation import gettext_lazy
 
 from studyapp.services.platforms.base import Completion, Platform, SetupField
@@ -28,6 +34,15 @@ EXTERNAL_QUESTION = (
     "</ExternalQuestion>"
 )
 SUBMIT_PATH = "/mturk/externalSubmit"
+# MTurk's worker sites, which show an ExternalQuestion in an iframe: production (the current and the
+# classic worker site) and the sandbox.
+FRAME_ANCESTORS = ("https://worker.mturk.com", "https://www.mturk.com", "https://workersandbox.mturk.com")
+SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
+
+
+def extra_hosts() -> tuple[str, ...]:
+    """``STUDYAPP_MTURK_FRAME_ANCESTORS``: origins standing in for MTurk (a local test's parent page); empty in production."""
+    return tuple(getattr(settings, "STUDYAPP_MTURK_FRAME_ANCESTORS", ()))
 
 
 class MTurk(Platform):
@@ -40,9 +55,16 @@ class MTurk(Platform):
     session_param = "assignmentId"
     free_params = ("turkSubmitTo",)
     max_length = {"turkSubmitTo": 200}
-    # Where MTurk may tell us to post the finished assignment (anything else would make us an open form relay).
-    submit_hosts = ("https://www.mturk.com", "https://workersandbox.mturk.com")
     recruiting_hosts = ("mturk.com",)
+
+    @property
+    def submit_hosts(self) -> tuple[str, ...]:  # type: ignore[override]
+        """Where MTurk may tell us to post the finished assignment (anything else would make us an open form relay)."""
+        return SUBMIT_HOSTS + extra_hosts()
+
+    @property
+    def frame_ancestors(self) -> tuple[str, ...]:  # type: ignore[override]
+        return FRAME_ANCESTORS + extra_hosts()
 
     def is_preview(self, cleaned: Mapping[str, str]) -> bool:
         return cleaned.get("assignmentId") == PREVIEW
