@@ -15,9 +15,9 @@ venv: $(BIN)/python
 	$(BIN)/pip install -q -r requirements-dev.txt
 
 # The participant pages' translations (locale/*/LC_MESSAGES/django.po, docs/annotator.md#languages) are
-# compiled to .mo files by gettext's msgfmt; compilemessages skips every .mo newer than its .po.
+# compiled to .mo files (gettext's msgfmt when installed, else polib: make run needs nothing else); .mo files newer than their .po are kept.
 compiled-messages: venv
-	$(BIN)/python manage.py compilemessages -v 0 --ignore=.venv --ignore=.git
+	$(BIN)/python manage.py compile_translations
 
 # After changing a participant text: bring the catalogues up to date, then translate what is new.
 messages: venv
