@@ -93,3 +93,17 @@ class MTurkFrameTests(AnnotatorTestCase):
     def test_the_setup_page_says_mturk_may_frame_mturk_studies(self) -> None:
         fields = platforms.MTURK.setup_fields(self.study, "https://study.example/s/x/", 3)
         self.assertIn("This site allows MTurk to frame MTurk studies.", fields[0].help)
+
+    def test_a_platform_declaring_frame_ancestors_is_framed_by_its_origins_only(self) -> None:
+        from studyapp.services.platforms.base import Platform
+
+        class Kiosk(Platform):
+            key, name, label, params, id_param = "kiosk", "Kiosk", "Kiosk panel", ("kid",), "kid"
+            frame_ancestors = ("https://kiosk.example",)
+
+        platforms.register(Kiosk())
+        self.addCleanup(platforms.unregister, "kiosk")
+        response = Client().get(self.entry(kid="k-1"))
+        self.assertNotIn("X-Frame-Options", response.headers)
+        self.assertIn("frame-ancestors https://kiosk.example;", response["Content-Security-Policy"])
+        self.assert_refused(Client().get(self.entry()))  # the anonymous link is still refused
