@@ -29,8 +29,13 @@ def figure_stems(report: StudyReport, levels: list[str] | None = None) -> list[s
 def draw_figure(stem: str, agreement: dict[str, pd.DataFrame], power: pd.DataFrame | None, fmt: str) -> bytes:
     """One figure of the report as PNG or SVG bytes, from the agreement tables per level and the
     discriminative power summary (what the page keeps in its cache)."""
+    return draw_figures(stem, agreement, power, (fmt,))[fmt]
+
+
+def draw_figures(stem: str, agreement: dict[str, pd.DataFrame], power: pd.DataFrame | None, formats: tuple[str, ...]) -> dict[str, bytes]:
+    """The figure ``stem`` built once and rendered in each of ``formats`` (PNG, SVG): format -> bytes."""
     kind, _, level = stem.rpartition("-")
-    if kind not in FIGURE_KINDS or level not in agreement or fmt not in plots.FORMATS:
+    if kind not in FIGURE_KINDS or level not in agreement or not set(formats) <= set(plots.FORMATS):
         raise KeyError(stem)
     table = agreement[level]
     if kind == "metric-bars":
@@ -38,8 +43,8 @@ def draw_figure(stem: str, agreement: dict[str, pd.DataFrame], power: pd.DataFra
     else:
         fig = plots.agreement_heatmaps_figure(table, layout="rows")
     # both lay themselves out (constrained layout; the rows heatmap sets its margins): no second, cropping pass
-    ((_, data),) = plots.render_figure(fig, "figures", stem, formats=(fmt,), tight=False)
-    return data
+    rendered = plots.render_figure(fig, "figures", stem, formats=formats, tight=False)
+    return {path.suffix[1:]: data for path, data in rendered}
 
 
 def figure_sources(report: StudyReport) -> tuple[dict[str, pd.DataFrame], pd.DataFrame | None]:

@@ -22,7 +22,7 @@ from evaluation.meta.significance import CONVENTIONS as SIGNIFICANCE_CONVENTIONS
 from evaluation.report import plots
 from evaluation.report.tables import render_table
 from studyapp.models import Study
-from studyapp.services.analysis.report.figures import draw_figure, figure_sources, figure_stems
+from studyapp.services.analysis.report.figures import draw_figures, figure_sources, figure_stems
 from studyapp.services.analysis.report.page import render_html
 from studyapp.services.analysis.study_analysis import StudyAnalysis, StudyCollection
 from studyapp.services.data.export import write_rows
@@ -177,8 +177,8 @@ def write_report(report: StudyReport, out: str | Path, *, figure_levels: list[st
         stems = figure_stems(report, levels) if levels else []
         agreement, power = figure_sources(report)
         for stem in stems:
-            for fmt in plots.FORMATS:
-                contents[f"figures/{stem}.{fmt}"] = draw_figure(stem, agreement, power, fmt)
+            for fmt, data in draw_figures(stem, agreement, power, plots.FORMATS).items():
+                contents[f"figures/{stem}.{fmt}"] = data
         contents["settings.json"] = json.dumps(report.settings, indent=1, allow_nan=False) + "\n"
         contents["reproduce.sh"] = reproduce_script(report)
         contents["report.css"] = Path(finders.find("studyapp/report.css")).read_text()
