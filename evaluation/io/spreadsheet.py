@@ -4,10 +4,9 @@ A spreadsheet runs a cell that begins with ``=``, ``+``, ``-`` or ``@`` as a for
 carriage return in front can smuggle one past a reader that trims (the OWASP "CSV injection" list).
 Text reaching our CSV files comes from outside (run and topic names of an imported collection, staff
 reasons, platform ids), so :func:`escape_cell` puts an apostrophe in front of such a cell; the
-apostrophe is what spreadsheets themselves use to mark text. Numbers and plain arithmetic after ``+``
-or ``-`` are left alone (``-3``, ``-0.25``, the report's ``-/- (0)``): without letters a formula can
-reach no function, cell or command, and the analysis reads signed answers as they are. The rule is
-documented in docs/data-dictionary.md#spreadsheet-safe-csv.
+apostrophe is what spreadsheets themselves use to mark text. Numbers are left alone (``-3``,
+``-0.25``, ``1e-05``): the analysis reads signed answers as they are. The rule is documented in
+docs/data-dictionary.md#spreadsheet-safe-csv.
 It lives in the ``evaluation`` package because the command line's CSV tables (``render_table``) and
 the study app's files both use it: a report's tables and the command line that reproduces them
 write the same bytes.
@@ -20,16 +19,13 @@ import re
 import pandas as pd
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-# After + or -, only letters (functions, cell references, DDE commands) or other symbols can do harm:
-# a cell of digits, signs, brackets and separators (-3, -0.25, 1e-05, the report's "-/- (0)") is kept.
-_ARITHMETIC = re.compile(r"[0-9.,+\-*/()%\[\] eE]*|[+-]?(inf|nan)")
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|nan)|[+-]")  # a lone sign is text
 
 
 def escape_cell(text: str) -> str:
     """``text`` with an apostrophe in front when a spreadsheet could run it as a formula: it begins with
-    ``=``, ``@``, a tab or a carriage return, or with ``+``/``-`` followed by more than plain arithmetic."""
-    first = text[:1]
-    if first in ("=", "@", "\t", "\r") or (first in ("+", "-") and not _ARITHMETIC.fullmatch(text)):
+    ``=``, ``+``, ``-``, ``@``, a tab or a carriage return and is not a number."""
+    if text[:1] in FORMULA_PREFIXES and not _NUMBER.fullmatch(text):
         return "'" + text
     return text
 

@@ -73,7 +73,7 @@ class EndToEndTestCase(TestCase):
             try:
                 for level in ("topic", "weighted", "subtopic"):
                     argv = ["meta", "agreement", "--scores", "scores.tsv", "--preferences", "export.csv", "--level", level,
-                            "--bootstrap", str(B), "--seed", str(SEED), "--format", "csv", "-o", f"cli-{level}.csv"]  # fmt: skip
+                            "--bootstrap", str(B), "--seed", str(SEED), "--best-set", "--format", "csv", "-o", f"cli-{level}.csv"]  # fmt: skip
                     if level == "weighted":
                         argv += ["--intents", "collection/intents.tsv"]
                     self.assertEqual(evaluation_main(argv), 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -352,9 +353,10 @@ def agreement_args(study, *extra: str) -> list[str]:
 
 
 def svg_legend_and_patches(path: Path) -> tuple[list[str], int]:
-    """Text labels (matplotlib writes each as an SVG comment) and the number of drawn patches."""
+    """Text labels (kept as SVG text: svg.fonttype none) and the number of drawn patches."""
     svg = path.read_text()
-    return re.findall(r"<!-- (.*?) -->", svg), len(re.findall(r'<g id="patch_', svg))
+    texts = [html.unescape(re.sub(r"<[^>]+>", "", t)) for t in re.findall(r"<text\b[^>]*>(.*?)</text>", svg, flags=re.S)]
+    return texts, len(re.findall(r'<g id="patch_', svg))
 
 
 def test_power_file_without_power_column_is_a_one_line_error_and_writes_nothing(study, tmp_path: Path, capsys) -> None:
