@@ -54,13 +54,20 @@ def require_playwright() -> None:
         )
 
 
+# How long an expect(...) assertion waits, as long as the pages' own timeout (tests/browser/annotator.py):
+# CI runs the PostgreSQL copy of these tests beside the SQLite ones on two cores, where an admission can
+# take longer than playwright's default of 5 s.
+EXPECT_TIMEOUT_MS = 15_000
+
+
 @pytest.fixture(scope="package")
 def browser() -> Iterator:
     """One Chromium for the whole folder (each test opens its own contexts: separate cookies and storage)."""
     try:
-        from playwright.sync_api import Error, sync_playwright
+        from playwright.sync_api import Error, expect, sync_playwright
     except ImportError:
         unavailable("the playwright package is not installed")
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     if not os.access(CHROMIUM, os.X_OK):
         unavailable(f"{CHROMIUM} does not exist or is not executable")
     # Playwright's synchronous API keeps an asyncio loop in this thread; the ORM calls of the tests are
