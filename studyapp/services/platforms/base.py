@@ -13,6 +13,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 if TYPE_CHECKING:
     from studyapp.models import Annotator, Study
+    from studyapp.services.platforms.review_api import ReviewClient, SubmissionRef
 
 # What a participant or session id in a link may look like (anything else is a broken or forged link).
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.:@-]{1,100}$")
@@ -89,6 +90,9 @@ class Platform:
     # Origins that show the study to this platform's participants in a frame (CSP frame-ancestors of
     # their pages only, services.platforms.framing); empty: never framed, like every other page.
     frame_ancestors: tuple[str, ...] = ()
+    # ``(code, label)`` of the reasons the platform accepts with a rejection (review through its API,
+    # services.platforms.review); empty: the message alone carries the reason.
+    rejection_categories: tuple[tuple[str, str], ...] = ()
 
     # -- the link -------------------------------------------------------------------------------
 
@@ -151,3 +155,16 @@ class Platform:
     def screenout_link(self, study: Study) -> str:
         """Where a participant whom a full study turns away is sent with the screen-out code ('' : nowhere, the code is shown)."""
         return ""
+
+    # -- review through the platform's API (services.platforms.review) ---------------------------
+
+    def submission_ref(self, annotator: Annotator) -> SubmissionRef | None:
+        """What the platform's API needs to act on ``annotator``'s submission; None when the platform
+        cannot be reviewed through an API (the anonymous link) or the stored link lacks the ids."""
+        return None
+
+    def review_client(self) -> ReviewClient | None:
+        """The platform's review client, configured from the environment only (credentials are never
+        stored); None when the platform has no API. Raises ``review_api.ApiError`` when credentials
+        are missing."""
+        return None

@@ -6,10 +6,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from studyapp.services.platforms.base import Completion, Platform, SetupField
+from studyapp.services.platforms.review_api import SubmissionRef
 
 if TYPE_CHECKING:
     from studyapp.models import Annotator, Study
 
+
+# The rejection categories Prolific's submission transition accepts (``rejection_category``,
+# Prolific API reference: "Approve or reject a submission").
+REJECTION_CATEGORIES = (
+    ("TOO_QUICKLY", "Too quickly"),
+    ("TOO_SLOWLY", "Too slowly"),
+    ("FAILED_INSTRUCTIONS", "Failed instructions"),
+    ("INCOMP_LONGITUDINAL", "Incomplete longitudinal"),
+    ("FAILED_CHECK", "Failed attention check"),
+    ("LOW_EFFORT", "Low effort"),
+    ("MALINGERING", "Malingering"),
+    ("NO_CODE", "No completion code"),
+    ("BAD_CODE", "Wrong completion code"),
+    ("NO_DATA", "No data"),
+    ("UNSUPP_DEVICE", "Unsupported device"),
+    ("OTHER", "Other"),
+)
 
 # Prolific's own completion address: a participant sent here with the code is marked complete.
 COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
@@ -23,6 +41,7 @@ class Prolific(Platform):
     id_param = "PROLIFIC_PID"
     session_param = "SESSION_ID"
     recruiting_hosts = ("prolific.com", "prolific.co")
+    rejection_categories = REJECTION_CATEGORIES
 
     def completion(self, annotator: Annotator) -> Completion:
         study = annotator.study
@@ -55,6 +74,14 @@ class Prolific(Platform):
             )
         fields.append(SetupField("Places", str(needed), "Annotators the study still needs for k answers on every presentation."))
         return fields
+
+    def submission_ref(self, annotator: Annotator) -> SubmissionRef | None:
+        """Prolific's submission id is the link's SESSION_ID; STUDY_ID names the Prolific study."""
+        ids = annotator.external_ids or {}
+        participant = ids.get("PROLIFIC_PID") or annotator.external_id
+        if not participant or not ids.get("SESSION_ID"):
+            return None
+        return SubmissionRef(participant, ids["SESSION_ID"], ids.get("STUDY_ID", ""))
 
     def screenout_link(self, study: Study) -> str:
         if not study.redirect_url or not study.screenout_code:

@@ -1,0 +1,96 @@
+"""The interface every platform's review client implements (approve, reject, bonus through its API).
+
+The review service (:mod:`.review`) talks to a platform only through :class:`ReviewClient`; one client
+per platform (:mod:`.prolific_api`, :mod:`.mturk_api`), built by the adapter's ``review_client()``
+from the environment. A failed call raises :class:`ApiError` (shown per submission, never a
+traceback); every call made is returned as a :class:`CallRecord` for the audit log, which never holds
+credentials.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Protocol
+
+# Normalised states of a submission on a platform (ReviewClient.state).
+AWAITING, APPROVED, REJECTED, RETURNED, UNKNOWN = "awaiting", "approved", "rejected", "returned", "unknown"
+STATES = (AWAITING, APPROVED, REJECTED, RETURNED, UNKNOWN)
+# Operations recorded in the audit log.
+OPERATIONS = ("state", "approve", "reject", "bonus", "pay_bonus", "create_draft")
+RESPONSE_LIMIT = 500
+
+
+def short(text: str, limit: int = RESPONSE_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters (an answer or error kept in the audit log)."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ApiError(Exception):
+    """A platform call failed. Shown per submission, never a traceback.
+
+    ``message`` is short human text ("429 Too Many Requests: retry after 2 s", "503 Service
+    Unavailable", "network error: timed out"); ``status`` the HTTP status or None; ``retryable`` for
+    429, 5xx and network errors; ``records`` the calls made before the failure (for the audit log).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        retryable: bool = False,
+        records: list[CallRecord] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+        self.retryable = retryable
+        self.records: list[CallRecord] = list(records or [])
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class SubmissionRef:
+    """What the platform needs to act on one participant's submission (from ``Annotator.external_ids``)."""
+
+    participant_id: str  # Prolific PROLIFIC_PID / MTurk workerId (raw id: never shown without the id permission)
+    submission_id: str  # Prolific SESSION_ID (= submission id) / MTurk assignmentId
+    study_ref: str = ""  # Prolific STUDY_ID / MTurk hitId
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One API call and its result, for the audit log (never credentials)."""
+
+    operation: str  # one of OPERATIONS
+    request: dict = field(default_factory=dict)  # method, path/operation name, body (no auth header/keys)
+    ok: bool = True
+    status: int | None = None  # HTTP status (MTurk: ResponseMetadata.HTTPStatusCode), None on a network error
+    response: str = ""  # short text of the answer or the error (at most RESPONSE_LIMIT characters)
+
+
+class ReviewClient(Protocol):
+    """One platform's API for review. Every method raises :class:`ApiError` on failure and returns the
+    records of the calls it made (for the audit log). Implementations retry a retryable error a bounded
+    number of times (honouring Retry-After, capped; sleep injectable for tests)."""
+
+    def state(self, ref: SubmissionRef) -> tuple[str, list[CallRecord]]:
+        """The submission's state on the platform, one of :data:`STATES`: "awaiting" (can be approved or
+        rejected), "approved", "rejected", "returned" (or gone/abandoned), "unknown"."""
+        ...
+
+    def approve(self, ref: SubmissionRef) -> list[CallRecord]: ...
+
+    def reject(self, ref: SubmissionRef, category: str, message: str) -> list[CallRecord]: ...
+
+    def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]]) -> list[CallRecord]:
+        """Pay each ``(ref, amount, token)`` exactly once; ``token`` is our unique, stable id of that
+        bonus (the same on a retry). MTurk: ``send_bonus`` with ``UniqueRequestToken=token``; Prolific:
+        bulk create then pay, grouped by ``study_ref``."""
+        ...
