@@ -29,7 +29,10 @@ def _add_collection_options(parser: argparse.ArgumentParser) -> None:
         "--qrels", required=True, help="diversity qrels: TREC 'topic subtopic docid grade' or NTCIR Dqrels 'topic intent docid Lk'"
     )
     group.add_argument("--intents", help="intent probabilities 'topic intent prob [inf|nav]' (NTCIR Iprob/DINprob)")
-    group.add_argument("--topics", help="TREC topic XML with <subtopic number= type=nav|inf>")
+    group.add_argument(
+        "--topics",
+        help="topic file: TREC topic XML, NTCIR topic XML (<query><qid>) or NTCIR tab-separated (topic TAB query; topic TAB intent TAB text)",
+    )
     group.add_argument("--keep-intents", type=positive_int, metavar="K", help="keep the K heaviest intents per topic, renormalised")
     group.add_argument(
         "--weights",

@@ -20,7 +20,7 @@ def load_collection(
     on_duplicate_qrel: Literal["error", "max"] = "error",
     uniform_over: Literal["relevant", "listed"] = "relevant",
 ) -> Collection:
-    """Read qrels (TREC or NTCIR), an optional intents file and optional TREC topic XML.
+    """Read qrels (TREC or NTCIR), an optional intents file and an optional topic file (TREC or NTCIR layout).
 
     Every file is validated completely before the collection is built; the first problem raises
     ``FormatError(path, line, reason)``.

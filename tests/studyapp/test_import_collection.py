@@ -72,6 +72,29 @@ class ImportCollectionTestCase(TestCase):
         self.assertIn("ignored 1 topic(s) not in the qrels: 9", out)
         self.assertFalse(RankedItem.objects.filter(run__name="charlie", topic__topic_id="9").exists())
 
+    def test_ntcir_tab_separated_topics_give_queries_and_subtopic_texts(self) -> None:
+        # the toy collection's topics as an NTCIR tab-separated topic file (docs/metrics.md#topic-files), in mixed order
+        tsv = "1\tjaguar\n1\t2\tthe car\n1\t1\tthe animal\n1\t3\tthe team's site\tnav\n2\tjava\n3\tapple\n"
+        out = self.run_import(intents=self.files["intents"], topics=write(self.tmp, "topics.tsv", tsv))
+        self.assertIn("3 topics, 9 subtopics", out)
+        one = Topic.objects.get(topic_id="1")
+        self.assertEqual((one.query, one.description), ("jaguar", ""))
+        self.assertEqual(
+            list(one.subtopics.values_list("number", "weight", "type", "text")),
+            [("1", 0.5, "inf", "the animal"), ("2", 0.3, "inf", "the car"), ("3", 0.2, "nav", "the team's site")],
+        )
+        self.assertEqual(Topic.objects.get(topic_id="2").query, "java")
+
+    def test_ntcir_topic_xml_gives_queries(self) -> None:
+        xml = "<queries>\n<query><qid>1</qid><content>jaguar</content><description>Which jaguar?</description></query>\n</queries>\n"
+        self.run_import(topics=write(self.tmp, "topics.xml", xml))
+        one = Topic.objects.get(topic_id="1")
+        self.assertEqual((one.query, one.description), ("jaguar", "Which jaguar?"))
+
+    def test_a_bad_ntcir_topic_line_names_file_and_line(self) -> None:
+        path = write(self.tmp, "topics.tsv", "1\tjaguar\n1\t1\tthe animal\tweird\n")
+        self.assert_refused(f"{path}:2: intent type must be 'inf' or 'nav'", topics=path)
+
     def test_documents_without_display_data_show_their_docid(self) -> None:
         self.run_import(docs=self.files["docs"])
         with_data = Document.objects.get(docid="t1-d1")

@@ -15,7 +15,10 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True, help="collection name (unique)")
         parser.add_argument("--qrels", required=True, help="TREC diversity qrels or NTCIR Dqrels")
         parser.add_argument("--intents", help="intent weights: topic intent prob [inf|nav]")
-        parser.add_argument("--topics", help="TREC topic XML with queries, descriptions and typed subtopics")
+        parser.add_argument(
+            "--topics",
+            help="topic file: TREC topic XML, NTCIR topic XML or NTCIR tab-separated text (queries, descriptions, subtopic texts)",
+        )
         parser.add_argument("--docs", help="display data: JSONL {docid,title,url,snippet} or TSV with those columns")
         parser.add_argument("--run", action="append", required=True, dest="runs", metavar="RUN", help="TREC run file (repeat)")
         parser.add_argument("--description", default="", help="free text shown in the admin")
