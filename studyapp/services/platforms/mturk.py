@@ -22,9 +22,11 @@ from django.conf import settings
 from django.utils.translation import gettext_lazy
 
 from studyapp.services.platforms.base import Completion, Platform, SetupField
+from studyapp.services.platforms.review_api import SubmissionRef
 
 if TYPE_CHECKING:
     from studyapp.models import Annotator, Study
+    from studyapp.services.platforms.mturk_api import MTurkReviewClient
 
 PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 EXTERNAL_QUESTION = (
@@ -104,6 +106,23 @@ class MTurk(Platform):
             fields = (("assignmentId", assignment_id), ("completionCode", code))
             return Completion(self.key, self.name, code, submit_action=submit_to + SUBMIT_PATH, submit_fields=fields)
         return Completion(self.key, self.name, code)
+
+    # -- review through the Requester API (services.platforms.mturk_api) ------------------------
+
+    def submission_ref(self, annotator: Annotator) -> SubmissionRef | None:
+        """The worker's assignment (``workerId``, ``assignmentId``, ``hitId`` of their link); None for a
+        link without them (an old link, a preview)."""
+        ids = annotator.external_ids or {}
+        worker, assignment = ids.get("workerId", ""), ids.get("assignmentId", "")
+        if not worker or not assignment or assignment == PREVIEW:
+            return None
+        return SubmissionRef(worker, assignment, ids.get("hitId", ""))
+
+    def review_client(self) -> MTurkReviewClient:
+        """boto3's MTurk client from the environment (AWS credentials; ``STUDYAPP_MTURK_SANDBOX=1``: the sandbox)."""
+        from studyapp.services.platforms.mturk_api import MTurkReviewClient  # boto3 only when reviewing
+
+        return MTurkReviewClient()
 
 
 MTURK = MTurk()
