@@ -1,12 +1,13 @@
 """Database models; outside code imports them from here (wagtail's ``models/`` package pattern).
 
 Low-level first: ``collection`` (what was imported) <- ``study`` (what is asked) <- ``annotation``
-(who answered what) <- ``quality`` (the log of exclusions and reinstatements); ``team`` (who may see a study).
+(who answered what) <- ``quality`` (the log of exclusions and reinstatements) <- ``platform_review`` (decisions and API calls on the platform); ``team`` (who may see a study).
 """
 
 from studyapp.models.annotation import Annotator, Assignment, Consent, Preference
 from studyapp.models.collection import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
 from studyapp.models.erasure import ErasureLog
+from studyapp.models.platform_review import PlatformCall, ReviewDecision
 from studyapp.models.quality import QualityDecision
 from studyapp.models.staff import StaffSession
 from studyapp.models.study import Presentation, Study, StudyRun, StudySubtopic, StudyTopic
@@ -20,10 +21,12 @@ __all__ = [
     "Document",
     "ErasureLog",
     "Judgment",
+    "PlatformCall",
     "Preference",
     "Presentation",
     "QualityDecision",
     "RankedItem",
+    "ReviewDecision",
     "Run",
     "StaffSession",
     "Study",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.db import models
@@ -56,6 +57,7 @@ DEFAULT_INSTRUCTIONS = _(
     "both lists and choose how much better one of them is for you, from 'left much better' to 'right much better'. "
     "Choose 'about the same' when you see no real difference."
 )
+CENT = Decimal("0.01")
 _CODE = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 _URL = re.compile(r"^https?://\S+$")
 _UNSET = object()
@@ -111,6 +113,8 @@ class StudySetting:
         if self.type is str:
             column = self.column or (models.CharField if self.max_length else models.TextField)
             return column(blank=self.blank, **({"max_length": self.max_length} if self.max_length else {}), **options)
+        if self.type is Decimal:  # money: two decimal places (the platforms' smallest unit)
+            return models.DecimalField(max_digits=8, decimal_places=2, **options)
         column = self.column or {int: models.PositiveIntegerField, float: models.FloatField, bool: models.BooleanField}[self.type]
         return column(**options)
 
@@ -135,6 +139,8 @@ class StudySetting:
         """A valid ``value`` as stored: texts stripped, numbers of a float setting as floats."""
         if isinstance(value, str):
             return value.strip()
+        if self.type is Decimal and value is not None:
+            return Decimal(str(value)).quantize(CENT)
         return float(value) if self.type is float and value is not None else value
 
     def _num(self, x: float) -> str:
@@ -161,6 +167,8 @@ class StudySetting:
             return None if isinstance(value, bool) else f"{self.name} must be true or false, got {json.dumps(value)}"
         if self.type is str:
             return self._text_problem(value)
+        if self.type is Decimal:
+            return self._money_problem(value)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (self.type is int and not isinstance(value, int)):
             return f"{self.name} must be {'an integer' if self.type is int else 'a number'}, got {json.dumps(value)}"
         too_low = self.low is not None and (value <= self.low if self.low_open else value < self.low)
@@ -170,6 +178,22 @@ class StudySetting:
                 return f"{self.name} must be between {self._num(self.low)} and {self._num(self.high)}, got {value}"
             lo, hi = ("(" if self.low_open else "["), (")" if self.high_open else "]")
             return f"{self.name} must be in {lo}{self._num(self.low)}, {self._num(self.high)}{hi}, got {value}"
+        return None
+
+    def _money_problem(self, value: Any) -> str | None:
+        """An amount of money: a number, a Decimal or a text like "1.50", at most two decimal places, within the bounds."""
+        if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, str)):
+            return f"{self.name} must be an amount like 1.50, got {json.dumps(value, default=str)}"
+        try:
+            amount = Decimal(str(value).strip())
+        except InvalidOperation:
+            return f"{self.name} must be an amount like 1.50, got {value}"
+        if not amount.is_finite():
+            return f"{self.name} must be an amount like 1.50, got {value}"
+        if amount != amount.quantize(CENT):
+            return f"{self.name} must have at most two decimal places, got {value}"
+        if (self.low is not None and amount < Decimal(str(self.low))) or (self.high is not None and amount > Decimal(str(self.high))):
+            return f"{self.name} must be between {self._num(self.low)} and {self._num(self.high)}, got {value}"
         return None
 
     def _text_problem(self, value: Any) -> str | None:
@@ -271,6 +295,12 @@ SETTINGS: tuple[StudySetting, ...] = (
     StudySetting("median_seconds_min", float, None, "exclude annotators whose median decision time is under this (empty: only reported)",
                  low=0, high=3600, low_open=True, optional=True,
                  doc="exclude annotators whose median decision time is under this many seconds, judged from 10 decisions"),
+    StudySetting("bonus_amount", Decimal, Decimal("0.00"), "bonus per approved submission, in the platform study's currency (0: no bonus)",
+                 low=0, high=100, doc_default="0",
+                 doc="bonus paid to every approved submission through the platform's API, in the currency of the study on the "
+                     "platform, two decimal places (0: none; [reviewing and paying](#reviewing-and-paying-on-the-platform))"),
+    StudySetting("bonus_reason", str, "", "the bonus's reason (MTurk shows it to the worker)", max_length=500, doc_default="none",
+                 doc="why the bonus is paid (MTurk shows it to the worker; Prolific takes none)"),
 )  # fmt: skip
 BY_NAME: dict[str, StudySetting] = {s.name: s for s in SETTINGS}
 

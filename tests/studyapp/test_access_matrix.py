@@ -19,9 +19,11 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from studyapp import admin as study_admin
-from studyapp.models import Annotator, QualityDecision, Study, StudyMember
+from studyapp.models import Annotator, PlatformCall, QualityDecision, ReviewDecision, Study, StudyMember
 from studyapp.services.access.teams import set_team
 from studyapp.services.data import erasure
+from studyapp.services.platforms.review_api import CallRecord
+from studyapp.services.platforms.review_apply import record_calls
 from studyapp.services.quality import control
 from tests.studyapp.annotator_base import AnnotatorTestCase
 from tests.studyapp.base import TOY_CONFIG, BaseTestCase
@@ -70,6 +72,14 @@ class AccessMatrixTest(AnnotatorTestCase):
         two = Annotator.objects.get(study=cls.study, external_id="pid-two")
         control.exclude(two, staff=cls.users["superuser"], reason="for the log", rule=QualityDecision.Rule.STAFF)
         erasure.erase(Annotator.objects.get(study=cls.study, external_id="bob"), source="command")  # an erasure log entry
+        one = Annotator.objects.get(study=cls.study, external_id="pid-one")  # a review decision and an audit log entry naming the raw id
+        ReviewDecision.objects.create(study=cls.study, annotator=one, action="approve", decided_at=datetime(2026, 1, 7, tzinfo=UTC))
+        record_calls(
+            cls.study,
+            one,
+            "prolific",
+            [CallRecord("state", {"method": "GET", "path": "/api/v1/submissions/pid-one/"}, True, 200, '{"participant": "pid-one"}')],
+        )
 
     def client_for(self, role: str) -> Client:
         client = Client()
@@ -139,6 +149,9 @@ class AccessMatrixTest(AnnotatorTestCase):
             self.assertEqual("pid-one" in changelist, sees, role)
             change = client.get(reverse("admin:studyapp_annotator_change", args=[self.alice.pk])).content.decode()
             self.assertEqual('name="external_id"' in change, sees, role)
+            call = client.get(reverse("admin:studyapp_platformcall_change", args=[PlatformCall.objects.get().pk])).content.decode()
+            self.assertIn("/api/v1/submissions/", call)
+            self.assertEqual("pid-one" in call, sees, role)
 
     def test_admin_study_objects_are_limited_to_the_team(self) -> None:
         scoped = {

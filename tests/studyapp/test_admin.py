@@ -10,10 +10,12 @@ from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from studyapp.models import Presentation, Study
+from studyapp.models import Presentation, ReviewDecision, Study
 from studyapp.services.access.teams import set_team
 from studyapp.services.data import erasure
 from studyapp.services.participation import flow
+from studyapp.services.platforms.review_api import CallRecord
+from studyapp.services.platforms.review_apply import record_calls
 from studyapp.services.quality import control
 from tests.studyapp.base import TOY_CONFIG, BaseTestCase
 
@@ -64,6 +66,10 @@ class AdminTestCase(BaseTestCase):
         self.answer_all(alice)
         control.exclude(alice, rule="staff", staff=self.staff, reason="a log entry for the admin pages", now=self.later(hours=1))
         erasure.erase(self.arrive("withdrawn"), source="command", now=self.later(hours=2))  # an entry of the erasure log
+        ReviewDecision.objects.create(study=self.study, annotator=alice, action="approve", decided_at=self.later(hours=3))
+        record_calls(
+            self.study, alice, "prolific", [CallRecord("approve", {"method": "POST", "path": "/x/"}, False, 503, "busy")], self.staff
+        )
 
     def test_every_model_has_a_working_list_and_change_page(self) -> None:
         for model in apps.get_app_config("studyapp").get_models():

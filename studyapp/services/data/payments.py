@@ -51,7 +51,8 @@ def speed_norm(annotators: list[Annotator]) -> SpeedNorm:
     return SpeedNorm(len(times), mean, sd)
 
 
-def _exclusions(study: Study) -> dict[int, QualityDecision]:
+def latest_exclusions(study: Study) -> dict[int, QualityDecision]:
+    """Annotator id -> the exclusion that stands (their latest quality decision, when it excluded)."""
     latest: dict[int, QualityDecision] = {}
     for d in QualityDecision.objects.filter(study=study).select_related("staff").order_by("decided_at", "id"):
         latest[d.annotator_id] = d
@@ -71,7 +72,7 @@ def payment_rows(study: Study) -> list[dict[str, str]]:
     annotators = list(Annotator.objects.filter(study=study).order_by("created_at", "pk"))
     signals: dict[int, AnnotatorSignals] = {s.annotator_id: s for s in annotator_signals(study, annotators)}
     norm = speed_norm(annotators)
-    exclusions = _exclusions(study)
+    exclusions = latest_exclusions(study)
     rows = []
     for a in annotators:
         s = signals[a.pk]

@@ -9,6 +9,7 @@ topic-level presentation + one per kept subtopic at subtopic level), plus check 
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field, replace
@@ -278,7 +279,9 @@ def create_study(collection_name: str, name: str, config: StudyConfig, *, max_ba
             language=config.language,
             min_viewport_width=config.min_viewport_width,
             excluded_exit=config.excluded_exit,
-            config=asdict(config),
+            bonus_amount=config.bonus_amount,
+            bonus_reason=config.bonus_reason,
+            config=json.loads(json.dumps(asdict(config), default=str)),  # amounts (Decimal) as text: "1.50"
         )
         StudyRun.objects.bulk_create([StudyRun(study=study, run=r) for r in plan.runs])
         study_topics = StudyTopic.objects.bulk_create([StudyTopic(study=study, topic=t, position=n) for n, t in enumerate(plan.topics)])

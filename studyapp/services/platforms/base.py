@@ -93,6 +93,12 @@ class Platform:
     # ``(code, label)`` of the reasons the platform accepts with a rejection (review through its API,
     # services.platforms.review); empty: the message alone carries the reason.
     rejection_categories: tuple[tuple[str, str], ...] = ()
+    # The category for each kind of reason a rejection has ("speed", "checks", "effort", "other";
+    # services.platforms.review_rules.REASONS); empty: no categories.
+    rejection_reasons: Mapping[str, str] = {}
+    # The length a rejection's message must have on the platform (its documented limits).
+    message_min: int = 0
+    message_max: int = 1000
 
     # -- the link -------------------------------------------------------------------------------
 

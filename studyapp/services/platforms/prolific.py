@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from studyapp.services.platforms import prolific_api
 from studyapp.services.platforms.base import Completion, Platform, SetupField
-from studyapp.services.platforms.review_api import SubmissionRef
+from studyapp.services.platforms.review_api import ReviewClient, SubmissionRef
 
 if TYPE_CHECKING:
     from studyapp.models import Annotator, Study
@@ -42,6 +43,8 @@ class Prolific(Platform):
     session_param = "SESSION_ID"
     recruiting_hosts = ("prolific.com", "prolific.co")
     rejection_categories = REJECTION_CATEGORIES
+    rejection_reasons = {"speed": "TOO_QUICKLY", "checks": "FAILED_CHECK", "effort": "LOW_EFFORT", "other": "OTHER"}
+    message_min = 100  # "It must be at least 100 chars long" (the transition's ``message``); no maximum documented
 
     def completion(self, annotator: Annotator) -> Completion:
         study = annotator.study
@@ -82,6 +85,10 @@ class Prolific(Platform):
         if not participant or not ids.get("SESSION_ID"):
             return None
         return SubmissionRef(participant, ids["SESSION_ID"], ids.get("STUDY_ID", ""))
+
+    def review_client(self) -> ReviewClient:
+        """From PROLIFIC_API_TOKEN and PROLIFIC_API_URL (services.platforms.prolific_api)."""
+        return prolific_api.client_from_env()
 
     def screenout_link(self, study: Study) -> str:
         if not study.redirect_url or not study.screenout_code:

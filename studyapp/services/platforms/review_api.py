@@ -32,7 +32,10 @@ class ApiError(Exception):
 
     ``message`` is short human text ("429 Too Many Requests: retry after 2 s", "503 Service
     Unavailable", "network error: timed out"); ``status`` the HTTP status or None; ``retryable`` for
-    429, 5xx and network errors; ``records`` the calls made before the failure (for the audit log).
+    429, 5xx and network errors; ``records`` the calls made up to the failure (for the audit log; a
+    client may include the failed attempts, else the review service records the failure itself);
+    ``outcome_unknown``: a call that is not safe to repeat (a payment) may have been carried out (a
+    timeout, a 500), so it must not be sent again without a look at the platform.
     """
 
     def __init__(
@@ -43,6 +46,7 @@ class ApiError(Exception):
         retry_after: float | None = None,
         retryable: bool = False,
         records: list[CallRecord] | None = None,
+        outcome_unknown: bool = False,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -50,6 +54,7 @@ class ApiError(Exception):
         self.retry_after = retry_after
         self.retryable = retryable
         self.records: list[CallRecord] = list(records or [])
+        self.outcome_unknown = outcome_unknown
 
     def __str__(self) -> str:
         return self.message
@@ -73,6 +78,7 @@ class CallRecord:
     ok: bool = True
     status: int | None = None  # HTTP status (MTurk: ResponseMetadata.HTTPStatusCode), None on a network error
     response: str = ""  # short text of the answer or the error (at most RESPONSE_LIMIT characters)
+    tokens: tuple[str, ...] = ()  # optional: the bonus tokens a successful payment call paid (partial failures)
 
 
 class ReviewClient(Protocol):
@@ -92,5 +98,6 @@ class ReviewClient(Protocol):
     def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]]) -> list[CallRecord]:
         """Pay each ``(ref, amount, token)`` exactly once; ``token`` is our unique, stable id of that
         bonus (the same on a retry). MTurk: ``send_bonus`` with ``UniqueRequestToken=token``; Prolific:
-        bulk create then pay, grouped by ``study_ref``."""
+        bulk create then pay, grouped by ``study_ref``. When it raises, the bonuses whose tokens appear
+        in a successful record's ``tokens`` count as paid (the others are tried again next time)."""
         ...

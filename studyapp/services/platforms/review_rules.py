@@ -1,0 +1,156 @@
+"""What the study's rules suggest for one submission on the platform: approve (with the study's bonus),
+reject (a reason of the platform's and a message built from the broken rule), or no action.
+
+Built on the payments export's facts (services.data.payments): who finished, who was excluded by which
+rule, and whether a whole submission was "exceptionally fast" (more than 3 SD under the mean of the
+finishers). Prolific allows rejecting for speed only then, and for failed attention checks; so a
+participant excluded for fast decisions who was not exceptionally fast overall is approved (their
+answers still do not count), with the reason shown to staff. Excluded by a staff decision: no
+suggestion, staff decide. Not finished, refused (study full) or screened out: nothing to review.
+
+The message goes to the participant, in the study's language (gettext: locale/*/LC_MESSAGES), and is
+at least as long as the platform requires (Prolific: 100 characters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.utils import translation
+from django.utils.translation import gettext
+
+from studyapp.models import Annotator, QualityDecision, ReviewDecision, Study
+from studyapp.services.data.payments import SpeedNorm
+from studyapp.services.platforms.base import Platform
+from studyapp.services.quality.control import AnnotatorSignals, Breach, submission_seconds
+
+APPROVE, REJECT, SKIP = ReviewDecision.Action.APPROVE, ReviewDecision.Action.REJECT, ReviewDecision.Action.SKIP
+ZERO = Decimal("0.00")
+# The kind of reason each quality rule gives for a rejection; the platform names it (Platform.rejection_reasons).
+REASONS = {"fast": "speed", "median_time": "speed", "checks": "checks", "straightline": "effort", "side_bias": "effort"}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A decision on one submission: ``note`` says why, for staff (never sent)."""
+
+    action: str
+    category: str = ""
+    message: str = ""
+    bonus: Decimal = ZERO
+    note: str = ""
+
+
+def suggest(study: Study, annotator: Annotator, platform: Platform, signals: AnnotatorSignals | None,
+            exclusion: QualityDecision | None, norm: SpeedNorm) -> Decision:  # fmt: skip
+    """The rules' decision for ``annotator``'s submission."""
+    status = annotator.status
+    if status == Annotator.Status.FINISHED:
+        bonus = study.bonus_amount or ZERO
+        return Decision(APPROVE, bonus=bonus, note="finished, valid" + (f"; bonus {bonus}" if bonus else ""))
+    if status != Annotator.Status.EXCLUDED:
+        return Decision(SKIP, note=_not_reviewed(annotator))
+    if exclusion is None or not exclusion.automatic:
+        who = f" by staff ({exclusion.reason})" if exclusion is not None else ""
+        return Decision(SKIP, note=f"excluded{who}: choose the decision")
+    breach = breach_of(signals, exclusion.rule)
+    kind = REASONS.get(exclusion.rule, "other")
+    seconds = submission_seconds(annotator)
+    if kind == "speed":
+        if not norm.exceptionally_fast(seconds):
+            why = "not exceptionally fast overall" if seconds is not None else "did not finish"
+            return Decision(APPROVE, note=f"excluded ({exclusion.detail}), {why}: speed alone is no reason to reject; answers not used")
+        message = speed_message(study, platform, seconds or 0.0, norm)
+    else:
+        # the numbers the exclusion was decided on (QualityDecision.counts: rule -> counts), else today's
+        counts = (exclusion.counts or {}).get(exclusion.rule) or (breach.counts if breach else {})
+        message = rule_message(study, platform, exclusion.rule, counts, breach.detail if breach else exclusion.detail)
+    category = platform.rejection_reasons.get(kind, platform.rejection_reasons.get("other", ""))
+    return Decision(REJECT, category, message, note=f"excluded: {exclusion.detail}")
+
+
+def _not_reviewed(annotator: Annotator) -> str:
+    return {
+        Annotator.Status.NEW: "not started: nothing to review",
+        Annotator.Status.ACTIVE: "not finished: nothing to review (the platform times the submission out or the participant returns it)",
+        Annotator.Status.REFUSED: "turned away (study full): nothing to review",
+        Annotator.Status.SCREENED: "screened out by the comprehension check: nothing to review",
+    }.get(annotator.status, f"{annotator.status}: nothing to review")
+
+
+# -- participant-facing messages ---------------------------------------------------------------------
+
+
+def speed_message(study: Study, platform: Platform, seconds: float, norm: SpeedNorm) -> str:
+    """Why an exceptionally fast submission is rejected, with its time and the study's average."""
+    values = {"seconds": f"{seconds:.0f}", "mean": f"{norm.mean or 0:.0f}"}
+    return _in_language(study, platform, lambda: gettext(
+        "Your submission was rejected because it was completed exceptionally fast: %(seconds)s seconds from consent to the "
+        "last answer, while participants of this study took %(mean)s seconds on average (more than three standard "
+        "deviations faster than the average)."
+    ) % values)  # fmt: skip
+
+
+def rule_message(study: Study, platform: Platform, rule: str, counts: dict, detail: str) -> str:
+    """Why a submission excluded by ``rule`` is rejected, with the study's numbers (``counts`` of the breach)."""
+    values = {key: counts.get(key, "?") for key in ("failed", "checks", "run", "answers", "limit")}
+    if rule == "side_bias":
+        values.update(share=_percent(counts.get("share")), limit=_percent(counts.get("limit")))
+
+    def text() -> str:
+        if rule == "checks":
+            return (
+                gettext(
+                    "Your submission was rejected because you failed %(failed)s of the %(checks)s attention-check items (pairs of "
+                    "identical result pages, or of a page and a deliberately worse copy); the study's rules, shown before the first "
+                    "item, allowed at most %(limit)s failed checks."
+                )
+                % values
+            )
+        if rule == "straightline":
+            return (
+                gettext(
+                    "Your submission was rejected for low effort: you gave the same answer %(run)s times in a row, while the "
+                    "study's rules, shown before the first item, allowed at most %(limit)s identical answers in a row."
+                )
+                % values
+            )
+        if rule == "side_bias":
+            return (
+                gettext(
+                    "Your submission was rejected for low effort: %(share)s of your %(answers)s answers that preferred one side chose "
+                    "the same side of the page, while the study's rules, shown before the first item, allowed at most %(limit)s."
+                )
+                % values
+            )
+        return gettext(
+            "Your submission was rejected because it broke one of the study's rules that were shown before the first item: %(detail)s."
+        ) % {"detail": detail}
+
+    return _in_language(study, platform, text)
+
+
+def _in_language(study: Study, platform: Platform, text: Callable[[], str]) -> str:
+    """``text()`` in the study's language, made as long as the platform's minimum (Prolific: 100 characters): first
+    the invitation to write to us, then, for a short translation, the English text after it; cut at the maximum."""
+    with translation.override(study.language):
+        message = text()
+        if len(message) < platform.message_min:
+            message += " " + gettext("If you think this is a mistake, please send us a message through %(platform)s.") % {
+                "platform": platform.name
+            }
+    if len(message) < platform.message_min and study.language != "en":
+        with translation.override("en"):
+            message += f" ({text()})"
+    return message[: platform.message_max]
+
+
+def _percent(value: object) -> str:
+    return f"{value:.0%}" if isinstance(value, (int, float)) else "?"
+
+
+def breach_of(signals: AnnotatorSignals | None, rule: str) -> Breach | None:
+    """The breach of ``rule`` among ``signals``' (None when the rule is not broken now)."""
+    return next((b for b in (signals.breaches if signals else ()) if b.rule == rule), None)

@@ -1,0 +1,176 @@
+"""A local HTTP server playing Prolific's API for review, as its API reference documents it.
+
+It runs on 127.0.0.1 in a thread (started and stopped by the test, ``with FakeProlific(...) as api``)
+and records every request (method, path, headers, body). Implemented: token auth (``Authorization:
+Token <token>``, else 401), ``GET /api/v1/submissions/{id}/``, ``POST /api/v1/submissions/{id}/transition/``
+(APPROVE/REJECT of a submission awaiting review; a rejection needs a known ``rejection_category`` and a
+``message`` of at least 100 characters; a repeated identical transition is ignored; anything else 400),
+``POST /api/v1/submissions/bonus-payments/`` (``study_id`` + ``csv_bonuses`` lines of ``<submission or
+participant id>,<amount>``; ids that did not take part in the study: 400) and
+``POST /api/v1/bulk-bonus-payments/{id}/pay/`` (not idempotent, as documented: every call pays again).
+:meth:`FakeProlific.fail` makes the next matching request(s) answer an error instead (429 with
+Retry-After, 503, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import uuid
+from dataclasses import dataclass, field
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from studyapp.services.platforms.prolific import REJECTION_CATEGORIES
+
+CATEGORIES = {code for code, _ in REJECTION_CATEGORIES}
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: object
+
+
+@dataclass
+class Failure:
+    method: str
+    pattern: re.Pattern[str]
+    status: int
+    times: int
+    headers: dict[str, str] = field(default_factory=dict)
+    carried_out: bool = False  # the request takes effect, then the error answers (a 500 after paying)
+
+
+class FakeProlific:
+    """Prolific's review endpoints on ``self.url``; ``submissions``: id -> {status, study_id, participant}."""
+
+    def __init__(self, token: str = "test-token") -> None:
+        self.token = token
+        self.submissions: dict[str, dict] = {}
+        self.bulk: dict[str, dict] = {}
+        self.paid: list[tuple[str, Decimal]] = []  # (submission or participant id, amount) per bonus paid
+        self.requests: list[Recorded] = []
+        self.failures: list[Failure] = []
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self) -> FakeProlific:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+    def add(self, submission_id: str, participant: str, study_id: str, status: str = "AWAITING REVIEW") -> None:
+        self.submissions[submission_id] = {"id": submission_id, "participant": participant, "study_id": study_id, "status": status}
+
+    def fail(self, method: str, path: str, status: int, *, times: int = 1, retry_after: float | None = None,
+             carried_out: bool = False) -> None:  # fmt: skip
+        """The next ``times`` requests ``method`` to a path matching the regex ``path`` answer ``status``."""
+        headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
+        self.failures.append(Failure(method, re.compile(path), status, times, headers, carried_out))
+
+    def calls(self, method: str | None = None, path: str = "") -> list[Recorded]:
+        """The recorded requests (optionally of one method, to paths matching the regex ``path``)."""
+        return [r for r in self.requests if (method is None or r.method == method) and re.search(path, r.path)]
+
+    # -- the API ---------------------------------------------------------------------------------
+
+    def answer(self, method: str, path: str, body: object) -> tuple[int, object, dict[str, str]]:
+        with self.lock:
+            for failure in self.failures:
+                if failure.times and failure.method == method and failure.pattern.search(path):
+                    failure.times -= 1
+                    if failure.carried_out:
+                        self._route(method, path, body)
+                    return failure.status, {"error": {"detail": "simulated failure"}}, failure.headers
+            status, answer = self._route(method, path, body)
+            return status, answer, {}
+
+    def _route(self, method: str, path: str, body: object) -> tuple[int, object]:
+        if m := re.fullmatch(r"/api/v1/submissions/([^/]+)/", path):
+            if method != "GET" or m.group(1) == "bonus-payments":
+                return self._bonus_setup(body) if method == "POST" else (405, {})
+            found = self.submissions.get(m.group(1))
+            return (200, found) if found else (404, {"error": {"detail": "Not found."}})
+        if (m := re.fullmatch(r"/api/v1/submissions/([^/]+)/transition/", path)) and method == "POST":
+            return self._transition(m.group(1), body)
+        if (m := re.fullmatch(r"/api/v1/bulk-bonus-payments/([^/]+)/pay/", path)) and method == "POST":
+            batch = self.bulk.get(m.group(1))
+            if batch is None:
+                return 404, {"error": {"detail": "Not found."}}
+            self.paid += batch["lines"]
+            return 200, f"Bulk bonus payment with ID {m.group(1)} is being processed asynchronously."
+        return 404, {"error": {"detail": "Not found."}}
+
+    def _transition(self, sid: str, body: object) -> tuple[int, object]:
+        sub = self.submissions.get(sid)
+        if sub is None:
+            return 404, {"error": {"detail": "Not found."}}
+        if not isinstance(body, dict) or body.get("action") not in ("APPROVE", "REJECT"):
+            return 400, {"error": {"detail": {"action": ["invalid"]}}}
+        target = "APPROVED" if body["action"] == "APPROVE" else "REJECTED"
+        if sub["status"] == target:
+            return 200, sub  # idempotent: the same request twice is ignored
+        if sub["status"] != "AWAITING REVIEW":
+            return 400, {"error": {"detail": f"cannot transition a submission in status {sub['status']}"}}
+        if target == "REJECTED":
+            if body.get("rejection_category") not in CATEGORIES:
+                return 400, {"error": {"detail": {"rejection_category": ["invalid"]}}}
+            if len(str(body.get("message", ""))) < 100:
+                return 400, {"error": {"detail": {"message": ["must be at least 100 characters"]}}}
+        sub["status"] = target
+        return 200, sub
+
+    def _bonus_setup(self, body: object) -> tuple[int, object]:
+        if not isinstance(body, dict) or not body.get("study_id") or not isinstance(body.get("csv_bonuses"), str):
+            return 400, {"error": {"detail": "study_id and csv_bonuses are required"}}
+        taking_part = {k for s in self.submissions.values() if s["study_id"] == body["study_id"] for k in (s["id"], s["participant"])}
+        lines, wrong = [], []
+        for line in body["csv_bonuses"].strip().splitlines():
+            who, _, amount = line.partition(",")
+            (lines if who in taking_part else wrong).append((who, Decimal(amount)))
+        if wrong or not lines:
+            return 400, {"error": {"detail": f"ids not in the study: {', '.join(w for w, _ in wrong)}"}}
+        batch = uuid.uuid4().hex[:24]
+        self.bulk[batch] = {"study": body["study_id"], "lines": lines}
+        amount = float(sum(a for _, a in lines))
+        return 201, {"id": batch, "study": body["study_id"], "amount": amount, "fees": 0.0, "total_amount": amount, "vat": 0.0}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw.decode("utf-8", "replace")
+                api.requests.append(Recorded(self.command, self.path, dict(self.headers.items()), body))
+                if self.headers.get("Authorization") != f"Token {api.token}":
+                    status, answer, headers = 401, {"error": {"detail": "Invalid token."}}, {}
+                else:
+                    status, answer, headers = api.answer(self.command, self.path, body)
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                for name, value in {"Content-Type": "application/json", "Content-Length": str(len(data)), **headers}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _serve
+
+            def log_message(self, format: str, *args: object) -> None:  # quiet
+                pass
+
+        return Handler

@@ -1,0 +1,174 @@
+"""The rules' suggestion per submission (services.platforms.review_rules), the participant-facing messages in
+every study language, the bonus setting, and the Prolific client's retry policy against the local server."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from django.test import SimpleTestCase
+
+from studyapp.models import Annotator, QualityDecision, Study
+from studyapp.models.study_settings import BY_NAME
+from studyapp.services.data.payments import SpeedNorm
+from studyapp.services.design.study_config import InvalidStudyConfig, parse_config
+from studyapp.services.platforms import PROLIFIC
+from studyapp.services.platforms.prolific_api import ProlificReviewClient
+from studyapp.services.platforms.review_api import ApiError, SubmissionRef
+from studyapp.services.platforms.review_rules import rule_message, speed_message, suggest
+from tests.studyapp.prolific_server import FakeProlific
+
+T0 = datetime(2026, 1, 5, 12, tzinfo=UTC)
+NORM = SpeedNorm(finished=40, mean=600.0, sd=60.0)  # exceptionally fast: under 600 - 3 * 60 = 420 s
+
+
+def annotator(status: str, seconds: float | None = 500) -> Annotator:
+    finished = T0 + timedelta(seconds=seconds) if seconds is not None else None
+    return Annotator(status=status, consented_at=T0, finished_at=finished, platform="prolific")
+
+
+def excluded_by(rule: str, counts: dict, detail: str = "the detail", staff: bool = False) -> QualityDecision:
+    return QualityDecision(action="exclude", rule="staff" if staff else rule, counts={rule: counts}, detail=detail, reason="by hand")
+
+
+class SuggestionTests(SimpleTestCase):
+    def setUp(self) -> None:
+        self.study = Study(language="en", bonus_amount=Decimal("1.25"))
+
+    def test_valid_finishers_are_approved_with_the_bonus(self) -> None:
+        d = suggest(self.study, annotator(Annotator.Status.FINISHED), PROLIFIC, None, None, NORM)
+        self.assertEqual((d.action, d.bonus, d.category, d.message), ("approve", Decimal("1.25"), "", ""))
+
+    def test_speed_rejects_only_an_exceptionally_fast_submission(self) -> None:
+        fast = excluded_by("fast", {"fast": 40, "decisions": 60, "limit": 30}, "fast: 40 of 60 decisions under 10 s (limit 30)")
+        d = suggest(self.study, annotator(Annotator.Status.EXCLUDED, seconds=300), PROLIFIC, None, fast, NORM)
+        self.assertEqual((d.action, d.category), ("reject", "TOO_QUICKLY"))
+        self.assertIn("300 seconds from consent to the last answer", d.message)
+        self.assertIn("600 seconds on average", d.message)
+        self.assertEqual(d.bonus, 0)
+        for seconds in (500, None):  # not exceptionally fast, or not finished: speed alone is no reason
+            d = suggest(self.study, annotator(Annotator.Status.EXCLUDED, seconds=seconds), PROLIFIC, None, fast, NORM)
+            self.assertEqual((d.action, d.bonus), ("approve", 0))
+            self.assertIn("speed alone is no reason to reject", d.note)
+        median = excluded_by("median_time", {"median_seconds": 2.0})
+        self.assertEqual(suggest(self.study, annotator("excluded", 100), PROLIFIC, None, median, NORM).category, "TOO_QUICKLY")
+
+    def test_each_rule_has_its_category_and_message(self) -> None:
+        cases = (
+            ("checks", {"failed": 3, "checks": 4, "limit": 1}, "FAILED_CHECK", "you failed 3 of the 4 attention-check items"),
+            ("straightline", {"run": 25, "value": 2, "limit": 20}, "LOW_EFFORT", "the same answer 25 times in a row"),
+            ("side_bias", {"share": 0.95, "answers": 40, "limit": 0.9}, "LOW_EFFORT", "95% of your 40 answers"),
+            ("newrule", {}, "OTHER", "shown before the first item: the detail."),
+        )
+        for rule, counts, category, words in cases:
+            with self.subTest(rule=rule):
+                d = suggest(self.study, annotator("excluded"), PROLIFIC, None, excluded_by(rule, counts), NORM)
+                self.assertEqual((d.action, d.category), ("reject", category))
+                self.assertIn(words, d.message)
+                self.assertGreaterEqual(len(d.message), 100)
+
+    def test_no_action_with_the_reason(self) -> None:
+        for status, words in (
+            (Annotator.Status.NEW, "not started"),
+            (Annotator.Status.ACTIVE, "not finished"),
+            (Annotator.Status.REFUSED, "study full"),
+            (Annotator.Status.SCREENED, "comprehension check"),
+        ):
+            d = suggest(self.study, annotator(status, None), PROLIFIC, None, None, NORM)
+            self.assertEqual(d.action, "skip")
+            self.assertIn(words, d.note)
+        d = suggest(self.study, annotator("excluded"), PROLIFIC, None, excluded_by("checks", {}, staff=True), NORM)
+        self.assertEqual(d.action, "skip")
+        self.assertIn("by staff (by hand): choose the decision", d.note)
+
+    def test_messages_in_every_language_reach_prolifics_minimum(self) -> None:
+        for language in Study.Language.values:
+            study = Study(language=language)
+            with self.subTest(language=language):
+                messages = [
+                    speed_message(study, PROLIFIC, 1, SpeedNorm(3, 9.0, 1.0)),
+                    rule_message(study, PROLIFIC, "checks", {"failed": 2, "checks": 2, "limit": 1}, ""),
+                    rule_message(study, PROLIFIC, "straightline", {"run": 9, "limit": 8}, ""),
+                    rule_message(study, PROLIFIC, "side_bias", {"share": 1, "answers": 9, "limit": 0.8}, ""),
+                    rule_message(study, PROLIFIC, "other", {}, "x"),
+                ]
+                for message in messages:
+                    self.assertGreaterEqual(len(message), 100, message)
+                    self.assertLessEqual(len(message), PROLIFIC.message_max)
+                if language != "en":
+                    self.assertFalse(messages[1].startswith("Your submission"), messages[1])  # translated
+
+
+class BonusSettingTests(SimpleTestCase):
+    def test_amounts(self) -> None:
+        base = {"runs": ["a", "b"]}
+        self.assertEqual(parse_config(base).bonus_amount, Decimal("0.00"))
+        self.assertEqual(parse_config({**base, "bonus_amount": 1.5}).bonus_amount, Decimal("1.50"))
+        self.assertEqual(parse_config({**base, "bonus_amount": "2.25", "bonus_reason": " thanks "}).bonus_reason, "thanks")
+        for value, words in ((1.505, "at most two decimal places"), (-1, "between 0 and 100"), (101, "between 0 and 100"),
+                             (True, "an amount like 1.50"), ("lots", "an amount like 1.50"), ("NaN", "an amount like 1.50")):  # fmt: skip
+            with self.subTest(value=value), self.assertRaisesMessage(InvalidStudyConfig, words):
+                parse_config({**base, "bonus_amount": value})
+        self.assertEqual(BY_NAME["bonus_amount"].problem(Decimal("3.10")), None)
+
+
+class ProlificClientTests(SimpleTestCase):
+    def setUp(self) -> None:
+        self.api = FakeProlific("tok").__enter__()
+        self.addCleanup(self.api.__exit__, None, None, None)
+        self.api.add("S1", "P1", "ST")
+        self.sleeps: list[float] = []
+        self.client = ProlificReviewClient("tok", self.api.url, sleep=self.sleeps.append)
+        self.ref = SubmissionRef("P1", "S1", "ST")
+
+    def test_state_and_transitions(self) -> None:
+        self.assertEqual(self.client.state(self.ref)[0], "awaiting")
+        self.assertEqual(self.client.state(SubmissionRef("P9", "S9", "ST"))[0], "returned")  # 404: gone
+        records = self.client.approve(self.ref)
+        self.assertEqual((records[0].operation, records[0].ok, records[0].status), ("approve", True, 200))
+        self.assertEqual(
+            records[0].request, {"method": "POST", "path": "/api/v1/submissions/S1/transition/", "body": {"action": "APPROVE"}}
+        )
+        self.assertEqual(self.client.state(self.ref)[0], "approved")
+        with self.assertRaises(ApiError) as caught:
+            self.client.reject(self.ref, "OTHER", "x" * 100)
+        self.assertEqual(caught.exception.status, 400)
+        self.assertIn("cannot transition a submission in status APPROVED", caught.exception.message)
+        self.assertEqual(self.sleeps, [])  # a 400 is not retried
+        self.assertNotIn("tok", repr(self.client))
+
+    def test_retries_are_bounded_and_honour_retry_after(self) -> None:
+        self.api.fail("GET", "/S1/", 429, times=2, retry_after=3)
+        state, records = self.client.state(self.ref)
+        self.assertEqual(state, "awaiting")
+        self.assertEqual(self.sleeps, [3.0, 3.0])
+        self.assertEqual([r.status for r in records], [429, 429, 200])
+        self.api.fail("GET", "/S1/", 503, times=3)
+        with self.assertRaises(ApiError) as caught:
+            self.client.state(self.ref)
+        self.assertEqual((caught.exception.status, len(caught.exception.records)), (503, 3))
+        self.api.fail("GET", "/S1/", 429, retry_after=3600)  # longer than we wait: shown, not waited for
+        with self.assertRaisesMessage(ApiError, "429 Too Many Requests: retry after 3600 s"):
+            self.client.state(self.ref)
+        self.assertEqual(len(self.sleeps), 4)
+
+    def test_a_pay_call_is_repeated_only_when_it_was_not_carried_out(self) -> None:
+        self.api.fail("POST", "/pay/", 502)
+        self.client.pay_bonuses([(self.ref, Decimal("1.00"), "t1")])
+        self.assertEqual(self.api.paid, [("S1", Decimal("1.00"))])
+        self.api.fail("POST", "/pay/", 500, carried_out=True)
+        with self.assertRaises(ApiError) as caught:
+            self.client.pay_bonuses([(self.ref, Decimal("2.00"), "t2")])
+        self.assertTrue(caught.exception.outcome_unknown)
+        self.assertIn("outcome unknown", caught.exception.message)
+        self.assertEqual(len(self.api.calls("POST", "/pay/")), 3)  # 502, 200, then the 500 once
+        self.assertEqual(self.client.bonus_batches["t2"], self.api.calls("POST", "/pay/")[-1].path.split("/")[4])
+
+    def test_bad_bonuses(self) -> None:
+        with self.assertRaisesMessage(ApiError, "must be more than 0"):
+            self.client.pay_bonuses([(self.ref, Decimal("0"), "t")])
+        with self.assertRaisesMessage(ApiError, "the link had no STUDY_ID"):
+            self.client.pay_bonuses([(SubmissionRef("P1", "S1"), Decimal("1"), "t")])
+        with self.assertRaisesMessage(ApiError, "400 Bad Request: ids not in the study: S7"):
+            self.client.pay_bonuses([(SubmissionRef("P7", "S7", "ST"), Decimal("1"), "t")])
+        self.assertEqual(self.api.paid, [])
