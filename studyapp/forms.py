@@ -148,3 +148,19 @@ class QualityReasonForm(forms.Form):
     reason = forms.CharField(
         max_length=1000, widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), help_text="stored in the quality log with your user name"
     )
+
+
+class ReviewDecisionForm(forms.Form):
+    """Staff's decision on one submission under review (the platform's rules are checked by services.platforms.review)."""
+
+    pseudonym = forms.CharField(max_length=20)
+    action = forms.ChoiceField(choices=[("approve", "approve"), ("reject", "reject"), ("skip", "no action")])
+    category = forms.CharField(required=False, max_length=30)
+    message = forms.CharField(required=False, max_length=5000)
+    bonus = forms.DecimalField(required=False, min_value=0, max_digits=8, decimal_places=2)
+
+
+class ReviewApplyForm(forms.Form):
+    """Sending the decisions to the platforms: a deliberate step."""
+
+    confirm = forms.BooleanField(required=True, label="I checked the decisions above; send them to the platform now")

@@ -22,6 +22,7 @@ urlpatterns = [
     path("staff/<slug:slug>/", staff.study_page, name="staff_study"),
     path("staff/<slug:slug>/live/", staff.study_live, name="staff_study_live"),
     path("staff/<slug:slug>/setup/", staff.study_setup, name="staff_study_setup"),
+    path("staff/<slug:slug>/review/", staff.study_review, name="staff_study_review"),
     path("staff/<slug:slug>/preview/", preview.start, name="staff_preview"),
     path("staff/<slug:slug>/preview/consent/", preview.consent, name="staff_preview_consent"),
     path("staff/<slug:slug>/preview/instructions/", preview.instructions, name="staff_preview_instructions"),

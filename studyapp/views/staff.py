@@ -9,17 +9,21 @@ fetches again every ``REFRESH_SECONDS``.
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 
-from studyapp.forms import AnnotatorSearchForm
+from studyapp.exceptions import StudyError
+from studyapp.forms import AnnotatorSearchForm, ReviewApplyForm, ReviewDecisionForm
 from studyapp.models import Study
 from studyapp.services.access.teams import member_study, sees_platform_ids, visible_studies
 from studyapp.services.analysis import dashboard, figures, preview
 from studyapp.services.data.export import content_type, download_name, export_bytes, export_formats
 from studyapp.services.data.file_names import safe_name
 from studyapp.services.data.payments import payments_csv
+from studyapp.services.platforms import review, review_apply
+from studyapp.services.platforms.review_api import ApiError
 from studyapp.services.platforms.setup import base_url, setup_sections, study_link
 
 REFRESH_SECONDS = 15
@@ -103,3 +107,66 @@ def study_setup(request: HttpRequest, slug: str) -> HttpResponse:
     base = base_url(request)
     context = {"study": study, "link": study_link(study, base), "sections": setup_sections(study, base)}
     return render(request, "studyapp/staff/setup.html", context)
+
+
+@staff_member_required
+def study_review(request: HttpRequest, slug: str) -> HttpResponse:
+    """Review the study's submissions on their platform: the rules' and staff's decisions, a dry run of the calls, Apply,
+    and the audit log (services.platforms.review, services.platforms.review_apply)."""
+    study = member_study(request.user, slug)
+    rows = review.review_rows(study)
+    error: tuple[str, str] | None = None  # (pseudonym, problem) of a refused change, shown at its row
+    if request.method == "POST":
+        done, error = _review_post(request, study, rows)
+        if done:
+            return redirect("staff_study_review", slug=study.slug)
+    context = {
+        "study": study,
+        "rows": [(row, *_row_form(row, request.POST if error and error[0] == row.pseudonym else None, error)) for row in rows],
+        "platform_ids": sees_platform_ids(request.user, study),
+        "page_error": error[1] if error and not any(row.pseudonym == error[0] for row in rows) else "",
+        "dry_run": review_apply.plan(rows) if "dry_run" in request.GET else None,
+        "apply_form": ReviewApplyForm(),
+        "audit": review.audit_log(study, platform_ids=sees_platform_ids(request.user, study)),
+    }
+    return render(request, "studyapp/staff/review.html", context, status=400 if error else 200)
+
+
+def _row_form(row: review.Row, posted, error: tuple[str, str] | None) -> tuple[dict, str]:
+    """The values a row's form shows (what staff typed, after a refused change) and its error."""
+    final = row.final
+    values = {"action": final.action, "category": final.category, "message": final.message, "bonus": final.bonus}
+    if posted is not None:
+        values = {key: posted.get(key, "") for key in values}
+    return values, error[1] if posted is not None and error else ""
+
+
+def _review_post(request: HttpRequest, study: Study, rows: list[review.Row]) -> tuple[bool, tuple[str, str] | None]:
+    """Carry out one form of the review page; ``(done, error)``."""
+    pseudonym = request.POST.get("pseudonym", "")
+    try:
+        if "apply" in request.POST:
+            if not ReviewApplyForm(request.POST).is_valid():
+                raise StudyError("tick the box to confirm, then Apply")
+            steps = review_apply.apply(study, staff=request.user, clients=review_apply.clients_for(rows))
+            failed = [s for s in steps if not s.ok]
+            messages.success(request, f"Applied: {len(steps) - len(failed)} step(s) done, {len(failed)} failed.")
+            for step in failed:
+                messages.error(request, f"{step.pseudonym} {step.operation}: {step.text}")
+        elif "rules" in request.POST:
+            review.use_rules(review.row_of(rows, pseudonym))
+            messages.success(request, f"{pseudonym}: the rules decide again.")
+        else:
+            form = ReviewDecisionForm(request.POST)
+            if not form.is_valid():
+                raise StudyError("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+            row, data = review.row_of(rows, form.cleaned_data["pseudonym"]), form.cleaned_data
+            decision = review.check_decision(row, data["action"], data["category"], data["message"], data["bonus"] or review.ZERO)
+            review.set_decision(study, row, decision, request.user)
+            messages.success(request, f"{row.pseudonym}: decision saved ({decision.action}).")
+    except (StudyError, ApiError) as exc:
+        if "apply" in request.POST:
+            messages.error(request, f"Nothing sent: {exc}")
+            return True, None
+        return False, (pseudonym, str(exc))
+    return True, None

@@ -152,6 +152,9 @@ class AccessMatrixTest(AnnotatorTestCase):
             call = client.get(reverse("admin:studyapp_platformcall_change", args=[PlatformCall.objects.get().pk])).content.decode()
             self.assertIn("/api/v1/submissions/", call)
             self.assertEqual("pid-one" in call, sees, role)
+            review_page = client.get(reverse("staff_study_review", args=[self.study.slug])).content.decode()
+            self.assertIn("/api/v1/submissions/", review_page)
+            self.assertEqual(any(p in review_page for p in pids), sees, role)
 
     def test_admin_study_objects_are_limited_to_the_team(self) -> None:
         scoped = {

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from studyapp.exceptions import StudyError
-from studyapp.models import Annotator, ReviewDecision, Study
+from studyapp.models import Annotator, PlatformCall, ReviewDecision, Study
 from studyapp.models.study_settings import BY_NAME, CENT
 from studyapp.services.data.payments import latest_exclusions, speed_norm
 from studyapp.services.platforms import registry
@@ -59,6 +59,11 @@ class Row:
             return "rules"
         staff = self.record.staff  # type: ignore[union-attr]
         return f"staff {staff.get_username()}" if staff else "staff (manage.py)"
+
+    @property
+    def applied(self) -> bool:
+        """Has the platform approved or rejected the submission (our call or by hand there)? Then it cannot change."""
+        return bool(self.record is not None and self.record.applied_action)
 
     @property
     def transition_due(self) -> bool:
@@ -298,3 +303,25 @@ def store(study: Study, decided: list[tuple[Row, Decision]], staff=None) -> None
     with transaction.atomic():
         for row, decision in decided:
             set_decision(study, row, decision, staff)
+
+
+def audit_log(study: Study, *, platform_ids: bool, limit: int = 300) -> list[dict[str, str]]:
+    """The newest ``limit`` API calls of ``study`` for a page: time, staff, pseudonym, operation, result, request
+    (raw platform ids masked without ``platform_ids``)."""
+    ids = None if platform_ids else raw_ids(study)
+    entries = []
+    calls = PlatformCall.objects.filter(study=study).select_related("annotator", "staff").order_by("-created_at", "-id")[:limit]
+    for call in calls:
+        body = call.request.get("body") if isinstance(call.request, dict) else None
+        lines = len(str(body.get("csv_bonuses", "")).strip().splitlines()) if isinstance(body, dict) else 0
+        who = call.annotator.pseudonym if call.annotator else (f"{lines} submissions" if lines else "-")
+        result = ("ok" if call.ok else "failed") + (f" {call.status}" if call.status else " (no answer)")
+        if not call.ok and call.response:
+            result += f": {call.response}"
+        text = request_text(call.request)
+        entries.append({
+            "time": call.created_at, "staff": call.staff.get_username() if call.staff else "manage.py", "pseudonym": who,
+            "operation": call.operation, "ok": call.ok,
+            "result": result if ids is None else mask_ids(study, result, ids), "request": text if ids is None else mask_ids(study, text, ids),
+        })  # fmt: skip
+    return entries
