@@ -92,6 +92,41 @@ def positions(distinct: np.ndarray, values: Sequence | np.ndarray) -> IntArray:
     return table.lookup(values).astype(np.int64, copy=False)
 
 
+def value_hashes(values: np.ndarray) -> np.ndarray:
+    """Python's ``hash`` of every value as unsigned 64-bit integers (a ``str`` computes it once and
+    caches it, so a docid hashed before costs a look-up)."""
+    return np.fromiter(map(hash, values), dtype=np.int64, count=values.size).view(np.uint64)
+
+
+def repeated_in_groups(group: IntArray, values: np.ndarray) -> np.ndarray:
+    """Boolean mask of the values that already appeared earlier in the same group (``group``: integers
+    from 0), like ``pd.DataFrame({"group": group, "value": values}).duplicated()``.
+
+    No hash table of every distinct value (at TREC depth, millions of docids that are mostly distinct,
+    whose table costs far more than the rest of a run's layout): the group and the value's hash go into
+    one 64-bit key, a sort finds the keys that occur more than once, and only the entries with such a
+    key (the repeats themselves, and the rare values whose hashes clash) are compared by value.
+    """
+    out = np.zeros(values.size, dtype=bool)
+    if values.size < 2:
+        return out
+    hashes = value_hashes(values)
+    bits = int(group.max()).bit_length()  # the group in the top bits, the hash's top bits below it
+    key = hashes if bits == 0 else (group.astype(np.uint64) << np.uint64(64 - bits)) | (hashes >> np.uint64(bits))
+    ordered = np.sort(key)
+    shared = ordered[1:][ordered[1:] == ordered[:-1]]
+    if shared.size:
+        suspects = np.flatnonzero(np.isin(key, shared))
+        out[suspects] = pd.DataFrame({"group": group[suspects], "value": values[suspects]}).duplicated().to_numpy()
+    return out
+
+
+def has_missing(values: np.ndarray) -> bool:
+    """Whether an object array holds None or NaN; a scan that only checks for strings first (the usual
+    docids), as a missing-value check on every entry costs several times more."""
+    return pd.api.types.infer_dtype(values, skipna=False) != "string" and bool(pd.isna(values).any())
+
+
 def repeated_keys(key: IntArray) -> np.ndarray:
     """Boolean mask of the integer keys that already appeared earlier in ``key`` (like
     ``pd.Series.duplicated``); a sort finds out that none did, the usual case, faster than hashing."""

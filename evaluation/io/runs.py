@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from evaluation._factorize import as_objects, block_heads, factorize, positions, repeated_keys
+from evaluation._factorize import as_objects, block_heads, factorize, has_missing, positions, repeated_in_groups
 from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError
 from evaluation.io._lines import expect_columns, numbered_fields, parse_float, parse_int
@@ -68,8 +68,9 @@ class RankedLists(Mapping[str, tuple[str, ...]]):
     """A run's ranked lists stored flat: reads like ``{topic: (docid, ...)}``.
 
     The list of ``topics[n]`` is ``vocabulary[codes[offsets[n]:offsets[n + 1]]]``, best first.
-    Runs built together by :func:`runs_from_arrays` share one vocabulary, so laying them out over a
-    collection looks every distinct docid up once. Lists hold no repeated docid.
+    Runs built together by :func:`runs_from_arrays` share one vocabulary (the docids of all their
+    lists, list after list), so laying them out over a collection is one look-up for all of them.
+    Lists hold no repeated docid.
     """
 
     topics: tuple[str, ...]
@@ -298,20 +299,22 @@ def runs_from_arrays(
     heads[blocks] = True
     run_code, run_names = factorize(names[blocks])
     topic_code, topic_names = factorize(topic_values[blocks])
-    doc_code, vocabulary = factorize(docs)
-    if (run_code < 0).any() or (topic_code < 0).any() or (doc_code < 0).any():
+    if (run_code < 0).any() or (topic_code < 0).any() or has_missing(docs):
         raise EvaluationError("every run line needs a run name, a topic and a docid")
     block_group = run_code * max(len(topic_names), 1) + topic_code
     sizes = np.diff(np.append(blocks, names.size))
     key = _within_list_key(order, scores, ranks, names.size)
+    # docids get no codes: at depth 1000 most are distinct unjudged filler, and a vocabulary of them
+    # cost more than everything else; the lists keep the docids, a collection looks them up
     if (block_group[1:] > block_group[:-1]).all() and (key is None or ((key[1:] > key[:-1]) | heads[1:]).all()):
-        lists = _Lists(block_group, sizes, doc_code)  # already in list order, no tie: the usual input
+        owned = docs if isinstance(docids, (list, tuple)) else docs.copy()  # not a view of the caller's array
+        lists = _Lists(block_group, sizes, owned)  # already in list order, no tie: the usual input
     else:
         group = np.repeat(block_group, sizes)
-        position = _list_order(group, doc_code, vocabulary, order, key, run_names, topic_names)
-        lists = _Lists.of_entries(group[position], doc_code[position])
-    lists = _drop_repeated(lists, vocabulary, on_duplicate_doc, run_names, topic_names)
-    return _split_runs(lists, run_names, topic_names, vocabulary)
+        position = _list_order(group, docs, order, key, run_names, topic_names)
+        lists = _Lists.of_entries(group[position], docs[position])
+    lists = _drop_repeated(lists, on_duplicate_doc, run_names, topic_names)
+    return _split_runs(lists, run_names, topic_names)
 
 
 def _within_list_key(order: str, scores, ranks, n: int) -> np.ndarray | None:
@@ -337,17 +340,17 @@ def _within_list_key(order: str, scores, ranks, n: int) -> np.ndarray | None:
 @dataclass(frozen=True)
 class _Lists:
     """Entries laid out list by list: list ``n`` (code ``group[n]`` = run * topics + topic) holds
-    ``codes[bounds[n]:bounds[n + 1]]``, best first; lists in ascending ``group`` order."""
+    ``docids[bounds[n]:bounds[n + 1]]``, best first; lists in ascending ``group`` order."""
 
     group: IntArray
     sizes: IntArray
-    codes: IntArray
+    docids: np.ndarray
 
     @classmethod
-    def of_entries(cls, group: IntArray, codes: IntArray) -> _Lists:
+    def of_entries(cls, group: IntArray, docids: np.ndarray) -> _Lists:
         """From entries sorted by group (then rank)."""
         starts = np.flatnonzero(np.diff(group, prepend=-1))
-        return cls(group[starts], np.diff(np.append(starts, group.size)), codes)
+        return cls(group[starts], np.diff(np.append(starts, group.size)), docids)
 
     @property
     def bounds(self) -> IntArray:
@@ -356,7 +359,7 @@ class _Lists:
         return out
 
 
-def _list_order(group, doc_code, vocabulary, order, key, run_names, topic_names) -> IntArray:
+def _list_order(group, docs, order, key, run_names, topic_names) -> IntArray:
     """Permutation of the entries into list order: by (run, topic) group, then docs/metrics.md#runs key."""
     if key is None:
         return np.argsort(group, kind="stable")
@@ -370,43 +373,45 @@ def _list_order(group, doc_code, vocabulary, order, key, run_names, topic_names)
         raise EvaluationError(f"run {run_names[run]} topic {topic_names[topic]}: rank {key[n]} repeated")
     # equal scores in a list: docid breaks the tie (descending for "score", ascending for "pyndeval")
     members = np.unique(np.concatenate([position[:-1][tied], position[1:][tied]]))
-    names = vocabulary[doc_code[members]].tolist()
+    names = docs[members].tolist()
     rank_of = {d: n for n, d in enumerate(sorted(set(names)))}
     tie_key = np.zeros(group.size, dtype=np.int64)
     tie_key[members] = [rank_of[d] for d in names]
     return np.lexsort((-tie_key if order == "score" else tie_key, key, group))
 
 
-def _drop_repeated(lists: _Lists, vocabulary, on_duplicate_doc, run_names, topic_names) -> _Lists:
+def _drop_repeated(lists: _Lists, on_duplicate_doc, run_names, topic_names) -> _Lists:
     """Keep each docid's first (highest-ranked) entry in its list; warn about the rest, or raise."""
     entry_list = np.repeat(np.arange(lists.sizes.size), lists.sizes)
-    repeated = repeated_keys(entry_list * max(len(vocabulary), 1) + lists.codes)
+    repeated = repeated_in_groups(entry_list, lists.docids)
     if not repeated.any():
         return lists
     n_topics = max(len(topic_names), 1)
     for n in np.unique(entry_list[repeated]).tolist():
         run, topic = divmod(int(lists.group[n]), n_topics)
-        dropped = vocabulary[lists.codes[repeated & (entry_list == n)]].tolist()
+        dropped = lists.docids[repeated & (entry_list == n)].tolist()
         message = _duplicate_message(run_names[run], topic_names[topic], dropped)
         if on_duplicate_doc == "error":
             raise EvaluationError(message)
         warnings.warn(f"{message}; kept the highest-ranked occurrence", EvaluationWarning, stacklevel=3)
     sizes = lists.sizes - np.bincount(entry_list[repeated], minlength=lists.sizes.size)
-    return _Lists(lists.group, sizes, lists.codes[~repeated])
+    return _Lists(lists.group, sizes, lists.docids[~repeated])
 
 
-def _split_runs(lists: _Lists, run_names, topic_names, vocabulary: np.ndarray) -> list[Run]:
-    """One :class:`Run` per run code."""
+def _split_runs(lists: _Lists, run_names, topic_names) -> list[Run]:
+    """One :class:`Run` per run code; all share the lists' docids as their vocabulary."""
     n_topics = max(len(topic_names), 1)
     bounds = lists.bounds
+    vocabulary = lists.docids
+    codes = np.arange(vocabulary.size)
     topic_of_list = topic_names[lists.group % n_topics].tolist()
     run_of_list, topic_code = np.divmod(lists.group, n_topics)
     first_list = np.searchsorted(run_of_list, np.arange(len(run_names) + 1)).tolist()
-    batch = ListBatch(topic_names, run_of_list, topic_code, bounds, lists.codes, vocabulary)
+    batch = ListBatch(topic_names, run_of_list, topic_code, bounds, codes, vocabulary)
     out = []
     for r, name in enumerate(run_names.tolist()):
         a, b = first_list[r], first_list[r + 1]
         offsets = bounds[a : b + 1] - bounds[a]
-        ranked = RankedLists(tuple(topic_of_list[a:b]), offsets, lists.codes[bounds[a] : bounds[b]], vocabulary, batch, a)
+        ranked = RankedLists(tuple(topic_of_list[a:b]), offsets, codes[bounds[a] : bounds[b]], vocabulary, batch, a)
         out.append(Run(str(name), ranked))
     return out

@@ -86,9 +86,9 @@ def test_a_batch_looks_its_vocabulary_up_once_per_collection(monkeypatch) -> Non
     batch = built[0].lists.batch
     docids = np.array(["d2", "d3", "d1"], dtype=object)
     first = batch.positions_in(docids)
-    assert first.tolist() == [2, 0, 1, -1]  # vocabulary d1 d2 d3 d9
-    assert batch.positions_in(docids) is first and calls == [4]
-    assert batch.positions_in(docids.copy()).tolist() == first.tolist() and calls == [4, 4]
+    assert first.tolist() == [2, 0, 0, 1, -1]  # vocabulary: the lists' docids d1 d2 | d2 | d3 | d9
+    assert batch.positions_in(docids) is first and calls == [5]
+    assert batch.positions_in(docids.copy()).tolist() == first.tolist() and calls == [5, 5]
     monkeypatch.setattr(engine, "BATCH_CELLS", 1)  # one run per slice
     collection = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv")
     calls.clear()
