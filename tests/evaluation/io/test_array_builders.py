@@ -223,3 +223,97 @@ def test_huge_ranks_keep_their_order() -> None:
     """The in-order check compares neighbours, no difference that could overflow."""
     (run,) = runs_from_arrays(["a", "a"], ["t", "t"], ["x", "y"], ranks=[2**63 - 1, -2], order="rank")
     assert dict(run.lists) == {"t": ("y", "x")}
+
+
+# TESTS: duplicates found without a vocabulary ========================================================
+
+CLASH_QRELS = [("q1", "1", "a", 1), ("q1", "1", "b", 0), ("q1", "2", "c", 2), ("q1", "2", "d10", 1), ("q2", "1", "a", 2),
+               ("q2", "1", "x", 1), ("q3", "1", "f", 0)]  # fmt: skip  # q3: no relevant document
+
+
+def _clashing_hashes(values: np.ndarray) -> np.ndarray:
+    """Three hash values for everything: nearly every entry of a list clashes with another."""
+    return np.array([len(str(v)) % 3 for v in values], dtype=np.uint64)
+
+
+def _reference_runs(lines: list, order: str) -> list:
+    """What runs_from_arrays promises, the slow way: per run and topic, sort by the order's key
+    (docs/metrics.md#runs), then keep each docid's first occurrence (dedupe_ranked)."""
+    from evaluation import Run
+    from evaluation.io.runs import dedupe_ranked
+
+    keys = {
+        "score": lambda e: (-e[3], tuple(-ord(c) for c in e[1]) + (1,)),  # docid descending; a prefix sorts after
+        "pyndeval": lambda e: (-e[3], e[1]),
+        "rank": lambda e: e[2],
+        "file": lambda e: 0,
+    }
+    by_run: dict[str, dict[str, list]] = {}
+    for run, topic, doc, rank, score in lines:
+        by_run.setdefault(run, {}).setdefault(topic, []).append((topic, doc, rank, score))
+    out = []
+    for run, topics in by_run.items():
+        lists = {t: dedupe_ranked([e[1] for e in sorted(es, key=keys[order])], run=run, topic=t) for t, es in topics.items()}
+        out.append(Run(run, lists))
+    return out
+
+
+@pytest.mark.parametrize("hashes", ["python", "clashing"])
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["r1", "r2"]),
+            st.sampled_from(["q1", "q2", "q3", "q9"]),  # q3: no relevant document; q9: not in the qrels
+            st.sampled_from(["a", "b", "c", "d10", "d9", "x", "u1", "u22", "u333"]),  # u*: unjudged everywhere
+            st.sampled_from([0.0, 1.0, 2.0]),  # ties
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.sampled_from(ORDERS),
+)
+def test_lists_and_scores_equal_the_reference_even_when_hashes_clash(hashes: str, raw: list, order: str) -> None:
+    """Duplicate docids (kept at their first ranked place), unjudged documents, ties, empty and unknown
+    topics: runs_from_arrays gives the lists and the scores of a plain Python reference, with Python's
+    hashes and with hashes that clash for different docids (only equal docids count as repeats)."""
+    from evaluation import _factorize
+
+    lines = [(run, topic, doc, n + 1, score) for n, (run, topic, doc, score) in enumerate(raw)]
+    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvaluationWarning)
+        if hashes == "clashing":
+            patch.setattr(_factorize, "value_hashes", _clashing_hashes)
+        built = _from_lines(lines, order=order)
+        reference = _reference_runs(lines, order)
+        assert [(r.name, dict(r.lists)) for r in built] == [(r.name, {t: tuple(d) for t, d in r.lists.items()}) for r in reference]
+        collection = build_collection(judgments_from_arrays(*(list(c) for c in zip(*CLASH_QRELS))))
+        measures = default_measures(cutoffs=(1, 3))
+        np.testing.assert_array_equal(score_matrix(collection, built, measures), score_matrix(collection, reference, measures))
+
+
+@pytest.mark.parametrize("hashes", ["python", "clashing"])
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["a", "b", "ab", "ba", "c"])), max_size=30))
+def test_repeated_in_groups_equals_pandas_duplicated(hashes: str, pairs: list) -> None:
+    import pandas as pd
+
+    from evaluation import _factorize
+
+    group = np.array([g for g, _ in pairs], dtype=np.int64)
+    values = np.array([v for _, v in pairs], dtype=object)
+    with pytest.MonkeyPatch.context() as patch:
+        if hashes == "clashing":
+            patch.setattr(_factorize, "value_hashes", _clashing_hashes)
+        got = _factorize.repeated_in_groups(group, values)
+    want = pd.DataFrame({"g": group, "v": values}).duplicated().to_numpy()
+    assert got.tolist() == want.tolist()
+
+
+def test_docids_are_checked_and_not_shared_with_the_caller() -> None:
+    docids = np.array(["a", "b"], dtype=object)
+    (run,) = runs_from_arrays(["r", "r"], ["q", "q"], docids, [2.0, 1.0])
+    docids[0] = "changed"
+    assert dict(run.lists) == {"q": ("a", "b")}
+    for missing in (None, float("nan")):
+        with pytest.raises(EvaluationError, match="run name, a topic and a docid"):
+            runs_from_arrays(["r", "r"], ["q", "q"], ["a", missing], [2.0, 1.0])
