@@ -13,7 +13,6 @@ A document listed twice for a topic is kept at its first (highest-ranked) positi
 
 from __future__ import annotations
 
-import csv
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,12 +22,12 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import pandas as pd
 
 from evaluation._factorize import as_objects, block_heads, factorize, has_missing, positions, repeated_in_groups
 from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError
 from evaluation.io._lines import expect_columns, numbered_fields, parse_float, parse_int
+from evaluation.io._run_columns import plain_columns
 
 RunOrder = Literal["score", "rank", "file", "pyndeval"]
 ORDERS: tuple[str, ...] = ("score", "rank", "file", "pyndeval")
@@ -185,46 +184,23 @@ def read_run(
 ) -> Run:
     """Read a TREC run file. The run is named after the tag column of its first line unless ``name``.
 
-    A plain file (six columns on every line, no comment line) is parsed by pandas' C reader and laid
-    out by :func:`runs_from_arrays` (same order and duplicate rules); anything else, and every
-    error, goes through the line-by-line reader below, which names the file and line.
+    A plain file (six columns on every line, no comment line) is parsed by a C reader (pyarrow's when
+    installed, else pandas', :mod:`evaluation.io._run_columns`) and laid out by :func:`runs_from_arrays`
+    (same order and duplicate rules); anything else, and every error, goes through the line-by-line
+    reader below, which names the file and line.
     """
     _check_options(order, on_duplicate_doc)
-    columns = _plain_columns(path)
+    columns = plain_columns(path)
     if columns is not None:
         topic, doc, rank, score, tag = columns
+        names = np.empty(topic.size, dtype=object)
+        names.fill(name or tag or Path(path).stem)  # fill: ten times quicker than np.full for objects
         try:
-            (run,) = runs_from_arrays(np.full(topic.size, name or tag or Path(path).stem, dtype=object), topic, doc, score,
-                                      ranks=rank, order=order, on_duplicate_doc=on_duplicate_doc)  # fmt: skip
+            (run,) = runs_from_arrays(names, topic, doc, score, ranks=rank, order=order, on_duplicate_doc=on_duplicate_doc)
             return run
         except EvaluationError:
             pass  # a repeated rank or docid: the reader below reports it with its line
     return _read_run_lines(path, order=order, on_duplicate_doc=on_duplicate_doc, name=name)
-
-
-def _plain_columns(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str] | None:
-    """``(topics, docids, ranks, scores, first tag)`` of a run file pandas' C parser reads cleanly, else None."""
-    try:
-        frame = pd.read_csv(path, sep=r"\s+", header=None, names=RUN_COLUMNS, dtype=RUN_DTYPES, na_filter=False,
-                            encoding="utf-8-sig", engine="c", quoting=csv.QUOTE_NONE)  # fmt: skip
-    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError):
-        return None
-    topic = frame["topic"].to_numpy(dtype=object)
-    score = frame["score"].to_numpy(dtype=np.float64)
-    if not len(frame) or (frame["tag"] == "").any() or frame["topic"].str.startswith("#").any() or not np.isfinite(score).all():
-        return None  # a short line, a comment line or a score the line reader has to judge
-    return topic, frame["docid"].to_numpy(dtype=object), frame["rank"].to_numpy(dtype=np.int64), score, str(frame["tag"].iat[0])
-
-
-RUN_COLUMNS = ["topic", "q0", "docid", "rank", "score", "tag"]
-RUN_DTYPES = {
-    "topic": object,
-    "q0": object,
-    "docid": object,
-    "rank": np.int64,
-    "score": np.float64,
-    "tag": object,
-}  # object: Python strings straight from the parser
 
 
 def _read_run_lines(path: str | Path, *, order: RunOrder, on_duplicate_doc: Literal["keep_first", "error"], name: str | None) -> Run:

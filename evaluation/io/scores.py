@@ -38,15 +38,14 @@ def render_scores(frame: pd.DataFrame, fmt: str = "tsv") -> str:
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"score frame lacks columns {missing}")
-    rows = frame.loc[:, list(COLUMNS)].itertuples(index=False, name=None)
+    rows = zip(*(frame[c].tolist() for c in COLUMNS))  # columns as lists: far quicker to walk than the frame's rows
     if fmt == "json":
         records = [{"run": r, "topic": t, "measure": m, "value": None if v is None or math.isnan(v) else float(v)} for r, t, m, v in rows]
         return json.dumps(records, indent=1, allow_nan=False) + "\n"
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
     writer.writerow(COLUMNS)
-    for r, t, m, v in rows:
-        writer.writerow((r, t, m, format_value(v)))
+    writer.writerows((r, t, m, format_value(v)) for r, t, m, v in rows)
     return buffer.getvalue()
 
 

@@ -1,13 +1,17 @@
-"""read_run's two paths agree: pandas' C reader for plain files, the validating line reader for the rest."""
+"""read_run's paths agree: a C reader for plain files (pyarrow's, or pandas' without pyarrow or when
+pyarrow declines a file), the validating line reader for the rest."""
 
 from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 
 from evaluation.exceptions import EvaluationWarning, FormatError
-from evaluation.io.runs import ORDERS, _plain_columns, _read_run_lines, read_run
+from evaluation.io import _run_columns
+from evaluation.io._run_columns import arrow_columns, pandas_columns, plain_columns
+from evaluation.io.runs import ORDERS, _read_run_lines, read_run
 
 PLAIN = """\
 1 Q0 d3 1 2.5 tagA
@@ -30,28 +34,38 @@ def both(path, **options):
     return fast, slow, [str(w.message) for w in fast_warnings], [str(w.message) for w in slow_warnings]
 
 
+@pytest.fixture(params=["pyarrow", "pandas"])
+def c_reader(request, monkeypatch):
+    """Each C reader in turn: pyarrow's (when installed), and pandas' as when pyarrow is missing."""
+    if request.param == "pyarrow":
+        pytest.importorskip("pyarrow")
+    else:
+        monkeypatch.setattr(_run_columns, "arrow_columns", lambda path: None)
+    return request.param
+
+
 @pytest.mark.parametrize("order", ORDERS)
-def test_plain_files_read_the_same_by_both_paths(tmp_path, order) -> None:
+def test_plain_files_read_the_same_by_both_paths(tmp_path, order, c_reader) -> None:
     path = tmp_path / "a.run"
     path.write_text(PLAIN)
-    assert _plain_columns(path) is not None  # the fast path is taken: quotes and "NA" are plain docids
+    assert plain_columns(path) is not None  # the fast path is taken: quotes and "NA" are plain docids
     fast, slow, fast_warnings, slow_warnings = both(path, order=order)
     assert fast.name == slow.name == "tagA"
     assert dict(fast.lists) == dict(slow.lists)
     assert fast_warnings == slow_warnings == ["run tagA topic 2: duplicate docid(s) x; kept the highest-ranked occurrence"]
 
 
-def test_other_files_go_through_the_line_reader(tmp_path) -> None:
+def test_other_files_go_through_the_line_reader(tmp_path, c_reader) -> None:
     commented = tmp_path / "c.run"
     commented.write_text("# a comment\n" + PLAIN)
-    assert _plain_columns(commented) is None
+    assert plain_columns(commented) is None
     plain = tmp_path / "p.run"
     plain.write_text(PLAIN)
     with pytest.warns(EvaluationWarning, match="duplicate docid"):
         assert dict(read_run(commented).lists) == dict(read_run(plain).lists)
     comma = tmp_path / "comma.run"
     comma.write_text("1 Q0 d1 1 1,5 t\n")
-    assert _plain_columns(comma) is None and read_run(comma).lists["1"] == ("d1",)
+    assert plain_columns(comma) is None and read_run(comma).lists["1"] == ("d1",)
     short = tmp_path / "short.run"
     short.write_text("1 Q0 d1 1 1.5 t\n1 Q0 d2 2\n")
     with pytest.raises(FormatError, match=r"short\.run:2: expected 6 columns"):
@@ -66,3 +80,60 @@ def test_other_files_go_through_the_line_reader(tmp_path) -> None:
         read_run(duplicate, on_duplicate_doc="error")
     with pytest.warns(EvaluationWarning, match="duplicate docid"):
         assert read_run(duplicate).lists["1"] == ("d1",)
+
+
+def _same(a, b) -> bool:
+    return (
+        all(np.array_equal(x, y) for x, y in zip(a[:4], b[:4])) and a[4] == b[4] and all(x.dtype == y.dtype for x, y in zip(a[:4], b[:4]))
+    )
+
+
+def test_both_c_readers_give_the_same_columns(tmp_path) -> None:
+    """One space, one tab, a BOM, CRLF line ends, blank lines, exponents and negative zero: the same
+    strings, ranks and scores from pyarrow's reader and pandas'."""
+    pytest.importorskip("pyarrow")
+    lines = ["1 Q0 d3 1 2.5 tagA", '1 Q0 "q 2 1e-3 tagA', "1 Q0 NA 3 -0 tagA", "", "22 Q0 x,y 01 0.1000000000000000055511151231257827 tagA"]
+    for name, text in {
+        "space.run": "\n".join(lines) + "\n",
+        "tab.run": "\n".join(line.replace(" ", "\t") for line in lines),
+        "bom.run": "\ufeff" + "\r\n".join(lines) + "\r\n",
+    }.items():
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8", newline="")
+        arrow, pandas = arrow_columns(path), pandas_columns(path)
+        assert arrow is not None and pandas is not None and _same(arrow, pandas), name
+        assert arrow[0].tolist() == ["1", "1", "1", "22"] and arrow[1].tolist() == ["d3", '"q', "NA", "x,y"]
+        assert arrow[2].tolist() == [1, 2, 3, 1] and arrow[3].tolist() == [2.5, 0.001, -0.0, 0.1] and arrow[4] == "tagA"
+
+
+@pytest.mark.parametrize(
+    ("text", "pandas_reads_it"),
+    [
+        ("1 Q0 d1 1 1.5 t\n1  Q0 d2 2 1.0 t\n", True),  # two spaces: pandas' whitespace runs only
+        ("1 Q0 d1 1 1.5 t \n", True),  # a trailing space
+        (" 1 Q0 d1 1 1.5 t\n", True),  # a leading space
+        ("1 Q0 d1 1 1.5 t\n1\tQ0 d2 2 1.0 t\n", True),  # a tab on a later line only
+        ("1  d1 1 1.5 t\n", False),  # five fields: empty for pyarrow (two spaces), short for pandas
+        ("# 1 Q0 d1 1 1.5\n1 Q0 d1 1 1.5 t\n", False),  # a comment line with six fields
+        ("1 Q0 d1 1 nan t\n", False),
+        ("1 Q0 d1 first 1.5 t\n", False),  # a rank that is not a number
+        ("1 Q0 d1 1 1.5 t\n1 Q0 d2 2\n", False),
+        ("", False),
+    ],
+)
+def test_pyarrow_declines_what_it_cannot_read_exactly(tmp_path, text: str, pandas_reads_it: bool) -> None:
+    """Anything but one space or one tab between six non-empty fields is left to pandas' reader (or the line reader)."""
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "odd.run"
+    path.write_text(text)
+    assert arrow_columns(path) is None
+    assert (pandas_columns(path) is not None) == pandas_reads_it
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvaluationWarning)
+        try:
+            slow = _read_run_lines(path, order="score", on_duplicate_doc="keep_first", name=None)
+        except FormatError:
+            with pytest.raises(FormatError):
+                read_run(path)
+        else:
+            assert dict(read_run(path).lists) == dict(slow.lists)
