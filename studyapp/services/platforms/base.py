@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from django.utils.functional import Promise
@@ -51,6 +52,28 @@ class SetupField:
     value: str
     help: str = ""
     multiline: bool = False
+
+
+@dataclass(frozen=True)
+class DraftOptions:
+    """What the study's settings do not say about a draft on a platform (``manage.py platform_draft``)."""
+
+    reward: Decimal  # per participant, in the account's currency (Prolific) or US dollars (MTurk)
+    minutes: int  # the estimated time to finish the study
+    title: str = ""  # shown to participants; default: the study's name
+    description: str = ""
+    keywords: str = ""  # MTurk's search keywords, comma separated
+    lifetime_days: int = 7  # MTurk: how long the HIT can be accepted
+
+
+@dataclass(frozen=True)
+class Draft:
+    """The one API call that opens ``study`` on a platform, for the researcher to publish there."""
+
+    platform: str
+    operation: str  # "POST /api/v1/studies/" (Prolific) or "CreateHIT" (MTurk)
+    body: dict
+    note: str  # what the call does and does not do ("a draft: publish it on Prolific")
 
 
 @dataclass(frozen=True)
@@ -151,6 +174,16 @@ class Platform:
         """What to paste into the platform to recruit for ``study`` (annotator link ``link``,
         ``needed`` annotators still wanted). By default the link itself."""
         return [SetupField("Study link", link, "Send this link to participants; each browser becomes one annotator.")]
+
+    def draft_client(self, production: bool) -> ReviewClient | None:
+        """The client that sends :meth:`draft` (its ``create_draft(body)``); ``production`` matters to a
+        platform with a sandbox (MTurk). By default the review client."""
+        return self.review_client()
+
+    def draft(self, study: Study, link: str, needed: int, options: DraftOptions) -> Draft | None:
+        """The API call that creates ``study`` on the platform with the set-up page's values (``link``,
+        ``needed``); None when the platform has no API for it (the anonymous link)."""
+        return None
 
     # -- leaving the study ----------------------------------------------------------------------
 

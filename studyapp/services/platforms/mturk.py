@@ -15,13 +15,14 @@ which may also stand in as ``turkSubmitTo``); every other page refuses framing
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
 from django.conf import settings
 from django.utils.translation import gettext_lazy
 
-from studyapp.services.platforms.base import Completion, Platform, SetupField
+from studyapp.services.platforms.base import Completion, Draft, DraftOptions, Platform, SetupField
 from studyapp.services.platforms.review_api import SubmissionRef
 
 if TYPE_CHECKING:
@@ -35,11 +36,17 @@ EXTERNAL_QUESTION = (
     "  <FrameHeight>0</FrameHeight>\n"
     "</ExternalQuestion>"
 )
+MIN_DURATION = 30  # AssignmentDurationInSeconds: 30 seconds to 365 days
 SUBMIT_PATH = "/mturk/externalSubmit"
 # MTurk's worker sites, which show an ExternalQuestion in an iframe: production (the current and the
 # classic worker site) and the sandbox.
 FRAME_ANCESTORS = ("https://worker.mturk.com", "https://www.mturk.com", "https://workersandbox.mturk.com")
 SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
+
+
+def external_question(link: str) -> str:
+    """The HIT's ``Question``: an ExternalQuestion showing ``link`` in MTurk's frame (FrameHeight 0: the whole window)."""
+    return EXTERNAL_QUESTION.format(url=escape(link))
 
 
 def extra_hosts() -> tuple[str, ...]:
@@ -84,7 +91,7 @@ class MTurk(Platform):
         return [
             SetupField(
                 "ExternalQuestion (the HIT's Question)",
-                EXTERNAL_QUESTION.format(url=escape(link)),
+                external_question(link),
                 "MTurk adds workerId, assignmentId, hitId and turkSubmitTo to the URL and shows it in a frame "
                 "(FrameHeight 0: the whole window). "
                 + (
@@ -107,6 +114,23 @@ class MTurk(Platform):
             return Completion(self.key, self.name, code, submit_action=submit_to + SUBMIT_PATH, submit_fields=fields)
         return Completion(self.key, self.name, code)
 
+    def draft(self, study: Study, link: str, needed: int, options: DraftOptions) -> Draft:
+        """``CreateHIT`` with the study as an ExternalQuestion. MTurk has no drafts: the HIT can be
+        accepted at once (in the sandbox, where nothing is paid, unless asked for production)."""
+        body = {
+            "Title": options.title,
+            "Description": options.description,
+            "Keywords": options.keywords,
+            "Reward": str(options.reward.quantize(Decimal("0.01"), ROUND_HALF_UP)),
+            "MaxAssignments": needed,
+            "AssignmentDurationInSeconds": max(MIN_DURATION, 3 * 60 * options.minutes),
+            "LifetimeInSeconds": 24 * 3600 * options.lifetime_days,
+            "Question": external_question(link),
+            "RequesterAnnotation": study.slug,
+        }
+        note = "MTurk has no drafts: the HIT is open to workers as soon as it is created."
+        return Draft(self.key, "CreateHIT", body, note)
+
     # -- review through the Requester API (services.platforms.mturk_api) ------------------------
 
     def submission_ref(self, annotator: Annotator) -> SubmissionRef | None:
@@ -123,6 +147,12 @@ class MTurk(Platform):
         from studyapp.services.platforms.mturk_api import MTurkReviewClient  # boto3 only when reviewing
 
         return MTurkReviewClient()
+
+    def draft_client(self, production: bool) -> MTurkReviewClient:
+        """The HIT is created in the requester sandbox unless ``production`` (MTurk has no drafts)."""
+        from studyapp.services.platforms.mturk_api import MTurkReviewClient, build_client
+
+        return MTurkReviewClient(build_client(sandbox=not production))
 
 
 MTURK = MTurk()

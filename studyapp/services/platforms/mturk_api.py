@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import re
 import time
+import uuid
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -134,6 +135,8 @@ def api_error(exc: Exception) -> ApiError:
         code, message = err.get("Code", "Error"), err.get("Message", "")
         retryable = code in THROTTLING or code == "ServiceFault" or status == 429 or (status or 0) >= 500
         prefix = f"{status} {code}" if status else code
+        if exc.response.get("TurkErrorCode"):  # MTurk's finer code, e.g. AWS.MechanicalTurk.HitAlreadyExists
+            prefix += f" ({exc.response['TurkErrorCode']})"
         return ApiError(f"{prefix}: {message}" if message else prefix, status=status, retryable=retryable)
     if isinstance(exc, BotoConnectionError | HTTPClientError):
         return ApiError(f"network error: {exc}", retryable=True)
@@ -275,6 +278,22 @@ class MTurkReviewClient:
             "UniqueRequestToken": token,
         }
         return self._call("bonus", "send_bonus", params, settled=lambda error: token_already_used(error, token))[1]
+
+    # -- opening the study (manage.py platform_draft) ------------------------------------------------
+
+    def create_draft(self, body: dict) -> tuple[str, list[CallRecord]]:
+        """``CreateHIT`` with ``body`` (:meth:`.mturk.MTurk.draft`) under a fresh ``UniqueRequestToken``,
+        so a retry after a lost answer cannot open a second HIT. Returns what was created, in words."""
+        token = uuid.uuid4().hex
+        response, records = self._call(
+            "create_draft", "create_hit", {**body, "UniqueRequestToken": token}, settled=lambda error: "HitAlreadyExists" in error.message
+        )
+        hit = response.get("HIT") or {}
+        if not hit:
+            return "the HIT was created by an earlier attempt (MTurk: HitAlreadyExists)", records
+        site = "https://workersandbox.mturk.com" if self.sandbox else "https://worker.mturk.com"
+        where = "in the sandbox" if self.sandbox else "in production"
+        return f"HIT {hit.get('HITId', '?')} created {where}; workers see it at {site}/projects/{hit.get('HITGroupId', '?')}/tasks", records
 
 
 def summary(response: dict) -> str:

@@ -3,10 +3,11 @@ the study's ``redirect_url`` with ``{code}`` filled in (or enter the code on Pro
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP
 from typing import TYPE_CHECKING
 
 from studyapp.services.platforms import prolific_api
-from studyapp.services.platforms.base import Completion, Platform, SetupField
+from studyapp.services.platforms.base import Completion, Draft, DraftOptions, Platform, SetupField
 from studyapp.services.platforms.review_api import ReviewClient, SubmissionRef
 
 if TYPE_CHECKING:
@@ -50,12 +51,15 @@ class Prolific(Platform):
         study = annotator.study
         return Completion(self.key, self.name, study.completion_code, redirect_url=study.completion_redirect())
 
+    def study_url(self, link: str) -> str:
+        """The study's URL with Prolific's ``{{%PROLIFIC_PID%}}``, ``{{%STUDY_ID%}}``, ``{{%SESSION_ID%}}`` placeholders."""
+        return link + "?" + "&".join(f"{p}={{{{%{p}%}}}}" for p in self.params)
+
     def setup_fields(self, study: Study, link: str, needed: int) -> list[SetupField]:
-        placeholders = "&".join(f"{p}={{{{%{p}%}}}}" for p in self.params)
         fields = [
             SetupField(
                 "Study URL",
-                f"{link}?{placeholders}",
+                self.study_url(link),
                 "Prolific replaces the {{%...%}} placeholders with the participant's, the study's and the session's ids.",
             ),
             SetupField("Completion code", study.completion_code, "Shown to every participant who finished; Prolific checks it."),
@@ -77,6 +81,24 @@ class Prolific(Platform):
             )
         fields.append(SetupField("Places", str(needed), "Annotators the study still needs for k answers on every presentation."))
         return fields
+
+    def draft(self, study: Study, link: str, needed: int, options: DraftOptions) -> Draft:
+        """Prolific's "Create a draft study" (``POST /api/v1/studies/``): unpublished until the researcher
+        publishes it. Finishers' code asks for manual review (``manage.py platform_review`` decides);
+        the reward is in cents of the workspace's currency, the time in minutes."""
+        body = {
+            "name": options.title,
+            "internal_name": f"{study.name} ({study.slug})",
+            "description": options.description,
+            "external_study_url": self.study_url(link),
+            "prolific_id_option": "url_parameters",
+            "completion_codes": [{"code": study.completion_code, "code_type": "COMPLETED", "actions": [{"action": "MANUALLY_REVIEW"}]}],
+            "total_available_places": needed,
+            "estimated_completion_time": options.minutes,
+            "reward": int((options.reward * 100).to_integral_value(ROUND_HALF_UP)),
+        }
+        note = "Creates an unpublished draft study: check it and publish it on Prolific."
+        return Draft(self.key, "POST /api/v1/studies/", body, note)
 
     def submission_ref(self, annotator: Annotator) -> SubmissionRef | None:
         """Prolific's submission id is the link's SESSION_ID; STUDY_ID names the Prolific study."""

@@ -44,10 +44,15 @@ def study_link(study: Study, base: str) -> str:
     return base.rstrip("/") + reverse("study_entry", args=[study.slug])
 
 
+def annotators_needed(study: Study) -> int:
+    """Annotators ``study`` still needs for k answers on every presentation (the platform's places)."""
+    return int(study_status(study).get("annotators_needed", 0))
+
+
 def setup_sections(study: Study, base: str) -> list[SetupSection]:
     """Every platform's fields for ``study``, the anonymous link first, in registration order."""
     link = study_link(study, base)
-    needed = int(study_status(study).get("annotators_needed", 0))
+    needed = annotators_needed(study)
     return [
         SetupSection(
             platform.key or "link",
