@@ -240,7 +240,11 @@ class MTurkReviewClient:
             earlier = error.records[:-1]
             if error.retryable or not earlier:
                 raise
-            now, more = self.state(ref)
+            try:
+                now, more = self.state(ref)
+            except ApiError as unknown:
+                error.records = error.records + unknown.records
+                raise error from None
             if now == target:
                 return error.records + more
             error.records = error.records + more
