@@ -17,6 +17,7 @@ from studyapp.models import Study
 from studyapp.services.platforms.base import Draft, DraftOptions, Platform
 from studyapp.services.platforms.registry import REGISTRY
 from studyapp.services.platforms.review_api import ApiError, CallRecord
+from studyapp.services.platforms.review_apply import record_calls
 from studyapp.services.platforms.setup import annotators_needed, study_link
 
 DEFAULT_DESCRIPTION = "Compare pairs of search result lists and say which one you prefer, and why it matters to you."
@@ -63,17 +64,7 @@ def create(study: Study, draft: Draft, *, production: bool = False, client=None,
     try:
         created, records = client.create_draft(draft.body)
     except ApiError as error:
-        record_calls(study, error.records, staff)
+        record_calls(study, None, draft.platform, error.records, staff)
         raise
-    record_calls(study, records, staff)
+    record_calls(study, None, draft.platform, records, staff)
     return created, records
-
-
-def record_calls(study: Study, records: list[CallRecord], staff=None) -> None:
-    """Keep ``records`` in the study's audit log of platform calls."""
-    from studyapp.models import PlatformCall
-
-    PlatformCall.objects.bulk_create(
-        PlatformCall(study=study, operation=r.operation, request=r.request, ok=r.ok, status=r.status, response=r.response, staff=staff)
-        for r in records
-    )
