@@ -6,8 +6,9 @@ Token <token>``, else 401), ``GET /api/v1/submissions/{id}/``, ``POST /api/v1/su
 (APPROVE/REJECT of a submission awaiting review; a rejection needs a known ``rejection_category`` and a
 ``message`` of at least 100 characters; a repeated identical transition is ignored; anything else 400),
 ``POST /api/v1/submissions/bonus-payments/`` (``study_id`` + ``csv_bonuses`` lines of ``<submission or
-participant id>,<amount>``; ids that did not take part in the study: 400) and
-``POST /api/v1/bulk-bonus-payments/{id}/pay/`` (not idempotent, as documented: every call pays again).
+participant id>,<amount>``; ids that did not take part in the study: 400),
+``POST /api/v1/bulk-bonus-payments/{id}/pay/`` (not idempotent, as documented: every call pays again) and
+``POST /api/v1/studies/`` (a draft study, UNPUBLISHED; missing required fields: 400).
 :meth:`FakeProlific.fail` makes the next matching request(s) answer an error instead (429 with
 Retry-After, 503, ...).
 """
@@ -52,6 +53,7 @@ class FakeProlific:
         self.token = token
         self.submissions: dict[str, dict] = {}
         self.bulk: dict[str, dict] = {}
+        self.studies: dict[str, dict] = {}  # draft studies created (POST /api/v1/studies/)
         self.paid: list[tuple[str, Decimal]] = []  # (submission or participant id, amount) per bonus paid
         self.requests: list[Recorded] = []
         self.failures: list[Failure] = []
@@ -109,7 +111,25 @@ class FakeProlific:
                 return 404, {"error": {"detail": "Not found."}}
             self.paid += batch["lines"]
             return 200, f"Bulk bonus payment with ID {m.group(1)} is being processed asynchronously."
+        if path == "/api/v1/studies/" and method == "POST":
+            return self._create_study(body)
         return 404, {"error": {"detail": "Not found."}}
+
+    def _create_study(self, body: object) -> tuple[int, object]:
+        """ "Create a draft study": the study is stored UNPUBLISHED (publishing is a second call, never made here)."""
+        required = ("name", "description", "external_study_url", "estimated_completion_time", "reward", "total_available_places")
+        if not isinstance(body, dict) or any(body.get(k) in (None, "") for k in required):
+            return 400, {
+                "error": {"detail": {k: ["This field is required."] for k in required if not isinstance(body, dict) or not body.get(k)}}
+            }
+        if body.get("prolific_id_option") not in ("question", "url_parameters", "not_required"):
+            return 400, {"error": {"detail": {"prolific_id_option": ["invalid"]}}}
+        codes = body.get("completion_codes")
+        if not codes or not all(isinstance(c, dict) and c.get("code") and c.get("code_type") and c.get("actions") for c in codes):
+            return 400, {"error": {"detail": {"completion_codes": ["at least one code with code_type and actions"]}}}
+        study_id = uuid.uuid4().hex[:24]
+        self.studies[study_id] = {**body, "id": study_id, "status": "UNPUBLISHED"}
+        return 201, self.studies[study_id]
 
     def _transition(self, sid: str, body: object) -> tuple[int, object]:
         sub = self.submissions.get(sid)

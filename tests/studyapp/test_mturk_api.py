@@ -298,6 +298,7 @@ class BonusTest(StubbedTestCase):
         self.stub.assert_no_pending_responses()
         self.assertEqual([(r.ok, r.status) for r in records], [(False, 503), (True, 400)])
         self.assertIn("already been processed", records[-1].response)
+        self.assertEqual([r.tokens for r in records], [(), ("bonus-token-1",)])
 
     def test_a_refused_bonus_does_not_stop_the_others(self) -> None:
         other = SubmissionRef("A2WORKER", "3ASSIGNMENT2", "3HIT1")
@@ -307,7 +308,8 @@ class BonusTest(StubbedTestCase):
             self.client.pay_bonuses([(REF, Decimal(1), "t1"), (other, Decimal(1), "t2")])
         self.stub.assert_no_pending_responses()
         self.assertEqual(str(caught.exception), "1 of 2 bonuses not paid: t1: 400 RequestError: Assignment 3ASSIGNMENT1 does not exist.")
-        self.assertEqual([r.ok for r in caught.exception.records], [False, True])
+        self.assertEqual([(r.ok, r.tokens) for r in caught.exception.records], [(False, ()), (True, ("t2",))])
+        self.assertFalse(caught.exception.outcome_unknown)
 
     def test_an_outage_stops_the_rest(self) -> None:
         other = SubmissionRef("A2WORKER", "3ASSIGNMENT2", "3HIT1")

@@ -14,15 +14,18 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
 
+from studyapp.models import PlatformCall
 from studyapp.services.platforms import drafts
 from studyapp.services.platforms.base import DraftOptions
 from studyapp.services.platforms.mturk import MTurk, external_question
 from studyapp.services.platforms.mturk_api import MTurkReviewClient, build_client
 from studyapp.services.platforms.setup import annotators_needed, setup_sections, study_link
 from tests.studyapp.base import BaseTestCase
+from tests.studyapp.prolific_server import FakeProlific
 from tests.studyapp.test_mturk_api import AWS_ENV
 
 BASE = "https://study.example.org"
+TOKEN = "draft-test-token-91c4"
 OPTIONS = DraftOptions(reward=Decimal("2.5"), minutes=15)
 HIT = {"HIT": {"HITId": "3HITNEW", "HITGroupId": "3GROUP", "HITStatus": "Assignable"}, "ResponseMetadata": {"HTTPStatusCode": 200}}
 
@@ -141,6 +144,10 @@ class CommandTest(DraftTestCase):
         built.assert_called_once_with(False)
         self.assertIn("HIT 3HITNEW created in the sandbox", out)
         self.assertIn("https://workersandbox.mturk.com/projects/3GROUP/tasks", out)
+        [call] = PlatformCall.objects.filter(study=self.study)
+        self.assertEqual((call.platform, call.operation, call.ok, call.status), ("mturk", "create_draft", True, 200))
+        self.assertEqual((call.request["operation"], call.request["sandbox"]), ("CreateHIT", True))
+        self.assertNotIn(AWS_ENV["AWS_SECRET_ACCESS_KEY"], f"{call.request} {call.response}")
 
     def test_production_only_when_asked(self) -> None:
         self.assertIn("sandbox", MTurk().draft_client(False).client.meta.endpoint_url)
@@ -171,3 +178,45 @@ class CommandTest(DraftTestCase):
         with mock.patch.object(MTurk, "draft_client", return_value=client):
             with self.assertRaisesMessage(CommandError, "CreateHIT failed: 400 RequestError: Your account has insufficient funds."):
                 self.run_command("--platform", "mturk", "--reward", "2.5", "--minutes", "15", "--apply")
+
+
+class ProlificDraftTest(DraftTestCase):
+    """The draft study sent to a local server playing Prolific's API (tests/studyapp/prolific_server.py)."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.api = FakeProlific(TOKEN).__enter__()
+        self.addCleanup(self.api.__exit__, None, None, None)
+        env = mock.patch.dict(os.environ, {"PROLIFIC_API_TOKEN": TOKEN, "PROLIFIC_API_URL": self.api.url})
+        env.start()
+        self.addCleanup(env.stop)
+
+    def test_apply_creates_an_unpublished_draft_and_records_it(self) -> None:
+        out = self.run_command("--platform", "prolific", "--reward", "2.50", "--minutes", "15", "--apply")
+        [request] = self.api.requests
+        self.assertEqual((request.method, request.path), ("POST", "/api/v1/studies/"))
+        self.assertEqual(request.body, drafts.plan(self.study, "prolific", BASE, OPTIONS).body)
+        [created] = self.api.studies.values()
+        self.assertEqual(created["status"], "UNPUBLISHED")
+        self.assertIn(f"draft study {created['id']} created on Prolific", out)
+        self.assertEqual(self.api.calls("POST", "publish"), [])
+        [call] = PlatformCall.objects.filter(study=self.study)
+        self.assertEqual((call.platform, call.operation, call.ok, call.status), ("prolific", "create_draft", True, 201))
+        self.assertEqual(call.request["path"], "/api/v1/studies/")
+        self.assertNotIn(TOKEN, f"{call.request} {call.response}")
+
+    def test_a_5xx_is_not_repeated_and_is_recorded(self) -> None:
+        """Creating a study is not safe to repeat (a second draft): a 500 stops with a clear error, recorded."""
+        self.api.fail("POST", r"^/api/v1/studies/$", 500)
+        with self.assertRaisesMessage(CommandError, "POST /api/v1/studies/ failed: 500"):
+            self.run_command("--platform", "prolific", "--reward", "2.50", "--minutes", "15", "--apply")
+        self.assertEqual(len(self.api.requests), 1)
+        [call] = PlatformCall.objects.filter(study=self.study)
+        self.assertEqual((call.operation, call.ok, call.status), ("create_draft", False, 500))
+
+    def test_missing_token_sends_nothing(self) -> None:
+        with mock.patch.dict(os.environ, {"PROLIFIC_API_TOKEN": ""}):
+            with self.assertRaisesMessage(CommandError, "PROLIFIC_API_TOKEN is not set"):
+                self.run_command("--platform", "prolific", "--reward", "2.50", "--minutes", "15", "--apply")
+        self.assertEqual(self.api.requests, [])
+        self.assertFalse(PlatformCall.objects.exists())

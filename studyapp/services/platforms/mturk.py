@@ -36,6 +36,7 @@ EXTERNAL_QUESTION = (
     "  <FrameHeight>0</FrameHeight>\n"
     "</ExternalQuestion>"
 )
+FEEDBACK_LIMIT = 1024  # RequesterFeedback: "Can be up to 1024 characters (including multi-byte characters)"
 MIN_DURATION = 30  # AssignmentDurationInSeconds: 30 seconds to 365 days
 SUBMIT_PATH = "/mturk/externalSubmit"
 # MTurk's worker sites, which show an ExternalQuestion in an iframe: production (the current and the
@@ -65,6 +66,8 @@ class MTurk(Platform):
     free_params = ("turkSubmitTo",)
     max_length = {"turkSubmitTo": 200}
     recruiting_hosts = ("mturk.com",)
+    # No rejection categories: the message (RequesterFeedback, required for a rejection) carries the reason.
+    message_min, message_max = 1, FEEDBACK_LIMIT
 
     @property
     def submit_hosts(self) -> tuple[str, ...]:  # type: ignore[override]

@@ -30,12 +30,14 @@ import re
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
+from studyapp.services.platforms.mturk import FEEDBACK_LIMIT
 from studyapp.services.platforms.review_api import (
     APPROVED,
     AWAITING,
@@ -52,7 +54,6 @@ REGION = "us-east-1"
 SANDBOX_ENDPOINT = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
 PRODUCTION_ENDPOINT = "https://mturk-requester.us-east-1.amazonaws.com"
 SANDBOX_ENV = "STUDYAPP_MTURK_SANDBOX"
-FEEDBACK_LIMIT = 1024  # RequesterFeedback: "Can be up to 1024 characters (including multi-byte characters)"
 TOKEN_LIMIT = 64  # UniqueRequestToken: "must not be longer than 64 characters"
 MAX_ATTEMPTS = 3
 FIRST_PAUSE, PAUSE_CAP = 1.0, 8.0  # seconds before the 2nd attempt, doubling, at most PAUSE_CAP
@@ -281,7 +282,12 @@ class MTurkReviewClient:
             "Reason": feedback(self.bonus_reason, required=True),
             "UniqueRequestToken": token,
         }
-        return self._call("bonus", "send_bonus", params, settled=lambda error: token_already_used(error, token))[1]
+        try:
+            records = self._call("bonus", "send_bonus", params, settled=lambda error: token_already_used(error, token))[1]
+        except ApiError as error:  # not paid (MTurk keeps the token 24 hours: the next apply may retry it safely)
+            error.outcome_unknown = False
+            raise
+        return [replace(r, tokens=(token,)) if r.ok else r for r in records]
 
     # -- opening the study (manage.py platform_draft) ------------------------------------------------
 

@@ -120,6 +120,13 @@ class ProlificReviewClient:
             records += [_paid(r, tokens) for r in done]
         return records
 
+    def create_draft(self, body: dict) -> tuple[str, list[CallRecord]]:
+        """Prolific's "Create a draft study" (``POST /api/v1/studies/``, :meth:`.prolific.Prolific.draft`): unpublished
+        until the researcher publishes it. Not repeated after a lost answer (that could make two drafts)."""
+        answer, records = self._call("create_draft", "POST", "/api/v1/studies/", body, safe=False)
+        study_id = answer.get("id", "") if isinstance(answer, dict) else ""
+        return f"draft study {study_id or '(no id in the answer)'} created on Prolific: check it and publish it there", records
+
     # -- helpers ---------------------------------------------------------------------------------
 
     def _transition(self, operation: str, ref: SubmissionRef, body: dict) -> list[CallRecord]:
