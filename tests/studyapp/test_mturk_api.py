@@ -334,6 +334,11 @@ class BonusTest(StubbedTestCase):
             self.assertIn(problem, str(caught.exception))
         self.stub.assert_no_pending_responses()
 
+    def test_the_studys_reason_is_sent(self) -> None:
+        self.stub.add_response("send_bonus", OK, {**self.bonus_params(REF, "1.00", "t1"), "Reason": "For finding the check items."})
+        self.client.pay_bonuses([(REF, Decimal(1), "t1")], reason="For finding the check items.")
+        self.stub.assert_no_pending_responses()
+
     def test_amount_rounds_to_cents(self) -> None:
         self.stub.add_response("send_bonus", OK, self.bonus_params(REF, "0.13", "t1"))
         self.client.pay_bonuses([(REF, Decimal("0.125"), "t1")])

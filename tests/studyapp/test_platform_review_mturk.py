@@ -18,13 +18,14 @@ from django.core.management import call_command
 from studyapp.models import Annotator, PlatformCall, ReviewDecision
 from studyapp.services.platforms import review, review_apply
 from studyapp.services.platforms.mturk import MTurk
-from studyapp.services.platforms.mturk_api import DEFAULT_BONUS_REASON, MTurkReviewClient, build_client
+from studyapp.services.platforms.mturk_api import MTurkReviewClient, build_client
 from studyapp.services.quality.control import quality_check
 from studyapp.services.rehearsal.simulation import Plan, simulate_annotators
 from tests.studyapp.base import BaseTestCase, import_toy, make_toy_study
 from tests.studyapp.test_mturk_api import AWS_ENV
 
 BONUS = Decimal("0.75")
+REASON = "Thank you for your careful comparisons."
 HIT = "3HITSIMULATED"
 OK = {"ResponseMetadata": {"HTTPStatusCode": 200}}
 
@@ -47,7 +48,7 @@ class MTurkReviewTestCase(BaseTestCase):
             ids = worker(n)
             a.platform, a.external_id, a.external_ids = "mturk", ids["workerId"], ids
             a.save(update_fields=["platform", "external_id", "external_ids"])
-        cls.study.check_fail_limit, cls.study.bonus_amount = 0, BONUS
+        cls.study.check_fail_limit, cls.study.bonus_amount, cls.study.bonus_reason = 0, BONUS, REASON
         cls.study.save()
         quality_check(cls.study)
 
@@ -99,7 +100,7 @@ class MTurkReviewTestCase(BaseTestCase):
             "WorkerId": ids["workerId"],
             "BonusAmount": "0.75",
             "AssignmentId": ids["assignmentId"],
-            "Reason": DEFAULT_BONUS_REASON,
+            "Reason": REASON,
             "UniqueRequestToken": ANY,
         }
 

@@ -251,8 +251,9 @@ class MTurkReviewClient:
             error.records = error.records + more
             raise
 
-    def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]]) -> list[CallRecord]:
-        """``SendBonus`` once per bonus under its token; a token MTurk has already processed is paid.
+    def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]], *, reason: str = "") -> list[CallRecord]:
+        """``SendBonus`` once per bonus under its token; a token MTurk has already processed is paid. The
+        worker sees ``reason`` (the study's ``bonus_reason``; empty: the client's ``bonus_reason``).
 
         A bonus MTurk refuses does not stop the others; throttling or an outage that outlasts the
         retries does (the rest would meet it too). Raises :class:`ApiError` naming the failed bonuses
@@ -261,7 +262,7 @@ class MTurkReviewClient:
         failed: list[str] = []
         for index, (ref, amount, token) in enumerate(bonuses):
             try:
-                records += self._pay_one(ref, amount, token)
+                records += self._pay_one(ref, amount, token, reason or self.bonus_reason)
             except ApiError as error:
                 records += error.records
                 failed.append(f"{token}: {error.message}")
@@ -272,14 +273,14 @@ class MTurkReviewClient:
             raise ApiError(f"{len(failed)} of {len(bonuses)} bonuses not paid: " + "; ".join(failed), records=records)
         return records
 
-    def _pay_one(self, ref: SubmissionRef, amount: Decimal, token: str) -> list[CallRecord]:
+    def _pay_one(self, ref: SubmissionRef, amount: Decimal, token: str, reason: str) -> list[CallRecord]:
         if not token or len(token) > TOKEN_LIMIT:
             raise ApiError(f"a bonus token must have 1 to {TOKEN_LIMIT} characters, not {len(token)}")
         params = {
             "WorkerId": ref.participant_id,
             "BonusAmount": bonus_amount(amount),
             "AssignmentId": ref.submission_id,
-            "Reason": feedback(self.bonus_reason, required=True),
+            "Reason": feedback(reason, required=True),
             "UniqueRequestToken": token,
         }
         try:

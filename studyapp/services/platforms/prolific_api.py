@@ -108,8 +108,9 @@ class ProlificReviewClient:
     def reject(self, ref: SubmissionRef, category: str, message: str) -> list[CallRecord]:
         return self._transition("reject", ref, {"action": "REJECT", "rejection_category": category, "message": message})
 
-    def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]]) -> list[CallRecord]:
-        """Set up one bulk bonus per Prolific study (unless one was set up for these tokens before) and pay it."""
+    def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]], *, reason: str = "") -> list[CallRecord]:
+        """Set up one bulk bonus per Prolific study (unless one was set up for these tokens before) and pay it
+        (Prolific's bonuses carry no reason: ``reason`` is not sent)."""
         records: list[CallRecord] = []
         for batch, tokens in self._batches(bonuses, records).items():
             try:

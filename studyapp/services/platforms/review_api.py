@@ -95,9 +95,10 @@ class ReviewClient(Protocol):
 
     def reject(self, ref: SubmissionRef, category: str, message: str) -> list[CallRecord]: ...
 
-    def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]]) -> list[CallRecord]:
+    def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]], *, reason: str = "") -> list[CallRecord]:
         """Pay each ``(ref, amount, token)`` exactly once; ``token`` is our unique, stable id of that
-        bonus (the same on a retry). MTurk: ``send_bonus`` with ``UniqueRequestToken=token``; Prolific:
+        bonus (the same on a retry); ``reason``: the study's ``bonus_reason`` for a platform that shows
+        one (MTurk's ``Reason``; the client's default when empty). MTurk: ``send_bonus`` with ``UniqueRequestToken=token``; Prolific:
         bulk create then pay, grouped by ``study_ref``. When it raises, the bonuses whose tokens appear
         in a successful record's ``tokens`` count as paid (the others are tried again next time)."""
         ...

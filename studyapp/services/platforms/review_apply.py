@@ -184,7 +184,7 @@ def _pay(study: Study, group: list[tuple[Row, ReviewDecision]], client: ReviewCl
     items = [(row.ref, rec.bonus, str(rec.bonus_token)) for row, rec in group if row.ref is not None]
     failure: ApiError | None = None
     try:
-        records = client.pay_bonuses(items)
+        records = client.pay_bonuses(items, reason=study.bonus_reason)
         paid = {token for _, _, token in items}
     except ApiError as exc:
         failure, records = exc, with_failure(exc, "pay_bonus")
