@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -135,3 +136,12 @@ def make_study(server):
 def artifacts() -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+def screenshot(page, artifacts: Path, name: str) -> None:
+    """The whole page from its top into ``test-artifacts/name``; with ``STUDYAPP_UPDATE_SCREENSHOTS=1`` also into docs/screenshots/."""
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.screenshot(path=artifacts / name, full_page=True)
+    if os.environ.get("STUDYAPP_UPDATE_SCREENSHOTS") == "1":
+        (ROOT / "docs" / "screenshots").mkdir(exist_ok=True)
+        shutil.copyfile(artifacts / name, ROOT / "docs" / "screenshots" / name)

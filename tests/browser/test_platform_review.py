@@ -8,11 +8,9 @@ The screenshot of docs/screenshots/platform-review.png is always written to ``te
 
 from __future__ import annotations
 
-import os
-import shutil
 from decimal import Decimal
 
-from tests.browser.conftest import ROOT, require_playwright
+from tests.browser.conftest import require_playwright, screenshot
 
 require_playwright()
 
@@ -80,11 +78,7 @@ def test_review_and_apply_on_prolific(browser, server, make_study, artifacts, mo
             expect(page.locator("table.audit-table")).to_contain_text("pay_bonus")
             expect(page.locator(f"#row-{lucky}")).to_contain_text("approved on Prolific; bonus 1.50 paid")
             assert axe_violations(page) == []
-            page.evaluate("() => window.scrollTo(0, 0)")
-            page.screenshot(path=artifacts / "platform-review.png", full_page=True)
-            if os.environ.get("STUDYAPP_UPDATE_SCREENSHOTS") == "1":
-                (ROOT / "docs" / "screenshots").mkdir(exist_ok=True)
-                shutil.copyfile(artifacts / "platform-review.png", ROOT / "docs" / "screenshots" / "platform-review.png")
+            screenshot(page, artifacts, "platform-review.png")
             assert violations == []
             assert staff.errors == []
         finally:
