@@ -149,8 +149,6 @@ class MTurkReviewClient:
     the environment, :func:`build_client`); ``sleep``: the pause between attempts (tests pass a
     recorder); ``bonus_reason``: the ``Reason`` workers see with a bonus (MTurk requires one)."""
 
-    feedback_limit = FEEDBACK_LIMIT
-
     def __init__(
         self,
         client: Any = None,
