@@ -26,6 +26,9 @@ Deployment settings come from the environment (12-factor); study parameters live
   (``create_study`` then prints links for http://127.0.0.1:8000, what ``make run`` serves).
 - ``STUDYAPP_MTURK_FRAME_ANCESTORS`` (empty; refused in production): extra origins that may frame MTurk
   workers' pages and stand in as ``turkSubmitTo`` in a local test (docs/annotator.md#security).
+- ``STUDYAPP_MTURK_SANDBOX`` (0/1, default 0): the review's MTurk calls go to the requester sandbox, read
+  by services/platforms/mturk_api.py with the usual AWS credential variables (never a Django setting,
+  never stored; docs/studyapp.md "MTurk's Requester API").
 
 A real deployment sets ``STUDYAPP_PRODUCTION=1`` (served over HTTPS by a reverse proxy); then
 ``manage.py check --deploy`` is clean and:
