@@ -95,6 +95,10 @@ class PlanTest(DraftTestCase):
             ("mturk", "", DraftOptions(reward=Decimal(0), minutes=5), "positive amount"),
             ("mturk", "", DraftOptions(reward=Decimal(1), minutes=0), "1 to 1440 minutes"),
             ("mturk", "", DraftOptions(reward=Decimal(1), minutes=5, lifetime_days=0), "at least one day"),
+            ("mturk", "", DraftOptions(reward=Decimal(1), minutes=5, title="t" * 129), "the title has 129 characters"),
+            ("mturk", "", DraftOptions(reward=Decimal(1), minutes=5, description="d" * 2001), "at most 2000"),
+            ("mturk", "", DraftOptions(reward=Decimal(1), minutes=5, keywords="k" * 1001), "at most 1000"),
+            ("mturk", "", DraftOptions(reward=Decimal(1), minutes=5, lifetime_days=366), "at most 365 days"),
         )
         for key, _, options, problem in cases:
             with self.subTest(key=key, options=options), self.assertRaisesMessage(ValueError, problem):

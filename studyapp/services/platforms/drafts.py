@@ -20,7 +20,7 @@ from studyapp.services.platforms.review_api import ApiError, CallRecord
 from studyapp.services.platforms.review_apply import record_calls
 from studyapp.services.platforms.setup import annotators_needed, study_link
 
-DEFAULT_DESCRIPTION = "Compare pairs of search result lists and say which one you prefer, and why it matters to you."
+DEFAULT_DESCRIPTION = "Compare pairs of search result lists for a query and say which one you prefer."
 DEFAULT_KEYWORDS = "search, comparison, preference, research, study"
 MAX_MINUTES = 24 * 60
 

@@ -37,6 +37,8 @@ EXTERNAL_QUESTION = (
     "</ExternalQuestion>"
 )
 FEEDBACK_LIMIT = 1024  # RequesterFeedback: "Can be up to 1024 characters (including multi-byte characters)"
+TITLE_LIMIT, DESCRIPTION_LIMIT, KEYWORDS_LIMIT = 128, 2000, 1000  # CreateHIT's Title, Description, Keywords
+MAX_DAYS = 365  # LifetimeInSeconds: at most a year
 MIN_DURATION = 30  # AssignmentDurationInSeconds: 30 seconds to 365 days
 SUBMIT_PATH = "/mturk/externalSubmit"
 # MTurk's worker sites, which show an ExternalQuestion in an iframe: production (the current and the
@@ -119,7 +121,15 @@ class MTurk(Platform):
 
     def draft(self, study: Study, link: str, needed: int, options: DraftOptions) -> Draft:
         """``CreateHIT`` with the study as an ExternalQuestion. MTurk has no drafts: the HIT can be
-        accepted at once (in the sandbox, where nothing is paid, unless asked for production)."""
+        accepted at once (in the sandbox, where nothing is paid, unless asked for production).
+        ``ValueError`` for a title or description longer than MTurk takes."""
+        limits = (("title", options.title, TITLE_LIMIT), ("description", options.description, DESCRIPTION_LIMIT),
+                  ("keywords", options.keywords, KEYWORDS_LIMIT))  # fmt: skip
+        for name, text, limit in limits:
+            if len(text) > limit:
+                raise ValueError(f"the {name} has {len(text)} characters; MTurk takes at most {limit}")
+        if options.lifetime_days > MAX_DAYS:
+            raise ValueError(f"the HIT's lifetime must be at most {MAX_DAYS} days, not {options.lifetime_days}")
         body = {
             "Title": options.title,
             "Description": options.description,
