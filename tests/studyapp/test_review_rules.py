@@ -12,7 +12,7 @@ from studyapp.models import Annotator, QualityDecision, Study
 from studyapp.models.study_settings import BY_NAME
 from studyapp.services.data.payments import SpeedNorm
 from studyapp.services.design.study_config import InvalidStudyConfig, parse_config
-from studyapp.services.platforms import PROLIFIC
+from studyapp.services.platforms import MTURK, PROLIFIC
 from studyapp.services.platforms.prolific_api import ProlificReviewClient
 from studyapp.services.platforms.review_api import ApiError, SubmissionRef
 from studyapp.services.platforms.review_rules import rule_message, speed_message, suggest
@@ -66,6 +66,19 @@ class SuggestionTests(SimpleTestCase):
                 self.assertEqual((d.action, d.category), ("reject", category))
                 self.assertIn(words, d.message)
                 self.assertGreaterEqual(len(d.message), 100)
+
+    def test_failed_checks_reject_only_as_many_as_the_platform_allows(self) -> None:
+        # Prolific: at least two failed checks on a submission of 5 minutes or more, one on a shorter one
+        one = excluded_by("checks", {"failed": 1, "checks": 2, "limit": 0}, "checks: 1 of 2 check items failed (limit 0)")
+        d = suggest(self.study, annotator("excluded", seconds=500), PROLIFIC, None, one, NORM)
+        self.assertEqual((d.action, d.bonus, d.message), ("approve", 0, ""))
+        self.assertIn("allows a rejection only for at least 2", d.note)
+        self.assertEqual(suggest(self.study, annotator("excluded", seconds=None), PROLIFIC, None, one, NORM).action, "approve")
+        short = suggest(self.study, annotator("excluded", seconds=240), PROLIFIC, None, one, NORM)
+        self.assertEqual((short.action, short.category), ("reject", "FAILED_CHECK"))
+        two = excluded_by("checks", {"failed": 2, "checks": 2, "limit": 1})
+        self.assertEqual(suggest(self.study, annotator("excluded", seconds=500), PROLIFIC, None, two, NORM).action, "reject")
+        self.assertEqual(suggest(self.study, annotator("excluded", seconds=500), MTURK, None, one, NORM).action, "reject")
 
     def test_no_action_with_the_reason(self) -> None:
         for status, words in (

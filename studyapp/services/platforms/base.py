@@ -123,6 +123,11 @@ class Platform:
     message_min: int = 0
     message_max: int = 1000
 
+    def failed_checks_to_reject(self, submission_seconds: float | None) -> int:
+        """How many failed attention checks the platform accepts as a reason to reject a submission that
+        took ``submission_seconds`` (consent -> last answer; None: unknown). By default one."""
+        return 1
+
     # -- the link -------------------------------------------------------------------------------
 
     def in_link(self, raw: Mapping[str, str]) -> bool:

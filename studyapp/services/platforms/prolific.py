@@ -47,6 +47,11 @@ class Prolific(Platform):
     rejection_reasons = {"speed": "TOO_QUICKLY", "checks": "FAILED_CHECK", "effort": "LOW_EFFORT", "other": "OTHER"}
     message_min = 100  # "It must be at least 100 chars long" (the transition's ``message``); no maximum documented
 
+    def failed_checks_to_reject(self, submission_seconds: float | None) -> int:
+        """Prolific's attention-check policy: a submission of 5 minutes or more may be rejected only for at
+        least two failed checks; a shorter one for one (an unknown time counts as long)."""
+        return 1 if submission_seconds is not None and submission_seconds < 300 else 2
+
     def completion(self, annotator: Annotator) -> Completion:
         study = annotator.study
         return Completion(self.key, self.name, study.completion_code, redirect_url=study.completion_redirect())

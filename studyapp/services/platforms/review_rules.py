@@ -3,9 +3,10 @@ reject (a reason of the platform's and a message built from the broken rule), or
 
 Built on the payments export's facts (services.data.payments): who finished, who was excluded by which
 rule, and whether a whole submission was "exceptionally fast" (more than 3 SD under the mean of the
-finishers). Prolific allows rejecting for speed only then, and for failed attention checks; so a
-participant excluded for fast decisions who was not exceptionally fast overall is approved (their
-answers still do not count), with the reason shown to staff. Excluded by a staff decision: no
+finishers). Prolific allows rejecting for speed only then, and for failed attention checks only when
+enough of them failed (two on a submission of 5 minutes or more: Platform.failed_checks_to_reject); so a
+participant excluded for fast decisions who was not exceptionally fast overall, or for fewer failed
+checks, is approved (their answers still do not count), with the reason shown to staff. Excluded by a staff decision: no
 suggestion, staff decide. Not finished, refused (study full) or screened out: nothing to review.
 
 The message goes to the participant, in the study's language (gettext: locale/*/LC_MESSAGES), and is
@@ -66,6 +67,16 @@ def suggest(study: Study, annotator: Annotator, platform: Platform, signals: Ann
     else:
         # the numbers the exclusion was decided on (QualityDecision.counts: rule -> counts), else today's
         counts = (exclusion.counts or {}).get(exclusion.rule) or (breach.counts if breach else {})
+        if kind == "checks":
+            needed = platform.failed_checks_to_reject(seconds)
+            failed = counts.get("failed")
+            if not isinstance(failed, int) or failed < needed:
+                why = f"{failed} failed check(s)" if isinstance(failed, int) else "failed checks not counted"
+                return Decision(
+                    APPROVE,
+                    note=f"excluded ({exclusion.detail}); {why}, and {platform.name} allows a rejection only for at least "
+                    f"{needed} on a submission of this length: approve; answers not used",
+                )
         message = rule_message(study, platform, exclusion.rule, counts, breach.detail if breach else exclusion.detail)
     category = platform.rejection_reasons.get(kind, platform.rejection_reasons.get("other", ""))
     return Decision(REJECT, category, message, note=f"excluded: {exclusion.detail}")
