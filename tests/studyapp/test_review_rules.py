@@ -80,6 +80,23 @@ class SuggestionTests(SimpleTestCase):
         self.assertEqual(suggest(self.study, annotator("excluded", seconds=500), PROLIFIC, None, two, NORM).action, "reject")
         self.assertEqual(suggest(self.study, annotator("excluded", seconds=500), MTURK, None, one, NORM).action, "reject")
 
+    def test_another_rule_broken_at_the_exclusion_can_be_the_reason(self) -> None:
+        # excluded for fast decisions (no reason on Prolific unless exceptionally fast), but 2 of 2 checks failed too
+        both = QualityDecision(
+            action="exclude",
+            rule="fast",
+            detail="fast: 16 of 16 decisions under 10 s (limit 15); checks: 2 of 2 check items failed (limit 1)",
+            counts={"fast": {"fast": 16, "decisions": 16, "limit": 15}, "checks": {"failed": 2, "checks": 2, "limit": 1}},
+        )
+        d = suggest(self.study, annotator("excluded", seconds=500), PROLIFIC, None, both, NORM)
+        self.assertEqual((d.action, d.category), ("reject", "FAILED_CHECK"))
+        self.assertIn("you failed 2 of the 2 attention-check items", d.message)
+        both.counts["checks"]["failed"] = 1  # neither reason holds on Prolific: approve, and say why for each
+        d = suggest(self.study, annotator("excluded", seconds=500), PROLIFIC, None, both, NORM)
+        self.assertEqual(d.action, "approve")
+        self.assertIn("speed alone is no reason to reject", d.note)
+        self.assertIn("1 failed check(s)", d.note)
+
     def test_no_action_with_the_reason(self) -> None:
         for status, words in (
             (Annotator.Status.NEW, "not started"),

@@ -56,30 +56,40 @@ def suggest(study: Study, annotator: Annotator, platform: Platform, signals: Ann
     if exclusion is None or not exclusion.automatic:
         who = f" by staff ({exclusion.reason})" if exclusion is not None else ""
         return Decision(SKIP, note=f"excluded{who}: choose the decision")
-    breach = breach_of(signals, exclusion.rule)
-    kind = REASONS.get(exclusion.rule, "other")
     seconds = submission_seconds(annotator)
+    recorded = exclusion.counts or {}  # rule -> the numbers the exclusion was decided on, for every rule broken then
+    rules = [exclusion.rule, *(r for r in recorded if r != exclusion.rule)]
+    refusals = []
+    for rule in rules:
+        breach = breach_of(signals, rule)
+        counts = recorded.get(rule) or (breach.counts if breach else {})
+        detail = breach.detail if breach else exclusion.detail
+        decision, why_not = _rejection(study, platform, rule, counts, detail, seconds, norm)
+        if decision is not None:
+            return decision
+        refusals.append(why_not)
+    return Decision(APPROVE, note=f"excluded ({exclusion.detail}); {'; '.join(refusals)}: approve; answers not used")
+
+
+def _rejection(study: Study, platform: Platform, rule: str, counts: dict, detail: str, seconds: float | None,
+               norm: SpeedNorm) -> tuple[Decision | None, str]:  # fmt: skip
+    """The rejection for breaking ``rule`` when the platform accepts it as a reason, else (None, why not)."""
+    kind = REASONS.get(rule, "other")
     if kind == "speed":
         if not norm.exceptionally_fast(seconds):
             why = "not exceptionally fast overall" if seconds is not None else "did not finish"
-            return Decision(APPROVE, note=f"excluded ({exclusion.detail}), {why}: speed alone is no reason to reject; answers not used")
+            return None, f"{why}: speed alone is no reason to reject"
         message = speed_message(study, platform, seconds or 0.0, norm)
     else:
-        # the numbers the exclusion was decided on (QualityDecision.counts: rule -> counts), else today's
-        counts = (exclusion.counts or {}).get(exclusion.rule) or (breach.counts if breach else {})
         if kind == "checks":
             needed = platform.failed_checks_to_reject(seconds)
             failed = counts.get("failed")
             if not isinstance(failed, int) or failed < needed:
-                why = f"{failed} failed check(s)" if isinstance(failed, int) else "failed checks not counted"
-                return Decision(
-                    APPROVE,
-                    note=f"excluded ({exclusion.detail}); {why}, and {platform.name} allows a rejection only for at least "
-                    f"{needed} on a submission of this length: approve; answers not used",
-                )
-        message = rule_message(study, platform, exclusion.rule, counts, breach.detail if breach else exclusion.detail)
+                counted = f"{failed} failed check(s)" if isinstance(failed, int) else "failed checks not counted"
+                return None, f"{counted}, and {platform.name} allows a rejection only for at least {needed} on a submission of this length"
+        message = rule_message(study, platform, rule, counts, detail)
     category = platform.rejection_reasons.get(kind, platform.rejection_reasons.get("other", ""))
-    return Decision(REJECT, category, message, note=f"excluded: {exclusion.detail}")
+    return Decision(REJECT, category, message, note=f"excluded: {detail}"), ""
 
 
 def _not_reviewed(annotator: Annotator) -> str:
