@@ -73,8 +73,13 @@ def arrow_columns(path: str | Path) -> Columns | None:
         or not np.isfinite(score).all()
     ):
         return None  # an empty field, a comment line or a score the line reader has to judge
-    topic, docid = (table.column(c).to_numpy(zero_copy_only=False) for c in ("topic", "docid"))
-    return topic, docid, table.column("rank").to_numpy(), score, table.column("tag")[0].as_py()
+    # a few distinct topics per file: one Python string each, rather than one per line
+    topic = [
+        chunk.dictionary.to_numpy(zero_copy_only=False)[chunk.indices.to_numpy()]
+        for chunk in pc.dictionary_encode(table.column("topic")).chunks
+    ]
+    docid = table.column("docid").to_numpy(zero_copy_only=False)
+    return np.concatenate(topic), docid, table.column("rank").to_numpy(), score, table.column("tag")[0].as_py()
 
 
 def pandas_columns(path: str | Path) -> Columns | None:

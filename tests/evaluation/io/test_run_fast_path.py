@@ -106,6 +106,16 @@ def test_both_c_readers_give_the_same_columns(tmp_path) -> None:
         assert arrow[2].tolist() == [1, 2, 3, 1] and arrow[3].tolist() == [2.5, 0.001, -0.0, 0.1] and arrow[4] == "tagA"
 
 
+def test_both_c_readers_agree_on_a_file_read_in_several_blocks(tmp_path) -> None:
+    """pyarrow reads a file in blocks of about 1 MB, each with its own topic dictionary."""
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "big.run"
+    path.write_text("".join(f"{n // 997} Q0 doc-{n % 1009:04d}-{n} {n % 997 + 1} {-n / 7!r} big\n" for n in range(40_000)))
+    assert path.stat().st_size > 1_500_000  # more than one block
+    arrow, pandas = arrow_columns(path), pandas_columns(path)
+    assert arrow is not None and pandas is not None and _same(arrow, pandas)
+
+
 @pytest.mark.parametrize(
     ("text", "pandas_reads_it"),
     [
