@@ -1,7 +1,7 @@
 """The columns of a plain TREC run file (six fields on every line, no comment line) from a C reader.
 
 pyarrow's CSV reader (installed with the ``[parquet]`` extra) reads files whose fields are separated
-by one space or one tab, the usual layout, about four times faster than pandas' C reader; pandas'
+by one space or one tab, the usual layout, two to three times faster than pandas' C reader; pandas'
 reader takes any run of spaces and tabs and serves when pyarrow is missing or declines a file. Both
 give the same Python strings and numbers. A file neither reads cleanly (a comment, a short line, a
 score that is not a finite number, ...) is left to the line reader of :func:`read_run`, which names

@@ -3,6 +3,7 @@ pyarrow declines a file), the validating line reader for the rest."""
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -147,3 +148,17 @@ def test_pyarrow_declines_what_it_cannot_read_exactly(tmp_path, text: str, panda
                 read_run(path)
         else:
             assert dict(read_run(path).lists) == dict(slow.lists)
+
+
+def test_without_pyarrow_pandas_reads_the_file(tmp_path, monkeypatch) -> None:
+    """pyarrow is an optional dependency: without it, pandas' reader serves and the lists are the same."""
+    path = tmp_path / "a.run"
+    path.write_text(PLAIN)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvaluationWarning)
+        expected = dict(read_run(path).lists)
+        for name in ("pyarrow", "pyarrow.csv", "pyarrow.compute"):
+            monkeypatch.setitem(sys.modules, name, None)  # import raises ImportError
+        assert arrow_columns(path) is None
+        assert _same(plain_columns(path), pandas_columns(path))
+        assert dict(read_run(path).lists) == expected
