@@ -153,6 +153,10 @@ def _review_post(request: HttpRequest, study: Study, rows: list[review.Row]) -> 
             messages.success(request, f"Applied: {len(steps) - len(failed)} step(s) done, {len(failed)} failed.")
             for step in failed:
                 messages.error(request, f"{step.pseudonym} {step.operation}: {step.text}")
+        elif "settle" in request.POST:
+            paid = request.POST["settle"] == "paid"
+            review_apply.resolve_unknown_bonus(review.row_of(rows, pseudonym), paid=paid, staff=request.user)
+            messages.success(request, f"{pseudonym}: bonus recorded as {'paid' if paid else 'not paid (the next Apply pays it)'}.")
         elif "rules" in request.POST:
             review.use_rules(review.row_of(rows, pseudonym))
             messages.success(request, f"{pseudonym}: the rules decide again.")
@@ -165,8 +169,8 @@ def _review_post(request: HttpRequest, study: Study, rows: list[review.Row]) -> 
             review.set_decision(study, row, decision, request.user)
             messages.success(request, f"{row.pseudonym}: decision saved ({decision.action}).")
     except (StudyError, ApiError) as exc:
-        if "apply" in request.POST:
-            messages.error(request, f"Nothing sent: {exc}")
+        if "apply" in request.POST or "settle" in request.POST:  # rows already sent have no form to show it at
+            messages.error(request, f"Nothing sent: {exc}" if "apply" in request.POST else str(exc))
             return True, None
         return False, (pseudonym, str(exc))
     return True, None

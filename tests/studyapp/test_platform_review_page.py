@@ -84,3 +84,24 @@ class ReviewPageTests(PlatformReviewTestCase):
         self.assertContains(response, "Nothing sent: PROLIFIC_API_TOKEN is not set")
         self.assertEqual(self.api.requests, [])
         self.assertFalse(ReviewDecision.objects.exists())
+
+    def test_a_bonus_with_unknown_outcome_is_settled_on_the_page(self) -> None:
+        self.api.fail("POST", r"/pay/$", 500, carried_out=True)  # paid, but the answer is an error: outcome unknown
+        with mock.patch("time.sleep"):
+            self.client.post(self.url, {"apply": "", "confirm": "on"})
+        unknown = ReviewDecision.objects.filter(bonus_unknown=True)
+        self.assertEqual(unknown.count(), 6)
+        page = self.client.get(self.url)
+        self.assertContains(page, "it was paid", count=6)
+        first, second = (d.annotator.pseudonym for d in unknown.order_by("pk")[:2])
+        response = self.client.post(self.url, {"pseudonym": first, "settle": "paid"}, follow=True)
+        self.assertContains(response, f"{first}: bonus recorded as paid.")
+        settled = ReviewDecision.objects.get(annotator__pseudonym=first)
+        self.assertFalse(settled.bonus_unknown)
+        self.assertIsNotNone(settled.bonus_paid_at)
+        self.assertIn("settled by staff member", settled.applied_note)
+        response = self.client.post(self.url, {"pseudonym": second, "settle": "unpaid"}, follow=True)
+        self.assertContains(response, "not paid (the next Apply pays it)")
+        self.assertIsNone(ReviewDecision.objects.get(annotator__pseudonym=second).bonus_paid_at)
+        again = self.client.post(self.url, {"pseudonym": first, "settle": "paid"}, follow=True)
+        self.assertContains(again, f"{first}: no bonus payment with an unknown outcome")

@@ -14,6 +14,7 @@ from studyapp.services.data.payments import SpeedNorm
 from studyapp.services.design.study_config import InvalidStudyConfig, parse_config
 from studyapp.services.platforms import MTURK, PROLIFIC
 from studyapp.services.platforms.prolific_api import ProlificReviewClient
+from studyapp.services.platforms.prolific_api import _seconds as retry_after_seconds
 from studyapp.services.platforms.review_api import ApiError, SubmissionRef
 from studyapp.services.platforms.review_rules import rule_message, speed_message, suggest
 from tests.studyapp.prolific_server import FakeProlific
@@ -181,6 +182,15 @@ class ProlificClientTests(SimpleTestCase):
         with self.assertRaisesMessage(ApiError, "429 Too Many Requests: retry after 3600 s"):
             self.client.state(self.ref)
         self.assertEqual(len(self.sleeps), 4)
+
+    def test_retry_after_as_seconds_or_http_date(self) -> None:
+        now = datetime(2026, 11, 26, 12, 0, 0, tzinfo=UTC)
+        self.assertEqual(retry_after_seconds("7", now), 7.0)
+        self.assertEqual(retry_after_seconds("Thu, 26 Nov 2026 12:00:05 GMT", now), 5.0)
+        self.assertEqual(retry_after_seconds("Thu, 26 Nov 2026 11:59:00 GMT", now), 0.0)  # in the past: at once
+        self.assertEqual(retry_after_seconds("-3", now), 0.0)
+        for unreadable in ("soon", "", None):
+            self.assertIsNone(retry_after_seconds(unreadable, now))
 
     def test_a_pay_call_is_repeated_only_when_it_was_not_carried_out(self) -> None:
         self.api.fail("POST", "/pay/", 502)

@@ -29,7 +29,9 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from datetime import UTC, datetime
 from decimal import Decimal
+from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 
 from studyapp.services.platforms.review_api import (
@@ -230,12 +232,21 @@ def _decode(text: str) -> object:
         return text
 
 
-def _seconds(value: str | None) -> float | None:
-    """Retry-After in seconds (Prolific sends seconds; an HTTP date is not waited for)."""
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
+def _seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """Retry-After in seconds: a number of seconds (what Prolific sends) or an HTTP date (RFC 9110, 10.2.3); None if unreadable."""
+    if value is None:
         return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # "-0000": UTC as well
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 def _http_error(status: int, text: str, retry_after: float | None) -> ApiError:
