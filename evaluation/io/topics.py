@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import xml.sax
 from pathlib import Path
+from typing import NoReturn
 
 from evaluation.collection import Intent, Topic
 from evaluation.exceptions import FormatError
@@ -26,17 +27,30 @@ _DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _TREC_TOPIC = re.compile(r"<topic[\s>/]")
 
 
-class _TopicHandler(xml.sax.ContentHandler):
+class _Handler(xml.sax.ContentHandler):
+    """What both XML layouts share: the topics read so far, the element being read and its text."""
+
     def __init__(self, path: str | Path) -> None:
         super().__init__()
         self.path = path
         self.topics: dict[str, Topic] = {}
         self._topic: dict | None = None
         self._text: list[str] = []
-        self._sub: dict | None = None
 
-    def _fail(self, reason: str) -> None:
-        raise FormatError(self.path, self._locator.getLineNumber() if self._locator else 0, reason)
+    def _line(self) -> int:
+        return self._locator.getLineNumber() if self._locator else 0
+
+    def _fail(self, reason: str, line: int | None = None) -> NoReturn:
+        raise FormatError(self.path, self._line() if line is None else line, reason)
+
+    def characters(self, content: str) -> None:
+        self._text.append(content)
+
+
+class _TopicHandler(_Handler):
+    """``<topic number><query/><description/><subtopic number type/></topic>`` elements (TREC Web track XML)."""
+
+    _sub: dict | None = None
 
     def startElement(self, name: str, attrs) -> None:  # noqa: N802 (SAX API)
         self._text = []
@@ -60,9 +74,6 @@ class _TopicHandler(xml.sax.ContentHandler):
                 self._fail(f"subtopic {number} of topic {self._topic['id']} defined twice")
             self._sub = {"id": number, "type": kind}
 
-    def characters(self, content: str) -> None:
-        self._text.append(content)
-
     def endElement(self, name: str) -> None:  # noqa: N802 (SAX API)
         text = " ".join("".join(self._text).split())
         if self._topic is not None and name in ("query", "description"):
@@ -77,25 +88,16 @@ class _TopicHandler(xml.sax.ContentHandler):
         self._text = []
 
 
-class _NtcirHandler(xml.sax.ContentHandler):
+class _NtcirHandler(_Handler):
     """``<query><qid/><content/><description/></query>`` elements (NTCIR topic XML)."""
 
-    def __init__(self, path: str | Path) -> None:
-        super().__init__()
-        self.path = path
-        self.topics: dict[str, Topic] = {}
-        self._topic: dict | None = None
-        self._text: list[str] = []
-        self._start = 0
+    _start = 0  # the line of the <query> being read
 
     def startElement(self, name: str, attrs) -> None:  # noqa: N802 (SAX API)
         self._text = []
         if name == "query":
             self._topic = {"qid": "", "content": "", "description": ""}
-            self._start = self._locator.getLineNumber() if self._locator else 0
-
-    def characters(self, content: str) -> None:
-        self._text.append(content)
+            self._start = self._line()
 
     def endElement(self, name: str) -> None:  # noqa: N802 (SAX API)
         text = " ".join("".join(self._text).split())
@@ -107,9 +109,9 @@ class _NtcirHandler(xml.sax.ContentHandler):
         elif name == "query":
             qid, line = self._topic["qid"], self._start
             if not qid:
-                raise FormatError(self.path, line, "<query> without a <qid>")
+                self._fail("<query> without a <qid>", line)
             if qid in self.topics:
-                raise FormatError(self.path, line, f"topic {qid} defined twice")
+                self._fail(f"topic {qid} defined twice", line)
             self.topics[qid] = Topic(qid, (), self._topic["content"], self._topic["description"])
             self._topic = None
 
