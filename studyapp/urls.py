@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import path
 
-from studyapp.views import annotator, preview, report, site, staff, withdrawal
+from studyapp.views import annotator, items, preview, report, site, staff, withdrawal
 
 handler500 = "studyapp.views.site.server_error"  # 503 with Retry-After when the database does not answer
 
@@ -12,10 +12,10 @@ urlpatterns = [
     path("s/<slug:slug>/instructions/", annotator.instructions, name="study_instructions"),
     path("s/<slug:slug>/practice/", annotator.practice, name="study_practice"),
     path("s/<slug:slug>/check/", annotator.comprehension, name="study_comprehension"),
-    path("s/<slug:slug>/item/", annotator.next_item, name="study_next_item"),
-    path("s/<slug:slug>/item/<int:pk>/", annotator.item, name="study_item"),
-    path("s/<slug:slug>/item/<int:pk>/answer/", annotator.answer, name="study_answer"),
-    path("s/<slug:slug>/heartbeat/", annotator.heartbeat, name="study_heartbeat"),
+    path("s/<slug:slug>/item/", items.next_item, name="study_next_item"),
+    path("s/<slug:slug>/item/<int:pk>/", items.item, name="study_item"),
+    path("s/<slug:slug>/item/<int:pk>/answer/", items.answer, name="study_answer"),
+    path("s/<slug:slug>/heartbeat/", items.heartbeat, name="study_heartbeat"),
     path("s/<slug:slug>/done/", annotator.done, name="study_done"),
     path("s/<slug:slug>/withdraw/", withdrawal.withdraw, name="study_withdraw"),
     path("staff/", staff.study_list, name="staff_studies"),

@@ -40,7 +40,7 @@ from studyapp.services.participation.onboarding import (
 )
 from studyapp.services.participation.scale import SCALE, point
 from studyapp.services.quality.stated import stated_rules
-from studyapp.views.annotator import scale_fieldset
+from studyapp.views.items import scale_fieldset
 from studyapp.views.site import wants_json
 
 STEP_URLS = {

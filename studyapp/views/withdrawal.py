@@ -15,7 +15,7 @@ from studyapp.exceptions import StudyError
 from studyapp.models import ErasureLog, Study
 from studyapp.services.data.erasure import erase
 from studyapp.services.participation import sessions
-from studyapp.views.annotator import study_page
+from studyapp.views.participant import study_page
 
 
 @study_page

@@ -11,7 +11,7 @@ from django.test import RequestFactory
 
 from studyapp.models import Annotator
 from studyapp.services.participation import flow, sessions
-from studyapp.views.annotator import annotator_at
+from studyapp.views.participant import annotator_at
 from tests.studyapp.annotator_base import AnnotatorTestCase
 from tests.studyapp.base import make_toy_study
 
