@@ -36,7 +36,7 @@ serve: venv compiled-messages
 	STUDYAPP_STATIC_FROM_APPS=0 $(BIN)/gunicorn -c gunicorn.conf.py studyapp.wsgi
 
 test: venv compiled-messages
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=30
 
 # The repository's ruff configuration (ruff.toml); no hooks needed. CI runs the same two checks.
 lint: venv
