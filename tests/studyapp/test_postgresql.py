@@ -1,7 +1,13 @@
-"""The whole database-using suite again on a real PostgreSQL: every module of ``tests/studyapp`` and
-the browser tests of ``tests/browser``, in a child pytest whose DATABASE_URL is
-``$STUDYAPP_TEST_POSTGRES_URL`` (SQLite hides length limits, NUL bytes, locking and isolation
-differences that PostgreSQL enforces).
+"""The database-using suite again on a real PostgreSQL: every module of ``tests/studyapp`` and the
+browser tests that walk the participant's flow (:data:`CHILD_BROWSER_MODULES`), in a child pytest whose
+DATABASE_URL is ``$STUDYAPP_TEST_POSTGRES_URL`` (SQLite hides length limits, NUL bytes, locking and
+isolation differences that PostgreSQL enforces).
+
+Each browser test runs once per session: while the child runs, the parent (SQLite) leaves those flow
+modules to it (:func:`delegated`) and keeps the pages' presentation tests (layout, languages,
+dashboard, Content-Security-Policy), so the two cores share the browser work instead of doing it twice.
+Without PostgreSQL, or with ``STUDYAPP_UPDATE_SCREENSHOTS=1`` (only the parent writes docs/screenshots),
+the parent runs every browser test itself.
 
 ``.ci/run`` installs and starts PostgreSQL and sets that variable. In CI (``CI=true``) a missing
 variable or an unreachable server fails the run; elsewhere the test is skipped with the reason.
@@ -27,7 +33,19 @@ import dj_database_url
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SUITES = [ROOT / "tests" / "studyapp", ROOT / "tests" / "browser"]
+# The browser tests of the participant's flow (answers, leases, sessions: what the database decides), run
+# on PostgreSQL by the child; the other browser tests check presentation and stay with the parent.
+CHILD_BROWSER_MODULES = (
+    "test_answering.py",
+    "test_completion.py",
+    "test_comprehension_check.py",
+    "test_entry_links.py",
+    "test_full_session.py",
+    "test_mturk_frame.py",
+    "test_progressive_enhancement.py",
+    "test_report_page.py",
+)
+SUITES = [ROOT / "tests" / "studyapp", *(ROOT / "tests" / "browser" / name for name in CHILD_BROWSER_MODULES)]
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 # The child run takes a few minutes on an idle 2-core machine (far longer when the machine is shared);
 # the limit only stops a hung run.
@@ -103,6 +121,23 @@ def reachable_postgres_url() -> str:
     except psycopg.OperationalError as exc:
         pytest.fail(f"PostgreSQL at STUDYAPP_TEST_POSTGRES_URL is unavailable: {exc}")
     return url
+
+
+def delegated(path: Path) -> bool:
+    """Is the test module at ``path`` one the PostgreSQL child runs in the parent's stead?"""
+    return path.parent == ROOT / "tests" / "browser" and path.name in CHILD_BROWSER_MODULES
+
+
+def child_will_run() -> bool:
+    """Will the child start (PostgreSQL configured and answering), taking over :func:`delegated` modules?
+    Not when screenshots are to be updated: only the parent writes them."""
+    if os.environ.get("STUDYAPP_UPDATE_SCREENSHOTS") == "1":
+        return False
+    try:
+        reachable_postgres_url()
+    except (pytest.fail.Exception, pytest.skip.Exception):
+        return False
+    return True
 
 
 def start_child() -> None:
