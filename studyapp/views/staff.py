@@ -9,6 +9,7 @@ fetches again every ``REFRESH_SECONDS``.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -127,6 +128,7 @@ def study_review(request: HttpRequest, slug: str) -> HttpResponse:
         "page_error": error[1] if error and not any(row.pseudonym == error[0] for row in rows) else "",
         "dry_run": review_apply.plan(rows) if "dry_run" in request.GET else None,
         "apply_form": ReviewApplyForm(),
+        "batch": settings.STUDYAPP_REVIEW_PAGE_BATCH,
         "audit": review.audit_log(study, platform_ids=sees_platform_ids(request.user, study)),
     }
     return render(request, "studyapp/staff/review.html", context, status=400 if error else 200)
@@ -148,9 +150,17 @@ def _review_post(request: HttpRequest, study: Study, rows: list[review.Row]) -> 
         if "apply" in request.POST:
             if not ReviewApplyForm(request.POST).is_valid():
                 raise StudyError("tick the box to confirm, then Apply")
-            steps = review_apply.apply(study, staff=request.user, clients=review_apply.clients_for(rows))
+            batch = settings.STUDYAPP_REVIEW_PAGE_BATCH
+            steps = review_apply.apply(study, staff=request.user, clients=review_apply.clients_for(rows), limit=batch)
             failed = [s for s in steps if not s.ok]
             messages.success(request, f"Applied: {len(steps) - len(failed)} step(s) done, {len(failed)} failed.")
+            left = review_apply.still_due(study)
+            if left:
+                messages.warning(
+                    request,
+                    f"{left} submission(s) still have something to send (at most {batch} are sent per Apply, failed ones "
+                    "included): check the table and Apply again, or use the command.",
+                )
             for step in failed:
                 messages.error(request, f"{step.pseudonym} {step.operation}: {step.text}")
         elif "settle" in request.POST:

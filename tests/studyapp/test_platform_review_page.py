@@ -105,3 +105,16 @@ class ReviewPageTests(PlatformReviewTestCase):
         self.assertIsNone(ReviewDecision.objects.get(annotator__pseudonym=second).bonus_paid_at)
         again = self.client.post(self.url, {"pseudonym": first, "settle": "paid"}, follow=True)
         self.assertContains(again, f"{first}: no bonus payment with an unknown outcome")
+
+    def test_apply_sends_a_batch_per_request_and_says_what_is_left(self) -> None:
+        transitions = r"/transition/$"
+        with self.settings(STUDYAPP_REVIEW_PAGE_BATCH=4), mock.patch("time.sleep"):
+            response = self.client.post(self.url, {"apply": "", "confirm": "on"}, follow=True)
+            self.assertEqual(len(self.api.calls("POST", transitions)), 4)
+            self.assertContains(response, "5 submission(s) still have something to send (at most 4 are sent per Apply")
+            for _ in range(2):
+                response = self.client.post(self.url, {"apply": "", "confirm": "on"}, follow=True)
+        self.assertNotContains(response, "still have something to send")
+        self.assertEqual(len(self.api.calls("POST", transitions)), len(self.annotators))  # each decision sent once
+        self.assertEqual(len(self.api.paid), 6)  # every valid finisher's bonus, once, over the batches
+        self.assertEqual(sorted(self.api.paid), sorted(set(self.api.paid)))

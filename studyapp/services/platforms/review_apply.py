@@ -73,9 +73,12 @@ def clients_for(rows: list[Row]) -> dict[str, ReviewClient]:
 
 
 def apply(study: Study, *, staff=None, clients: Mapping[str, ReviewClient] | None = None,
-          progress: Callable[[Step], None] | None = None) -> list[Step]:  # fmt: skip
-    """Send every due decision of ``study``; returns what happened per submission (errors included)."""
-    rows = review_rows(study)
+          progress: Callable[[Step], None] | None = None, limit: int | None = None) -> list[Step]:  # fmt: skip
+    """Send every due decision of ``study`` (the first ``limit`` of them, in the table's order, when given: the
+    review page sends a batch per request); returns what happened per submission (errors included)."""
+    rows = [row for row in review_rows(study) if row.transition_due or row.bonus_due]
+    if limit is not None:
+        rows = rows[:limit]
     clients = dict(clients) if clients is not None else clients_for(rows)
     steps: list[Step] = []
 
@@ -86,8 +89,6 @@ def apply(study: Study, *, staff=None, clients: Mapping[str, ReviewClient] | Non
 
     bonuses: dict[tuple[str, str], list[tuple[Row, ReviewDecision]]] = {}
     for row in rows:
-        if not (row.transition_due or row.bonus_due):
-            continue
         client = clients.get(row.platform.key)
         if client is None:
             raise StudyError(f"no review client for {row.platform.label}")
@@ -116,6 +117,11 @@ def apply(study: Study, *, staff=None, clients: Mapping[str, ReviewClient] | Non
             for _, rec in group:
                 _release(rec)
     return steps
+
+
+def still_due(study: Study) -> int:
+    """How many submissions of ``study`` still have a decision or a bonus to send (failed ones included)."""
+    return sum(1 for row in review_rows(study) if row.transition_due or row.bonus_due)
 
 
 # -- one submission ---------------------------------------------------------------------------------
