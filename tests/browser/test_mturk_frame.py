@@ -107,7 +107,9 @@ def test_an_mturk_worker_does_the_whole_study_in_the_frame_and_submits_to_turk_s
         frame.get_by_role("button", name="I agree, start").click()
         expect(frame.locator("[data-page=instructions]")).to_be_visible()  # the session cookie came back in the frame
         frame.get_by_role("button", name="Continue to a practice item").click()
-        expect(frame.locator("[data-page=practice]")).to_be_visible()
+        # admission (the participant's items are chosen here) is the flow's heaviest step; on a loaded 2-core CI machine
+        # it once took longer than the pages' 15 s
+        expect(frame.locator("[data-page=practice]")).to_be_visible(timeout=45_000)
         frame.get_by_role("radio", name="Left better", exact=True).check()
         frame.get_by_role("button", name="Submit answer").click()
         expect(frame.locator("[data-page=practice-feedback]")).to_be_visible()

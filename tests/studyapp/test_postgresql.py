@@ -45,7 +45,10 @@ CHILD_BROWSER_MODULES = (
     "test_progressive_enhancement.py",
     "test_report_page.py",
 )
-SUITES = [ROOT / "tests" / "studyapp", *(ROOT / "tests" / "browser" / name for name in CHILD_BROWSER_MODULES)]
+# The browser modules first: they then run beside the parent's own browser and evaluation tests, not beside
+# its load and kill -9 smoke tests at the end (gunicorn workers and a load generator on the same two cores
+# once held a framed participant's admission step beyond the pages' 15 s).
+SUITES = [*(ROOT / "tests" / "browser" / name for name in CHILD_BROWSER_MODULES), ROOT / "tests" / "studyapp"]
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 # The child run takes a few minutes on an idle 2-core machine (far longer when the machine is shared);
 # the limit only stops a hung run.
