@@ -151,7 +151,7 @@ class QualityReasonForm(forms.Form):
 
 
 class ReviewDecisionForm(forms.Form):
-    """Staff's decision on one submission under review (the platform's rules are checked by services.platforms.review)."""
+    """Staff's decision on one submission under review (the platform's rules are checked by services.review.decisions)."""
 
     pseudonym = forms.CharField(max_length=20)
     action = forms.ChoiceField(choices=[("approve", "approve"), ("reject", "reject"), ("skip", "no action")])

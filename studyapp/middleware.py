@@ -52,14 +52,14 @@ class ContentSecurityPolicyMiddleware:
 
 class PlatformFrameMiddleware:
     """A participant page that their platform shows in its frame (MTurk) may be framed by that platform's
-    origins only (``services.platforms.framing``); every other response keeps ``frame-ancestors 'none'``
+    origins only (``services.participation.framing``); every other response keeps ``frame-ancestors 'none'``
     and ``X-Frame-Options: DENY``. Placed before the session and CSRF middleware, so it sees their cookies."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        from studyapp.services.platforms import framing
+        from studyapp.services.participation import framing
 
         response = self.get_response(request)
         origins = framing.frame_ancestors(request)

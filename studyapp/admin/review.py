@@ -2,7 +2,7 @@
 
 Raw platform ids appear in an API call's request and answer (a Prolific submission id in the path,
 a participant id in a bonus CSV): team members without the id permission see them masked
-(services.platforms.review.mask_ids), like the annotator admin's platform id column.
+(services.review.decisions.mask_ids), like the annotator admin's platform id column.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.http import HttpRequest
 
 from studyapp import models as m
 from studyapp.admin.common import ReadOnly, TeamScoped
-from studyapp.services.platforms import review
+from studyapp.services.review import decisions
 
 
 class _MaskedIds:
@@ -30,7 +30,7 @@ class _MaskedIds:
         return qs.annotate(_ids=Exists(m.StudyMember.objects.filter(study=OuterRef("study"), user=request.user, platform_ids=True)))
 
     def _masked(self, obj, text: str) -> str:
-        return text if getattr(obj, "_ids", False) else review.mask_ids(obj.study, text)
+        return text if getattr(obj, "_ids", False) else decisions.mask_ids(obj.study, text)
 
     def get_fields(self, request: HttpRequest, obj=None):
         return [f.name for f in self.model._meta.fields if f.name not in self.masked_fields] + list(self.masked_columns)
@@ -52,7 +52,7 @@ class PlatformCallAdmin(_MaskedIds, TeamScoped, ReadOnly, admin.ModelAdmin):
 
     @admin.display(description="request")
     def request_shown(self, obj: m.PlatformCall) -> str:
-        return self._masked(obj, review.request_text(obj.request))
+        return self._masked(obj, decisions.request_text(obj.request))
 
     @admin.display(description="response")
     def response_shown(self, obj: m.PlatformCall) -> str:

@@ -5,7 +5,7 @@ as applied, or a staff override with who made it) and what reached the platform:
 sent, the bonus's stable token (created once, reused on every retry: MTurk's UniqueRequestToken) and
 the platform's id of a created bonus payment (Prolific's bulk bonus, paid once). :class:`PlatformCall`
 is the audit log: one row per API call with its result; credentials never reach it. See
-services.platforms.review and docs/studyapp.md#reviewing-and-paying-on-the-platform.
+services.review.decisions and docs/studyapp.md#reviewing-and-paying-on-the-platform.
 """
 
 from __future__ import annotations

@@ -23,9 +23,9 @@ from studyapp.services.analysis import dashboard, figures, preview
 from studyapp.services.data.export import content_type, download_name, export_bytes, export_formats
 from studyapp.services.data.file_names import safe_name
 from studyapp.services.data.payments import payments_csv
-from studyapp.services.platforms import review, review_apply
 from studyapp.services.platforms.review_api import ApiError
-from studyapp.services.platforms.setup import base_url, setup_sections, study_link
+from studyapp.services.review import decisions, sending
+from studyapp.services.review.setup import base_url, setup_sections, study_link
 
 REFRESH_SECONDS = 15
 
@@ -103,7 +103,7 @@ def study_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
 
 @staff_member_required
 def study_setup(request: HttpRequest, slug: str) -> HttpResponse:
-    """What to paste into Prolific, MTurk or an e-mail to recruit for the study (services.platforms.setup)."""
+    """What to paste into Prolific, MTurk or an e-mail to recruit for the study (services.review.setup)."""
     study = member_study(request.user, slug)
     base = base_url(request)
     context = {"study": study, "link": study_link(study, base), "sections": setup_sections(study, base)}
@@ -113,9 +113,9 @@ def study_setup(request: HttpRequest, slug: str) -> HttpResponse:
 @staff_member_required
 def study_review(request: HttpRequest, slug: str) -> HttpResponse:
     """Review the study's submissions on their platform: the rules' and staff's decisions, a dry run of the calls, Apply,
-    and the audit log (services.platforms.review, services.platforms.review_apply)."""
+    and the audit log (services.review.decisions, services.review.sending)."""
     study = member_study(request.user, slug)
-    rows = review.review_rows(study)
+    rows = decisions.review_rows(study)
     error: tuple[str, str] | None = None  # (pseudonym, problem) of a refused change, shown at its row
     if request.method == "POST":
         done, error = _review_post(request, study, rows)
@@ -126,15 +126,15 @@ def study_review(request: HttpRequest, slug: str) -> HttpResponse:
         "rows": [(row, *_row_form(row, request.POST if error and error[0] == row.pseudonym else None, error)) for row in rows],
         "platform_ids": sees_platform_ids(request.user, study),
         "page_error": error[1] if error and not any(row.pseudonym == error[0] for row in rows) else "",
-        "dry_run": review_apply.plan(rows) if "dry_run" in request.GET else None,
+        "dry_run": sending.plan(rows) if "dry_run" in request.GET else None,
         "apply_form": ReviewApplyForm(),
         "batch": settings.STUDYAPP_REVIEW_PAGE_BATCH,
-        "audit": review.audit_log(study, platform_ids=sees_platform_ids(request.user, study)),
+        "audit": decisions.audit_log(study, platform_ids=sees_platform_ids(request.user, study)),
     }
     return render(request, "studyapp/staff/review.html", context, status=400 if error else 200)
 
 
-def _row_form(row: review.Row, posted, error: tuple[str, str] | None) -> tuple[dict, str]:
+def _row_form(row: decisions.Row, posted, error: tuple[str, str] | None) -> tuple[dict, str]:
     """The values a row's form shows (what staff typed, after a refused change) and its error."""
     final = row.final
     values = {"action": final.action, "category": final.category, "message": final.message, "bonus": final.bonus}
@@ -143,7 +143,7 @@ def _row_form(row: review.Row, posted, error: tuple[str, str] | None) -> tuple[d
     return values, error[1] if posted is not None and error else ""
 
 
-def _review_post(request: HttpRequest, study: Study, rows: list[review.Row]) -> tuple[bool, tuple[str, str] | None]:
+def _review_post(request: HttpRequest, study: Study, rows: list[decisions.Row]) -> tuple[bool, tuple[str, str] | None]:
     """Carry out one form of the review page; ``(done, error)``."""
     pseudonym = request.POST.get("pseudonym", "")
     try:
@@ -151,10 +151,10 @@ def _review_post(request: HttpRequest, study: Study, rows: list[review.Row]) -> 
             if not ReviewApplyForm(request.POST).is_valid():
                 raise StudyError("tick the box to confirm, then Apply")
             batch = settings.STUDYAPP_REVIEW_PAGE_BATCH
-            steps = review_apply.apply(study, staff=request.user, clients=review_apply.clients_for(rows), limit=batch)
+            steps = sending.apply(study, staff=request.user, clients=sending.clients_for(rows), limit=batch)
             failed = [s for s in steps if not s.ok]
             messages.success(request, f"Applied: {len(steps) - len(failed)} step(s) done, {len(failed)} failed.")
-            left = review_apply.still_due(study)
+            left = sending.still_due(study)
             if left:
                 messages.warning(
                     request,
@@ -165,18 +165,18 @@ def _review_post(request: HttpRequest, study: Study, rows: list[review.Row]) -> 
                 messages.error(request, f"{step.pseudonym} {step.operation}: {step.text}")
         elif "settle" in request.POST:
             paid = request.POST["settle"] == "paid"
-            review_apply.resolve_unknown_bonus(review.row_of(rows, pseudonym), paid=paid, staff=request.user)
+            sending.resolve_unknown_bonus(decisions.row_of(rows, pseudonym), paid=paid, staff=request.user)
             messages.success(request, f"{pseudonym}: bonus recorded as {'paid' if paid else 'not paid (the next Apply pays it)'}.")
         elif "rules" in request.POST:
-            review.use_rules(review.row_of(rows, pseudonym))
+            decisions.use_rules(decisions.row_of(rows, pseudonym))
             messages.success(request, f"{pseudonym}: the rules decide again.")
         else:
             form = ReviewDecisionForm(request.POST)
             if not form.is_valid():
                 raise StudyError("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
-            row, data = review.row_of(rows, form.cleaned_data["pseudonym"]), form.cleaned_data
-            decision = review.check_decision(row, data["action"], data["category"], data["message"], data["bonus"] or review.ZERO)
-            review.set_decision(study, row, decision, request.user)
+            row, data = decisions.row_of(rows, form.cleaned_data["pseudonym"]), form.cleaned_data
+            decision = decisions.check_decision(row, data["action"], data["category"], data["message"], data["bonus"] or decisions.ZERO)
+            decisions.set_decision(study, row, decision, request.user)
             messages.success(request, f"{row.pseudonym}: decision saved ({decision.action}).")
     except (StudyError, ApiError) as exc:
         if "apply" in request.POST or "settle" in request.POST:  # rows already sent have no form to show it at

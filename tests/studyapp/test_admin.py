@@ -15,8 +15,8 @@ from studyapp.services.access.teams import set_team
 from studyapp.services.data import erasure
 from studyapp.services.participation import flow
 from studyapp.services.platforms.review_api import CallRecord
-from studyapp.services.platforms.review_apply import record_calls
 from studyapp.services.quality import control
+from studyapp.services.review.sending import record_calls
 from tests.studyapp.base import TOY_CONFIG, BaseTestCase
 
 

@@ -1,4 +1,4 @@
-"""MTurk in its frame (``services.platforms.framing``): an MTurk worker's study pages may be framed by
+"""MTurk in its frame (``services.participation.framing``): an MTurk worker's study pages may be framed by
 MTurk's worker sites only, with cookies sent in that frame; every other page (a Prolific or anonymous
 participant's, staff pages) still refuses framing. The whole framed flow in Chromium is
 tests/browser/test_mturk_frame.py."""

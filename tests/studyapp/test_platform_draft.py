@@ -1,4 +1,4 @@
-"""Opening a study on a platform (``manage.py platform_draft``, services.platforms.drafts): the set-up page's
+"""Opening a study on a platform (``manage.py platform_draft``, services.review.drafts): the set-up page's
 values in the call, a dry run by default, MTurk's CreateHIT through botocore's Stubber (sandbox by default)."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from django.core.management.base import CommandError
 from django.test import override_settings
 
 from studyapp.models import PlatformCall
-from studyapp.services.platforms import drafts
 from studyapp.services.platforms.base import DraftOptions
 from studyapp.services.platforms.mturk import MTurk, external_question
 from studyapp.services.platforms.mturk_api import MTurkReviewClient, build_client
-from studyapp.services.platforms.setup import annotators_needed, setup_sections, study_link
+from studyapp.services.review import drafts
+from studyapp.services.review.setup import annotators_needed, setup_sections, study_link
 from tests.studyapp.base import BaseTestCase
 from tests.studyapp.prolific_server import FakeProlific
 from tests.studyapp.test_mturk_api import AWS_ENV

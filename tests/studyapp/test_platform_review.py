@@ -14,10 +14,10 @@ from unittest import mock
 from django.core.management import CommandError, call_command
 
 from studyapp.models import Annotator, PlatformCall, ReviewDecision
-from studyapp.services.platforms import review, review_apply
 from studyapp.services.platforms.prolific_api import ProlificReviewClient
 from studyapp.services.quality.control import quality_check
 from studyapp.services.rehearsal.simulation import Plan, simulate_annotators
+from studyapp.services.review import decisions, sending
 from tests.studyapp.base import BaseTestCase, import_toy, make_toy_study
 from tests.studyapp.prolific_server import FakeProlific
 
@@ -76,7 +76,7 @@ class ApplyTests(PlatformReviewTestCase):
     def test_apply_approves_rejects_and_pays_once(self) -> None:
         self.api.fail("POST", TRANSITION, 429, retry_after=2)  # the first transition is rate-limited, then retried
         self.api.fail("POST", PAY, 503)  # the first pay attempt meets a 503, then retried
-        steps = review_apply.apply(self.study, clients=self.clients())
+        steps = sending.apply(self.study, clients=self.clients())
         self.assertTrue(all(s.ok for s in steps), steps)
 
         finished, excluded = self.sessions(Annotator.Status.FINISHED), self.sessions(Annotator.Status.EXCLUDED)
@@ -107,19 +107,19 @@ class ApplyTests(PlatformReviewTestCase):
         self.assertEqual(sorted(PlatformCall.objects.filter(ok=False).values_list("status", flat=True)), [429, 503])
         self.assertNotIn(TOKEN, self.audit_text())
         self.assertTrue(all(r.headers["Authorization"] == f"Token {TOKEN}" for r in self.api.requests))
-        decisions = ReviewDecision.objects.filter(study=self.study)
-        self.assertEqual(decisions.filter(bonus_paid_at__isnull=False).count(), 6)
-        self.assertEqual(decisions.filter(applied_action="reject").count(), 3)
+        stored = ReviewDecision.objects.filter(study=self.study)
+        self.assertEqual(stored.filter(bonus_paid_at__isnull=False).count(), 6)
+        self.assertEqual(stored.filter(applied_action="reject").count(), 3)
 
         # a second apply: nothing is due, nothing is sent, nothing paid again
         before = len(self.api.requests)
-        self.assertEqual(review_apply.apply(self.study, clients=self.clients()), [])
+        self.assertEqual(sending.apply(self.study, clients=self.clients()), [])
         self.assertEqual(len(self.api.requests), before)
         self.assertEqual(len(self.api.paid), 6)
 
     def test_a_failed_pay_is_paid_later_through_the_same_bulk_bonus(self) -> None:
         self.api.fail("POST", PAY, 503, times=3)  # every attempt of the first apply
-        steps = review_apply.apply(self.study, clients=self.clients())
+        steps = sending.apply(self.study, clients=self.clients())
         bonus_steps = [s for s in steps if s.operation == "bonus"]
         self.assertEqual(len(bonus_steps), 6)
         self.assertTrue(all(not s.ok and "503 Service Unavailable" in s.text for s in bonus_steps))
@@ -127,7 +127,7 @@ class ApplyTests(PlatformReviewTestCase):
         batch = self.api.calls("POST", PAY)[0].path.split("/")[4]
         self.assertEqual(set(ReviewDecision.objects.exclude(bonus_batch="").values_list("bonus_batch", flat=True)), {batch})
 
-        steps = review_apply.apply(self.study, clients=self.clients())
+        steps = sending.apply(self.study, clients=self.clients())
         self.assertTrue(all(s.ok for s in steps), steps)
         self.assertEqual(len(self.api.calls("POST", SETUP)), 1)  # not set up a second time
         self.assertEqual(self.api.calls("POST", PAY)[-1].path.split("/")[4], batch)
@@ -136,20 +136,20 @@ class ApplyTests(PlatformReviewTestCase):
 
     def test_a_pay_with_unknown_outcome_is_never_repeated_by_itself(self) -> None:
         self.api.fail("POST", PAY, 500, carried_out=True)  # paid, but the answer is an error
-        steps = review_apply.apply(self.study, clients=self.clients())
+        steps = sending.apply(self.study, clients=self.clients())
         self.assertTrue(any("outcome unknown" in s.text and "check the platform" in s.text for s in steps), steps)
         self.assertEqual(len(self.api.paid), 6)
         self.assertEqual(len(self.api.calls("POST", PAY)), 1)
-        review_apply.apply(self.study, clients=self.clients())
+        sending.apply(self.study, clients=self.clients())
         self.assertEqual(len(self.api.calls("POST", PAY)), 1)
         self.assertEqual(len(self.api.paid), 6)
-        rows = review.review_rows(self.study)
+        rows = decisions.review_rows(self.study)
         approved = [r for r in rows if r.final.action == "approve"]
         self.assertIn("outcome unknown", approved[0].state())
-        review_apply.resolve_unknown_bonus(approved[0], paid=True)
+        sending.resolve_unknown_bonus(approved[0], paid=True)
         self.assertIsNotNone(ReviewDecision.objects.get(annotator=approved[0].annotator).bonus_paid_at)
         with self.assertRaisesMessage(Exception, "no bonus payment with an unknown outcome"):
-            review_apply.resolve_unknown_bonus(approved[0], paid=True)
+            sending.resolve_unknown_bonus(approved[0], paid=True)
 
     def test_the_platforms_state_wins(self) -> None:
         finished = sorted(self.sessions(Annotator.Status.FINISHED))
@@ -158,7 +158,7 @@ class ApplyTests(PlatformReviewTestCase):
         self.api.submissions[finished[1]]["status"] = "RETURNED"
         self.api.submissions[excluded[0]]["status"] = "APPROVED"  # staff approved it on Prolific: not rejected now
         del self.api.submissions[finished[2]]
-        steps = review_apply.apply(self.study, clients=self.clients())
+        steps = sending.apply(self.study, clients=self.clients())
         sent = {r.path.split("/")[4] for r in self.api.calls("POST", TRANSITION)}
         self.assertEqual(sent & {finished[0], finished[1], finished[2], excluded[0]}, set())
         texts = " | ".join(s.text for s in steps)
@@ -172,7 +172,7 @@ class ApplyTests(PlatformReviewTestCase):
         finished = sorted(self.sessions(Annotator.Status.FINISHED))
         self.api.fail("GET", rf"/{finished[0]}/$", 503, times=3)
         self.api.fail("POST", rf"/{finished[1]}/transition/$", 400)
-        steps = review_apply.apply(self.study, clients=self.clients())
+        steps = sending.apply(self.study, clients=self.clients())
         failed = [s for s in steps if not s.ok]
         self.assertEqual(len(failed), 4, failed)  # two transitions, and the bonuses of those two (not approved)
         texts = sorted(s.text for s in failed)
@@ -182,18 +182,18 @@ class ApplyTests(PlatformReviewTestCase):
         self.assertEqual(len(self.transitions("APPROVE")), 5)  # the 400 one was refused, the others went
         self.assertEqual(len(self.api.paid), 4)
         # the next apply retries exactly those two
-        steps = review_apply.apply(self.study, clients=self.clients())
+        steps = sending.apply(self.study, clients=self.clients())
         self.assertTrue(all(s.ok for s in steps))
         self.assertEqual({s.pseudonym for s in steps if s.operation == "approve"}, {s.pseudonym for s in failed})
         self.assertEqual(len(self.api.paid), 6)
 
     def test_a_wrong_token_and_no_server_are_errors_not_tracebacks(self) -> None:
-        steps = review_apply.apply(self.study, clients={"prolific": ProlificReviewClient("wrong", self.api.url, sleep=self.sleeps.append)})
+        steps = sending.apply(self.study, clients={"prolific": ProlificReviewClient("wrong", self.api.url, sleep=self.sleeps.append)})
         self.assertTrue(steps and all(not s.ok for s in steps))
         self.assertIn("401 Unauthorized: check PROLIFIC_API_TOKEN", steps[0].text)
         self.assertEqual(self.sleeps, [])  # an auth error is not retried
         closed = ProlificReviewClient(TOKEN, "http://127.0.0.1:9", sleep=self.sleeps.append, timeout=2)
-        steps = review_apply.apply(self.study, clients={"prolific": closed})
+        steps = sending.apply(self.study, clients={"prolific": closed})
         self.assertIn("network error", steps[0].text)
         self.assertEqual(len(self.sleeps), 2 * 9)  # two retries per submission, then the next one
         self.assertFalse(ReviewDecision.objects.exclude(applied_action="").exists())

@@ -1,5 +1,5 @@
 """Must-show 2 of issue 26 for MTurk: a finished simulated study whose annotators came from an MTurk HIT (workerId,
-assignmentId, hitId), reviewed and applied through the review service (services.platforms.review_apply) with the
+assignmentId, hitId), reviewed and applied through the review service (services.review.sending) with the
 MTurk client (services.platforms.mturk_api) inside botocore's Stubber: MTurk's documented operations with their exact
 parameters, no network. Every valid finisher approved, the excluded rejected with the rule's message as feedback,
 each bonus sent once under its stable UniqueRequestToken even when the first attempt fails, a second apply sends
@@ -16,11 +16,11 @@ from botocore.stub import ANY, Stubber
 from django.core.management import call_command
 
 from studyapp.models import Annotator, PlatformCall, ReviewDecision
-from studyapp.services.platforms import review, review_apply
 from studyapp.services.platforms.mturk import MTurk
 from studyapp.services.platforms.mturk_api import MTurkReviewClient, build_client
 from studyapp.services.quality.control import quality_check
 from studyapp.services.rehearsal.simulation import Plan, simulate_annotators
+from studyapp.services.review import decisions, sending
 from tests.studyapp.base import BaseTestCase, import_toy, make_toy_study
 from tests.studyapp.test_mturk_api import AWS_ENV
 
@@ -74,7 +74,7 @@ class MTurkReviewTestCase(BaseTestCase):
         """Queue MTurk's answers in the order the service asks (arrival order): GetAssignment says Submitted, then
         ApproveAssignment or RejectAssignment with the rule's message; returns assignment -> message of each rejection."""
         messages = {}
-        for row in review.review_rows(self.study):
+        for row in decisions.review_rows(self.study):
             if not row.transition_due:
                 continue
             assignment = row.ref.submission_id
@@ -111,7 +111,7 @@ class MTurkReviewTestCase(BaseTestCase):
 class MTurkApplyTests(MTurkReviewTestCase):
     def test_the_study_has_both_kinds(self) -> None:
         self.assertEqual((len(self.of(Annotator.Status.FINISHED)), len(self.of(Annotator.Status.EXCLUDED))), (6, 3))
-        self.assertEqual(review.review_rows(self.study)[0].platform.key, "mturk")
+        self.assertEqual(decisions.review_rows(self.study)[0].platform.key, "mturk")
 
     def test_apply_approves_rejects_and_pays_once(self) -> None:
         finished, excluded = self.of(Annotator.Status.FINISHED), self.of(Annotator.Status.EXCLUDED)
@@ -120,7 +120,7 @@ class MTurkApplyTests(MTurkReviewTestCase):
         self.stub.add_client_error("send_bonus", "ServiceFault", "Please try again.", 500, expected_params=self.bonus_params(first))
         for a in finished:  # the first again (its retry), then the others, each once
             self.stub.add_response("send_bonus", OK, self.bonus_params(a))
-        steps = review_apply.apply(self.study, clients=self.clients())
+        steps = sending.apply(self.study, clients=self.clients())
         self.stub.assert_no_pending_responses()
         self.assertTrue(all(s.ok for s in steps), steps)
 
@@ -132,12 +132,12 @@ class MTurkApplyTests(MTurkReviewTestCase):
             self.assertIn(f"you failed {failed} of the 2 attention-check items", message)
             self.assertIn("allowed at most 0 failed checks", message)
             self.assertLessEqual(len(message), 1024)
-        decisions = ReviewDecision.objects.filter(study=self.study)
+        stored = ReviewDecision.objects.filter(study=self.study)
         self.assertEqual(
-            set(decisions.filter(applied_action="approve").values_list("annotator__external_id", flat=True)),
+            set(stored.filter(applied_action="approve").values_list("annotator__external_id", flat=True)),
             {a.external_id for a in finished},
         )
-        self.assertEqual(decisions.filter(applied_action="reject").count(), 3)
+        self.assertEqual(stored.filter(applied_action="reject").count(), 3)
 
         # bonuses: one SendBonus per finisher, the first retried after the 500 with the same token: paid once
         calls = self.bonus_calls()
@@ -145,7 +145,7 @@ class MTurkApplyTests(MTurkReviewTestCase):
         tokens = [c.request["body"]["UniqueRequestToken"] for c in calls]
         self.assertEqual(tokens[0], tokens[1])
         self.assertEqual(len(set(tokens)), 6)
-        paid = {str(d.bonus_token): d for d in decisions.filter(bonus_paid_at__isnull=False)}
+        paid = {str(d.bonus_token): d for d in stored.filter(bonus_paid_at__isnull=False)}
         self.assertEqual(set(paid), set(tokens))
         self.assertTrue(all(d.bonus_paid == BONUS for d in paid.values()))
         self.assertEqual(self.pauses, [1.0])
@@ -158,7 +158,7 @@ class MTurkApplyTests(MTurkReviewTestCase):
 
         # a second apply: nothing due, nothing sent (the Stubber has nothing queued and would fail any call)
         before = PlatformCall.objects.count()
-        self.assertEqual(review_apply.apply(self.study, clients=self.clients()), [])
+        self.assertEqual(sending.apply(self.study, clients=self.clients()), [])
         self.assertEqual(PlatformCall.objects.count(), before)
 
     def test_a_bonus_paid_before_its_answer_was_lost_is_not_paid_twice(self) -> None:
@@ -177,7 +177,7 @@ class MTurkApplyTests(MTurkReviewTestCase):
         )
         for a in others:
             self.stub.add_response("send_bonus", OK, self.bonus_params(a))
-        steps = review_apply.apply(self.study, clients=self.clients())
+        steps = sending.apply(self.study, clients=self.clients())
         self.stub.assert_no_pending_responses()
         self.assertTrue(all(s.ok for s in steps), steps)
         self.assertEqual(ReviewDecision.objects.filter(study=self.study, bonus_paid_at__isnull=False).count(), 6)
@@ -190,7 +190,7 @@ class MTurkApplyTests(MTurkReviewTestCase):
             self.stub.add_client_error(
                 "send_bonus", "ServiceFault", "Please try again.", 500, expected_params=self.bonus_params(finished[0])
             )
-        steps = review_apply.apply(self.study, clients=self.clients())
+        steps = sending.apply(self.study, clients=self.clients())
         self.stub.assert_no_pending_responses()
         failed = [s for s in steps if not s.ok]
         self.assertEqual(len(failed), 6)
@@ -200,7 +200,7 @@ class MTurkApplyTests(MTurkReviewTestCase):
 
         for a in finished:  # the next apply pays each once, under the tokens made the first time
             self.stub.add_response("send_bonus", OK, self.bonus_params(a))
-        steps = review_apply.apply(self.study, clients=self.clients())
+        steps = sending.apply(self.study, clients=self.clients())
         self.stub.assert_no_pending_responses()
         self.assertTrue(all(s.ok for s in steps), steps)
         later = {c.request["body"]["UniqueRequestToken"] for c in self.bonus_calls() if c.ok}
@@ -208,7 +208,7 @@ class MTurkApplyTests(MTurkReviewTestCase):
 
     def test_assignments_decided_on_mturk_are_not_sent_again(self) -> None:
         """A worker approved by hand on MTurk, one whose assignment MTurk no longer knows: only state calls for them."""
-        rows = [r for r in review.review_rows(self.study) if r.transition_due]
+        rows = [r for r in decisions.review_rows(self.study) if r.transition_due]
         for n, row in enumerate(rows):
             assignment = row.ref.submission_id
             if n == 0:
@@ -228,7 +228,7 @@ class MTurkApplyTests(MTurkReviewTestCase):
                 )
         if rows[0].final.action == "approve":  # approved on MTurk as decided: its bonus is still ours to pay
             self.stub.add_response("send_bonus", OK, self.bonus_params(rows[0].annotator))
-        steps = review_apply.apply(self.study, clients=self.clients())
+        steps = sending.apply(self.study, clients=self.clients())
         self.stub.assert_no_pending_responses()
         texts = {s.pseudonym: s.text for s in steps if s.operation in ("approve", "reject")}
         self.assertIn("already approved on MTurk: nothing sent", texts[rows[0].pseudonym])

@@ -1,4 +1,4 @@
-"""The staff set-up page (services.platforms.setup): what to paste into Prolific and MTurk, absolute, and
+"""The staff set-up page (services.review.setup): what to paste into Prolific and MTurk, absolute, and
 links that really admit a participant of that platform."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.test import Client, override_settings
 from studyapp.models import Annotator
 from studyapp.services.platforms.base import Platform
 from studyapp.services.platforms.registry import register, unregister
-from studyapp.services.platforms.setup import setup_sections
+from studyapp.services.review.setup import setup_sections
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
 XQ = "{http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/ExternalQuestion.xsd}"

@@ -1,4 +1,4 @@
-"""The rules' suggestion per submission (services.platforms.review_rules), the participant-facing messages in
+"""The rules' suggestion per submission (services.review.suggest), the participant-facing messages in
 every study language, the bonus setting, and the Prolific client's retry policy against the local server."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from studyapp.services.platforms import MTURK, PROLIFIC
 from studyapp.services.platforms.prolific_api import ProlificReviewClient
 from studyapp.services.platforms.prolific_api import _seconds as retry_after_seconds
 from studyapp.services.platforms.review_api import ApiError, SubmissionRef
-from studyapp.services.platforms.review_rules import rule_message, speed_message, suggest
+from studyapp.services.review.suggest import rule_message, speed_message, suggest
 from tests.studyapp.prolific_server import FakeProlific
 
 T0 = datetime(2026, 1, 5, 12, tzinfo=UTC)

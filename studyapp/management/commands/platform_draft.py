@@ -9,10 +9,10 @@ from decimal import Decimal, InvalidOperation
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from studyapp.management.studies import find_study
-from studyapp.services.platforms import drafts
 from studyapp.services.platforms.base import DraftOptions
 from studyapp.services.platforms.review_api import ApiError
-from studyapp.services.platforms.setup import base_url
+from studyapp.services.review import drafts
+from studyapp.services.review.setup import base_url
 
 
 def amount(text: str) -> Decimal:

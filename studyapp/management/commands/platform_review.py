@@ -8,8 +8,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from studyapp.exceptions import StudyError
 from studyapp.management.studies import find_study
 from studyapp.services.access import teams
-from studyapp.services.platforms import review, review_apply
 from studyapp.services.platforms.review_api import ApiError
+from studyapp.services.review import decisions, sending
 
 COLUMNS = ("pseudonym", "suggested", "decision", "category", "bonus", "by", "state", "message / why")
 
@@ -36,34 +36,34 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts) -> None:
         study = find_study(opts["study"])
-        sending = opts["apply"] and not opts["dry_run"]
+        send = opts["apply"] and not opts["dry_run"]
         staff = self._staff(opts["user"], study)
         try:
-            overrides = [review.parse_override(spec) for spec in opts["override"]]
-            bonuses = [review.parse_bonus(spec) for spec in opts["bonus"]]
+            overrides = [decisions.parse_override(spec) for spec in opts["override"]]
+            bonuses = [decisions.parse_bonus(spec) for spec in opts["bonus"]]
             settled = [self._settled(spec) for spec in opts["bonus_settled"]]
-            rows = review.review_rows(study)
-            decided = review.changes(rows, overrides, bonuses)
-            settle = [(review.row_of(rows, pseudonym), paid) for pseudonym, paid in settled]
+            rows = decisions.review_rows(study)
+            decided = decisions.changes(rows, overrides, bonuses)
+            settle = [(decisions.row_of(rows, pseudonym), paid) for pseudonym, paid in settled]
         except StudyError as exc:
             raise CommandError(str(exc)) from None
         for row, decision in decided:  # shown as they would be stored
             row.final = decision
         self._table(rows, {row.pseudonym for row, _ in decided})
-        if not sending:
-            steps = review_apply.plan(rows)
+        if not send:
+            steps = sending.plan(rows)
             self.stdout.write("\nWould send (nothing is sent without --apply):" if not opts["dry_run"] else "\nDry run, would send:")
-            self._steps([s for s in steps if s.operation != "nothing"] or [review_apply.Step("-", "nothing", "nothing to send")])
+            self._steps([s for s in steps if s.operation != "nothing"] or [sending.Step("-", "nothing", "nothing to send")])
             return
         try:
-            clients = review_apply.clients_for(rows)  # missing credentials: stop before anything is stored
+            clients = sending.clients_for(rows)  # missing credentials: stop before anything is stored
             for row, paid in settle:
-                review_apply.resolve_unknown_bonus(row, paid=paid, staff=staff)
-            review.store(study, decided, staff)
+                sending.resolve_unknown_bonus(row, paid=paid, staff=staff)
+            decisions.store(study, decided, staff)
         except (ApiError, StudyError) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write("\nSending:")
-        steps = review_apply.apply(study, staff=staff, clients=clients, progress=lambda s: self._steps([s]))
+        steps = sending.apply(study, staff=staff, clients=clients, progress=lambda s: self._steps([s]))
         failed = [s for s in steps if not s.ok]
         self.stdout.write(f"\n{len(steps) - len(failed)} done, {len(failed)} failed; every call is in the audit log.")
         if failed:
@@ -84,7 +84,7 @@ class Command(BaseCommand):
             raise StudyError(f"--bonus-settled {spec!r}: write PSEUDONYM=paid or PSEUDONYM=unpaid")
         return pseudonym.strip(), state == "paid"
 
-    def _table(self, rows: list[review.Row], changed: set[str]) -> None:
+    def _table(self, rows: list[decisions.Row], changed: set[str]) -> None:
         lines = [COLUMNS]
         for row in rows:
             final, by = row.final, ("staff (this command)" if row.pseudonym in changed else row.decided_by)
@@ -95,6 +95,6 @@ class Command(BaseCommand):
         for line in lines:
             self.stdout.write("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=False)) + "  " + line[-1])
 
-    def _steps(self, steps: list[review_apply.Step]) -> None:
+    def _steps(self, steps: list[sending.Step]) -> None:
         for s in steps:
             self.stdout.write(f"  {s.pseudonym}  {s.operation}: {'' if s.ok else 'FAILED: '}{s.text}")

@@ -6,7 +6,9 @@ platform (the proof that lets a participant resume in another browser), how a fi
 participant goes back (redirect, submit form or code), the hosts its completion form posts to (the
 Content-Security-Policy's ``form-action``), the hosts of a ``redirect_url`` that say a study
 recruits there, and its name in the participant's texts. :mod:`.registry` holds them; the link's
-form, the flow, the completion page, the CSP and the configuration read only the registry.
+form, the flow, the completion page, the CSP and the configuration read only the registry. Working with a
+platform on one study (set-up page, drafts, review, bonuses) is :mod:`studyapp.services.review`, which
+only calls the adapters.
 
 A new platform is one module here with a :class:`.base.Platform` subclass, registered at the end of
 this file (docs/contributing.md#a-recruitment-platform).

@@ -111,13 +111,13 @@ class Platform:
     submit_hosts: tuple[str, ...] = ()  # where its completion form may post (CSP form-action)
     recruiting_hosts: tuple[str, ...] = ()  # a redirect_url to one of these says the study recruits here
     # Origins that show the study to this platform's participants in a frame (CSP frame-ancestors of
-    # their pages only, services.platforms.framing); empty: never framed, like every other page.
+    # their pages only, services.participation.framing); empty: never framed, like every other page.
     frame_ancestors: tuple[str, ...] = ()
     # ``(code, label)`` of the reasons the platform accepts with a rejection (review through its API,
-    # services.platforms.review); empty: the message alone carries the reason.
+    # services.review.decisions); empty: the message alone carries the reason.
     rejection_categories: tuple[tuple[str, str], ...] = ()
     # The category for each kind of reason a rejection has ("speed", "checks", "effort", "other";
-    # services.platforms.review_rules.REASONS); empty: no categories.
+    # services.review.suggest.REASONS); empty: no categories.
     rejection_reasons: Mapping[str, str] = {}
     # The length a rejection's message must have on the platform (its documented limits).
     message_min: int = 0
@@ -200,7 +200,7 @@ class Platform:
         """Where a participant whom a full study turns away is sent with the screen-out code ('' : nowhere, the code is shown)."""
         return ""
 
-    # -- review through the platform's API (services.platforms.review) ---------------------------
+    # -- review through the platform's API (services.review.decisions) ---------------------------
 
     def submission_ref(self, annotator: Annotator) -> SubmissionRef | None:
         """What the platform's API needs to act on ``annotator``'s submission; None when the platform

@@ -1,6 +1,6 @@
 """The interface every platform's review client implements (approve, reject, bonus through its API).
 
-The review service (:mod:`.review`) talks to a platform only through :class:`ReviewClient`; one client
+The review service (:mod:`studyapp.services.review`) talks to a platform only through :class:`ReviewClient`; one client
 per platform (:mod:`.prolific_api`, :mod:`.mturk_api`), built by the adapter's ``review_client()``
 from the environment. A failed call raises :class:`ApiError` (shown per submission, never a
 traceback); every call made is returned as a :class:`CallRecord` for the audit log, which never holds

@@ -2,7 +2,7 @@
 cookies such a page needs.
 
 Every page refuses framing (``X-Frame-Options: DENY``, CSP ``frame-ancestors 'none'``) except a
-study page of a participant whose platform declares :attr:`.base.Platform.frame_ancestors`: the
+study page of a participant whose platform declares :attr:`~studyapp.services.platforms.base.Platform.frame_ancestors`: the
 link carries that platform's parameters (the arrival, MTurk's preview), or this browser's pending
 arrival or annotator in the study came from it. Only those responses list the platform's origins.
 
@@ -20,6 +20,7 @@ from http.cookies import Morsel
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
+from studyapp.services.participation import sessions
 from studyapp.services.platforms.base import Platform
 from studyapp.services.platforms.registry import REGISTRY
 
@@ -36,8 +37,6 @@ STUDY_VIEWS = "study_"  # URL names of the participant pages (studyapp/urls.py)
 
 def _platform_of(request: HttpRequest, slug: str) -> Platform | None:
     """The platform of this request's participant in study ``slug`` (None: anonymous or unknown)."""
-    from studyapp.services.participation import sessions
-
     for platform in REGISTRY.values():
         if platform.key and platform.in_link(request.GET):
             return platform

@@ -20,9 +20,9 @@ from django.utils import timezone
 
 from studyapp.exceptions import StudyError
 from studyapp.models import Annotator, PlatformCall, ReviewDecision, Study
-from studyapp.services.platforms.review import DONE, Row, review_rows, was_sent
 from studyapp.services.platforms.review_api import APPROVED, AWAITING, REJECTED, ApiError, CallRecord, ReviewClient, short
-from studyapp.services.platforms.review_rules import APPROVE
+from studyapp.services.review.decisions import DONE, Row, review_rows, was_sent
+from studyapp.services.review.suggest import APPROVE
 
 CLAIM_MINUTES = 15  # a claim older than this is from an apply that died: the decision is free again
 SECRET_KEYS = {"authorization", "headers", "auth", "token_header", "aws_secret_access_key", "aws_access_key_id"}

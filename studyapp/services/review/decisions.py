@@ -1,9 +1,9 @@
 """Reviewing a study's submissions on the recruitment platform: per annotator the decision the rules
-suggest (:mod:`.review_rules`), staff overrides kept with who made them, and the final decision.
+suggest (:mod:`.suggest`), staff overrides kept with who made them, and the final decision.
 
 :func:`review_rows` is the table (the staff page ``/staff/<slug>/review/`` and ``manage.py
 platform_review`` show it); :func:`set_decision` / :func:`use_rules` change one row;
-:mod:`.review_apply` says what would be sent and sends it through the platform's client, recording
+:mod:`.sending` says what would be sent and sends it through the platform's client, recording
 every call (models.PlatformCall). Raw platform ids appear only in the API calls; pages show them to
 team members with the id permission only (:func:`mask_ids` for the others).
 """
@@ -25,8 +25,8 @@ from studyapp.services.data.payments import latest_exclusions, speed_norm
 from studyapp.services.platforms import registry
 from studyapp.services.platforms.base import Platform
 from studyapp.services.platforms.review_api import SubmissionRef
-from studyapp.services.platforms.review_rules import APPROVE, REJECT, SKIP, ZERO, Decision, suggest
 from studyapp.services.quality.control import annotator_signals
+from studyapp.services.review.suggest import APPROVE, REJECT, SKIP, ZERO, Decision, suggest
 
 ACTIONS = (APPROVE, REJECT, SKIP)
 DONE = {APPROVE: "approved", REJECT: "rejected"}  # applied_action in words

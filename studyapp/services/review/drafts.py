@@ -1,8 +1,8 @@
 """Opening a study on a recruitment platform through its API (``manage.py platform_draft``).
 
-The call is the platform adapter's (:meth:`.base.Platform.draft`), built from the set-up page's own
+The call is the platform adapter's (:meth:`~studyapp.services.platforms.base.Platform.draft`), built from the set-up page's own
 values (:mod:`.setup`: the annotator link, the annotators still needed, the completion code) plus what
-the study does not say (:class:`.base.DraftOptions`: reward, time, title). Prolific gets an
+the study does not say (:class:`~studyapp.services.platforms.base.DraftOptions`: reward, time, title). Prolific gets an
 unpublished draft study; MTurk has no drafts, so its HIT is created in the requester sandbox unless
 production is asked for. The call and its answer are recorded like the review's
 (:class:`~studyapp.models.PlatformCall`); credentials come from the environment only.
@@ -17,8 +17,8 @@ from studyapp.models import Study
 from studyapp.services.platforms.base import Draft, DraftOptions, Platform
 from studyapp.services.platforms.registry import REGISTRY
 from studyapp.services.platforms.review_api import ApiError, CallRecord
-from studyapp.services.platforms.review_apply import record_calls
-from studyapp.services.platforms.setup import annotators_needed, study_link
+from studyapp.services.review.sending import record_calls
+from studyapp.services.review.setup import annotators_needed, study_link
 
 DEFAULT_DESCRIPTION = "Compare pairs of search result lists for a query and say which one you prefer."
 DEFAULT_KEYWORDS = "search, comparison, preference, research, study"
@@ -57,7 +57,7 @@ def plan(study: Study, platform_key: str, base: str, options: DraftOptions) -> D
 
 
 def create(study: Study, draft: Draft, *, production: bool = False, client=None, staff=None) -> tuple[str, list[CallRecord]]:
-    """Send ``draft`` (through ``client``, default the platform's :meth:`~.base.Platform.draft_client`)
+    """Send ``draft`` (through ``client``, default the platform's :meth:`~studyapp.services.platforms.base.Platform.draft_client`)
     and record the call; returns what was created, in words. Raises :class:`ApiError` (recorded too)."""
     if client is None:
         client = REGISTRY[draft.platform].draft_client(production)
