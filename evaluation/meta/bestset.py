@@ -1,32 +1,45 @@
-"""The best set: every metric whose MUP is not significantly below another's (docs/meta.md#best-set).
+"""The best set: every metric the data do not show to agree with the users less well than another (docs/meta.md#best-set).
 
 One name ("the best metric by MUP") overstates what a study shows when several metrics are close.
-The best set keeps every metric ``g`` for which the data do not reject "``g`` agrees with the users
-at least as well as every other metric", i.e. the intersection over the rivals ``h`` of
-``MUP_g >= MUP_h`` (population values). The test of that intersection is the maximum of the
-studentised MUP differences (a max-statistic, single-step; Hsu 1996, multiple comparisons with the
-best; the elimination rule of Hansen, Lunde & Nason 2011, "The model confidence set"; the confidence
-set for the best of Mogstad, Romano, Shaikh & Wilhelm 2024, "Inference for ranks")::
+The best set keeps every entry ``g`` for which the data do not reject "``g`` agrees with the users
+at least as well as every other entry", the intersection over rivals ``h`` of ``MUP_g >= MUP_h``
+(population values; Hsu 1996, multiple comparisons with the best; the confidence set for the best
+of Mogstad, Romano, Shaikh & Wilhelm 2024, "Inference for ranks").
 
-    T_g = max_h (MUP_h - MUP_g) / se(MUP_h - MUP_g)
+**Entries.** Metrics with the same sign on every pair of the study (same pairs defined) get the same
+MUP on any answers: they are one entry, named ``"ERR@10 = nERR@10"``. A metric that ties on every
+pair it is defined on (no spread: I-rec on a study whose runs cover the same intents) or has no
+pair with a user preference is **undefined**: shown so, never a contender.
 
-and its null distribution is that of ``max_h (D*_hg - D_hg) / se*(D*_hg)`` over a paired cluster
-bootstrap of topics (every metric on the same resampled topics; the differences are re-centred at
-the observed ones), leaving out of the maximum the rivals clearly below ``g`` (``T_hg < -sqrt(2 log log
-T)``; the moment selection of Hansen 2005, "A test for superior predictive ability"), which cannot be
-the ones that beat it. ``p_best`` is the share of resamples whose centred maximum reaches ``T_g``; ``g``
-is in the set when ``p_best > alpha``. The maximum over the rivals is the multiplicity correction:
-with the truth ``t`` the best metric, it is left out only when its own test rejects, so the set
-holds it with probability about ``1 - alpha`` however many metrics are compared; metrics tied with
-the leader are always in (``T_g = 0``). ``correction="none"`` tests each comparison alone (the
-uncorrected rule, for contrast: a smaller set that loses the truth more often).
+**Test: exact topic sign flips, max statistic.** Topics are the sampling units. With per-topic sums
+``x_gt = sum u J`` and ``u_gt = sum u`` over the entry's defined pairs of topic ``t`` and totals
+``X_g``, ``U_g`` (``MUP_g = X_g / U_g``), the difference ``MUP_h - MUP_g`` is ``sum_t z_ght`` with::
 
-Standard errors are the cluster (topic) delta-method ones of a ratio of sums: with
-``MUP_g = X_g / U_g`` (``X`` = sum of ``u J``, ``U`` = sum of ``u`` over the metric's pairs) and per-topic
-sums ``x_gt``, ``u_gt``, the influence of topic ``t`` is ``psi_gt = (x_gt - MUP_g u_gt) / U_g`` and
-``se^2(MUP_h - MUP_g) = T / (T - 1) sum_t (psi_ht - psi_gt)^2``, in the sample and in every resample
-(weighted by the resample's topic multiplicities). A metric undefined on a pair (NaN difference)
-simply has no term for it. Fewer than ``MIN_TOPICS`` topics: no claim, every defined metric is in.
+    z_ght = x_ht / U_h - x_gt / U_g - m_gh (u_ht / U_h - u_gt / U_g),   m_gh = (X_g + X_h) / (U_g + U_h)
+
+(the last term is 0 when both are defined on the same pairs and centres the terms otherwise).
+Under "``g`` and ``h`` are tied" the topic terms are exchangeable in sign: flipping the sign of a
+topic's terms (every rival at once) leaves their joint law unchanged. The statistic
+``S_g = max_h sum_t z_ght / ||z_gh||`` (self-normalised: the norm does not change under flips, so
+the studentisation is exact) is compared with its sign-flip distribution: every one of the ``2^T``
+flip vectors when ``T <= EXACT_TOPICS`` (exact; no asymptotics, no resampling error), else ``B``
+random ones plus the identity (Monte Carlo: ``p = (1 + #) / (1 + B)``, still a valid p-value).
+``p_best`` is the share of flips whose maximum reaches ``S_g``; ``g`` is in the set when
+``p_best > alpha``. A rival strictly below ``g`` only makes the test conservative; a rival tied
+with ``g`` is what the flips model exactly, also when the two differ on a single pair of a few
+topics (sparse disagreement, where asymptotic tests fail). The maximum over rivals is the
+multiplicity correction: each metric tied for best is left out with probability at most ``alpha``
+however many entries are compared (measured: benchmarks/bench_coverage.py, docs/benchmarks.md).
+``correction="none"`` tests each rival alone (the uncorrected rule, for contrast).
+
+**Leader-rival intervals.** For the leader ``L`` (best MUP) and every rival ``h``,
+``MUP_L - MUP_h`` with simultaneous ``1 - alpha`` intervals ``D_h +- c ||z~_h|| sqrt(T / (T - 1))``,
+``z~`` the centred topic terms and ``c`` the ``1 - alpha`` quantile of ``max_h |sum_t e_t z~_ht| /
+||z~_h||`` over the same sign flips ``e`` (a Rademacher wild bootstrap of the max-|t|; Romano & Wolf
+2005 for the max-t construction).
+
+No claim with fewer than ``MIN_TOPICS`` topics: ``2^-T`` exceeds 0.05 below 5 topics, so no
+entry could ever be left out; ``in_best_set`` is then missing (NaN), ``measures`` empty.
 """
 
 from __future__ import annotations
@@ -39,70 +52,98 @@ import pandas as pd
 
 from evaluation._types import FloatArray, IntArray
 from evaluation.exceptions import EvaluationError
-from evaluation.meta._resampling import RngLike, bootstrap_counts, resolve_rng
+from evaluation.meta._resampling import RngLike, resolve_rng
 
-MIN_TOPICS = 5  # fewer topics: no best-set claim (every defined metric is in the set)
+MIN_TOPICS = 5  # fewer topics: no best-set claim (2^-4 > 0.05: nothing could be left out)
+EXACT_TOPICS = 12  # up to this many topics every sign-flip vector is enumerated (4,096); above, B random ones
 CORRECTIONS = ("max", "none")
-COLUMNS = ["measure", "MUP", "rank", "diff_to_leader", "p_best", "in_best_set"]
+COLUMNS = ["measure", "entry", "MUP", "rank", "diff_to_leader", "diff_low", "diff_high", "p_best", "in_best_set", "status"]
 TIE = 1e-12
+CHUNK = 2048  # sign-flip vectors per block (bounds memory: CHUNK x G x G floats)
 CONVENTION = (
-    "best set: metrics g not rejected by the paired topic-bootstrap max-t test of 'MUP_g >= MUP_h for every h' "
-    "(studentised MUP differences, cluster delta-method se; p_best > alpha)"
+    "best set: entries g (metrics with the same sign on every pair merged) not rejected by the topic sign-flip "
+    "max-statistic test of 'MUP_g >= MUP_h for every h' (exact over all 2^T flips up to 12 topics, else B random "
+    "flips); p_best > alpha; metrics tied on every pair are undefined; no claim below 5 topics"
 )
 
 
 @dataclass(frozen=True)
 class BestSet:
-    """The metrics not shown to agree with the users less well than another (module docstring).
+    """The entries not shown to agree with the users less well than another (module docstring).
 
-    ``table``: one row per metric, best MUP first (undefined last), columns ``measure MUP rank
-    diff_to_leader p_best in_best_set``; ``measures`` the set in that order; ``leaders`` the metrics
-    sharing the best MUP. ``claim`` is False when there were fewer than ``MIN_TOPICS`` topics (every
-    defined metric is then in the set and ``p_best`` is NaN).
+    ``table``: one row per metric, best MUP first (undefined last), columns ``COLUMNS``: its
+    ``entry`` (merged name), ``MUP``, ``rank``, ``diff_to_leader`` with its simultaneous interval
+    ``diff_low diff_high``, ``p_best``, ``in_best_set`` (NaN without a claim) and ``status``
+    (``best set``, ``out``, ``undefined: ...``, ``no claim``). ``entries`` the set as entry names,
+    ``measures`` its metrics, ``groups`` every entry -> its metrics, ``leaders`` the metrics sharing
+    the best MUP, ``undefined`` metric -> reason. ``claim`` is False below ``MIN_TOPICS`` topics.
     """
 
     table: pd.DataFrame
+    entries: tuple[str, ...]
     measures: tuple[str, ...]
     leaders: tuple[str, ...]
+    groups: dict[str, tuple[str, ...]]
+    undefined: dict[str, str]
     alpha: float
     B: int
     seed: int | None
     n_topics: int
     correction: str
     claim: bool
+    method: str  # "exact" (all 2^T flips), "monte carlo" (B flips) or "none"
 
     @property
     def size(self) -> int:
-        return len(self.measures)
+        """Entries in the set (merged metrics count once)."""
+        return len(self.entries)
+
+    @property
+    def contenders(self) -> tuple[str, ...]:
+        """Every defined entry, best MUP first (what a study too small for a claim leaves open)."""
+        return tuple(self.groups)
 
     def __contains__(self, measure: object) -> bool:
-        return measure in self.measures
+        return measure in self.measures or measure in self.entries
 
     def as_dict(self) -> dict:
         """Plain data for templates and JSON: the set, the leaders, the settings and one row per metric."""
         return {
+            "entries": list(self.entries),
             "measures": list(self.measures),
             "leaders": list(self.leaders),
+            "groups": {k: list(v) for k, v in self.groups.items()},
+            "undefined": dict(self.undefined),
             "size": self.size,
-            "candidates": int(self.table["MUP"].notna().sum()),
+            "candidates": len(self.groups),
             "alpha": self.alpha,
             "B": self.B,
             "seed": self.seed,
             "topics": self.n_topics,
             "correction": self.correction,
             "claim": self.claim,
+            "method": self.method,
+            "min_topics": MIN_TOPICS,
             "rows": [
                 {
                     "measure": r.measure,
-                    "mup": None if np.isnan(r.MUP) else float(r.MUP),
+                    "entry": r.entry,
+                    "mup": _num(r.MUP),
                     "rank": None if np.isnan(r.rank) else int(r.rank),
-                    "diff_to_leader": None if np.isnan(r.diff_to_leader) else float(r.diff_to_leader),
-                    "p_best": None if np.isnan(r.p_best) else float(r.p_best),
-                    "in_best_set": bool(r.in_best_set),
+                    "diff_to_leader": _num(r.diff_to_leader),
+                    "diff_low": _num(r.diff_low),
+                    "diff_high": _num(r.diff_high),
+                    "p_best": _num(r.p_best),
+                    "in_best_set": None if pd.isna(r.in_best_set) else bool(r.in_best_set),
+                    "status": r.status,
                 }
                 for r in self.table.itertuples(index=False)
             ],
         }
+
+
+def _num(value: float) -> float | None:
+    return None if value is None or np.isnan(value) else float(value)
 
 
 def topic_sums(d: FloatArray, p: FloatArray, user_sign: FloatArray, clusters: IntArray) -> tuple[FloatArray, FloatArray]:
@@ -116,30 +157,84 @@ def topic_sums(d: FloatArray, p: FloatArray, user_sign: FloatArray, clusters: In
     return member @ ((u * user_sign)[None, :] * s_m).T, member @ (u[None, :] * defined).T
 
 
-def _studentised(x: FloatArray, u: FloatArray, w: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """MUP (R, G) and the se of every difference (R, G, G) under topic weights ``w`` (R, T)."""
-    X, U = w @ x, w @ u  # (R, G)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mup = np.where(U > 0, X / U, np.nan)
-        psi = (x[None] - mup[:, None, :] * u[None]) / U[:, None, :]  # (R, T, G)
-    psi = np.nan_to_num(psi)
-    wpsi = w[:, :, None] * psi
-    gram = np.matmul(wpsi.transpose(0, 2, 1), psi)  # (R, G, G): sum_t w_t psi_g psi_h
-    diag = np.einsum("rgg->rg", gram)
-    n_topics = w.sum(axis=1)[:, None, None]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        var = (diag[:, :, None] + diag[:, None, :] - 2 * gram) * n_topics / (n_topics - 1)
-    return mup, np.sqrt(np.maximum(var, 0.0))
+def merge_identical(d: FloatArray, measures: Sequence[str]) -> tuple[list[list[int]], dict[int, str]]:
+    """Entries of metrics with the same sign on every pair (NaN = undefined must match too), and the undefined ones.
+
+    Returns the groups (lists of row indices, in first-occurrence order) of the metrics with spread
+    and ``{row: reason}`` for the metrics tied (or undefined) on every pair.
+    """
+    defined = np.isfinite(d)
+    s = np.where(defined, np.where(np.abs(np.nan_to_num(d)) <= TIE, 0, np.sign(np.nan_to_num(d))), 9).astype(np.int8)
+    undefined: dict[int, str] = {}
+    groups: dict[bytes, list[int]] = {}
+    for g in range(d.shape[0]):
+        if not defined[g].any():
+            undefined[g] = "undefined: no pair with a value"
+        elif not (s[g][defined[g]] != 0).any():
+            undefined[g] = f"undefined: ties on all {int(defined[g].sum())} pairs (no spread)"
+        else:
+            groups.setdefault(s[g].tobytes(), []).append(g)
+    return list(groups.values()), undefined
 
 
-def _t(diff: FloatArray, se: FloatArray) -> FloatArray:
-    """``diff / se``; a difference without spread is 0 when it is 0 and +-inf otherwise."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = diff / se
-    flat = se <= TIE
-    if flat.any():
-        t[flat] = np.where(np.abs(diff[flat]) <= TIE, 0.0, np.copysign(np.inf, diff[flat]))
-    return t
+def flip_vectors(T: int, B: int, rng: np.random.Generator) -> tuple[FloatArray, str]:
+    """Every sign vector of T topics (exact, ``T <= EXACT_TOPICS``) or the identity plus B random ones: (F, T)."""
+    if T <= EXACT_TOPICS:
+        bits = (np.arange(2**T)[:, None] >> np.arange(T)[None, :]) & 1
+        return 1.0 - 2.0 * bits, "exact"  # row 0 is the identity
+    random = rng.integers(0, 2, size=(B, T)) * 2.0 - 1.0
+    return np.vstack([np.ones((1, T)), random]), "monte carlo"
+
+
+def _topic_terms(x: FloatArray, u: FloatArray) -> FloatArray:
+    """``z[g, h, t]`` of the module docstring (MUP_h - MUP_g = sum_t z[g, h, t]): (G, G, T)."""
+    X, U = x.sum(axis=0), u.sum(axis=0)
+    a, b = x / U, u / U  # (T, G)
+    m = (X[:, None] + X[None, :]) / (U[:, None] + U[None, :])  # (G, G)
+    return (a.T[None, :, :] - a.T[:, None, :]) - m[:, :, None] * (b.T[None, :, :] - b.T[:, None, :])
+
+
+def _flip_sums(flips: FloatArray, z: FloatArray) -> FloatArray:
+    """``sum_t e_t z[g, h, t]`` for every flip vector ``e``: (F, G, G)."""
+    G = z.shape[0]
+    return (flips @ z.reshape(G * G, -1).T).reshape(flips.shape[0], G, G)
+
+
+def sign_flip_p(z: FloatArray, flips: FloatArray, rivals: np.ndarray, correction: str = "max") -> FloatArray:
+    """``p_best`` of every entry from its topic terms ``z`` (G, G, T) over the flip vectors (F, T) (row 0: identity).
+
+    ``rivals[g, h]``: h is a rival of g. ``max``: one test of the maximum over the rivals;
+    ``none``: the smallest per-rival p-value.
+    """
+    norm = np.sqrt((z**2).sum(axis=2))
+    flat = norm <= TIE
+    scale = np.where(flat, 1.0, norm)
+    observed = np.where(rivals, np.where(flat, 0.0, z.sum(axis=2) / scale), -np.inf)  # (G, G)
+    target = observed.max(axis=1) if correction == "max" else None
+    reach = np.zeros(z.shape[0] if correction == "max" else z.shape[:2])
+    for start in range(0, flips.shape[0], CHUNK):
+        block = np.where(rivals[None], np.where(flat[None], 0.0, _flip_sums(flips[start : start + CHUNK], z) / scale[None]), -np.inf)
+        if correction == "max":
+            reach += (block.max(axis=2) >= target[None] - 1e-9).sum(axis=0)
+        else:
+            reach += (block >= observed[None] - 1e-9).sum(axis=0)
+    p = reach / flips.shape[0]
+    if correction == "max":
+        return np.where(rivals.any(axis=1), p, 1.0)
+    return np.where(rivals, p, 1.0).min(axis=1, initial=1.0)
+
+
+def leader_half_widths(z_leader: FloatArray, flips: FloatArray, alpha: float) -> FloatArray:
+    """Half-widths of the simultaneous ``1 - alpha`` intervals of ``MUP_L - MUP_h`` from the leader's topic terms (G, T)."""
+    T = z_leader.shape[1]
+    centred = z_leader - z_leader.mean(axis=1, keepdims=True)
+    norm = np.sqrt((centred**2).sum(axis=1))
+    live = norm > TIE
+    if not live.any() or T < 2:
+        return np.zeros(z_leader.shape[0])
+    stat = np.abs(flips @ centred[live].T) / norm[live][None, :]  # (F, live)
+    c = float(np.quantile(stat.max(axis=1), 1 - alpha))
+    return c * norm * np.sqrt(T / (T - 1))
 
 
 def best_set(
@@ -161,8 +256,9 @@ def best_set(
     d : (G, P) metric differences; NaN where a metric is undefined on a pair (no term there).
     p : (P,) mean user preferences; ``user_sign`` their exact signs (default ``sign(p)``, 1e-12 tie).
     clusters : (P,) topic of each pair (default: each pair its own topic).
-    B, rng : paired bootstrap resamples of topics and their seed.
-    alpha : level of each metric's test; ``correction``: ``max`` (default) or ``none``.
+    B, rng : random sign-flip vectors (used above ``EXACT_TOPICS`` topics) and their seed.
+    alpha : level of each entry's test (and 1 - level of the leader-rival intervals);
+    correction : ``max`` (default) or ``none``.
     """
     d = np.atleast_2d(np.asarray(d, dtype=np.float64))
     p = np.asarray(p, dtype=np.float64)
@@ -174,7 +270,7 @@ def best_set(
     if not np.isfinite(p).all():
         raise EvaluationError("preferences must be finite")
     if B < 1:
-        raise ValueError(f"the best set needs B >= 1 bootstrap resamples, got {B}")
+        raise ValueError(f"the best set needs B >= 1 sign-flip vectors, got {B}")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     if correction not in CORRECTIONS:
@@ -182,70 +278,71 @@ def best_set(
     s_u = np.where(np.abs(p) <= TIE, 0.0, np.sign(p)) if user_sign is None else np.asarray(user_sign, dtype=np.float64)
     clusters = np.arange(P) if clusters is None else np.asarray(clusters)
     generator, seed = resolve_rng(rng)
-    x, u = topic_sums(d, p, s_u, clusters)
-    T = x.shape[0]
-    mup, se = _studentised(x, u, np.ones((1, T)))
-    mup, se = mup[0], se[0]
-    defined = np.isfinite(mup)
-    diff = mup[None, :] - mup[:, None]  # diff[g, h] = MUP_h - MUP_g
-    rivals = defined[:, None] & defined[None, :] & ~np.eye(G, dtype=bool)
-    p_best = np.full(G, np.nan)
-    claim = T >= MIN_TOPICS and defined.sum() > 1
-    if claim:
-        counts = bootstrap_counts(generator, T, B).astype(np.float64)
-        # resamples in single precision: a third less time, t statistics still good to ~1e-6 (p_best is a count of them)
-        boot_mup, boot_se = _studentised(x.astype(np.float32), u.astype(np.float32), counts.astype(np.float32))
-        boot_diff = boot_mup[:, None, :] - boot_mup[:, :, None]  # (B, g, h)
-        observed = np.where(rivals, _t(diff, se), -np.inf)
-        # rivals clearly below g cannot be the ones that beat it: left out of the null maximum (moment selection)
-        relevant = rivals & (observed >= -np.sqrt(2 * np.log(np.log(T))))
-        centred = np.where(relevant[None], _t(boot_diff - diff[None], boot_se), -np.inf)
-        if correction == "max":
-            reach = centred.max(axis=2) >= observed.max(axis=1)[None, :] - TIE
-            p_best = np.where(relevant.any(axis=1), reach.mean(axis=0), 1.0)
-        else:  # each comparison alone: the smallest per-rival p-value decides
-            per_rival = (centred >= observed[None] - TIE).mean(axis=0)
-            p_best = np.where(relevant, per_rival, 1.0).min(axis=1, initial=1.0)
-        p_best = np.where(defined, np.minimum(p_best, 1.0), np.nan)
-        inside = defined & (p_best > alpha)
-    else:
-        inside = defined.copy()
-    leader_value = np.nanmax(mup) if defined.any() else np.nan
-    leaders = defined & (np.abs(mup - leader_value) <= TIE)
-    inside |= leaders  # a leader is never beaten (T_g <= 0); guard against resampling noise
-    order = np.lexsort((np.arange(G), -np.nan_to_num(mup, nan=-np.inf)))
-    rank = np.full(G, np.nan)
-    rank[defined] = 1 + (mup[None, defined] > mup[defined, None] + TIE).sum(axis=1)
-    table = pd.DataFrame(
-        {
-            "measure": [measures[g] for g in order],
-            "MUP": mup[order],
-            "rank": rank[order],
-            "diff_to_leader": (leader_value - mup)[order],
-            "p_best": p_best[order],
-            "in_best_set": inside[order],
-        },
-        columns=COLUMNS,
-    )
+    groups, undefined = merge_identical(d, measures)
+    x_all, u_all = topic_sums(d, p, s_u, clusters)
+    T = x_all.shape[0]
+    heads = [group[0] for group in groups]
+    for g in [h for h in heads if u_all[:, h].sum() <= 0]:  # every defined pair a user tie: MUP is 0/0
+        undefined.update({m: "undefined: no pair with a user preference" for m in groups[heads.index(g)]})
+    groups = [group for group in groups if group[0] not in undefined]
+    x, u = x_all[:, [g[0] for g in groups]], u_all[:, [g[0] for g in groups]]
+    E = len(groups)
+    mup = x.sum(axis=0) / u.sum(axis=0) if E else np.zeros(0)
+    order = sorted(range(E), key=lambda e: (-mup[e], groups[e][0]))
+    claim = T >= MIN_TOPICS and E > 1
+    p_best = np.full(E, np.nan)
+    half = np.full(E, np.nan)
+    method = "none"
+    if E:
+        flips, method = flip_vectors(T, B, generator)
+        z = _topic_terms(x, u)
+        if claim:
+            rivals = ~np.eye(E, dtype=bool)
+            p_best = sign_flip_p(z, flips, rivals, correction)
+        if E > 1 and T >= 2:
+            half = leader_half_widths(z[order[0]], flips, alpha)  # of MUP_L - MUP_h (z[L, h] sums to MUP_h - MUP_L)
+    leader_value = mup[order[0]] if E else np.nan
+    leaders = np.abs(mup - leader_value) <= TIE
+    low, high = leader_value - mup - half, leader_value - mup + half
+    inside = (p_best > alpha) | leaders if claim else np.zeros(E, dtype=bool)
+    rank = 1 + (mup[None, :] > mup[:, None] + TIE).sum(axis=1)
+    names = [" = ".join(measures[g] for g in group) for group in groups]
+    rows = []
+    for e in order:
+        status = ("best set" if inside[e] else "out") if claim else "no claim"
+        for g in groups[e]:
+            row = (measures[g], names[e], mup[e], rank[e], leader_value - mup[e], low[e], high[e], p_best[e])
+            rows.append((*row, bool(inside[e]) if claim else np.nan, status))
+    for g in sorted(undefined):
+        rows.append((measures[g], measures[g], np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, False if claim else np.nan, undefined[g]))
+    table = pd.DataFrame.from_records(rows, columns=COLUMNS)
+    table["rank"] = table["rank"].astype(np.float64)
     return BestSet(
         table=table,
-        measures=tuple(measures[g] for g in order if inside[g]),
-        leaders=tuple(measures[g] for g in order if leaders[g]),
+        entries=tuple(names[e] for e in order if inside[e]),
+        measures=tuple(measures[g] for e in order if inside[e] for g in groups[e]),
+        leaders=tuple(measures[g] for e in order if leaders[e] for g in groups[e]),
+        groups={names[e]: tuple(measures[g] for g in groups[e]) for e in order},
+        undefined={measures[g]: reason for g, reason in sorted(undefined.items())},
         alpha=alpha,
         B=B,
-        seed=seed if claim else None,
+        seed=seed if method == "monte carlo" else None,
         n_topics=T,
         correction=correction,
         claim=bool(claim),
+        method=method if claim else "none",
     )
 
 
 def with_best_set(table: pd.DataFrame, chosen: BestSet) -> pd.DataFrame:
-    """An agreement table with the columns ``p_best`` and ``in_best_set`` of each row's measure."""
+    """An agreement table with the columns ``entry``, ``p_best`` and ``in_best_set`` of each row's measure
+    (``in_best_set`` missing without a claim)."""
     per_measure = chosen.table.set_index("measure")
+    inside = table["measure"].map(per_measure["in_best_set"])
     return table.assign(
+        entry=table["measure"].map(per_measure["entry"]),
         p_best=table["measure"].map(per_measure["p_best"]),
-        in_best_set=table["measure"].map(per_measure["in_best_set"]).fillna(False).astype(bool),
+        in_best_set=inside.fillna(False).astype(bool) if chosen.claim else inside.astype(object).where(inside.notna(), np.nan),
     )
 
 

@@ -404,7 +404,7 @@ def _agreement(args: argparse.Namespace, out: _Output) -> pd.DataFrame:
         out.conventions = {**out.conventions, "best_set": CONVENTION}
         if not chosen.claim:
             warnings.warn(
-                f"best set: {chosen.n_topics} topics, fewer than {MIN_TOPICS}: no claim, every defined metric is in it",
+                f"best set: {chosen.n_topics} topics, fewer than {MIN_TOPICS}: no claim, in_best_set is empty",
                 EvaluationWarning,
                 stacklevel=1,
             )

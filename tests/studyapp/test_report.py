@@ -127,13 +127,11 @@ class ReportTestCase(BaseTestCase):
         self.assertEqual(summary["annotators"]["finished"], 6)
         best_set = summary["best_set"]  # docs/meta.md#best-set; two topics are too few for a claim
         self.assertEqual((best_set["level"], best_set["claim"], best_set["B"], best_set["seed"]), ("topic", False, 100, None))
-        self.assertEqual(
-            set(best_set["measures"]), set(report.analysis.measures) - {r["measure"] for r in best_set["rows"] if r["mup"] is None}
-        )
-        self.assertEqual(best_set["measures"][0], summary["best"]["measure"])
+        self.assertEqual(best_set["measures"], [])  # no claim: nothing is named, nothing is marked in or out
+        self.assertEqual(best_set["method"], "none")
         agreement = report.tables["agreement-topic"]
-        self.assertEqual(list(agreement.columns[-2:]), ["p_best", "in_best_set"])
-        self.assertEqual(set(agreement.loc[agreement["in_best_set"], "measure"]), set(best_set["measures"]))
+        self.assertEqual(list(agreement.columns[-3:]), ["entry", "p_best", "in_best_set"])
+        self.assertTrue(agreement["in_best_set"].isna().all())
         self.assertEqual(set(report.timer.seconds), {"collection", "scoring", "meta", "rendering"})
         self.assertEqual(report.settings["seed"], 5)
         self.assertEqual(report.settings["options"]["B"], 100)
@@ -183,9 +181,8 @@ class ReportTestCase(BaseTestCase):
                 stdout=out,
                 stderr=io.StringIO(),
             )
-            self.assertIn("Best by MUP (topic level)", out.getvalue())
-            self.assertIn("Best set (topic level, MUP not significantly below another's at alpha 0.05): ", out.getvalue())
-            self.assertIn("too few topics for a claim", out.getvalue())
+            self.assertNotIn("Best by MUP", out.getvalue())  # never one metric
+            self.assertIn("No best set claimed (topic level): 2 topic(s), fewer than 5; highest MUP", out.getvalue())
             self.assertTrue((Path(folder) / "r" / "index.html").is_file())
             (Path(folder) / "file").write_text("x")
             for argv, message in (

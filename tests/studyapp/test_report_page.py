@@ -48,18 +48,29 @@ class BestSetWordingTestCase(BaseTestCase):
         self.assertNotIn("m3", chosen)
         said = self.render(summary_with(chosen, 400))
         self.assertTrue(
-            f"Best set at topic level: {chosen.size} of 4 metrics whose MUP is not significantly below another's" in said,
-            f"Best set at topic level: {chosen.size} of 4 metrics whose MUP is not significantly below another's",
+            f"Best set at topic level: {chosen.size} of 4 entries whose MUP is not significantly below another's" in said,
+            f"Best set at topic level: {chosen.size} of 4 entries whose MUP is not significantly below another's",
         )
         self.assertTrue(
-            "paired bootstrap over 40 topics, B = 300, α = 0.05, corrected for the 3 rivals of each" in said,
-            "paired bootstrap over 40 topics, B = 300, α = 0.05, corrected for the 3 rivals of each",
+            "topic sign-flip test over 40 topics, 300 random flips, α = 0.05, corrected for the 3 rivals of each" in said,
+            "topic sign-flip test over 40 topics, 300 random flips, α = 0.05, corrected for the 3 rivals of each",
         )
         for measure in chosen.measures:
             self.assertTrue(f"✓ {measure} MUP" in said, f"✓ {measure} MUP")
         self.assertNotIn("m3 MUP", said)
         self.assertTrue("on 400 run pairs" in said, "on 400 run pairs")
         self.assertNotIn("best metric", said.lower())
+
+    def test_a_small_study_is_tested_exactly_and_names_merged_and_undefined_metrics(self) -> None:
+        rng = np.random.default_rng(2)
+        truth = rng.normal(size=80)
+        d = np.vstack([truth, 2 * truth, truth + rng.normal(scale=3.0, size=80), np.zeros(80)])
+        p = np.clip(np.rint(2 * truth / truth.std() + rng.normal(size=(3, 80))), -4, 4).mean(axis=0)
+        chosen = best_set(d, p, ["m0", "twin", "m2", "flat"], clusters=np.repeat(np.arange(8), 10), B=300, rng=1)
+        said = self.render(summary_with(chosen, 80))
+        self.assertTrue("exact: every one of the 2^8 flips" in said, said)
+        self.assertTrue("✓ m0 = twin MUP" in said, said)
+        self.assertTrue("Undefined (tied on every pair or without a user preference, never contenders): flat." in said, said)
 
     def test_too_few_topics_claim_nothing(self) -> None:
         chosen = planted(3)

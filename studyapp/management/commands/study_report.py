@@ -50,17 +50,27 @@ class Command(BaseCommand):
         summary = report.summary
         self.stdout.write(f"Report of {study.name!r}: {len(written)} files in {out}; open {out / 'index.html'}")
         if summary["best"]:
-            best = summary["best"]
-            self.stdout.write(
-                f"Best by MUP ({best['level']} level): {best['measure']} {best['value']:.3f} "
-                + ("(no interval: too few topics)" if math.isnan(best["low"]) else f"[{best['low']:.3f}, {best['high']:.3f}]")
-            )
-            chosen = summary["best_set"]
-            claim = "" if chosen["claim"] else " (too few topics for a claim: every metric)"
-            self.stdout.write(
-                f"Best set ({chosen['level']} level, MUP not significantly below another's at alpha {chosen['alpha']}): "
-                f"{chosen['size']} of {chosen['candidates']}{claim}: {', '.join(chosen['measures'])}"
-            )
+            self.stdout.write(console_best_set(summary))
         else:
             self.stdout.write("No valid answers yet: the report holds the scores and the discriminative power only.")
         self.stdout.write("Time: " + ", ".join(f"{k} {v:.2f} s" for k, v in timer.seconds.items()))
+
+
+def console_best_set(summary: dict) -> str:
+    """The console's word on the result: the best set (entries), never one metric; no claim on too few topics."""
+    best, chosen = summary["best"], summary["best_set"]
+    interval = "no interval: too few topics" if math.isnan(best["low"]) else f"[{best['low']:.3f}, {best['high']:.3f}]"
+    highest = f"highest MUP {best['value']:.3f} ({interval})"
+    if chosen is None:
+        return f"Highest MUP ({best['level']} level): {best['measure']} {best['value']:.3f}, untested (no resampling)"
+    if not chosen["claim"]:
+        return (
+            f"No best set claimed ({chosen['level']} level): {chosen['topics']} topic(s), fewer than {chosen['min_topics']}; "
+            f"{highest} is an estimate only"
+        )
+    named = "; ".join(chosen["entries"])
+    return (
+        f"Best set ({chosen['level']} level, MUP not significantly below another's at alpha {chosen['alpha']}, "
+        f"{chosen['method']} sign-flip test over {chosen['topics']} topics): {chosen['size']} of {chosen['candidates']} entries: "
+        f"{named}; {highest}" + (f"; undefined: {', '.join(chosen['undefined'])}" if chosen["undefined"] else "")
+    )

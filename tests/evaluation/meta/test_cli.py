@@ -442,7 +442,7 @@ def test_agreement_best_set_column(study, tmp_path: Path, capsys) -> None:
     args = ("--measures", *MEASURES, "--bootstrap", "200", "--seed", "1", "-o", str(out))
     assert meta("agreement", study, *args, "--best-set", prefs=True) == 0
     header = out.read_text().splitlines()[0].split("\t")
-    assert header == ["measure", "statistic", "subset", "n", "value", "ci_low", "ci_high", "p_best", "in_best_set"]
+    assert header == ["measure", "statistic", "subset", "n", "value", "ci_low", "ci_high", "entry", "p_best", "in_best_set"]
     table = read(out)
     per_measure = table.groupby("measure")["in_best_set"].agg(set)
     assert all(len(v) == 1 for v in per_measure)  # one answer per metric, on every row

@@ -79,7 +79,14 @@ def _metric_rows(analysis: StudyAnalysis, level: str, cells: dict) -> list[dict]
             shown.append({"value": _fmt(value) if defined else "–", "interval": _interval(low, high) if defined else ""})
         row = {"measure": measure, "adhoc": is_ad_hoc(measure), "cells": shown, "n": n, "best": None}
         if measure in best:
-            row["best"] = {"in": bool(best[measure]["in_best_set"]), "p": _fmt(best[measure]["p_best"]), "claim": chosen.claim}
+            mine = best[measure]
+            row["best"] = {
+                "in": chosen.claim and bool(mine["in_best_set"]),
+                "p": _fmt(mine["p_best"]),
+                "claim": chosen.claim,
+                "undefined": str(mine["status"]).startswith("undefined"),
+                "entry": mine["entry"] if mine["entry"] != measure else "",
+            }
         if measure in power:
             row["power"] = _fmt(power[measure]["power"])
             row["significant"] = f"{int(power[measure]['significant'])}/{int(power[measure]['pairs'])}"
@@ -112,18 +119,19 @@ def _heatmaps(analysis: StudyAnalysis, level: str, cells: dict) -> list[dict]:
 def best_set_summary(summary: dict) -> dict | None:
     """What section 1 says about the best set (docs/meta.md#best-set), or None without one.
 
-    ``claim`` False: too few topics to tell metrics apart (the set is every defined metric), so
-    the page names no set, only the highest MUP so far.
+    ``claim`` False: too few topics to tell metrics apart, so the page names no set, only the
+    highest MUP so far. Members are entries (metrics with the same sign on every pair merged).
     """
     chosen, best = summary.get("best_set"), summary.get("best")
     if chosen is None or best is None:
         return None
-    rows = {r["measure"]: r for r in chosen["rows"]}
+    rows = {r["entry"]: r for r in reversed(chosen["rows"])}  # an entry's first metric's row
     return {
         **chosen,
         "min_topics": MIN_TOPICS,
         "pairs": summary["pairs"].get(chosen["level"], 0),
-        "members": [{"measure": m, "mup": _fmt(rows[m]["mup"]), "p": _fmt(rows[m]["p_best"])} for m in chosen["measures"]],
+        "members": [{"measure": e, "mup": _fmt(rows[e]["mup"]), "p": _fmt(rows[e]["p_best"])} for e in chosen["entries"]],
+        "undefined_named": sorted(chosen["undefined"]),
         "leader": {"measures": chosen["leaders"], "value": _fmt(best["value"]), "interval": _interval(best["low"], best["high"])},
     }
 
