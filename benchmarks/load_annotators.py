@@ -188,8 +188,8 @@ def check_database_arguments(parser: argparse.ArgumentParser, args: argparse.Nam
         parser.error(f"--postgres-url must be postgres://user:password@host:port/database, got {args.postgres_url!r}")
 
 
-def prepare_studies(scenarios: list[Scenario]) -> dict[str, dict]:
-    """Migrate, import the collection(s) and create one study per scenario; returns slug and k per scenario."""
+def prepare_studies(scenarios: list[Scenario], allocation: str = "uniform") -> dict[str, dict]:
+    """Migrate, import the collection(s) and create one study per scenario (with that ``allocation``); returns slug and k per scenario."""
     from django.core.management import call_command
 
     from studyapp.models import Presentation
@@ -216,7 +216,8 @@ def prepare_studies(scenarios: list[Scenario]) -> dict[str, dict]:
         print(f"setup: collection {kind} imported in {time.monotonic() - started:.1f} s", flush=True)
     studies = {}
     for scenario in scenarios:
-        config = {**STUDIES[scenario.study], "runs": runs[scenario.study], "completion_code": CODE, "screenout_code": "LOADFULL"}
+        config = {**STUDIES[scenario.study], "runs": runs[scenario.study], "completion_code": CODE, "screenout_code": "LOADFULL",
+                  "allocation": allocation}  # fmt: skip
         study = create_study(scenario.study, f"Load {scenario.name}", parse_config(config)).study
         regular = Presentation.objects.filter(study=study, kind=Presentation.Kind.PAIR).count()
         studies[scenario.name] = {"slug": study.slug, "pk": study.pk, "k": study.annotators_per_presentation, "presentations": regular}
@@ -225,6 +226,40 @@ def prepare_studies(scenarios: list[Scenario]) -> dict[str, dict]:
 
 
 # -- the server -----------------------------------------------------------------------------------
+
+
+class Recomputer:
+    """``--allocation adaptive``: ``manage.py allocation_priorities SLUG --every N`` beside the server for one scenario
+    (off the request path, as in production), stopped by pid afterwards."""
+
+    def __init__(self, database_url: str, slug: str, every: float, workdir: Path) -> None:
+        self.args = [sys.executable, str(ROOT / "manage.py"), "allocation_priorities", slug]
+        self.every, self.log = every, workdir / f"priorities-{slug}.log"
+        self.env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_LOG_LEVEL": "WARNING"}
+        self.process: subprocess.Popen | None = None
+
+    def once(self) -> None:
+        """The first draw, before anyone arrives."""
+        with self.log.open("a") as log:
+            subprocess.run(self.args, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, check=True, timeout=300)
+
+    def start(self) -> None:
+        with self.log.open("a") as log:
+            self.process = subprocess.Popen([*self.args, "--every", str(self.every)], cwd=ROOT, env=self.env, stdout=log,
+                                            stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+
+    def stop(self) -> str:
+        """Stop it (by pid); returns its last line."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self.process = None
+        lines = self.log.read_text().strip().splitlines() if self.log.exists() else []
+        return f"{len(lines)} recomputations; last: {lines[-1] if lines else 'none'}"
 
 
 def free_port() -> int:
@@ -767,6 +802,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None, help="gunicorn workers (default: WEB_CONCURRENCY or gunicorn.conf.py)")
     parser.add_argument("--only", choices=[s.name for s in FULL], help="run one scenario of the full benchmark (no summary line)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--allocation", choices=["uniform", "adaptive"], default="uniform",
+                        help="the studies' allocation (default uniform); adaptive runs manage.py allocation_priorities every "
+                        "--recompute-seconds beside the server during each scenario")  # fmt: skip
+    parser.add_argument("--recompute-seconds", type=float, default=2.0, help="with --allocation adaptive (default 2)")
     args = parser.parse_args(argv)
     check_database_arguments(parser, args)
     if args.workers is not None and args.workers < 1:
@@ -796,7 +835,7 @@ def main(argv: list[str] | None = None) -> int:
         from studyapp.services.participation.onboarding import COMPREHENSION
 
         COMPREHENSION_RIGHT.update({q.key: q.correct for q in COMPREHENSION})
-        studies = prepare_studies(scenarios)
+        studies = prepare_studies(scenarios, args.allocation)
         connections.close_all()
         shared = (
             {"STUDYAPP_CACHE_URL": args.redis_url, "STUDYAPP_ARRIVALS_PER_CLIENT": str(SHARED_ARRIVAL_LIMIT)} if args.two_instances else {}
@@ -811,7 +850,16 @@ def main(argv: list[str] | None = None) -> int:
         results, all_problems = {}, []
         limits_held = True
         for n, scenario in enumerate(scenarios):
-            stats = asyncio.run(run_scenario(scenario, studies[scenario.name], servers, args.seed + n))
+            recomputer = None
+            if args.allocation == "adaptive":
+                recomputer = Recomputer(database.url, studies[scenario.name]["slug"], args.recompute_seconds, workdir)
+                recomputer.once()
+                recomputer.start()
+            try:
+                stats = asyncio.run(run_scenario(scenario, studies[scenario.name], servers, args.seed + n))
+            finally:
+                if recomputer is not None:
+                    print(f"  {scenario.name}: allocation adaptive, {recomputer.stop()}", flush=True)
             problems = check_invariants(studies[scenario.name], stats)
             print(report(scenario, stats, problems, args.database, workers), flush=True)
             for line in problems + stats.error_samples:

@@ -4,6 +4,7 @@ Low-level first: ``collection`` (what was imported) <- ``study`` (what is asked)
 (who answered what) <- ``quality`` (the log of exclusions and reinstatements) <- ``platform_review`` (decisions and API calls on the platform); ``team`` (who may see a study).
 """
 
+from studyapp.models.allocation import AllocationGroup, AllocationRound
 from studyapp.models.annotation import Annotator, Assignment, Consent, Preference
 from studyapp.models.collection import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
 from studyapp.models.erasure import ErasureLog
@@ -14,6 +15,8 @@ from studyapp.models.study import Presentation, Study, StudyRun, StudySubtopic, 
 from studyapp.models.team import StudyMember
 
 __all__ = [
+    "AllocationGroup",
+    "AllocationRound",
     "Annotator",
     "Assignment",
     "Collection",

@@ -46,6 +46,13 @@ class ExcludedExit(models.TextChoices):
     SCREENOUT = "screenout", "leave with the screen-out code (Prolific: its redirect)"
 
 
+class Allocation(models.TextChoices):
+    """Which presentations admission offers first (services.participation.allocation; docs/meta.md#adaptive-allocation)."""
+
+    UNIFORM = "uniform", "uniform: the presentations with the fewest answers first"
+    ADAPTIVE = "adaptive", "adaptive: drawn groups disputed among the metrics still in the best set first"
+
+
 # The default texts are marked for translation: create_study stores them in the study's language.
 DEFAULT_CONSENT = _(
     "This is a research study on how people compare search result pages. You will see two result pages for a "
@@ -261,6 +268,11 @@ SETTINGS: tuple[StudySetting, ...] = (
                  doc="where to send finished annotators, e.g. `https://app.prolific.com/submissions/complete?cc={code}`; it must contain "
                      "`{code}`, replaced by the completion code (then required) for finished annotators and by the screen-out code on "
                      'the "study full" page'),
+    StudySetting("allocation", str, Allocation.UNIFORM.value, "which presentations are offered first: uniform or adaptive",
+                 choices=Allocation, frozen=True,
+                 doc='`"uniform"`: the presentations with the fewest answers first; `"adaptive"`: first the run pairs drawn, with '
+                     "known probabilities, by how much the metrics still in the best set dispute them "
+                     "([meta.md#adaptive-allocation](meta.md#adaptive-allocation)); every guarantee of the allocation holds either way"),
     StudySetting("same_pair_both_levels", bool, False, "may one annotator see the same (topic, run pair) at both levels?", frozen=True),
     StudySetting("require_platform_id", bool, False, "admit only newcomers whose link carries a platform's participant id (no anonymous link)",
                  doc_default="`true` when `redirect_url` goes to a host of a registered platform (Prolific's, MTurk's: "

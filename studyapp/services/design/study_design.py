@@ -263,6 +263,7 @@ def create_study(collection_name: str, name: str, config: StudyConfig, *, max_ba
             lease_minutes=config.lease_minutes,
             check_share=config.check_share,
             same_pair_both_levels=config.same_pair_both_levels,
+            allocation=config.allocation,
             fast_time=config.fast_time,
             check_fail_limit=config.check_fail_limit,
             straightline_limit=config.straightline_limit,

@@ -11,7 +11,7 @@ from datetime import datetime
 from django.db.models import Count
 
 from studyapp.models import Assignment, Study
-from studyapp.services.participation.allocation.pool import Design, History, Item, live_counts
+from studyapp.services.participation.allocation.pool import Design, History, Item, live_counts, offered_groups
 
 Locker = Callable[[list[int]], set[int]]  # locks presentation rows, returns the ids it got
 
@@ -35,6 +35,7 @@ def pick_regular(
     """Lease up to ``want`` of the ``design``'s regular presentations; returns (picked, some rows were skipped as locked)."""
     k = study.annotators_per_presentation
     counts = live_counts(study, now)
+    first = offered_groups(study)
     candidates = design.regular
     tiebreak = tiebreaks(candidates, rng)
     unavailable: set[int] = set()
@@ -50,6 +51,7 @@ def pick_regular(
             unavailable=unavailable,
             tiebreak=tiebreak,
             same_pair_both_levels=study.same_pair_both_levels,
+            first=first,
         )
         if not tentative:
             break
@@ -83,9 +85,13 @@ def greedy(
     unavailable: set[int],
     tiebreak: dict[int, float],
     same_pair_both_levels: bool,
+    first: frozenset[tuple[int, int, int]] | None = None,
 ) -> list[Item]:
     """Choose ``n`` of the ``design``'s regular presentations: most needed first, then the level, pair
     and topic the annotator has least.
+
+    ``first``: adaptive allocation's drawn groups (:func:`.pool.offered_groups`): their presentations
+    come before all others, most needed first among them; None (uniform allocation): no such tier.
 
     ``counts`` are the answer slots taken per presentation (``k`` is full), ``history`` what the annotator
     already holds, ``unavailable`` ids to skip (locked by others or found full) and ``tiebreak`` a
@@ -100,12 +106,16 @@ def greedy(
     def is_open(c: Item) -> bool:
         return c.id not in unavailable and taken(c.id, 0) < k
 
-    # most needed first, ties at random: one bucket per number of slots taken, each in tiebreak order
-    # (a stable sort: equal numbers keep the design's order)
-    buckets: list[list[Item]] = [[] for _ in range(k)]
+    def rank(c: Item) -> int:
+        """Slots taken; with adaptive allocation, k more for a group not drawn (offered after every drawn one)."""
+        return taken(c.id, 0) if first is None or c.group in first else k + taken(c.id, 0)
+
+    # most needed first, ties at random: one bucket per number of slots taken (per tier), each in
+    # tiebreak order (a stable sort: equal numbers keep the design's order)
+    buckets: list[list[Item]] = [[] for _ in range(2 * k)]
     for c in design.regular:
         if is_open(c):
-            buckets[taken(c.id, 0)].append(c)
+            buckets[rank(c)].append(c)
     pool = [c for bucket in buckets for c in sorted(bucket, key=lambda c: tiebreak[c.id])]
     mixed: dict[tuple[int, int, int], bool] = {}  # groups whose open presentations span both levels (read as needed)
     share = design.share
@@ -134,8 +144,8 @@ def greedy(
             if trial.excludes(c, same_pair_both_levels):
                 continue
             if need is None:
-                need = taken(c.id, 0)
-            elif taken(c.id, 0) != need or len(tier) >= SPREAD_SAMPLE:
+                need = rank(c)
+            elif rank(c) != need or len(tier) >= SPREAD_SAMPLE:
                 break
             tier.append(c)
         if not tier:

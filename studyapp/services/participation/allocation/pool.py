@@ -9,7 +9,8 @@ from datetime import datetime
 
 from django.db.models import Count
 
-from studyapp.models import Assignment, Presentation, Study
+from studyapp.models import AllocationGroup, Assignment, Presentation, Study
+from studyapp.models.study_settings import Allocation
 
 
 @dataclass(frozen=True)
@@ -122,3 +123,13 @@ def live_counts(study: Study, now: datetime, presentation_ids: Iterable[int] | N
     if presentation_ids is not None:
         qs = qs.filter(presentation_id__in=list(presentation_ids))
     return dict(qs.order_by().values("presentation_id").annotate(n=Count("id")).values_list("presentation_id", "n"))
+
+
+def offered_groups(study: Study) -> frozenset[tuple[int, int, int]] | None:
+    """Adaptive allocation: the (topic, run_a, run_b) groups drawn so far, offered before all others (one
+    indexed query; the draws are written off the request path by ``manage.py allocation_priorities``).
+    None for uniform allocation."""
+    if study.allocation != Allocation.ADAPTIVE:
+        return None
+    rows = AllocationGroup.objects.filter(study=study, drawn_round__gte=0).values_list("topic_id", "run_a_id", "run_b_id")
+    return frozenset(rows)

@@ -14,7 +14,7 @@ from django.db.models import Count
 from studyapp.models import Assignment, Presentation, Study
 from studyapp.services.clock import now_or
 from studyapp.services.participation.allocation.choice import greedy, tiebreaks
-from studyapp.services.participation.allocation.pool import History, design_of, live_counts
+from studyapp.services.participation.allocation.pool import History, design_of, live_counts, offered_groups
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,7 @@ class Room:
         self.counts = live_counts(study, now)
         self.quota = study.regular_items_per_annotator
         self.rng = random.Random(0)  # a fixed seed: the same state always gives the same report
+        self.first = offered_groups(study)
 
     def open_slots(self) -> dict[int, int]:
         k = self.study.annotators_per_presentation
@@ -67,6 +68,7 @@ class Room:
             unavailable=set(),
             tiebreak=tiebreak,
             same_pair_both_levels=self.study.same_pair_both_levels,
+            first=self.first,
         )
         if len(picked) == self.quota:
             for item in picked:

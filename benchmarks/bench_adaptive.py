@@ -1,0 +1,268 @@
+"""Benchmark: does adaptive allocation decide with fewer answers, and does its analysis stay honest? (docs/meta.md#adaptive-allocation)
+
+Planted-truth studies through the project's simulator (``evaluation.meta.simulate``: a planted truth,
+D#-nDCG@10, signal 2, noise ``--noise``, a share ``--careless`` of answers from fast random clickers,
+k = 3 answers per presentation), on one of two designs:
+
+* ``seed``: the seed's design, 5 runs x 50 topics, the topics drawn without replacement from a
+  synthetic population of ``--population`` topics (benchmarks/synthetic.py, as bench_coverage.py);
+* ``trec2014``: the TREC 2014 Web Track diversity qrels with the eight public runs of the repository's
+  reference data (tests/evaluation/data/reference), 8 runs x 50 topics, each study's 50 topics drawn with
+  replacement from those 50 (the population is the track's own topics).
+
+The candidates are every registered metric at depth 10 (what the study report scores). Every study
+simulates every group's k answers once; uniform and adaptive allocation spend them on the same seeds:
+
+* uniform: today's need order, every group gets its first answer, then its second, then its third, in
+  random order within each layer;
+* adaptive: rounds of ``--batch`` answers, each drawing groups with the probabilities of
+  ``evaluation.meta.adaptive.round_probabilities`` (dispute among the metrics still in the best set,
+  exploration floor ``--explore``); a drawn group gets its k answers.
+
+After every batch (a "look") the best set is computed (adaptive: on the design weights) at level
+``alpha / looks`` (Bonferroni over the fixed maximum number of looks, ``looks = ceil(budget / batch)``).
+A study *decides* at the first look whose best set has at most 3 entries (metrics identical on every
+pair are one entry) and stops there (else at the full budget, every group k answers). Recorded per
+study: the answers until the best set first has at most 3 entries with the truth inside
+(``answers_to_decide``; a study that never gets there counts the full budget and is reported as
+censored), whether the truth is in the set where the study stopped, and whether each metric's MUP
+interval at the stop (design-weighted, topic-jackknife score interval) covers its population MUP
+(exact expected sums, as bench_coverage.py).
+
+Last line: ``answers_to_decide_uniform=.. answers_to_decide_adaptive=.. saving=.. truth_in_set_adaptive=..
+coverage_mup_adaptive=..`` (means over studies; saving = uniform / adaptive). Goal: saving >= 2,
+truth_in_set_adaptive >= 0.95, coverage_mup_adaptive in [0.93, 0.97]. Breakdowns go to standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+if "OPENBLAS_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in os.environ:
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from benchmarks.bench_coverage import candidate_measures, population_values  # noqa: E402
+from benchmarks.synthetic import run_qualities, write_collection  # noqa: E402
+from evaluation import evaluate, load_collection, read_run  # noqa: E402
+from evaluation.meta import adaptive  # noqa: E402
+from evaluation.meta._matrix import score_cube  # noqa: E402
+from evaluation.meta.simulate import StudyPairs, UserModel, latent_preference, simulate_answers  # noqa: E402
+
+TRUTH = "D#-nDCG@10"
+TOPICS = 50
+REFERENCE = ROOT / "tests" / "evaluation" / "data" / "reference"
+
+
+def score_pairs(collection, runs) -> StudyPairs:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scores = evaluate(collection, runs, candidate_measures(), per_topic=True)
+        return StudyPairs.from_cube(score_cube(scores, min_runs=2))
+
+
+def seed_population(topics: int, seed: int) -> StudyPairs:
+    with tempfile.TemporaryDirectory() as folder:
+        quality = run_qualities(5)
+        files = write_collection(Path(folder), np.random.default_rng(seed), quality, topics)
+        collection = load_collection(files["qrels"], files["intents"])
+        return score_pairs(collection, [read_run(files[name]) for name in quality])
+
+
+def trec_population() -> StudyPairs:
+    collection = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv", REFERENCE / "trec2014" / "intent_probs_din.tsv")
+    runs = [read_run(path) for path in sorted((REFERENCE / "runs" / "public").glob("*.run"))]
+    return score_pairs(collection, runs)
+
+
+@dataclass
+class Study:
+    d: np.ndarray  # (G, P)
+    answers: np.ndarray  # (P, k)
+    clusters: np.ndarray  # (P,)
+
+
+def draw_study(pairs: StudyPairs, mu: np.ndarray, model: UserModel, replace: bool, rng: np.random.Generator) -> Study:
+    n_topics = int(pairs.topic_index.max()) + 1
+    drawn = rng.choice(n_topics, size=TOPICS, replace=replace)
+    cols, clusters = [], []
+    for cluster, t in enumerate(drawn):
+        idx = np.flatnonzero(pairs.topic_index == t)
+        cols.append(idx)
+        clusters.append(np.full(idx.size, cluster))
+    cols, clusters = np.concatenate(cols), np.concatenate(clusters)
+    answers = simulate_answers(mu[cols], model, 1, rng)[0]
+    return Study(pairs.d[:, cols], answers, clusters)
+
+
+@dataclass
+class Look:
+    spent: int  # answers so far
+    size: int  # entries in the best set
+    holds: bool  # the truth is in it
+    covered: int  # MUP intervals holding their population value
+    intervals: int
+
+
+def look(study: Study, measures, truth, truth_mup, spent, p, weights, alpha, B, rng) -> tuple[Look, adaptive.Contenders]:
+    """The best set and the MUP intervals after ``spent`` answers, with design ``weights``."""
+    sign = np.sign(p)
+    chosen = adaptive.contenders(study.d, p, measures, weights=weights, user_sign=sign, clusters=study.clusters, alpha=alpha, B=B, rng=rng)
+    est = adaptive.weighted_estimates(study.d, p, weights=weights, clusters=study.clusters, user_sign=sign, statistics=("MUP",))
+    low, high = est.low["MUP"], est.high["MUP"]
+    given = np.isfinite(low) & np.isfinite(truth_mup)
+    hit = given & (low <= truth_mup + 1e-12) & (truth_mup - 1e-12 <= high)
+    return Look(spent, chosen.size, chosen.holds(truth), int(hit.sum()), int(given.sum())), chosen
+
+
+def run_uniform(study, measures, truth, truth_mup, batch, alpha, B, rng) -> list[Look]:
+    """Today's need order: every group's first answer, then its second, ... (random order within a layer)."""
+    P, k = study.answers.shape
+    budget = P * k
+    order = np.concatenate([rng.permutation(P) for _ in range(k)])
+    looks = []
+    for spent in range(batch, budget + batch, batch):
+        spent = min(spent, budget)
+        n = np.bincount(order[:spent], minlength=P)
+        total = (study.answers * (np.arange(k)[None, :] < n[:, None])).sum(axis=1)
+        p = np.where(n > 0, total / np.maximum(n, 1), 0.0)
+        looks.append(look(study, measures, truth, truth_mup, spent, p, (n > 0).astype(float), alpha, B, rng)[0])
+    return looks
+
+
+def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, rng) -> list[Look]:
+    """Rounds of about ``batch`` answers drawn by dispute among the metrics still in the best set."""
+    P, k = study.answers.shape
+    p_full = study.answers.mean(axis=1)
+    drawn_round = np.full(P, adaptive.NOT_DRAWN)
+    probability = np.zeros(P)
+    in_set = np.ones(len(measures), dtype=bool)
+    spent, r, looks = 0, 0, []
+    while (available := drawn_round == adaptive.NOT_DRAWN).any():
+        q = adaptive.round_probabilities(adaptive.dispute_weights(study.d, in_set), available, batch / k, explore)
+        got = adaptive.draw(q, rng) & available
+        drawn_round[got] = r
+        probability[available] = q[available]  # the probability of the round each group was last considered in
+        spent += int(got.sum()) * k
+        p = np.where(drawn_round >= 0, p_full, 0.0)
+        result, chosen = look(
+            study, measures, truth, truth_mup, spent, p, adaptive.design_weights(drawn_round, probability, r), alpha, B, rng
+        )
+        looks.append(result)
+        in_set = np.isin(measures, chosen.members)
+        r += 1
+    return looks
+
+
+def first(looks: list[Look], budget: int, size: int, truth: bool) -> int:
+    """Answers at the first look with at most ``size`` entries (and the truth inside when ``truth``); the budget if none."""
+    return next((x.spent for x in looks if x.size <= size and (x.holds or not truth)), budget)
+
+
+def stop(looks: list[Look]) -> Look:
+    """Where the study stops: the first look with at most 3 entries (the decided signal), else its last."""
+    return next((x for x in looks if x.size <= adaptive.DECIDED_SIZE), looks[-1])
+
+
+def summary(label: str, runs: list[list[Look]], budget: int) -> dict[str, float]:
+    decide = np.array([first(looks, budget, adaptive.DECIDED_SIZE, True) for looks in runs], dtype=float)
+    stops = [stop(looks) for looks in runs]
+    out = {
+        "decide": float(decide.mean()),
+        "censored": float(np.mean([not any(x.size <= adaptive.DECIDED_SIZE and x.holds for x in looks) for looks in runs])),
+        "stopped": float(np.mean([x.spent for x in stops])),
+        "truth": float(np.mean([x.holds for x in stops])),
+        "coverage": sum(x.covered for x in stops) / max(1, sum(x.intervals for x in stops)),
+        "size": float(np.mean([x.size for x in stops])),
+    }
+    print(
+        f"{label}: answers_to_decide mean {out['decide']:.0f} median {np.median(decide):.0f} (never decided, counted at the "
+        f"budget {budget}: {out['censored']:.2f}), stopped at {out['stopped']:.0f} answers, set at the stop {out['size']:.2f} "
+        f"entries, truth in it {out['truth']:.3f}, MUP coverage there {out['coverage']:.3f}",
+        file=sys.stderr,
+    )
+    return out
+
+
+def same_decision(uniform: list[list[Look]], adapted: list[list[Look]], budget: int) -> None:
+    """Answers until each allocation first reaches the set size uniform allocation ends with (truth inside)."""
+    u, a = [], []
+    for lu, la in zip(uniform, adapted):
+        target = lu[-1].size
+        u.append(first(lu, budget, target, True))
+        a.append(first(la, budget, target, True))
+    print(
+        f"same decision (the set size the complete uniform study ends with, truth inside): uniform {np.mean(u):.0f} answers, "
+        f"adaptive {np.mean(a):.0f}, saving {np.mean(u) / np.mean(a):.2f}",
+        file=sys.stderr,
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--design", choices=("seed", "trec2014"), default="seed")
+    parser.add_argument("--studies", type=int, default=40, help="simulated studies (default 40)")
+    parser.add_argument("--B", type=int, default=400, help="bootstrap resamples of each best set (default 400)")
+    parser.add_argument("--batch", type=int, default=0, help="answers per batch (default: a twentieth of the full study)")
+    parser.add_argument("--explore", type=float, default=adaptive.EXPLORE, help="exploration floor as a share of the uniform chance")
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--looks", type=int, default=0, help="looks the level is divided among (default: every batch; 1: no correction)")
+    parser.add_argument("--noise", type=float, default=1.0, help="annotator noise in scale points (default 1)")
+    parser.add_argument("--careless", type=float, default=0.1, help="share of answers from fast random clickers (default 0.1)")
+    parser.add_argument("--population", type=int, default=300, help="seed design: synthetic population topics (default 300)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    if args.studies < 1 or args.B < 1 or args.batch < 0:
+        parser.error("--studies and --B must be >= 1, --batch >= 0")
+    start = time.perf_counter()
+    model = UserModel(noise=args.noise, signal=2.0, annotators=3, cheaters=args.careless)
+    pairs = seed_population(args.population, args.seed) if args.design == "seed" else trec_population()
+    measures = list(pairs.measures)
+    truth_mup = population_values(pairs, model, TRUTH)["all", "MUP"]
+    mu = latent_preference(pairs.d[measures.index(TRUTH)], model.signal)
+    per_topic = pairs.d.shape[1] // (int(pairs.topic_index.max()) + 1)
+    budget = TOPICS * per_topic * model.annotators
+    batch = args.batch or math.ceil(budget / 20)
+    looks = math.ceil(budget / batch)
+    alpha = adaptive.look_alpha(args.alpha, args.looks or looks)
+    print(
+        f"{args.design}: {len(measures)} metrics, about {TOPICS * per_topic} groups x {model.annotators} answers per study, "
+        f"batch {batch} answers, {looks} looks at alpha {alpha:.4f}; truth {TRUTH} population MUP "
+        f"{truth_mup[measures.index(TRUTH)]:.3f}; {time.perf_counter() - start:.1f} s",
+        file=sys.stderr,
+    )
+    rng = np.random.default_rng(args.seed)
+    uniform, adapted = [], []
+    for i in range(args.studies):
+        study = draw_study(pairs, mu, model, replace=args.design == "trec2014", rng=rng)
+        seed = int(rng.integers(2**31))
+        uniform.append(run_uniform(study, measures, TRUTH, truth_mup, batch, alpha, args.B, np.random.default_rng(seed)))
+        adapted.append(run_adaptive(study, measures, TRUTH, truth_mup, batch, alpha, args.B, args.explore, np.random.default_rng(seed)))
+        if (i + 1) % 5 == 0 or i + 1 == args.studies:
+            print(f"  {i + 1}/{args.studies} studies, {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    budget = max(looks[-1].spent for looks in uniform)
+    u = summary("uniform", uniform, budget)
+    a = summary("adaptive", adapted, budget)
+    same_decision(uniform, adapted, budget)
+    print(f"seconds={time.perf_counter() - start:.1f} studies={args.studies} design={args.design}", file=sys.stderr)
+    print(
+        f"answers_to_decide_uniform={u['decide']:.0f} answers_to_decide_adaptive={a['decide']:.0f} "
+        f"saving={u['decide'] / a['decide']:.2f} truth_in_set_adaptive={a['truth']:.3f} coverage_mup_adaptive={a['coverage']:.3f}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

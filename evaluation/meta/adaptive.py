@@ -1,0 +1,259 @@
+"""Adaptive allocation of preference judgments, and the design-based analysis that stays honest under it
+(docs/meta.md#adaptive-allocation).
+
+Unit: the *group* ``c`` = (topic, run_a, run_b), every presentation of a run pair (its topic-level and
+subtopic-level ones). For two metrics g and h, ``MUP_g - MUP_h`` moves only on the groups where their
+signs differ, so the groups worth judging are those *disputed* among the metrics still in the best set.
+
+Design (sequential Poisson sampling in rounds). Round ``r`` draws, independently per group not drawn
+before (``A_r``), group ``c`` with probability ``q_rc`` computed from the data before the draw
+(:func:`round_probabilities`): proportional to the group's dispute weight (:func:`dispute_weights`), never
+below the exploration floor ``floor``, scaled so that about ``target`` groups are drawn. A drawn group is
+offered first until it has its k answers. Uniform allocation is the special case ``q = target / |A_r|``.
+
+Estimator (design-based, Horvitz & Thompson 1952). For any round ``r`` the total of a per-group quantity
+``y`` over every group of the design is estimated without bias, whatever the adaptive rule, by::
+
+    Y_r = sum over groups drawn before r of y_c  +  sum over groups drawn in r of y_c / q_rc
+
+because, given everything known at the draw of round ``r`` (when ``q_r`` was fixed), the second sum is
+the Horvitz-Thompson estimator of the total over ``A_r``. A stopping rule decided before a round's draw
+keeps this (the draw is independent of the decision), so the analysis uses the *last round whose drawn
+groups are complete*: :func:`design_weights` gives every group its weight (1, ``1 / q``, or 0) and every
+agreement statistic, a ratio of weighted sums (:func:`evaluation.meta.agreement.weighted_sums`), becomes
+its ratio estimator. Intervals: the topic jackknife of :mod:`evaluation.meta.intervals` on the weighted
+sums (topics are the clusters of both stages: Wolter 2007 ch. 4, the ultimate-cluster variance).
+The best set is computed on the same weights (:func:`contenders`): a group's weight multiplies its
+preference strength ``u = |p|``, so ``MUP = sum w u J / sum w u``.
+
+Optional stopping: the "decided" signal looks at most ``max_looks`` times, each at level
+``alpha / max_looks`` (Bonferroni over a fixed number of looks), so the chance that the truth is dropped
+at any look stays at most ``alpha`` (:func:`look_alpha`; measured by benchmarks/bench_adaptive.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaluation._types import FloatArray, IntArray
+from evaluation.meta._resampling import RngLike
+from evaluation.meta.agreement import pair_statistics, signs
+from evaluation.meta.bestset import BestSet, best_set
+from evaluation.meta.intervals import score_interval
+
+EXPLORE = 0.25  # default exploration floor: every undrawn group keeps this share of the uniform chance in every round
+NOT_DRAWN = -1
+DECIDED_SIZE = 3  # the "decided" signal: at most this many entries left in the best set
+ESTIMATED = ("MUP", "MUP_b", "tau_b")
+
+# The seam: the best-set procedure adaptive allocation steers by. Any function with best_set's signature.
+BestSetFunction = Callable[..., BestSet]
+BEST_SET: BestSetFunction = best_set
+
+
+def look_alpha(alpha: float, max_looks: int) -> float:
+    """Level of each of at most ``max_looks`` looks so that the family keeps ``alpha`` (Bonferroni)."""
+    if max_looks < 1:
+        raise ValueError(f"max_looks must be >= 1, got {max_looks}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    return alpha / max_looks
+
+
+def entries(measures: Sequence[str], d: FloatArray) -> dict[str, str]:
+    """Metric -> its entry name: metrics with the same sign on every group of the design are one entry
+    ("ERR@10 = nERR@10"); no study of these pairs can tell them apart."""
+    s = np.nan_to_num(signs(np.nan_to_num(np.asarray(d, dtype=np.float64), nan=0.0)) + 3 * np.isnan(d), nan=0.0)
+    first: dict[bytes, list[str]] = {}
+    for name, row in zip(measures, s):
+        first.setdefault(row.tobytes(), []).append(name)
+    return {name: " = ".join(names) for names in first.values() for name in names}
+
+
+@dataclass(frozen=True)
+class Contenders:
+    """The best set on the weighted sample, with metrics identical on every group merged into one entry."""
+
+    chosen: BestSet
+    members: tuple[str, ...]  # metrics in the set
+    entries: tuple[str, ...]  # their distinct entries
+
+    @property
+    def size(self) -> int:
+        return len(self.entries)
+
+    def holds(self, measure: str) -> bool:
+        return measure in self.members
+
+
+def contenders(
+    d: FloatArray,
+    p: FloatArray,
+    measures: Sequence[str],
+    *,
+    weights: FloatArray,
+    user_sign: FloatArray | None = None,
+    clusters: IntArray | None = None,
+    alpha: float = 0.05,
+    B: int = 500,
+    rng: RngLike = None,
+) -> Contenders:
+    """ "Metrics still in the best set": :data:`BEST_SET` on the groups with positive weight, each group's
+    preference strength multiplied by its design weight (module docstring)."""
+    d = np.asarray(d, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64)
+    keep = weights > 0
+    if not keep.any():
+        raise ValueError("no judged group has a positive design weight: nothing to compute a best set from")
+    sign = signs(p) if user_sign is None else np.asarray(user_sign, dtype=np.float64)
+    topics = np.arange(p.size) if clusters is None else np.asarray(clusters)
+    chosen = BEST_SET(d[:, keep], p[keep] * weights[keep], measures, user_sign=sign[keep], clusters=topics[keep], B=B, rng=rng, alpha=alpha)
+    names = entries(measures, d)
+    members = tuple(chosen.measures)
+    return Contenders(chosen, members, tuple(dict.fromkeys(names[m] for m in members)))
+
+
+def dispute_weights(d: FloatArray, in_set: Sequence[bool], closeness: FloatArray | None = None) -> FloatArray:
+    """How much an answer on each group could move the decision among the metrics still in the set.
+
+    ``w_c = sum over pairs g < h of the set with different signs on c of closeness[g, h]``; ``closeness``
+    (G, G) in [0, 1] says how open each comparison still is (default 1: every pair counts alike;
+    :func:`closeness_from_t` for the studentised differences). A group every contender orders alike has 0.
+    """
+    s = signs(np.nan_to_num(np.asarray(d, dtype=np.float64), nan=0.0))
+    idx = np.flatnonzero(np.asarray(in_set, dtype=bool))
+    if idx.size < 2:
+        return np.zeros(s.shape[1])
+    s = s[idx]
+    c = np.ones((idx.size, idx.size)) if closeness is None else np.asarray(closeness, dtype=np.float64)[np.ix_(idx, idx)]
+    c = np.triu(c, 1)
+    weights = np.zeros(s.shape[1])
+    for value in (-1.0, 0.0, 1.0):  # pairs (g, h) differ unless both have the same sign
+        same = (s == value).astype(np.float64)  # (G', P)
+        weights += np.einsum("gp,gh,hp->p", same, c, same)
+    return c.sum() - weights
+
+
+def closeness_from_t(t: FloatArray) -> FloatArray:
+    """``1 / (1 + t^2)`` of studentised differences (G, G): a close comparison counts fully, a clear one little."""
+    t = np.nan_to_num(np.asarray(t, dtype=np.float64), nan=0.0, posinf=1e6, neginf=-1e6)
+    return 1.0 / (1.0 + t**2)
+
+
+def disputed_by(d: FloatArray, measures: Sequence[str], in_set: Sequence[bool]) -> list[str]:
+    """Per group, which contenders order it against the others' majority (empty when undisputed): the dashboard's "why"."""
+    s = signs(np.nan_to_num(np.asarray(d, dtype=np.float64), nan=0.0))
+    idx = np.flatnonzero(np.asarray(in_set, dtype=bool))
+    out = []
+    for col in s[idx].T:
+        values, counts = np.unique(col, return_counts=True)
+        majority = values[np.argmax(counts)]
+        out.append(", ".join(measures[idx[i]] for i in np.flatnonzero(col != majority)))
+    return out
+
+
+def round_probabilities(weights: FloatArray, available: Sequence[bool], target: float, explore: float = EXPLORE) -> FloatArray:
+    """Selection probabilities of one round: ``q_c = clip(lam w_c / max w, floor, 1)`` on the ``n`` available
+    groups (0 elsewhere), with the exploration floor ``floor = explore * target / n`` (that share of the
+    chance uniform allocation gives) and ``lam`` found by bisection so that ``sum q`` is about ``target``.
+
+    Without any dispute (all weights 0) every available group gets ``target / n``: uniform.
+    """
+    if not 0 < explore <= 1:
+        raise ValueError(f"the exploration share must be in (0, 1], got {explore}")
+    if not target > 0:
+        raise ValueError(f"a round must target a positive number of groups, got {target}")
+    w = np.asarray(weights, dtype=np.float64)
+    avail = np.asarray(available, dtype=bool)
+    q = np.zeros_like(w)
+    n = int(avail.sum())
+    if n == 0:
+        return q
+    target = float(min(target, n))
+    floor = explore * target / n
+    top = w[avail].max()
+    if top <= 0:
+        q[avail] = target / n
+        return q
+    scaled = np.where(avail, w / top, 0.0)
+
+    def total(lam: float) -> float:
+        return float(np.clip(lam * scaled[avail], floor, 1.0).sum())
+
+    lo, hi = 0.0, 1.0
+    while total(hi) < target and hi < 1e12:
+        hi *= 2
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if total(mid) < target else (lo, mid)
+    q[avail] = np.clip(hi * scaled[avail], floor, 1.0)
+    return q
+
+
+def draw(probabilities: FloatArray, rng: np.random.Generator) -> np.ndarray:
+    """Independent Bernoulli draws with the given probabilities (Poisson sampling)."""
+    q = np.asarray(probabilities, dtype=np.float64)
+    return rng.random(q.shape) < q
+
+
+def design_weights(drawn_round: IntArray, probability: FloatArray, analysis_round: int) -> FloatArray:
+    """Weight of every group in the estimator of round ``analysis_round`` (module docstring):
+    1 if drawn in an earlier round, ``1 / q`` if drawn in that round, 0 otherwise (later or never)."""
+    r = np.asarray(drawn_round)
+    q = np.asarray(probability, dtype=np.float64)
+    in_round = r == analysis_round
+    if (in_round & ~(q > 0)).any():
+        raise ValueError("a group drawn in the analysis round has no positive selection probability")
+    with np.errstate(divide="ignore"):
+        return np.where((r >= 0) & (r < analysis_round), 1.0, np.where(in_round, 1.0 / np.where(q > 0, q, 1.0), 0.0))
+
+
+@dataclass(frozen=True)
+class WeightedEstimates:
+    """Design-weighted statistics per metric: ``value[statistic]`` (G,), their intervals and the pairs used."""
+
+    value: dict[str, FloatArray]
+    low: dict[str, FloatArray]
+    high: dict[str, FloatArray]
+    pairs: int
+    topics: int
+
+
+def weighted_estimates(
+    d: FloatArray,
+    p: FloatArray,
+    *,
+    weights: FloatArray,
+    clusters: IntArray,
+    user_sign: FloatArray | None = None,
+    level: float = 0.95,
+    statistics: Sequence[str] = ESTIMATED,
+) -> WeightedEstimates:
+    """Ratio estimators of ``statistics`` over all pairs with design ``weights`` and topic-jackknife score intervals.
+
+    The value is :func:`evaluation.meta.agreement.pair_statistics` with the weights; the leave-one-topic-out
+    values are the same with one topic's weights set to 0; both go to :func:`evaluation.meta.intervals.score_interval`.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    keep = w > 0
+    d = np.asarray(d, dtype=np.float64)[:, keep]
+    p = np.asarray(p, dtype=np.float64)[keep]
+    sign = signs(p) if user_sign is None else np.asarray(user_sign, dtype=np.float64)[keep]
+    w = w[keep]
+    _, topic = np.unique(np.asarray(clusters)[keep], return_inverse=True)
+    T = int(topic.max()) + 1 if topic.size else 0
+    full = pair_statistics(d, p, user_sign=sign, w=w[None, :])
+    loo_w = np.where(topic[None, :] == np.arange(T)[:, None], 0.0, w[None, :])  # (T, P)
+    loo = pair_statistics(d, p, user_sign=sign, w=loo_w)
+    defined = ~np.isnan(d)
+    n = defined.sum(axis=1).astype(np.float64)
+    holds = np.stack([np.bincount(topic[defined[g]], minlength=T) > 0 for g in range(d.shape[0])]).sum(axis=1).astype(np.float64)
+    value, low, high = {}, {}, {}
+    for name in statistics:
+        value[name] = full[name][0]
+        low[name], high[name] = score_interval(full[name][0], loo[name], n, holds, level)
+    return WeightedEstimates(value, low, high, int(keep.sum()), T)

@@ -1,0 +1,215 @@
+"""Adaptive allocation off the request path: draw the groups to offer first, and the analysis's design weights
+(docs/meta.md#adaptive-allocation; the statistics are ``evaluation.meta.adaptive``'s).
+
+:func:`recompute` (``manage.py allocation_priorities``, periodically) reads the valid answers, takes the
+best set on the design-weighted sample of the last complete round, weighs every (topic, run_a, run_b)
+group by how much the metrics still in the set dispute it, and, when the drawn groups' open slots run
+low, draws the next round with known probabilities. It writes :class:`AllocationGroup` and
+:class:`AllocationRound` rows; admission only reads which groups are drawn. The "decided" signal looks
+at most :data:`MAX_LOOKS` times, each at ``alpha / MAX_LOOKS``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import pandas as pd
+from django.db import transaction
+from django.db.models import Count
+
+from evaluation.meta import adaptive
+from evaluation.meta._matrix import pair_differences, score_cube
+from evaluation.meta.levels import preference_items
+from studyapp.models import AllocationGroup, AllocationRound, Annotator, Preference, Presentation, Study
+from studyapp.models.study import TOPIC
+from studyapp.models.study_settings import Allocation
+from studyapp.services.analysis.preview import study_scores_cached
+from studyapp.services.analysis.study_analysis import study_collection, study_votes
+from studyapp.services.clock import now_or
+
+logger = logging.getLogger("studyapp.services.analysis.adaptive")
+
+ROUNDS = 20  # a round targets this share of the complete study's answers (1 / ROUNDS) ...
+MIN_ROUND_QUOTAS = 4  # ... and room for at least this many annotators' regular quotas
+MAX_LOOKS = 20  # the decided signal's looks; each at alpha / MAX_LOOKS (Bonferroni)
+RESERVE = 0.5  # draw the next round when the drawn groups' open slots fall below this share of a round
+B = 400  # bootstrap resamples of each look's best set
+
+
+@dataclass
+class Groups:
+    """The study's run-pair groups with what admission and the analysis need of them (arrays in ``rows`` order)."""
+
+    rows: list[AllocationGroup]
+    names: list[tuple[str, str, str]]  # (topic id, run_a name, run_b name)
+    slots: np.ndarray  # k x regular presentations of the group
+    answers: np.ndarray  # valid answers on them (at most k counted per presentation)
+    drawn_round: np.ndarray
+    probability: np.ndarray
+
+    @property
+    def complete(self) -> np.ndarray:
+        return self.answers >= self.slots
+
+
+def ensure_groups(study: Study) -> None:
+    """One :class:`AllocationGroup` per (topic, run_a, run_b) of the study's regular presentations (idempotent)."""
+    keys = set(Presentation.objects.filter(study=study, kind=Presentation.Kind.PAIR).values_list("topic_id", "run_a_id", "run_b_id"))
+    have = set(AllocationGroup.objects.filter(study=study).values_list("topic_id", "run_a_id", "run_b_id"))
+    AllocationGroup.objects.bulk_create(
+        [AllocationGroup(study=study, topic_id=t, run_a_id=a, run_b_id=b) for t, a, b in sorted(keys - have)], ignore_conflicts=True
+    )
+
+
+def groups_of(study: Study) -> Groups:
+    """Every group with its slots and valid answers (excluded annotators count for nothing)."""
+    ensure_groups(study)
+    k = study.annotators_per_presentation
+    rows = list(AllocationGroup.objects.filter(study=study).select_related("topic", "run_a", "run_b").order_by("id"))
+    index = {(g.topic_id, g.run_a_id, g.run_b_id): i for i, g in enumerate(rows)}
+    slots, answers = np.zeros(len(rows)), np.zeros(len(rows))
+    valid = (
+        Preference.objects.filter(assignment__presentation__study=study, assignment__presentation__kind=Presentation.Kind.PAIR)
+        .exclude(assignment__annotator__status=Annotator.Status.EXCLUDED)
+        .order_by()
+        .values_list("assignment__presentation")
+        .annotate(n=Count("id"))
+    )
+    answered = Counter(dict(valid))
+    for pid, t, a, b in Presentation.objects.filter(study=study, kind=Presentation.Kind.PAIR).values_list(
+        "id", "topic_id", "run_a_id", "run_b_id"
+    ):
+        i = index[t, a, b]
+        slots[i] += k
+        answers[i] += min(k, answered[pid])
+    return Groups(
+        rows,
+        [(g.topic.topic_id, g.run_a.name, g.run_b.name) for g in rows],
+        slots,
+        answers,
+        np.array([g.drawn_round for g in rows], dtype=np.int64),
+        np.array([g.probability for g in rows], dtype=np.float64),
+    )
+
+
+def analysis_round(groups: Groups) -> int | None:
+    """The last round whose drawn groups (and every earlier round's) are complete: the estimator's round."""
+    rounds = int(groups.drawn_round.max(initial=-1)) + 1
+    done = None
+    for r in range(rounds):
+        if not groups.complete[groups.drawn_round == r].all():
+            break
+        done = r
+    return done
+
+
+def differences(study: Study, groups: Groups) -> tuple[np.ndarray, list[str]]:
+    """(G, P) topic-level metric differences of every group and the metric names (scores computed once per study)."""
+    entry = study_scores_cached(study)
+    scores: pd.DataFrame = entry["scores"]
+    cube = score_cube(scores, entry["measures"], topics=list(dict.fromkeys(n[0] for n in groups.names)))
+    topics, run_a, run_b = (pd.Series([n[i] for n in groups.names]) for i in range(3))
+    return pair_differences(cube, topics, run_a, run_b), list(cube.measures)
+
+
+def preferences(study: Study, groups: Groups) -> tuple[np.ndarray, np.ndarray]:
+    """(p, sign) per group at the study's primary level (topic when asked, else weighted); 0 where unanswered."""
+    votes = study_votes(study)
+    p, sign = np.zeros(len(groups.rows)), np.zeros(len(groups.rows))
+    if votes.empty:
+        return p, sign
+    level = "topic" if TOPIC in study.level_list else "weighted"
+    weights = study_collection(study).weights if level == "weighted" else None
+    items = preference_items(votes, level, weights)
+    index = {name: i for i, name in enumerate(groups.names)}
+    for topic, a, b, value, s in items[["topic", "run_a", "run_b", "p", "sign"]].itertuples(index=False):
+        i = index.get((str(topic), a, b))
+        if i is not None and np.isfinite(value):
+            p[i], sign[i] = value, s
+    return p, sign
+
+
+@dataclass(frozen=True)
+class Recomputed:
+    """What one :func:`recompute` did: the analysis round, the contenders, whether it drew a round."""
+
+    analysis_round: int | None
+    contenders: tuple[str, ...]
+    decided: bool
+    drew: int | None  # the new round's number, or None
+    drawn_groups: int
+
+
+def recompute(
+    study: Study, *, now: datetime | None = None, rng: np.random.Generator | None = None, alpha: float = 0.05, B: int = B
+) -> Recomputed:
+    """Update the dispute weights and draw the next round when the drawn groups' open slots run low (module docstring)."""
+    if study.allocation != Allocation.ADAPTIVE:
+        raise ValueError(f"study {study.name!r} uses {study.allocation} allocation: nothing to recompute")
+    now = now_or(now)
+    rng = rng or np.random.default_rng()
+    groups = groups_of(study)
+    d, measures = differences(study, groups)
+    in_set = np.ones(len(measures), dtype=bool)
+    r_star, names, decided = analysis_round(groups), (), False
+    if r_star is not None:
+        p, sign = preferences(study, groups)
+        weights = adaptive.design_weights(groups.drawn_round, groups.probability, r_star)
+        topics = np.unique([n[0] for n in groups.names], return_inverse=True)[1]
+        chosen = adaptive.contenders(
+            d, p, measures, weights=weights, user_sign=sign, clusters=topics, alpha=adaptive.look_alpha(alpha, MAX_LOOKS), B=B, rng=rng
+        )
+        in_set = np.isin(measures, chosen.members)
+        names, decided = chosen.entries, chosen.chosen.claim and chosen.size <= adaptive.DECIDED_SIZE
+    priority = adaptive.dispute_weights(d, in_set)
+    why = adaptive.disputed_by(d, measures, in_set)
+    available = groups.drawn_round == adaptive.NOT_DRAWN
+    drawn_open = float((groups.slots - groups.answers)[~available].sum())
+    per_round = max(groups.slots.sum() / ROUNDS, MIN_ROUND_QUOTAS * study.regular_items_per_annotator)
+    new_round, drawn = None, np.zeros(len(groups.rows), dtype=bool)
+    if available.any() and drawn_open < RESERVE * per_round:
+        new_round = int(groups.drawn_round.max(initial=-1)) + 1
+        mean_slots = groups.slots[available].mean()
+        q = adaptive.round_probabilities(priority, available, per_round / mean_slots)
+        drawn = adaptive.draw(q, rng) & available
+    changed = []
+    for i, g in enumerate(groups.rows):
+        before = (g.priority, g.disputed_by, g.probability, g.drawn_round)
+        g.priority, g.disputed_by = float(priority[i]), why[i][:2000]
+        if new_round is not None and available[i]:
+            g.probability = float(q[i])
+            if drawn[i]:
+                g.drawn_round = new_round
+        if (g.priority, g.disputed_by, g.probability, g.drawn_round) != before:
+            changed.append(g)
+    with transaction.atomic():  # only the rows that changed: a recomputation without news writes little
+        AllocationGroup.objects.bulk_update(changed, ["priority", "disputed_by", "probability", "drawn_round"], batch_size=1000)
+        if new_round is not None:
+            AllocationRound.objects.create(
+                study=study,
+                number=new_round,
+                drawn_at=now,
+                answers=int(groups.answers.sum()),
+                target=float(q.sum()),
+                drawn=int(drawn.sum()),
+                contenders=list(names),
+                decided=decided,
+            )
+    logger.info(
+        "study %s: analysis round %s, %d contenders, drew round %s (%d groups)", study.pk, r_star, len(names), new_round, drawn.sum()
+    )
+    return Recomputed(r_star, tuple(names), bool(decided), new_round, int(drawn.sum()))
+
+
+def design_weights_by_group(study: Study) -> tuple[dict[tuple[str, str, str], float], int | None]:
+    """Each group's weight in the design-based estimator ((topic, run_a, run_b) names -> weight) and its round."""
+    groups = groups_of(study)
+    r_star = analysis_round(groups)
+    if r_star is None:
+        return {}, None
+    weights = adaptive.design_weights(groups.drawn_round, groups.probability, r_star)
+    return {name: float(w) for name, w in zip(groups.names, weights) if w > 0}, r_star

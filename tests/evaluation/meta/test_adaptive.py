@@ -1,0 +1,133 @@
+"""Adaptive allocation's design and its design-based analysis (evaluation.meta.adaptive)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from evaluation.meta import adaptive
+from evaluation.meta.bestset import best_set
+
+
+def brute_force(d: np.ndarray, p: np.ndarray, w: np.ndarray) -> dict[str, np.ndarray]:
+    """MUP, MUP_b and tau_b with design weights, pair by pair in plain Python (docs/metrics.md formulas)."""
+    out = {"MUP": [], "MUP_b": [], "tau_b": []}
+    for g in range(d.shape[0]):
+        uj = u = ut = ad = nm = nu = 0.0
+        for c in range(p.size):
+            if w[c] == 0 or np.isnan(d[g, c]):
+                continue
+            s_m = 0.0 if abs(d[g, c]) <= 1e-12 else float(np.sign(d[g, c]))
+            s_u = 0.0 if abs(p[c]) <= 1e-12 else float(np.sign(p[c]))
+            uj += w[c] * abs(p[c]) * s_m * s_u
+            u += w[c] * abs(p[c])
+            ut += w[c] * abs(p[c]) * (s_m == 0)
+            ad += w[c] * s_m * s_u
+            nm += w[c] * abs(s_m)
+            nu += w[c] * abs(s_u)
+        out["MUP"].append(uj / u)
+        out["MUP_b"].append(uj / np.sqrt((u - ut) * u))
+        out["tau_b"].append(ad / np.sqrt(nm * nu))
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def population(seed: int = 3, topics: int = 8, per_topic: int = 6, metrics: int = 4):
+    rng = np.random.default_rng(seed)
+    n = topics * per_topic
+    d = rng.normal(size=(metrics, n))
+    d[1, ::5] = 0.0  # metric ties
+    d[2, 3] = np.nan  # undefined on one pair
+    p = np.round(rng.normal(d[0], 1.0) * 3) / 3
+    return d, p, np.repeat(np.arange(topics), per_topic)
+
+
+def test_weighted_estimates_match_the_brute_force_weighted_estimator() -> None:
+    d, p, clusters = population()
+    drawn_round = np.array([0, 1, 2, -1, 1, 2] * 8)
+    probability = np.linspace(0.2, 0.9, p.size)
+    w = adaptive.design_weights(drawn_round, probability, 1)
+    assert set(np.unique(w)) <= {0.0, 1.0} | set(1 / probability[drawn_round == 1])
+    est = adaptive.weighted_estimates(d, p, weights=w, clusters=clusters)
+    expected = brute_force(d, p, w)
+    for name in ("MUP", "MUP_b", "tau_b"):
+        np.testing.assert_allclose(est.value[name], expected[name], rtol=1e-12)
+        assert np.all((est.low[name] <= est.value[name]) & (est.value[name] <= est.high[name]))
+    assert est.pairs == int((w > 0).sum()) and est.topics == 8
+
+
+def test_design_weights_give_an_unbiased_total_under_an_adaptive_rule() -> None:
+    """Every draw of a two-round design enumerated: the round-2 estimator's expectation is the total, exactly,
+    although round 2's probabilities depend on what round 1 drew and saw."""
+    y = np.array([3.0, -1.0, 0.5, 2.0])
+    q1 = np.array([0.5, 0.3, 0.6, 0.2])
+    expected = 0.0
+    for first in itertools.product([0, 1], repeat=4):
+        got1 = np.array(first, dtype=bool)
+        p1 = np.prod(np.where(got1, q1, 1 - q1))
+        seen = y[got1].sum()  # the rule looks at the answers of round 1
+        q2 = np.where(got1, 0.0, np.clip(0.2 + 0.1 * np.arange(4) + 0.05 * seen, 0.05, 1.0))
+        rest = np.flatnonzero(~got1)
+        for second in itertools.product([0, 1], repeat=rest.size):
+            got2 = np.zeros(4, dtype=bool)
+            got2[rest] = np.array(second, dtype=bool)
+            p2 = np.prod(np.where(got2[rest], q2[rest], 1 - q2[rest]))
+            drawn = np.where(got1, 0, np.where(got2, 1, -1))
+            probability = np.where(got1, q1, q2)
+            expected += p1 * p2 * (adaptive.design_weights(drawn, probability, 1) * y).sum()
+    assert expected == pytest.approx(y.sum(), abs=1e-12)
+
+
+def test_round_probabilities_target_floor_and_uniform_case() -> None:
+    w = np.array([0.0, 0.0, 1.0, 4.0, 2.0, 0.0, 8.0, 0.0])
+    available = np.array([True] * 7 + [False])
+    q = adaptive.round_probabilities(w, available, 3.0, explore=0.25)
+    assert q[-1] == 0.0
+    assert q[:7].sum() == pytest.approx(3.0, rel=1e-6)
+    assert np.all(q[:7] >= 0.25 * 3 / 7 - 1e-12) and np.all(q <= 1.0)
+    assert q[6] >= q[3] >= q[4] >= q[2] >= q[0]  # more dispute, more chance
+    flat = adaptive.round_probabilities(np.zeros(8), available, 3.0)
+    np.testing.assert_allclose(flat[:7], 3 / 7)  # no dispute: uniform
+    assert adaptive.round_probabilities(w, np.zeros(8, dtype=bool), 3.0).sum() == 0.0
+    with pytest.raises(ValueError, match="exploration"):
+        adaptive.round_probabilities(w, available, 3.0, explore=0.0)
+    with pytest.raises(ValueError, match="positive number"):
+        adaptive.round_probabilities(w, available, 0.0)
+
+
+def test_dispute_weights_count_disagreeing_contender_pairs() -> None:
+    d = np.array([[1.0, 1.0, -1.0, 0.0], [1.0, -1.0, -1.0, 1.0], [1.0, -1.0, 1.0, 1.0]])
+    np.testing.assert_allclose(adaptive.dispute_weights(d, [True, True, True]), [0, 2, 2, 2])
+    np.testing.assert_allclose(adaptive.dispute_weights(d, [True, False, True]), [0, 1, 1, 1])
+    np.testing.assert_allclose(adaptive.dispute_weights(d, [True, False, False]), [0, 0, 0, 0])
+    assert adaptive.disputed_by(d, ["a", "b", "c"], [True, True, True]) == ["", "a", "c", "a"]
+    closeness = adaptive.closeness_from_t(np.array([[0, 0, 3.0], [0, 0, 0], [3.0, 0, 0]]))
+    np.testing.assert_allclose(adaptive.dispute_weights(d, [True, True, True], closeness), [0, 1.1, 1.1, 1.1])
+
+
+def test_design_weights_refuse_a_drawn_group_without_probability() -> None:
+    with pytest.raises(ValueError, match="positive selection probability"):
+        adaptive.design_weights(np.array([0, 1]), np.array([0.5, 0.0]), 1)
+
+
+def test_contenders_merge_identical_metrics_and_weight_the_preferences() -> None:
+    d, p, clusters = population(topics=10)
+    d = np.vstack([d, d[0:1]])  # a copy of metric 0: one entry
+    names = ["m0", "m1", "m2", "m3", "m0copy"]
+    w = np.where(np.arange(p.size) % 3 == 0, 2.0, 1.0)
+    chosen = adaptive.contenders(d, p, names, weights=w, clusters=clusters, B=200, rng=1)
+    direct = best_set(d, p * w, names, user_sign=np.sign(p), clusters=clusters, B=200, rng=1)
+    assert chosen.members == direct.measures
+    assert "m0 = m0copy" in chosen.entries and chosen.size == len(chosen.entries) < len(chosen.members) + 1
+    assert chosen.holds("m0")
+    with pytest.raises(ValueError, match="no judged group"):
+        adaptive.contenders(d, p, names, weights=np.zeros(p.size), clusters=clusters)
+
+
+def test_look_alpha_divides_the_level() -> None:
+    assert adaptive.look_alpha(0.05, 20) == pytest.approx(0.0025)
+    with pytest.raises(ValueError):
+        adaptive.look_alpha(0.05, 0)
+    with pytest.raises(ValueError):
+        adaptive.look_alpha(1.5, 3)

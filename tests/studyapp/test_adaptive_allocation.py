@@ -1,0 +1,128 @@
+"""Adaptive allocation in the study app: the setting, the stored draws, admission offering drawn groups first,
+every allocation invariant (the load benchmark's own checks) and the command (docs/meta.md#adaptive-allocation)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+from io import StringIO
+from unittest import mock
+
+import numpy as np
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from benchmarks.load_annotators import Stats, check_invariants
+from studyapp.exceptions import StudyFull
+from studyapp.models import AllocationGroup, AllocationRound, Annotator, Assignment, Presentation
+from studyapp.services.analysis.adaptive import analysis_round, design_weights_by_group, groups_of, recompute
+from studyapp.services.participation import allocation
+from tests.studyapp.base import BaseTestCase, import_toy, make_toy_study
+
+
+class AdaptiveAllocationTests(BaseTestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.collection = import_toy()
+        cls.study = make_toy_study(allocation="adaptive", check_share=0.17, name="Adaptive toy")
+        cls.uniform = make_toy_study(name="Uniform toy")
+
+    def gen(self, seed: int = 1) -> np.random.Generator:
+        return np.random.default_rng(seed)
+
+    def test_the_setting_defaults_to_uniform_and_is_stored(self) -> None:
+        self.assertEqual(self.uniform.allocation, "uniform")
+        self.assertEqual(self.study.allocation, "adaptive")
+        self.assertEqual(self.study.config["allocation"], "adaptive")
+        self.assertIsNone(allocation.pool.offered_groups(self.uniform))
+        with self.assertRaisesMessage(ValueError, "uniform allocation"):
+            recompute(self.uniform)
+
+    def test_recompute_creates_the_groups_and_draws_a_round_with_known_probabilities(self) -> None:
+        result = recompute(self.study, now=self.now, rng=self.gen())
+        groups = AllocationGroup.objects.filter(study=self.study)
+        self.assertEqual(groups.count(), 6)  # 2 topics x 3 run pairs
+        self.assertEqual((result.drew, result.analysis_round), (0, None))
+        self.assertTrue(all(0 < g.probability <= 1 for g in groups))  # every group had a positive chance
+        self.assertEqual(result.drawn_groups, groups.filter(drawn_round=0).count())
+        drawn_round = AllocationRound.objects.get(study=self.study, number=0)
+        self.assertAlmostEqual(drawn_round.target, sum(g.probability for g in groups))
+        again = recompute(self.study, now=self.now, rng=self.gen())  # drawn groups still open: no new round
+        self.assertIsNone(again.drew if result.drawn_groups else None)
+
+    def test_admission_offers_the_drawn_groups_first(self) -> None:
+        ensure = groups_of(self.study)  # the groups exist, none drawn
+        first = ensure.rows[0]
+        AllocationGroup.objects.filter(pk=first.pk).update(drawn_round=0, probability=0.5)
+        self.assertEqual(allocation.pool.offered_groups(self.study), frozenset({(first.topic_id, first.run_a_id, first.run_b_id)}))
+        annotator = self.arrive("alice")
+        got = Counter(
+            (a.presentation.topic_id, a.presentation.run_a_id, a.presentation.run_b_id)
+            for a in Assignment.objects.filter(annotator=annotator, presentation__kind=Presentation.Kind.PAIR).select_related(
+                "presentation"
+            )
+        )
+        # one level of the drawn group per annotator: its topic-level item or its two subtopic items, all taken first
+        self.assertGreaterEqual(got[first.topic_id, first.run_a_id, first.run_b_id], 1)
+        levels = set(
+            Assignment.objects.filter(
+                annotator=annotator, presentation__topic_id=first.topic_id, presentation__run_a_id=first.run_a_id,
+                presentation__run_b_id=first.run_b_id,
+            ).values_list("presentation__level", flat=True)
+        )  # fmt: skip
+        expected = Presentation.objects.filter(
+            study=self.study, topic_id=first.topic_id, run_a_id=first.run_a_id, run_b_id=first.run_b_id, level__in=levels
+        ).count()
+        self.assertEqual(got[first.topic_id, first.run_a_id, first.run_b_id], expected)
+
+    def test_every_allocation_invariant_holds_through_a_whole_adaptive_study(self) -> None:
+        stats, rng, n = Stats(), self.gen(5), 0
+        while True:
+            recompute(self.study, now=self.later(minutes=n), rng=rng)
+            try:
+                annotator = self.arrive(f"p{n}", now=self.later(minutes=n))
+            except StudyFull:
+                break
+            at = self.later(minutes=n, seconds=5)
+            while (item := allocation.current_assignment(annotator, now=at, rng=self.rng)) is not None:
+                value = int(rng.integers(-4, 5))
+                allocation_answer(item, value, at)
+                stats.acknowledged[item.pk] = value
+                at += timedelta(seconds=2)
+            n += 1
+            self.assertLess(n, 40, "the study never filled")
+        finished = set(Annotator.objects.filter(study=self.study, status=Annotator.Status.FINISHED).values_list("external_id", flat=True))
+        stats.shown_code, stats.told_finished = set(finished), set(finished)
+        with mock.patch("django.db.connections.close_all"):  # the benchmark reopens its connection; a test keeps its transaction
+            problems = check_invariants({"pk": self.study.pk, "k": self.study.annotators_per_presentation}, stats)
+        self.assertEqual(problems, [])
+        # what the benchmark does not check: sides balanced per annotator, the check items in every quota, every slot used
+        for annotator in Annotator.objects.filter(study=self.study, status=Annotator.Status.FINISHED):
+            sides = Counter(annotator.assignments.values_list("a_on_left", flat=True))
+            self.assertLessEqual(abs(sides[True] - sides[False]), 1)
+            checks = annotator.assignments.exclude(presentation__kind=Presentation.Kind.PAIR).count()
+            self.assertEqual(checks, self.study.check_items_per_annotator)
+        self.assertEqual(len(finished), n)
+        room = allocation.capacity(self.study, now=self.later(minutes=n))
+        self.assertEqual(room.newcomers, 0)  # full as uniform allocation fills it: what is left no full quota can hold
+        self.assertGreater(self.study.allocation_rounds.count(), 0)
+        groups = groups_of(self.study)
+        weights, r_star = design_weights_by_group(self.study)
+        self.assertEqual(r_star, analysis_round(groups))
+        self.assertTrue(all(w >= 1 for w in weights.values()))
+
+    def test_the_command_recomputes_and_refuses_a_uniform_study(self) -> None:
+        out = StringIO()
+        call_command("allocation_priorities", self.study.slug, stdout=out)
+        self.assertIn("drew round 0", out.getvalue())
+        self.assertIn("every metric (no complete round yet)", out.getvalue())
+        with self.assertRaisesMessage(CommandError, "uniform allocation"):
+            call_command("allocation_priorities", self.uniform.slug, stdout=StringIO())
+        with self.assertRaisesMessage(CommandError, "must not be negative"):
+            call_command("allocation_priorities", self.study.slug, "--every", "-1", stdout=StringIO())
+
+
+def allocation_answer(item: Assignment, value: int, at) -> None:
+    from studyapp.services.participation.answers import record_answer
+
+    record_answer(item, value, client_ms=1000, request_id=f"r{item.pk}", now=at)
