@@ -124,7 +124,7 @@ def look(study: Study, measures, truth, truth_mup, spent, p, weights, alpha, B, 
     low, high = est.low["MUP"], est.high["MUP"]
     given = np.isfinite(low) & np.isfinite(truth_mup)
     hit = given & (low <= truth_mup + 1e-12) & (truth_mup - 1e-12 <= high)
-    return Look(spent, chosen.size, chosen.holds(truth), int(hit.sum()), int(given.sum())), chosen
+    return Look(spent, chosen.size if chosen.chosen.claim else len(measures), chosen.holds(truth), int(hit.sum()), int(given.sum())), chosen
 
 
 def run_uniform(study, measures, truth, truth_mup, batch, alpha, B, rng) -> list[Look]:
@@ -214,7 +214,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--design", choices=("seed", "trec2014"), default="seed")
     parser.add_argument("--studies", type=int, default=40, help="simulated studies (default 40)")
-    parser.add_argument("--B", type=int, default=400, help="bootstrap resamples of each best set (default 400)")
+    parser.add_argument("--B", type=int, default=2000, help="random sign flips of each best set above 12 topics (default 2000)")
     parser.add_argument("--batch", type=int, default=0, help="answers per batch (default: a twentieth of the full study)")
     parser.add_argument("--explore", type=float, default=adaptive.EXPLORE, help="exploration floor as a share of the uniform chance")
     parser.add_argument("--alpha", type=float, default=0.05)

@@ -26,7 +26,7 @@ sums (topics are the clusters of both stages: Wolter 2007 ch. 4, the ultimate-cl
 The best set is computed on the same weights (:func:`contenders`): a group's weight multiplies its
 preference strength ``u = |p|``, so ``MUP = sum w u J / sum w u``.
 
-Optional stopping: the "decided" signal looks at most ``max_looks`` times, each at level
+Optional stopping: the "decided" signal (a claim with at most 3 entries) looks at most ``max_looks`` times, each at level
 ``alpha / max_looks`` (Bonferroni over a fixed number of looks), so the chance that the truth is dropped
 at any look stays at most ``alpha`` (:func:`look_alpha`; measured by benchmarks/bench_adaptive.py).
 """
@@ -63,27 +63,23 @@ def look_alpha(alpha: float, max_looks: int) -> float:
     return alpha / max_looks
 
 
-def entries(measures: Sequence[str], d: FloatArray) -> dict[str, str]:
-    """Metric -> its entry name: metrics with the same sign on every group of the design are one entry
-    ("ERR@10 = nERR@10"); no study of these pairs can tell them apart."""
-    s = np.nan_to_num(signs(np.nan_to_num(np.asarray(d, dtype=np.float64), nan=0.0)) + 3 * np.isnan(d), nan=0.0)
-    first: dict[bytes, list[str]] = {}
-    for name, row in zip(measures, s):
-        first.setdefault(row.tobytes(), []).append(name)
-    return {name: " = ".join(names) for names in first.values() for name in names}
-
-
 @dataclass(frozen=True)
 class Contenders:
-    """The best set on the weighted sample, with metrics identical on every group merged into one entry."""
+    """The best set on the weighted sample (metrics identical on every judged pair are one entry). Without a
+    claim (fewer than 5 topics judged) every defined metric is still a contender and nothing is decided."""
 
     chosen: BestSet
     members: tuple[str, ...]  # metrics in the set
-    entries: tuple[str, ...]  # their distinct entries
+    entries: tuple[str, ...]  # their entries
 
     @property
     def size(self) -> int:
         return len(self.entries)
+
+    @property
+    def decided(self) -> bool:
+        """The "decided" signal: a claim with at most :data:`DECIDED_SIZE` entries."""
+        return self.chosen.claim and self.size <= DECIDED_SIZE
 
     def holds(self, measure: str) -> bool:
         return measure in self.members
@@ -112,9 +108,9 @@ def contenders(
     sign = signs(p) if user_sign is None else np.asarray(user_sign, dtype=np.float64)
     topics = np.arange(p.size) if clusters is None else np.asarray(clusters)
     chosen = BEST_SET(d[:, keep], p[keep] * weights[keep], measures, user_sign=sign[keep], clusters=topics[keep], B=B, rng=rng, alpha=alpha)
-    names = entries(measures, d)
-    members = tuple(chosen.measures)
-    return Contenders(chosen, members, tuple(dict.fromkeys(names[m] for m in members)))
+    if chosen.claim:
+        return Contenders(chosen, tuple(chosen.measures), tuple(chosen.entries))
+    return Contenders(chosen, tuple(m for m in measures if m not in chosen.undefined), tuple(chosen.groups))
 
 
 def dispute_weights(d: FloatArray, in_set: Sequence[bool], closeness: FloatArray | None = None) -> FloatArray:

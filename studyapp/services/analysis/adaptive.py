@@ -164,7 +164,7 @@ def recompute(
             d, p, measures, weights=weights, user_sign=sign, clusters=topics, alpha=adaptive.look_alpha(alpha, MAX_LOOKS), B=B, rng=rng
         )
         in_set = np.isin(measures, chosen.members)
-        names, decided = chosen.entries, chosen.chosen.claim and chosen.size <= adaptive.DECIDED_SIZE
+        names, decided = chosen.entries, chosen.decided
     priority = adaptive.dispute_weights(d, in_set)
     why = adaptive.disputed_by(d, measures, in_set)
     available = groups.drawn_round == adaptive.NOT_DRAWN

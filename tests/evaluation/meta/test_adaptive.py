@@ -118,9 +118,11 @@ def test_contenders_merge_identical_metrics_and_weight_the_preferences() -> None
     w = np.where(np.arange(p.size) % 3 == 0, 2.0, 1.0)
     chosen = adaptive.contenders(d, p, names, weights=w, clusters=clusters, B=200, rng=1)
     direct = best_set(d, p * w, names, user_sign=np.sign(p), clusters=clusters, B=200, rng=1)
-    assert chosen.members == direct.measures
-    assert "m0 = m0copy" in chosen.entries and chosen.size == len(chosen.entries) < len(chosen.members) + 1
-    assert chosen.holds("m0")
+    assert chosen.members == direct.measures and chosen.entries == direct.entries
+    assert "m0 = m0copy" in chosen.entries and chosen.size == len(chosen.entries) < len(chosen.members)
+    assert chosen.holds("m0") and chosen.decided == (chosen.size <= 3)
+    few = adaptive.contenders(d, p, names, weights=np.where(clusters < 3, 1.0, 0.0), clusters=clusters, B=50, rng=1)
+    assert not few.chosen.claim and not few.decided and few.size == 4  # 3 topics: no claim, every entry contends
     with pytest.raises(ValueError, match="no judged group"):
         adaptive.contenders(d, p, names, weights=np.zeros(p.size), clusters=clusters)
 
