@@ -31,9 +31,17 @@ workers = _env_int("WEB_CONCURRENCY", multiprocessing.cpu_count() + 1, minimum=1
 worker_class = "sync"
 timeout = _env_int("STUDYAPP_WORKER_TIMEOUT", 30, minimum=1)
 graceful_timeout = 20
-# The web workers' database statements give up before the worker timeout (settings.py reads it): a hung
-# or locked database then answers 503 with Retry-After instead of getting the worker killed.
-os.environ.setdefault("STUDYAPP_DB_STATEMENT_TIMEOUT", str(max(1, timeout - 10 if timeout > 15 else timeout // 2)))
+# The web workers' database waits end long before the worker timeout (settings.py reads these): a locked
+# table, a slow statement or a frozen server then answers 503 with Retry-After within a few seconds instead
+# of getting the worker killed (docs/studyapp.md "When the database is slow"). Commands keep longer limits.
+os.environ.setdefault("STUDYAPP_DB_LOCK_TIMEOUT", "2")
+os.environ.setdefault("STUDYAPP_DB_STATEMENT_TIMEOUT", "3")
+os.environ.setdefault("DJANGO_DB_CONNECT_TIMEOUT", "3")
+_statement = _env_int("STUDYAPP_DB_STATEMENT_TIMEOUT", 3, minimum=0)
+_db_worst = 2 * (_statement + 1) + _env_int("DJANGO_DB_CONNECT_TIMEOUT", 3, minimum=2)  # a health check, a reconnect, a query
+if not _statement or _db_worst >= timeout:
+    raise SystemExit(f"gunicorn.conf.py: STUDYAPP_DB_STATEMENT_TIMEOUT (not 0) and DJANGO_DB_CONNECT_TIMEOUT must let a request "
+                     f"end before the worker timeout ({timeout} s); the worst case takes {_db_worst} s")  # fmt: skip
 # Recycle a worker after this many requests (a safety valve for memory; its caches are bounded anyway),
 # staggered so they do not restart together. A restart costs the worker's start (about a second of CPU)
 # and its warm caches: at 5,000 the load benchmark's burst restarted every worker once and served

@@ -10,9 +10,11 @@ class StudyappConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from studyapp.pg_deadline import add_deadline
         from studyapp.pg_timestamps import use_c_loader
 
         connection_created.connect(use_c_loader, dispatch_uid="studyapp.pg_timestamps")
+        connection_created.connect(add_deadline, dispatch_uid="studyapp.pg_deadline")
         post_migrate.connect(create_cache_table, sender=self, dispatch_uid="studyapp.cache_table")
         from django.contrib.auth import get_user_model
         from django.contrib.auth.signals import user_logged_in, user_logged_out

@@ -62,7 +62,9 @@ class PlatformFrameMiddleware:
         from studyapp.services.participation import framing
 
         response = self.get_response(request)
-        origins = framing.frame_ancestors(request)
+        # An error page may not query the database again (it is why the request failed, and a second wait
+        # could outlast the worker timeout): it is framed on the link's parameters alone.
+        origins = framing.frame_ancestors(request, from_session=response.status_code < 500)
         if origins:
             framing.allow_framing(response, origins, policy(origins))
         return response

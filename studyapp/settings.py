@@ -183,17 +183,32 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
-# A database that does not answer must fail a request before gunicorn kills the worker (its timeout, 30 s):
-# connecting gives up after DJANGO_DB_CONNECT_TIMEOUT seconds, and with STUDYAPP_DB_STATEMENT_TIMEOUT (seconds;
-# gunicorn.conf.py sets it for the web workers, 0 = none, the default for commands) PostgreSQL cancels a
-# statement that runs or waits for a lock longer. The error page then says 503 with Retry-After (views.site).
-DB_CONNECT_TIMEOUT = env_int("DJANGO_DB_CONNECT_TIMEOUT", 5, minimum=1)
-DB_STATEMENT_TIMEOUT = env_int("STUDYAPP_DB_STATEMENT_TIMEOUT", 0)
+# A database that does not answer must fail a request long before gunicorn kills the worker (its timeout, 30 s),
+# and every wait is bounded (docs/studyapp.md "When the database is slow"). gunicorn.conf.py sets the web
+# workers' values (connect 3 s, lock 2 s, statement 3 s); the defaults here are those of commands (and of
+# `make run`). Connecting gives up after DJANGO_DB_CONNECT_TIMEOUT seconds; PostgreSQL cancels a statement
+# that waits for a lock longer than STUDYAPP_DB_LOCK_TIMEOUT or runs longer than STUDYAPP_DB_STATEMENT_TIMEOUT
+# (0 = no limit); the client gives up on a wait one second after the statement timeout (a frozen server
+# cancels nothing: studyapp.pg_deadline); TCP keepalives notice a machine or network that is gone within
+# DJANGO_DB_KEEPALIVE_SECONDS. Each failure is an OperationalError: the error page answers 503 with Retry-After.
+DB_CONNECT_TIMEOUT = env_int("DJANGO_DB_CONNECT_TIMEOUT", 5, minimum=2)  # libpq counts whole seconds, at least 2
+DB_LOCK_TIMEOUT = env_int("STUDYAPP_DB_LOCK_TIMEOUT", 30)
+DB_STATEMENT_TIMEOUT = env_int("STUDYAPP_DB_STATEMENT_TIMEOUT", 600)
+DB_KEEPALIVE_SECONDS = env_int("DJANGO_DB_KEEPALIVE_SECONDS", 20, minimum=4)
+STUDYAPP_DB_WAIT_SECONDS = DB_STATEMENT_TIMEOUT + 1 if DB_STATEMENT_TIMEOUT else 0
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     _options = DATABASES["default"].setdefault("OPTIONS", {})
-    _options["connect_timeout"] = DB_CONNECT_TIMEOUT
-    if DB_STATEMENT_TIMEOUT:
-        _options["options"] = f"-c statement_timeout={DB_STATEMENT_TIMEOUT * 1000}"
+    _limits = {"lock_timeout": DB_LOCK_TIMEOUT, "statement_timeout": DB_STATEMENT_TIMEOUT}
+    if any(_limits.values()):
+        _options["options"] = " ".join(f"-c {name}={seconds * 1000}" for name, seconds in _limits.items() if seconds)
+    _options.update(
+        connect_timeout=DB_CONNECT_TIMEOUT,
+        keepalives=1,
+        keepalives_idle=DB_KEEPALIVE_SECONDS // 2,
+        keepalives_interval=max(1, DB_KEEPALIVE_SECONDS // 8),
+        keepalives_count=4,
+        tcp_user_timeout=DB_KEEPALIVE_SECONDS * 1000,  # unacknowledged data: the peer is gone
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("DJANGO_PG_PREPARED", True):
     DATABASES["default"].setdefault("OPTIONS", {}).update({"server_side_binding": True, "prepare_threshold": 5})
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

@@ -1,24 +1,15 @@
 """Bad data and faults: times bounded at import (file:line) and by database constraints, staff pages on odd
-but storable rows, a database that does not answer (503 with Retry-After, JSON for the page script; a
-locked PostgreSQL table answered within the statement timeout), request body limits, and consent with
+but storable rows, a database that does not answer (503 with Retry-After, JSON for the page script; locked
+and frozen PostgreSQL: test_database_waits.py), request body limits, and consent with
 item assignment in one transaction."""
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
-import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 from unittest import mock
 
-import pytest
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, OperationalError, transaction
 from django.test import Client
@@ -28,9 +19,7 @@ from studyapp.exceptions import ImportFailed
 from studyapp.models import Annotator, Assignment, Consent, Preference
 from studyapp.services.access.teams import set_team
 from studyapp.services.data.preference_import import import_preferences
-from studyapp.settings import BASE_DIR
 from tests.studyapp.annotator_base import JSON, AnnotatorTestCase
-from tests.studyapp.test_postgresql import postgres_url
 from tests.studyapp.test_settings import default_settings
 
 HEADER = "level,topic,subtopic,run_a,run_b,value,annotator,answered_at"
@@ -125,79 +114,4 @@ class BodyLimitTest(AnnotatorTestCase):
 
     def test_settings(self) -> None:
         folder = Path(tempfile.mkdtemp())
-        pg = default_settings(folder / "key", DATABASE_URL="postgres://u:p@127.0.0.1:5432/db", STUDYAPP_DB_STATEMENT_TIMEOUT="20")
-        options = pg["DATABASES"]["default"]["OPTIONS"]
-        self.assertEqual((options["connect_timeout"], options["options"]), (5, "-c statement_timeout=20000"))
-        commands = default_settings(folder / "key", DATABASE_URL="postgres://u:p@127.0.0.1:5432/db")
-        self.assertNotIn("options", commands["DATABASES"]["default"]["OPTIONS"])  # no statement limit for commands
-        self.assertEqual(commands["DATA_UPLOAD_MAX_MEMORY_SIZE"], 1024 * 1024)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def fetch(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes, float]:
-    start = time.monotonic()
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=60) as r:
-            return r.status, dict(r.headers), r.read(), time.monotonic() - start
-    except urllib.error.HTTPError as e:
-        return e.code, dict(e.headers), e.read(), time.monotonic() - start
-
-
-@pytest.mark.slow
-def test_a_locked_postgresql_table_answers_503_within_the_statement_timeout() -> None:
-    """gunicorn (timeout 30 s) on PostgreSQL with a statement timeout of 2 s; a table locked by another
-    session: the page and the script get 503 with Retry-After in about 2 s, no worker is killed."""
-    import psycopg
-
-    url = postgres_url()  # fails in CI without PostgreSQL, skips elsewhere
-    base = url.replace("postgres://", "postgresql://", 1)
-    name = f"studyapp_hang_{os.getpid()}"
-    db_url = url.rsplit("/", 1)[0] + "/" + name
-    port = free_port()
-    env = {**os.environ, "DATABASE_URL": db_url, "DJANGO_SECRET_KEY": "k" * 50, "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-           "STUDYAPP_DB_STATEMENT_TIMEOUT": "2", "STUDYAPP_WORKER_TIMEOUT": "30", "WEB_CONCURRENCY": "1",
-           "STUDYAPP_BIND": f"127.0.0.1:{port}", "DJANGO_LOG_LEVEL": "ERROR"}  # fmt: skip
-    with psycopg.connect(base, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        admin.execute(f'CREATE DATABASE "{name}"')
-    server = None
-    log = tempfile.TemporaryFile()
-    try:
-        manage = [sys.executable, "manage.py"]
-        subprocess.run([*manage, "migrate", "-v", "0"], cwd=BASE_DIR, env=env, check=True, timeout=300)
-        subprocess.run([*manage, "load_demo", "--no-simulated-study"], cwd=BASE_DIR, env=env, check=True, timeout=300, capture_output=True)
-        server = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "studyapp.wsgi"], cwd=BASE_DIR, env=env,
-                                  stdout=subprocess.DEVNULL, stderr=log)  # fmt: skip
-        page = f"http://127.0.0.1:{port}/"  # the home page reads the studies table
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if fetch(page)[0] == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline or server.poll() is not None:
-                log.seek(0)
-                raise AssertionError("gunicorn did not start:\n" + log.read().decode()[-3000:])
-            time.sleep(0.5)
-        with psycopg.connect(base.rsplit("/", 1)[0] + "/" + name) as lock:
-            lock.execute("LOCK TABLE studyapp_study IN ACCESS EXCLUSIVE MODE")  # held until the block ends
-            status, headers, body, seconds = fetch(page)
-            assert (status, headers.get("Retry-After")) == (503, "30"), (status, headers, body[:200])
-            assert b"Please try again shortly" in body
-            assert 1.5 < seconds < 10, seconds  # the statement timeout, far below the worker timeout
-            status, headers, body, seconds = fetch(page, {"Accept": "application/json"})
-            assert status == 503 and json.loads(body)["error"] == "unavailable" and seconds < 10
-        assert fetch(page)[0] == 200  # the lock is gone: the same worker answers again
-        assert server.poll() is None
-    finally:
-        if server is not None:
-            server.terminate()
-            server.wait(timeout=30)
-        with psycopg.connect(base, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        self.assertEqual(default_settings(folder / "key")["DATA_UPLOAD_MAX_MEMORY_SIZE"], 1024 * 1024)

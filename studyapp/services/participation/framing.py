@@ -35,12 +35,13 @@ class PartitionedMorsel(Morsel):
 STUDY_VIEWS = "study_"  # URL names of the participant pages (studyapp/urls.py)
 
 
-def _platform_of(request: HttpRequest, slug: str) -> Platform | None:
-    """The platform of this request's participant in study ``slug`` (None: anonymous or unknown)."""
+def _platform_of(request: HttpRequest, slug: str, from_session: bool) -> Platform | None:
+    """The platform of this request's participant in study ``slug`` (None: anonymous or unknown), from the
+    link's parameters and, if ``from_session``, the session's arrival or annotator (a database query)."""
     for platform in REGISTRY.values():
         if platform.key and platform.in_link(request.GET):
             return platform
-    if not hasattr(request, "session"):
+    if not from_session or not hasattr(request, "session"):
         return None
     study, annotator = sessions.resolve(request, slug)
     if study is None:
@@ -49,12 +50,13 @@ def _platform_of(request: HttpRequest, slug: str) -> Platform | None:
     return REGISTRY.get(key) if key else None
 
 
-def frame_ancestors(request: HttpRequest) -> tuple[str, ...]:
-    """The origins that may frame the response to ``request`` (empty: none may)."""
+def frame_ancestors(request: HttpRequest, from_session: bool = True) -> tuple[str, ...]:
+    """The origins that may frame the response to ``request`` (empty: none may); without ``from_session``
+    only the link's parameters count (no database query: the error pages)."""
     match = getattr(request, "resolver_match", None)
     if match is None or not (match.url_name or "").startswith(STUDY_VIEWS) or "slug" not in match.kwargs:
         return ()
-    platform = _platform_of(request, match.kwargs["slug"])
+    platform = _platform_of(request, match.kwargs["slug"], from_session)
     return tuple(platform.frame_ancestors) if platform is not None else ()
 
 

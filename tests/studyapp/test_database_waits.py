@@ -1,0 +1,186 @@
+"""A slow, locked or frozen database costs a request seconds, never a worker (docs/studyapp.md "When the
+database is slow"): the web workers' limits (gunicorn.conf.py) and the commands' (settings.py), no query on
+the error path, a locked table (``LOCK TABLE`` from another connection) and a frozen server (SIGSTOP of a
+scratch cluster's processes) against the production server: every request answered 503 with Retry-After
+within 5 s, the same workers alive afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+from django.db import OperationalError, connection
+from django.test import Client
+
+from tests.studyapp.annotator_base import JSON, AnnotatorTestCase
+from tests.studyapp.live_server import ROOT, Gunicorn, ScratchPostgres, fetch, participant
+from tests.studyapp.test_postgresql import postgres_url
+from tests.studyapp.test_settings import default_settings
+
+PG = "postgres://u:p@127.0.0.1:5432/db"
+ANSWER_WITHIN = 5.0  # seconds: every request under a database fault
+RETRY_AFTER = "30"
+
+
+def web_environment() -> dict[str, str]:
+    """The variables gunicorn.conf.py sets for the web workers (it runs in a child: nothing leaks here)."""
+    code = "import os, runpy; runpy.run_path('gunicorn.conf.py'); print(repr({k: v for k, v in os.environ.items() if 'DB' in k}))"
+    clean = {"PATH": "/usr/bin:/bin"}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True, check=True, timeout=60)
+    return eval(result.stdout)  # noqa: S307 (a dict literal we printed)
+
+
+def test_web_workers_wait_seconds_and_commands_longer() -> None:
+    key = Path(tempfile.mkdtemp()) / "key"
+    web_env = web_environment()
+    assert web_env == {"STUDYAPP_DB_LOCK_TIMEOUT": "2", "STUDYAPP_DB_STATEMENT_TIMEOUT": "3", "DJANGO_DB_CONNECT_TIMEOUT": "3"}
+    web = default_settings(key, DATABASE_URL=PG, **web_env)
+    options = web["DATABASES"]["default"]["OPTIONS"]
+    assert options["options"] == "-c lock_timeout=2000 -c statement_timeout=3000"
+    assert (options["connect_timeout"], options["keepalives"], options["tcp_user_timeout"]) == (3, 1, 20000)
+    assert web["STUDYAPP_DB_WAIT_SECONDS"] == 4  # the client's deadline: one second after the server's
+    commands = default_settings(key, DATABASE_URL=PG)
+    assert commands["DATABASES"]["default"]["OPTIONS"]["options"] == "-c lock_timeout=30000 -c statement_timeout=600000"
+    assert (commands["DATABASES"]["default"]["OPTIONS"]["connect_timeout"], commands["STUDYAPP_DB_WAIT_SECONDS"]) == (5, 601)
+    unlimited = default_settings(key, DATABASE_URL=PG, STUDYAPP_DB_LOCK_TIMEOUT="0", STUDYAPP_DB_STATEMENT_TIMEOUT="0")
+    assert "options" not in unlimited["DATABASES"]["default"]["OPTIONS"] and unlimited["STUDYAPP_DB_WAIT_SECONDS"] == 0
+    with pytest.raises(Exception, match="DJANGO_DB_CONNECT_TIMEOUT must be at least 2, got 1"):
+        default_settings(key, DATABASE_URL=PG, DJANGO_DB_CONNECT_TIMEOUT="1")
+
+
+def test_gunicorn_refuses_database_waits_that_outlast_the_worker() -> None:
+    command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--check-config", "studyapp.wsgi"]
+    for env, shown in (({"STUDYAPP_DB_STATEMENT_TIMEOUT": "20"}, "takes 45 s"), ({"STUDYAPP_DB_STATEMENT_TIMEOUT": "0"}, "takes 5 s")):
+        result = subprocess.run(command, cwd=ROOT, env={"PATH": "/usr/bin:/bin", **env}, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 1 and shown in result.stderr and "before the worker timeout (30 s)" in result.stderr, result.stderr
+
+
+class ErrorPathTest(AnnotatorTestCase):
+    def test_no_query_after_the_database_failed(self) -> None:
+        """The item page fails on its first read of an item (as under a lock timeout): the 503 page is drawn
+        without another query (before, the framing middleware read the annotator again: a second wait)."""
+        after_failure: list[str] = []
+
+        def failing(execute, sql, params, many, context):  # noqa: ANN001 (Django's execute wrapper)
+            if after_failure or "studyapp_assignment" in sql:
+                after_failure.append(sql)
+                raise OperationalError("canceling statement due to lock timeout")
+            return execute(sql, params, many, context)
+
+        client = Client(raise_request_exception=False)
+        self.sign_in(client, self.alice)
+        for headers in ({}, JSON):
+            after_failure.clear()
+            with connection.execute_wrapper(failing):
+                response = client.get(self.url("study_next_item"), **headers)
+            self.assertEqual((response.status_code, response["Retry-After"]), (503, RETRY_AFTER))
+            self.assertEqual(len(after_failure), 1, after_failure)  # the failing query only
+
+
+def in_the_parent_run_only() -> None:
+    """These tests start their own servers against PostgreSQL: the PostgreSQL child run (test_postgresql.py,
+    DATABASE_URL set) leaves them to the parent run, which runs them in CI."""
+    if os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        pytest.skip("the parent (SQLite) run of this session runs it against PostgreSQL")
+
+
+def answered_unavailable(result: tuple[int, dict[str, str], bytes, float], what: str) -> None:
+    status, headers, body, seconds = result
+    assert (status, headers.get("Retry-After")) == (503, RETRY_AFTER), (what, status, headers, body[:300])
+    assert seconds < ANSWER_WITHIN, (what, seconds)
+
+
+@pytest.mark.slow
+def test_locked_tables_answer_503_within_seconds_and_kill_no_worker() -> None:
+    """The production server on PostgreSQL (web limits of gunicorn.conf.py); a table locked by another
+    session: the page and the script get 503 with Retry-After in about 2 s (the lock timeout), once per
+    request (the annotator table was read again on the error page: 2 waits), and no worker is killed."""
+    import psycopg
+
+    in_the_parent_run_only()
+    url = postgres_url()  # fails in CI without PostgreSQL, skips elsewhere
+    base = url.replace("postgres://", "postgresql://", 1)
+    name = f"studyapp_locked_{time.time_ns()}"
+    server = Gunicorn(url.rsplit("/", 1)[0] + "/" + name, workers=2)
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        server.manage("migrate", "-v", "0")
+        server.manage("load_demo", "--no-simulated-study")
+        server.start()
+        workers = server.workers()
+        browser = participant(server.base, "demo-study", "locked1")
+        item = f"{server.base}/s/demo-study/item/"
+        assert fetch(item, opener=browser)[0] in (200, 302)
+        with psycopg.connect(base.rsplit("/", 1)[0] + "/" + name) as lock:
+            for table, page, headers in (
+                ("studyapp_study", server.base + "/", {}),
+                ("studyapp_study", server.base + "/", {"Accept": "application/json"}),
+                ("studyapp_annotator", item, {}),
+                ("studyapp_annotator", item, {"Accept": "application/json"}),
+            ):
+                lock.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")  # held until the rollback
+                result = fetch(page, headers, opener=browser)
+                lock.rollback()
+                print(f"locked {table}: {page} {headers} answered {result[0]} in {result[3]:.2f} s")
+                answered_unavailable(result, table)
+                assert 1.5 < result[3] < 3.5, (table, result[3])  # one lock wait of 2 s, not two
+                if headers:
+                    assert json.loads(result[2])["error"] == "unavailable"
+        assert fetch(item, opener=browser)[0] in (200, 302)  # the locks are gone: answered again
+        assert server.workers() == workers and "WORKER TIMEOUT" not in server.output()
+    finally:
+        server.stop()
+        with psycopg.connect(base, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.mark.slow
+def test_a_frozen_database_answers_503_within_5_s_and_kills_no_worker() -> None:
+    """A scratch cluster of this test's own, every process of it stopped (SIGSTOP): connections stay open and
+    nothing answers (PostgreSQL's own timeouts cannot fire). Two rounds of one request per worker (home page,
+    a newcomer's link, a participant's item page, a page script's request): each is answered 503 with
+    Retry-After within 5 s (the first round by the client's deadline on an open connection, the second by
+    the connect timeout), no worker is killed, and the site answers again once the server resumes."""
+    in_the_parent_run_only()
+    postgres_url()  # in CI PostgreSQL is required; elsewhere the test needs its programs only
+    with ExitStack() as stack:
+        cluster = ScratchPostgres()
+        stack.callback(cluster.stop)
+        server = Gunicorn(cluster.start(), workers=3, STUDYAPP_ARRIVALS_PER_CLIENT="0")
+        stack.callback(server.stop)
+        server.manage("migrate", "-v", "0")
+        server.manage("load_demo", "--no-simulated-study")
+        server.start()
+        browser = participant(server.base, "demo-study", "frozen1")
+        item = f"{server.base}/s/demo-study/item/"
+        requests = [
+            (server.base + "/", {}, None),
+            (server.base + "/s/demo-study/?PROLIFIC_PID=newcomer&STUDY_ID=s&SESSION_ID=n", {}, None),
+            (item, {"Accept": "application/json"}, browser),
+        ]
+        with ThreadPoolExecutor(6) as pool:  # every worker with an open connection
+            assert {r[0] for r in pool.map(lambda r: fetch(r[0], r[1], opener=r[2]), requests * 4)} <= {200, 302}
+        workers = server.workers()
+        assert len(workers) == 3
+        cluster.freeze()
+        try:
+            for _ in range(2):
+                with ThreadPoolExecutor(3) as pool:
+                    results = list(pool.map(lambda r: fetch(r[0], r[1], opener=r[2], timeout=40), requests))
+                for (page, _, _), result in zip(requests, results, strict=True):
+                    print(f"frozen database: {page} answered {result[0]} in {result[3]:.2f} s")
+                    answered_unavailable(result, page)
+        finally:
+            cluster.thaw()
+        assert fetch(server.base + "/")[0] == 200
+        assert fetch(item, opener=browser)[0] in (200, 302)
+        assert server.workers() == workers and "WORKER TIMEOUT" not in server.output(), server.output()[-2000:]
