@@ -14,6 +14,7 @@ from django.utils.html import format_html
 from studyapp import models as m
 from studyapp.admin.common import CountColumns, ReadOnlyInline, TeamScoped
 from studyapp.exceptions import InvalidStudyConfig
+from studyapp.models import study_settings
 from studyapp.models.study_settings import SETTINGS
 from studyapp.services.access import teams
 from studyapp.services.design.study_config import keys, parse_config, setting_problems
@@ -172,7 +173,13 @@ class StudyAdmin(admin.ModelAdmin):
                 for line in summary.lines():
                     self.message_user(request, line, messages.SUCCESS)
                 return HttpResponseRedirect(reverse("admin:studyapp_study_change", args=[summary.study.pk]))
-        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form, "title": "Create a study"}
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "form": form,
+            "title": "Create a study",
+            "settings": study_settings.SETTINGS,  # the keys the configuration takes, read when asked
+        }
         return render(request, "studyapp/admin/create_study.html", context)
 
     @admin.action(description="Run the quality check (re-evaluate every annotator with the current settings)", permissions=["change"])

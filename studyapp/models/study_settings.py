@@ -216,9 +216,13 @@ class StudySetting:
 
     # -- the docs ----------------------------------------------------------------------------------
 
+    def default_text(self) -> str:
+        """The default as the docs table and the admin's create form write it (Markdown code marks)."""
+        return self.doc_default or _doc_value(self.initial)
+
     def docs_row(self) -> str:
         """This setting's row of the key table in docs/studyapp.md#create_study."""
-        default = self.doc_default or _doc_value(self.initial)
+        default = self.default_text()
         bounds = self.bounds_text()
         meaning = (self.doc or self.help) + (f"; allowed: {bounds}" if bounds else "")
         return f"| `{self.name}` | {default} | {meaning} |"

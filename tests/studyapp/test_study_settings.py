@@ -1,15 +1,20 @@
 """The study settings' one declaration (``studyapp.models.study_settings``): the ``Study`` columns and
-their database checks, the JSON configuration, the admin's form and the docs table all follow it,
-and a dummy setting declared in a test is picked up by each."""
+their database checks, the JSON configuration, what ``create_study`` writes, the admin's forms, the
+docs table and the study's exported configuration all follow it, and a dummy setting declared in a
+test is picked up by each (docs/contributing.md#a-study-setting)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, models, transaction
 from django.forms.models import model_to_dict
 from django.test import SimpleTestCase
+from django.urls import reverse
 
 from studyapp.admin import StudyChangeForm
 from studyapp.exceptions import InvalidStudyConfig
@@ -17,6 +22,7 @@ from studyapp.models import Study, study_settings
 from studyapp.models.study_settings import SETTINGS, StudySetting
 from studyapp.services.design import study_config
 from studyapp.services.design.study_config import parse_config, setting_problems
+from studyapp.services.design.study_design import create_study, setting_columns
 from tests.studyapp.base import TOY_CONFIG, BaseTestCase
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "studyapp.md"
@@ -100,15 +106,62 @@ class DatabaseChecksTestCase(BaseTestCase):
                 self.assertIn(setting.problem(value), form.errors[setting.name])
 
 
+def other_value(setting: StudySetting) -> Any:
+    """A valid value of ``setting`` that is not its default (for the toy study's design)."""
+    special = {"redirect_url": "https://app.prolific.com/submissions/complete?cc={code}", "items_per_annotator": 5}
+    if setting.name in special:
+        return special[setting.name]
+    if setting.choices is not None:
+        return next(v for v in reversed(setting.choices.values) if v != setting.initial)
+    if setting.type is bool:
+        return not setting.initial
+    if setting.type is str:
+        return "X7-other" if setting.pattern is not None or setting.max_length else "another text"
+    if setting.type is Decimal:
+        return Decimal("1.25")
+    low = setting.low if setting.low is not None else 0
+    value = low + (1 if setting.type is int else 0.25) if setting.initial != low + 1 else low + 2
+    return min(value, 2) if setting.frozen else value  # a frozen setting shapes the toy design: stay small
+
+
+class CreateStudyTestCase(BaseTestCase):
+    def test_create_study_writes_every_setting_given_to_its_column(self) -> None:
+        """withdrawal_code and platform_id_retention_days were once checked, kept in the configuration and lost."""
+        values = {s.name: other_value(s) for s in SETTINGS}
+        values["subtopics_per_topic"] = 2
+        study = create_study("toy", "Every setting", parse_config({**TOY_CONFIG, **values})).study
+        study.refresh_from_db()
+        for setting in SETTINGS:
+            with self.subTest(setting.name):
+                self.assertNotEqual(values[setting.name], setting.initial)
+                self.assertEqual(getattr(study, setting.name), values[setting.name])
+        self.assertEqual(
+            (study.withdrawal_code, study.platform_id_retention_days), (values["withdrawal_code"], values["platform_id_retention_days"])
+        )
+
+    def test_the_exported_configuration_designs_the_same_study_again(self) -> None:
+        exported = study_config.study_config(self.study)
+        self.assertEqual(list(exported)[:3], ["runs", "topics", "levels"])
+        self.assertEqual(set(exported) - {"runs", "topics", "levels"}, {s.name for s in SETTINGS})
+        again = create_study("toy", "Toy again", parse_config(exported)).study
+        self.assertEqual(study_config.study_config(again), exported)
+        self.assertEqual(again.presentations.count(), self.study.presentations.count())
+
+
 DUMMY = StudySetting("dummy_limit", int, 5, "a dummy rule's limit", low=1, high=9, doc="only in this test")
+
+
+def declare_dummy(test: SimpleTestCase) -> None:
+    """Follow the recipe for the length of ``test``: one more declaration in ``SETTINGS``."""
+    for name, value in (("SETTINGS", (*SETTINGS, DUMMY)), ("BY_NAME", {**study_settings.BY_NAME, DUMMY.name: DUMMY})):
+        patcher = mock.patch.object(study_settings, name, value)
+        patcher.start()
+        test.addCleanup(patcher.stop)
 
 
 class DummySettingTestCase(SimpleTestCase):
     def setUp(self) -> None:
-        for name, value in (("SETTINGS", (*SETTINGS, DUMMY)), ("BY_NAME", {**study_settings.BY_NAME, DUMMY.name: DUMMY})):
-            patcher = mock.patch.object(study_settings, name, value)
-            patcher.start()
-            self.addCleanup(patcher.stop)
+        declare_dummy(self)
 
     def test_it_is_a_configuration_key_with_its_default_and_bounds(self) -> None:
         self.assertIn("dummy_limit", study_config.keys())
@@ -128,3 +181,27 @@ class DummySettingTestCase(SimpleTestCase):
         self.assertEqual(DUMMY.docs_row(), "| `dummy_limit` | 5 | only in this test; allowed: 1-9 |")
         self.assertNotIn(DUMMY.docs_row(), docs_rows())  # what the docs test would report missing
         self.assertIn(check.name, {c.name for c in study_settings.setting_constraints()})
+
+
+class DummySettingInTheStudyTestCase(BaseTestCase):
+    """Past the configuration: the dummy reaches create_study's columns, the admin's form and the exported configuration."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        declare_dummy(self)
+
+    def test_create_study_writes_it_to_its_column(self) -> None:
+        columns = setting_columns(parse_config({**TOY_CONFIG, "dummy_limit": 7}))
+        self.assertEqual(columns["dummy_limit"], 7)
+        self.assertEqual(set(columns), {s.name for s in study_settings.SETTINGS})
+
+    def test_the_admin_create_form_lists_it(self) -> None:
+        self.client.force_login(get_user_model().objects.create_superuser("staff", "staff@example.org", "pw-for-tests"))
+        page = self.client.get(reverse("admin:studyapp_study_add")).content.decode()
+        self.assertIn("<td><code>dummy_limit</code></td><td>5</td>\n<td>1-9</td>\n<td>a dummy rule&#x27;s limit</td>", page)
+
+    def test_the_exported_configuration_has_it(self) -> None:
+        self.study.dummy_limit = 7  # the column the migration would add
+        exported = study_config.study_config(self.study)
+        self.assertEqual(exported["dummy_limit"], 7)
+        self.assertEqual(parse_config(exported).dummy_limit, 7)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import field, make_dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -188,6 +189,21 @@ def parse_config(raw: Any) -> StudyConfig:
     if c.errors:
         raise InvalidStudyConfig(c.errors)
     return config_class(study_settings.SETTINGS)(**c.values)
+
+
+def study_config(study: Study) -> dict[str, Any]:
+    """``study``'s configuration as it stands, JSON-ready: its runs, topics and levels, then every declared
+    setting's column (read when called; amounts as text, "1.50"). ``create_study --config`` takes it back and
+    designs the same study (the report bundle's ``study.json``)."""
+    config: dict[str, Any] = {
+        "runs": sorted(study.study_runs.values_list("run__name", flat=True)),
+        "topics": list(study.study_topics.order_by("position").values_list("topic__topic_id", flat=True)),
+        "levels": [str(level) for level in study.level_list],
+    }
+    for setting in study_settings.SETTINGS:
+        value = getattr(study, setting.name)
+        config[setting.name] = str(value) if isinstance(value, Decimal) else value
+    return config
 
 
 def read_config(path: str | Path) -> StudyConfig:

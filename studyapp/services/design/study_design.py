@@ -18,10 +18,24 @@ from itertools import combinations
 from django.conf import settings
 from django.db import transaction
 from django.utils import translation
+from django.utils.functional import Promise
 from django.utils.text import slugify
 
 from studyapp.exceptions import InvalidStudyConfig, TooManyBareDocuments
-from studyapp.models import Collection, Judgment, Presentation, RankedItem, Run, Study, StudyRun, StudySubtopic, StudyTopic, Subtopic, Topic
+from studyapp.models import (
+    Collection,
+    Judgment,
+    Presentation,
+    RankedItem,
+    Run,
+    Study,
+    StudyRun,
+    StudySubtopic,
+    StudyTopic,
+    Subtopic,
+    Topic,
+    study_settings,
+)
 from studyapp.models.study import SUBTOPIC, TOPIC
 from studyapp.services.collections.bare_documents import BareDocuments, bare_documents
 from studyapp.services.collections.evaluation_bridge import to_evaluation_collection
@@ -246,42 +260,14 @@ def create_study(collection_name: str, name: str, config: StudyConfig, *, max_ba
             "files or JSONL), or create the study anyway with --allow-bare-documents (or allow more with --max-bare-share)."
         )
     name = name.strip()
-    with translation.override(config.language):
-        config = replace(config, consent_text=str(config.consent_text), instructions=str(config.instructions))
+    config = in_language(config)
     with transaction.atomic():
         study = Study.objects.create(
             name=name,
             slug=study_slug(name),
             collection=plan.collection,
-            subtopics_per_topic=config.subtopics_per_topic,
-            depth=config.depth,
             levels=config.levels_field,
-            annotators_per_presentation=config.annotators_per_presentation,
-            items_per_annotator=config.items_per_annotator,
-            fast_threshold_seconds=config.fast_threshold_seconds,
-            fast_limit=config.fast_limit,
-            lease_minutes=config.lease_minutes,
-            check_share=config.check_share,
-            same_pair_both_levels=config.same_pair_both_levels,
-            allocation=config.allocation,
-            fast_time=config.fast_time,
-            check_fail_limit=config.check_fail_limit,
-            straightline_limit=config.straightline_limit,
-            side_bias_limit=config.side_bias_limit,
-            median_seconds_min=config.median_seconds_min,
-            consent_text=config.consent_text,
-            consent_version=config.consent_version,
-            instructions=config.instructions,
-            # Without a code or a redirect, annotators would finish with nothing to show for it.
-            completion_code=config.completion_code or ("" if config.redirect_url else secrets.token_hex(4).upper()),
-            screenout_code=config.screenout_code,
-            redirect_url=config.redirect_url,
-            require_platform_id=config.require_platform_id,
-            language=config.language,
-            min_viewport_width=config.min_viewport_width,
-            excluded_exit=config.excluded_exit,
-            bonus_amount=config.bonus_amount,
-            bonus_reason=config.bonus_reason,
+            **setting_columns(config),
             config=json.loads(json.dumps(asdict(config), default=str)),  # amounts (Decimal) as text: "1.50"
         )
         StudyRun.objects.bulk_create([StudyRun(study=study, run=r) for r in plan.runs])
@@ -315,6 +301,23 @@ def create_study(collection_name: str, name: str, config: StudyConfig, *, max_ba
         unfillable_slots=room.unfillable_slots,
         bare=bare,
     )
+
+
+def in_language(config: StudyConfig) -> StudyConfig:
+    """``config`` with its texts marked for translation (the default consent and instructions) in the study's language."""
+    with translation.override(config.language):
+        texts = {s.name: str(value) for s in study_settings.SETTINGS if isinstance(value := getattr(config, s.name), Promise)}
+    return replace(config, **texts)
+
+
+def setting_columns(config: StudyConfig) -> dict[str, object]:
+    """The value of every declared setting's ``Study`` column for ``config`` (``study_settings.SETTINGS``, read when
+    called): the configuration's value, except that without a completion code or a redirect a random code is
+    made (annotators would finish with nothing to show for it)."""
+    columns = {s.name: getattr(config, s.name) for s in study_settings.SETTINGS}
+    if not columns["completion_code"] and not columns["redirect_url"]:
+        columns["completion_code"] = secrets.token_hex(4).upper()
+    return columns
 
 
 def _pair_presentations(study: Study, config: StudyConfig, plan: _Plan):

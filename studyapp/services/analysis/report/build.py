@@ -20,6 +20,7 @@ computed before anything is written, and every file is written atomically.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -34,8 +35,10 @@ from studyapp.services.analysis.report.files import candidate_measures, input_fi
 from studyapp.services.analysis.status import study_status
 from studyapp.services.analysis.study_analysis import DEFAULT_B, DEFAULT_SEED, StudyAnalysis, Timer, analyse_study
 from studyapp.services.data.export import export_rows
+from studyapp.services.design.study_config import study_config
 
-REPORT_VERSION = 1  # part of the cache key: bump when the report's content changes
+REPORT_VERSION = 2  # part of the cache key: bump when the report's content changes
+STUDY_FILE = "study.json"  # the study's configuration as it stands (create_study --config takes it)
 
 
 @dataclass
@@ -78,6 +81,7 @@ def build_report(study: Study, *, B: int = DEFAULT_B, seed: int = DEFAULT_SEED, 
             tables=_tables(analysis),
         )
         report.inputs = input_files(analysis, rows)
+        report.inputs[STUDY_FILE] = json.dumps(study_config(study), indent=1, ensure_ascii=False) + "\n"
         report.commands = reproduce_commands(analysis)
         report.settings = report_settings(study, analysis, report.commands)
     return report
