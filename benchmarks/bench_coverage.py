@@ -1,28 +1,30 @@
-"""Benchmark: do the agreement intervals cover the truth, and does the best set hold it? (docs/meta.md#interval-coverage)
+"""Benchmark: do the headline intervals cover, and is the best set calibrated? (docs/benchmarks.md#interval-coverage-and-best-set)
 
-A planted truth (D#-nDCG@10) and the simulator's user model (``evaluation.meta.simulate``: signal 2,
-noise 1, 3 answers per pair, as bench_report.py) on a *population* of synthetic topics
-(benchmarks/synthetic.py, 5 runs; ``--population`` topics, default 1,000), every candidate metric the
-study report scores (every registered metric at depth 10).
+1. **Coverage of MUP and MUP_b over all pairs** in realistic populations: a planted truth
+   (D#-nDCG@10) and the simulator's user model (``evaluation.meta.simulate``: noise 1, the signal
+   solved so that the truth's population MUP is the regime's target) on synthetic topics
+   (benchmarks/synthetic.py) with every metric the study report scores. Regimes (runs, answers per
+   pair, planted MUP): (5, 3, 0.90), (5, 1, 0.75), (8, 3, 0.75), (8, 1, 0.90): both levels of each
+   factor; with one answer per pair a third or more of the pairs are user ties. Population values
+   are exact (each statistic is a ratio of sums of per-pair terms whose expectations follow from
+   the distribution of the sum of the k answers: the normal mass of each rounding cell, convolved
+   k times). Studies draw 6, 12 and 50 topics without replacement and run
+   ``evaluation.meta.agreement.agreement`` (the report's intervals). Coverage is reported **per
+   statistic**: over every metric's interval and, separately, the planted metric's, with the share
+   of misses above and below the truth.
+2. **The best set on the same studies**: the share holding the planted truth (its entry) and the
+   mean size (entries) at 50 topics in the seed's design (5 runs, 3 answers).
+3. **Tied metrics** (``evaluation.meta.calibration``): two entries tied for best by construction,
+   sparse (one swapped pair on some topics) and dense disagreement, 1 and 3 answers per pair, at
+   5, 6, 8, 12, 20 and 50 topics: the share of studies dropping each.
 
-Population values (exact). Every statistic is a ratio of sums over run pairs of per-pair terms
-(``evaluation.meta.agreement.weighted_sums``); as a study samples more and more topics it tends to
-the ratio of the population's *expected* sums. The expectation of each pair's terms is computed
-exactly from the user model: the distribution of one answer is the normal mass of each rounding
-cell (ends open), that of the sum of k answers its k-fold convolution, and the subrange of a pair
-depends on that sum. Delta bins use the population's mean |d| of each metric.
+Last line (minimum or maximum over the regimes)::
 
-Simulated studies draw ``--topics-paper`` (default 50, the paper-sized study of bench_report.py and
-Chen et al.) or ``--topics-small`` (default 12, the demo) topics without replacement, simulate the
-answers, and run ``evaluation.meta.agreement.agreement`` (the report's intervals) and
-``evaluation.meta.bestset.best_set`` (B = ``--B``). Coverage is the share of the intervals given
-(statistic x subset x metric; none where there is too little data) that hold the population value;
-``truth_in_best_set`` the share of paper-sized studies whose best set holds the truth, and
-``mean_best_set_size`` its mean size there.
+    coverage_mup_min=.. coverage_mup_b_min=.. tied_best_dropped_max=.. truth_in_best_set_min=.. mean_best_set_size_paper=..
 
-Last line: ``coverage_small=<x> coverage_paper=<y> truth_in_best_set=<z> mean_best_set_size=<s>``.
-Goal: coverage in [0.93, 0.97] at both sizes and truth_in_best_set >= 0.95. Breakdowns (per
-statistic, per kind of subset) go to standard error. BLAS threads: one unless set (as bench_meta.py).
+Goals: coverage in [0.93, 0.97]; tied_best_dropped_max <= 0.05 plus Monte Carlo error (printed);
+truth_in_best_set_min >= 0.95. ``--quick`` (CI): a 200-topic population and few studies. Per-regime
+lines go to standard error. BLAS threads: one unless set (as bench_meta.py).
 """
 
 from __future__ import annotations
@@ -48,15 +50,21 @@ from benchmarks.synthetic import run_qualities, write_collection  # noqa: E402
 from evaluation import evaluate, load_collection, read_run  # noqa: E402
 from evaluation.io.preferences import SCALE  # noqa: E402
 from evaluation.meta._matrix import score_cube  # noqa: E402
-from evaluation.meta.agreement import BINS, STATISTICS, SUBRANGES, SUBSETS, agreement, signs, statistics_from_sums, subrange_masks  # noqa: E402
+from evaluation.meta.agreement import agreement, signs, statistics_from_sums  # noqa: E402
 from evaluation.meta.bestset import best_set  # noqa: E402
+from evaluation.meta.calibration import REGIMES as TIE_REGIMES  # noqa: E402
+from evaluation.meta.calibration import calibrate  # noqa: E402
 from evaluation.meta.simulate import StudyPairs, UserModel, latent_preference, simulate_answers  # noqa: E402
 from evaluation.metrics import REGISTRY, Measure  # noqa: E402
 
 TRUTH = "D#-nDCG@10"
 DEPTH = 10
-RUNS = 5  # the paper-sized study's runs
-SUMS = ("AD", "N", "NM", "NU", "U", "UJ", "UT")
+NOISE = 1.0
+STATISTICS = ("MUP", "MUP_b")
+REGIMES = ((5, 3, 0.90), (5, 1, 0.75), (8, 3, 0.75), (8, 1, 0.90))  # runs, answers per pair, planted MUP
+SIZES = (6, 12, 50)
+PAPER = (5, 3, 0.90, 50)  # the seed's design: 5 runs, 3 answers, 50 topics
+TIE_SIZES = (5, 6, 8, 12, 20, 50)
 
 
 def candidate_measures(depth: int = DEPTH) -> list[str]:
@@ -64,16 +72,16 @@ def candidate_measures(depth: int = DEPTH) -> list[str]:
     return [Measure(spec, dict(spec.defaults), depth if spec.cutoff != "none" else None).label for spec in REGISTRY.values()]
 
 
-def population(topics: int, seed: int) -> StudyPairs:
-    """Every run pair of ``topics`` synthetic topics with each candidate's difference."""
+def population(topics: int, runs: int, seed: int) -> StudyPairs:
+    """Every run pair of ``topics`` synthetic topics with ``runs`` runs and each candidate's difference."""
     with tempfile.TemporaryDirectory() as folder:
-        quality = run_qualities(RUNS)
+        quality = run_qualities(runs)
         files = write_collection(Path(folder), np.random.default_rng(seed), quality, topics)
         collection = load_collection(files["qrels"], files["intents"])
-        runs = [read_run(files[name]) for name in quality]
+        scored = [read_run(files[name]) for name in quality]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            scores = evaluate(collection, runs, candidate_measures(), per_topic=True)
+            scores = evaluate(collection, scored, candidate_measures(), per_topic=True)
             cube = score_cube(scores, min_runs=2)
     return StudyPairs.from_cube(cube)
 
@@ -84,135 +92,137 @@ def sum_distribution(mu: np.ndarray, model: UserModel) -> np.ndarray:
     upper = np.where(values == SCALE, np.inf, values + 0.5)
     lower = np.where(values == -SCALE, -np.inf, values - 0.5)
     one = norm.cdf((upper[None] - mu[:, None]) / model.noise) - norm.cdf((lower[None] - mu[:, None]) / model.noise)
-    if model.cheaters:
-        one = (1 - model.cheaters) * one + model.cheaters / values.size
     dist = one
     for _ in range(model.annotators - 1):
         dist = np.stack([np.convolve(row, o) for row, o in zip(dist, one)])
     return dist
 
 
-def population_values(pairs: StudyPairs, model: UserModel, truth: str) -> dict[tuple[str, str], np.ndarray]:
-    """Exact population value of every (subset, statistic) per candidate (module docstring): {key: (G,)}."""
+def population_values(pairs: StudyPairs, model: UserModel, truth: str) -> tuple[dict[str, np.ndarray], float]:
+    """Exact population MUP and MUP_b over all pairs per candidate, and the share of user ties."""
     k = model.annotators
     dist = sum_distribution(latent_preference(pairs.d[pairs.measures.index(truth)], model.signal), model)  # (P, S)
     total = np.arange(-SCALE * k, SCALE * k + 1)
-    p = total / k
-    u, s_u = np.abs(p), np.sign(total)
-    s_m = signs(pairs.d)  # (G, P)
-    abs_d = np.abs(pairs.d)
-    large = abs_d > abs_d.mean(axis=1, keepdims=True)
-    user_masks = {"all": np.ones_like(u)} | dict(zip(SUBRANGES, subrange_masks(u).astype(float)))
-    out = {}
-    for subset in SUBSETS:
-        bin_name, _, part = subset.partition(":")
-        if bin_name in BINS:
-            metric_mask = (large if bin_name == "large" else ~large).astype(float)
-            user_mask = user_masks[part or "all"]
-        else:
-            metric_mask = np.ones_like(s_m)
-            user_mask = user_masks[subset]
-        # expected per-pair user terms under the mask: E[1], E[s_u], E[|s_u|], E[u], E[u s_u]
-        e1, es, eas, eu, eus = (dist @ (user_mask * term) for term in (np.ones_like(u), s_u, np.abs(s_u), u, u * s_u))
-        sums = {
-            "AD": (metric_mask * s_m) @ es,
-            "N": metric_mask @ e1,
-            "NM": (metric_mask * np.abs(s_m)) @ e1,
-            "NU": metric_mask @ eas,
-            "U": metric_mask @ eu,
-            "UJ": (metric_mask * s_m) @ eus,
-            "UT": (metric_mask * (s_m == 0)) @ eu,
-        }
-        for statistic, value in statistics_from_sums({name: v[None, :] for name, v in sums.items()}).items():
-            out[subset, statistic] = value[0]
-    return out
+    u, s_u = np.abs(total / k), np.sign(total)
+    s_m = signs(pairs.d)
+    e1, es, eas, eu, eus = (dist @ term for term in (np.ones_like(u), s_u, np.abs(s_u), u, u * s_u))
+    sums = {
+        "AD": s_m @ es,
+        "N": np.ones_like(s_m) @ e1,
+        "NM": np.abs(s_m) @ e1,
+        "NU": np.ones_like(s_m) @ eas,
+        "U": np.ones_like(s_m) @ eu,
+        "UJ": s_m @ eus,
+        "UT": (s_m == 0).astype(float) @ eu,
+    }
+    values = statistics_from_sums({name: v[None, :] for name, v in sums.items()})
+    return {s: values[s][0] for s in STATISTICS}, float(1 - eas.mean())
 
 
-def simulate_study(pairs: StudyPairs, model: UserModel, truth: str, topics: int, rng: np.random.Generator):
+def signal_for(pairs: StudyPairs, target: float, annotators: int) -> float:
+    """The signal at which the truth's population MUP is ``target`` (bisection; MUP grows with the signal)."""
+    low, high = 0.05, 8.0
+    g = pairs.measures.index(TRUTH)
+    for _ in range(40):
+        mid = (low + high) / 2
+        mup = population_values(pairs, UserModel(noise=NOISE, signal=mid, annotators=annotators), TRUTH)[0]["MUP"][g]
+        low, high = (mid, high) if mup < target else (low, mid)
+    return (low + high) / 2
+
+
+def simulate_study(pairs: StudyPairs, model: UserModel, topics: int, rng: np.random.Generator):
     """One study: ``topics`` topics drawn without replacement, every run pair of each, k answers per pair."""
     n_topics = int(pairs.topic_index.max()) + 1
     drawn = np.sort(rng.choice(n_topics, size=topics, replace=False))
     keep = np.isin(pairs.topic_index, drawn)
-    d = pairs.d[:, keep]
-    mu = latent_preference(pairs.d[pairs.measures.index(truth)], model.signal)[keep]
+    mu = latent_preference(pairs.d[pairs.measures.index(TRUTH)], model.signal)[keep]
     total = simulate_answers(mu, model, 1, rng)[0].sum(axis=1)
-    return d, total / model.annotators, np.sign(total).astype(float), pairs.topic_index[keep]
+    return pairs.d[:, keep], total / model.annotators, np.sign(total).astype(float), pairs.topic_index[keep]
 
 
-def coverage_at(pairs, model, truth, truths, topics, n_sim, B, rng, best: bool, interval: str = "score"):
-    """Coverage tallies per (statistic, subset kind) and the best-set hits over ``n_sim`` studies."""
-    hits: dict[tuple[str, str], list[int]] = {}
-    in_set, sizes, members, first = [], [], {}, []
-    kinds = {s: ("all" if s == "all" else "bin" if s in BINS else "cell" if ":" in s else "subrange") for s in SUBSETS}
+def coverage_regime(pairs: StudyPairs, model: UserModel, truths: dict[str, np.ndarray], topics: int, n_sim: int, B: int, rng) -> dict:
+    """Per statistic: covered / given / above / below over every metric and for the planted one; best-set tallies."""
+    g = pairs.measures.index(TRUTH)
+    tally = {(s, who): np.zeros(4) for s in STATISTICS for who in ("all", "planted")}
+    held, sizes = [], []
     for _ in range(n_sim):
-        d, p, sign, clusters = simulate_study(pairs, model, truth, topics, rng)
-        result = agreement(d, p, pairs.measures, user_sign=sign, clusters=clusters, B=B, rng=rng, interval=interval)
-        t = result.table
-        g = np.tile(np.arange(len(pairs.measures))[:, None], (1, len(STATISTICS) * len(SUBSETS))).ravel()
-        pop = np.array([truths[sub, stat][gi] for gi, stat, sub in zip(g, t["statistic"], t["subset"])])
-        given = t["ci_low"].notna().to_numpy() & np.isfinite(pop)
-        covered = (t["ci_low"].to_numpy() <= pop + 1e-12) & (pop - 1e-12 <= t["ci_high"].to_numpy())
-        for stat, sub, ok, c in zip(t["statistic"], t["subset"], given, covered):
-            if ok:
-                tally = hits.setdefault((stat, kinds[sub]), [0, 0])
-                tally[0] += int(c)
-                tally[1] += 1
-        if best:
-            chosen = best_set(d, p, pairs.measures, user_sign=sign, clusters=clusters, B=B, rng=rng)
-            in_set.append(truth in chosen)
+        d, p, sign, clusters = simulate_study(pairs, model, topics, rng)
+        table = agreement(d, p, pairs.measures, user_sign=sign, clusters=clusters, subsets=("all",)).table
+        for s in STATISTICS:
+            rows = table[table["statistic"] == s]
+            low, high, pop = rows["ci_low"].to_numpy(), rows["ci_high"].to_numpy(), truths[s]
+            given = np.isfinite(low) & np.isfinite(pop)
+            above, below = given & (low > pop + 1e-12), given & (high < pop - 1e-12)
+            for who, mask in (("all", np.ones_like(given)), ("planted", np.arange(given.size) == g)):
+                m = mask & given
+                tally[s, who] += (m.sum() - (above & m).sum() - (below & m).sum(), m.sum(), (above & m).sum(), (below & m).sum())
+        chosen = best_set(d, p, pairs.measures, user_sign=sign, clusters=clusters, B=B, rng=rng)
+        if chosen.claim:
+            held.append(TRUTH in chosen.measures)
             sizes.append(chosen.size)
-            first.append(chosen.leaders == (truth,))
-            for m in chosen.measures:
-                members[m] = members.get(m, 0) + 1
-    if best:
-        often = sorted(members.items(), key=lambda kv: -kv[1])[:8]
-        print(f"{topics} topics best set: " + ", ".join(f"{m} {c / n_sim:.2f}" for m, c in often), file=sys.stderr)
-        print(f"{topics} topics the truth alone leads by MUP (one name) in {np.mean(first):.3f} of studies", file=sys.stderr)
-    return hits, in_set, sizes
-
-
-def summarise(label: str, hits) -> float:
-    covered = sum(h[0] for h in hits.values())
-    given = sum(h[1] for h in hits.values())
-    for kind in ("all", "bin", "subrange", "cell"):
-        line = " ".join(
-            f"{stat}={hits[stat, kind][0] / hits[stat, kind][1]:.3f}" for stat in STATISTICS if hits.get((stat, kind), [0, 0])[1]
-        )
-        print(f"{label} {kind}: {line}", file=sys.stderr)
-    return covered / given
+    return {"tally": tally, "held": held, "sizes": sizes}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-sim", type=int, default=200, help="simulated studies per size (default 200)")
-    parser.add_argument("--B", type=int, default=1000, help="bootstrap resamples of the best set (default 1000)")
-    parser.add_argument("--population", type=int, default=1000, help="topics of the synthetic population (default 1000)")
-    parser.add_argument("--topics-paper", type=int, default=50, help="topics of the paper-sized study (default 50)")
-    parser.add_argument("--topics-small", type=int, default=12, help="topics of the small study (default 12)")
-    parser.add_argument("--noise", type=float, default=1.0, help="annotator noise (default 1, as bench_report.py)")
-    parser.add_argument("--interval", choices=("score", "percentile"), default="score", help="interval method (default score)")
+    parser.add_argument("--quick", action="store_true", help="CI mode: 200-topic populations, 40 studies per regime, 100 per tie regime")
+    parser.add_argument("--n-sim", type=int, default=300, help="simulated studies per coverage regime and size (default 300)")
+    parser.add_argument("--n-tie", type=int, default=400, help="simulated studies per tie regime and size (default 400)")
+    parser.add_argument("--B", type=int, default=1000, help="random sign flips of the best set above 12 topics (default 1000)")
+    parser.add_argument("--population", type=int, default=1000, help="topics of each synthetic population (default 1000)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
+    if args.quick:
+        args.n_sim, args.n_tie, args.B, args.population = 40, 100, 200, 200
     start = time.perf_counter()
-    model = UserModel(noise=args.noise, signal=2.0, annotators=3)
-    pairs = population(args.population, args.seed)
-    truths = population_values(pairs, model, TRUTH)
-    print(
-        f"population: {args.population} topics x {RUNS} runs, {len(pairs.measures)} metrics, truth {TRUTH} "
-        f"(MUP {truths['all', 'MUP'][pairs.measures.index(TRUTH)]:.3f}); {time.perf_counter() - start:.1f} s",
-        file=sys.stderr,
-    )
     rng = np.random.default_rng(args.seed)
-    small, _, _ = coverage_at(pairs, model, TRUTH, truths, args.topics_small, args.n_sim, args.B, rng, best=False, interval=args.interval)
-    coverage_small = summarise(f"{args.topics_small} topics", small)
-    paper, in_set, sizes = coverage_at(
-        pairs, model, TRUTH, truths, args.topics_paper, args.n_sim, args.B, rng, best=True, interval=args.interval
+    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    mc = lambda n: 3 * np.sqrt(0.05 * 0.95 / n)  # noqa: E731
+    coverage = {s: [] for s in STATISTICS}
+    held_min, paper_size = 1.0, float("nan")
+    pops = {runs: population(args.population, runs, args.seed + runs) for runs in sorted({r for r, _, _ in REGIMES})}
+    say(
+        f"populations: {args.population} topics x {sorted(pops)} runs, {len(pops[5].measures)} metrics; {time.perf_counter() - start:.0f} s"
     )
-    coverage_paper = summarise(f"{args.topics_paper} topics", paper)
-    print(f"seconds={time.perf_counter() - start:.1f} n_sim={args.n_sim}", file=sys.stderr)
+    for runs, answers, target in REGIMES:
+        pairs = pops[runs]
+        model = UserModel(noise=NOISE, signal=signal_for(pairs, target, answers), annotators=answers)
+        truths, user_ties = population_values(pairs, model, TRUTH)
+        for topics in SIZES:
+            r = coverage_regime(pairs, model, truths, topics, args.n_sim, args.B, rng)
+            parts = []
+            for s in STATISTICS:
+                (cov, n, above, below), (pc, pn, pa, pb) = r["tally"][s, "all"], r["tally"][s, "planted"]
+                coverage[s].append(cov / n)
+                parts.append(
+                    f"{s} {cov / n:.3f} (above {above / n:.3f} below {below / n:.3f}; planted {pc / pn:.3f}, above {pa / pn:.3f} below {pb / pn:.3f})"
+                )
+            held = float(np.mean(r["held"])) if r["held"] else float("nan")
+            held_min = min(held_min, held) if r["held"] else held_min
+            if (runs, answers, target, topics) == PAPER:
+                paper_size = float(np.mean(r["sizes"]))
+            say(
+                f"runs={runs} answers={answers} planted_MUP={target:.2f} signal={model.signal:.3f} user_ties={user_ties:.2f} "
+                f"topics={topics}: {'; '.join(parts)}; truth_in_best_set {held:.3f}, mean size {np.mean(r['sizes']):.2f}"
+            )
+    tied_max = 0.0
+    for regime in TIE_REGIMES:
+        for answers in (1, 3):
+            for topics in TIE_SIZES:
+                c = calibrate(regime, topics, args.n_tie, annotators=answers, B=args.B, rng=rng)
+                tied_max = max(tied_max, c.dropped_max)
+                dropped = ", ".join(f"{k} {v:.3f}" for k, v in c.dropped.items())
+                say(
+                    f"tie {regime} answers={answers} topics={topics}: dropped {dropped} (either {c.any_dropped:.3f}; "
+                    f"limit {0.05 + mc(args.n_tie):.3f}); mean size {c.mean_size:.2f}; merged {c.merged:.2f}; undefined out {c.flat_out:.2f}"
+                )
+    say(
+        f"seconds={time.perf_counter() - start:.0f} n_sim={args.n_sim} n_tie={args.n_tie} B={args.B} population={args.population} "
+        f"(Monte Carlo error, 3 se at 0.05: {mc(args.n_tie):.3f} per tie regime)"
+    )
     print(
-        f"coverage_small={coverage_small:.3f} coverage_paper={coverage_paper:.3f} "
-        f"truth_in_best_set={np.mean(in_set):.3f} mean_best_set_size={np.mean(sizes):.2f}"
+        f"coverage_mup_min={min(coverage['MUP']):.3f} coverage_mup_b_min={min(coverage['MUP_b']):.3f} "
+        f"tied_best_dropped_max={tied_max:.3f} truth_in_best_set_min={held_min:.3f} mean_best_set_size_paper={paper_size:.2f}"
     )
     return 0
 

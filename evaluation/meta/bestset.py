@@ -59,6 +59,7 @@ EXACT_TOPICS = 12  # up to this many topics every sign-flip vector is enumerated
 CORRECTIONS = ("max", "none")
 COLUMNS = ["measure", "entry", "MUP", "rank", "diff_to_leader", "diff_low", "diff_high", "p_best", "in_best_set", "status"]
 TIE = 1e-12
+SELECTION = 0.1  # beta = SELECTION * alpha: level spent on leaving clearly worse rivals out of the maximum
 CHUNK = 2048  # sign-flip vectors per block (bounds memory: CHUNK x G x G floats)
 CONVENTION = (
     "best set: entries g (metrics with the same sign on every pair merged) not rejected by the topic sign-flip "
@@ -224,6 +225,29 @@ def sign_flip_p(z: FloatArray, flips: FloatArray, rivals: np.ndarray, correction
     return np.where(rivals, p, 1.0).min(axis=1, initial=1.0)
 
 
+def clearly_below(z: FloatArray, flips: FloatArray, beta: float) -> np.ndarray:
+    """``out[g, h]``: rival ``h`` is clearly below ``g`` (the simultaneous ``1 - beta`` upper bound of ``MUP_h - MUP_g`` < 0).
+
+    The first step of Romano, Shaikh & Wolf (2014, Econometrica 82(5)): the bounds are those of
+    :func:`max_abs_quantile` over the rivals of each ``g``; such a rival cannot be the one that beats
+    ``g`` and leaves its maximum, and the test's p-value pays ``beta`` for the selection.
+    """
+    T = z.shape[2]
+    if T < 2:
+        return np.zeros(z.shape[:2], dtype=bool)
+    centred = z - z.mean(axis=2, keepdims=True)
+    norm = np.sqrt((centred**2).sum(axis=2))
+    live = norm > TIE
+    scale = np.where(live, norm, 1.0)
+    worst = np.full((flips.shape[0], z.shape[0]), 0.0)
+    for start in range(0, flips.shape[0], CHUNK):
+        block = np.abs(_flip_sums(flips[start : start + CHUNK], centred)) / scale[None]
+        worst[start : start + CHUNK] = np.where(live[None], block, 0.0).max(axis=2)
+    c = np.quantile(worst, 1 - beta, axis=0)  # (G,)
+    upper = z.sum(axis=2) + c[:, None] * norm * np.sqrt(T / (T - 1))
+    return upper < -TIE
+
+
 def leader_half_widths(z_leader: FloatArray, flips: FloatArray, alpha: float) -> FloatArray:
     """Half-widths of the simultaneous ``1 - alpha`` intervals of ``MUP_L - MUP_h`` from the leader's topic terms (G, T)."""
     T = z_leader.shape[1]
@@ -298,7 +322,9 @@ def best_set(
         z = _topic_terms(x, u)
         if claim:
             rivals = ~np.eye(E, dtype=bool)
-            p_best = sign_flip_p(z, flips, rivals, correction)
+            beta = SELECTION * alpha
+            rivals &= ~clearly_below(z, flips, beta)
+            p_best = np.minimum(1.0, sign_flip_p(z, flips, rivals, correction) + beta)
         if E > 1 and T >= 2:
             half = leader_half_widths(z[order[0]], flips, alpha)  # of MUP_L - MUP_h (z[L, h] sums to MUP_h - MUP_L)
     leader_value = mup[order[0]] if E else np.nan

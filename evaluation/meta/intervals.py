@@ -8,15 +8,17 @@ clustering of run pairs in topics, the ratio form of every statistic and, for th
 re-estimated bin boundary. The interval is Wilson's score interval (Wilson 1927) for ``q`` with the
 effective sample size that matches that variance, ``n* = q (1 - q) / v(q)``, at most the number of
 run pairs ``n`` (no claim of more information than there are pairs), and with ``n*`` scaled by
-``(z / t_{m-1})^2`` for the ``m`` topics that hold pairs of the subset (Korn & Graubard 1998, Survey
+``(z / t_{T-1})^2`` for the ``T`` topics of the study (the jackknife's degrees of freedom: every
+topic is left out once, also one that holds no pair of the subset) (Korn & Graubard 1998, Survey
 Methodology 24(2), for proportions from clustered samples; Dean & Pagano 2015, J. Survey
 Statistics and Methodology 3(4), who found this family closest to nominal among clustered-binomial
-intervals). In the middle of the range this is ``theta +- t_{m-1} sqrt(v)``; near +-1 it is
+intervals). In the middle of the range this is ``theta +- t_{T-1} sqrt(v)``; near +-1 it is
 asymmetric and never collapses to a point: a subset where every pair agrees gets
 ``[1 - 2 z^2 / (n* + z^2), 1]`` rather than ``[1, 1]``.
 
 No interval (NaN) where there is too little data: the statistic undefined, fewer than
-``MIN_TOPICS`` topics holding pairs of the subset, or a leave-one-topic-out value undefined.
+``MIN_TOPICS`` topics holding pairs of the subset (the only place where the topics holding pairs
+of the subset count), or a leave-one-topic-out value undefined.
 
 ``percentile`` (the former default, kept for comparison): percentile interval of a cluster
 bootstrap over topics, with the same minimum.
@@ -35,7 +37,7 @@ METHODS = ("score", "percentile", "none")
 CONVENTION = {
     "score": (
         "topic-jackknife score interval: Wilson interval for (1 + theta) / 2 with effective size "
-        "q (1 - q) / v_jackknife(q) (at most n pairs), scaled by (z / t_{m-1})^2 for m topics; "
+        "q (1 - q) / v_jackknife(q) (at most n pairs), scaled by (z / t_{T-1})^2 for the T topics of the study; "
         f"none with fewer than {MIN_TOPICS} topics holding pairs of the subset"
     ),
     "percentile": f"percentile interval of a cluster bootstrap resampling topics; none with fewer than {MIN_TOPICS} topics",

@@ -5,7 +5,9 @@ ties never disagree), each metric *agrees* with a gold standard ``GS`` if ``d_M 
 gold-standard tie agrees with both; option ``gs_tie="neither"``). Concordance of a metric =
 agreements / disagreements. The all-gold extension requires agreement with every gold standard at
 once. Significance: two-sided exact sign test on the disagreements where exactly one metric
-agrees, ``a = #(only M1)``, ``b = #(only M2)``, ``p = binomtest(a, a + b, 0.5)`` (1 if a + b = 0).
+agrees, ``a = #(only M1)``, ``b = #(only M2)``, ``p = binomtest(a, a + b, 0.5)`` (1 if a + b = 0);
+``p_adjusted``: Holm (1979) over the candidate pairs of each gold standard (one family per gold
+standard, up to 741 tests for 39 candidates), the raw ``p`` kept beside it.
 A row counts the topics where both candidates and its gold standard(s) are defined (column
 ``topics``): a measure undefined on a topic leaves that topic out of its own rows only.
 """
@@ -24,19 +26,22 @@ from evaluation.exceptions import EvaluationError
 from evaluation.meta._matrix import ScoreCube
 from evaluation.meta.agreement import signs
 from evaluation.meta.significance import run_pairs
+from evaluation.meta.userprefs import adjust_p
 
 GS_TIES = ("both", "neither")
 ALL_GOLD = "all"
 CONVENTIONS = {
     "disagreement": "d_1 d_2 < 0 on a topic and run pair; |d| <= 1e-12 is a tie, never a disagreement (docs/metrics.md#intuitiveness)",
     "sign_test": "exact two-sided binomial test on a = only M1 agrees, b = only M2 agrees (docs/metrics.md#intuitiveness)",
+    "p_adjusted": "Holm over the candidate pairs of each gold standard (one family per gold standard); p is raw",
     "undefined": "a row counts only the topics where both candidates and its gold standard(s) are defined (column topics)",
     "intuitiveness_order": "mean concordance of a metric over its comparisons with every other candidate (our choice, Chen 6.1): column tau_b",
-    "cellwise_order": "Chen et al.'s count over Table 2 cells: a cell agrees when its two concordances are ordered as the two "
-    "metrics' MUP, disagrees when reversed; tau_cells = (agree - disagree) / cells with both defined (ties count in cells only)",
+    "cellwise_order": "count over Table 2 cells: a cell agrees when its two concordances are ordered as the two "
+    "metrics' MUP, disagrees when reversed; tau_cells = (agree - disagree) / cells with both defined (ties count in cells only); "
+    "NaN when no cell is ordered either way (e.g. a constant gold standard)",
 }
 ORDER_TIE = 1e-12  # MUP or concordance differences this small are ties
-COLUMNS = ["gold", "measure_1", "measure_2", "topics", "disagreements", "concordance_1", "concordance_2", "a", "b", "p"]
+COLUMNS = ["gold", "measure_1", "measure_2", "topics", "disagreements", "concordance_1", "concordance_2", "a", "b", "p", "p_adjusted"]
 
 
 def pair_signs(cube: ScoreCube) -> FloatArray:
@@ -102,8 +107,11 @@ def concordance_test(cube: ScoreCube, gold: Sequence[str], measures: Sequence[st
             first = np.logical_and.reduce([_agrees(s1[mask], golds[x][mask], gs_tie) for x in members])
             second = np.logical_and.reduce([_agrees(s2[mask], golds[x][mask], gs_tie) for x in members])
             rows.append((g, m1, m2, int((both & gold_defined[g]).sum()), n, *_summary(first, second, n)))
-    table = pd.DataFrame.from_records(rows, columns=COLUMNS)
+    table = pd.DataFrame.from_records(rows, columns=COLUMNS[:-1])
     table["p"] = sign_test_p(table["a"].to_numpy(), table["b"].to_numpy())
+    table["p_adjusted"] = np.nan
+    for _, index in table.groupby("gold", sort=False).groups.items():  # one family per gold standard
+        table.loc[index, "p_adjusted"] = adjust_p(table.loc[index, "p"].to_numpy(dtype=np.float64), "holm")
     return table
 
 
@@ -182,8 +190,11 @@ def ordering_agreement(scores: pd.DataFrame, mup: pd.Series, table: pd.DataFrame
 
     * ``tau_b``, ``p``: Kendall tau_b between the MUP values and the per-metric intuitiveness scores
       (mean concordance, :func:`intuitiveness_scores`; our reading) over ``measures`` metrics;
-    * ``tau_cells = (agree - disagree) / cells``: Chen et al.'s count over the Table 2 cells
-      (:func:`cell_order`; their -0.407 = (8 - 19) / 27), ``cells`` those with MUP and concordances defined.
+    * ``tau_cells = (agree - disagree) / cells``: a count over the Table 2 cells (:func:`cell_order`),
+      ``cells`` those with MUP and concordances defined; NaN when no cell is ordered either way (every
+      cell tied, as with a constant gold standard: undefined, like tau_b with every pair tied).
+      Chen et al. print -0.407 and 0.333 = -11/27 and 9/27; over the 28 cells of their Table 2 this
+      rule cannot give them (docs/meta.md#intuitiveness).
     """
     cells = cell_order(table, mup) if table is not None else None
     rows = []
@@ -206,4 +217,4 @@ def ordering_agreement(scores: pd.DataFrame, mup: pd.Series, table: pd.DataFrame
 def _cellwise(cells: pd.DataFrame) -> tuple[int, int, int, float]:
     order = cells["order_vs_mup"].dropna()
     n, agree, disagree = int(order.size), int((order > 0).sum()), int((order < 0).sum())
-    return n, agree, disagree, (agree - disagree) / n if n else np.nan
+    return n, agree, disagree, (agree - disagree) / n if agree + disagree else np.nan

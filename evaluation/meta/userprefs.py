@@ -2,8 +2,9 @@
 
 For each run pair (canonical order ``run_a < run_b``) and each available level -- subtopic (one
 value per judged (topic, subtopic)), weighted and topic (one value per topic) -- the mean
-preference over the items (positive: ``run_b`` preferred), the preferred side and a two-sided
-test against 0. Chen et al. do not name their test; our choices (docs/metrics.md#preference-significance):
+preference over the topics (positive: ``run_b`` preferred), the preferred side and a two-sided
+test against 0, all three from the same per-topic values (the subtopic level averages a topic's
+subtopics first; ``item_mean`` keeps the mean over the items, which can have the other sign). Chen et al. do not name their test; our choices (docs/metrics.md#preference-significance):
 
 * the unit of the test is the topic: subtopics of one topic share its documents and runs and are
   not independent, so the subtopic level tests the per-topic means of its subtopic preferences
@@ -138,8 +139,10 @@ def preference_summary(
 
     Levels without data are skipped (the weighted level needs ``weights`` and subtopic answers).
     Returns columns ``run_a run_b level n topics mean preferred test statistic p p_adjusted
-    correction significant``: ``n`` items, ``topics`` the independent units tested (the subtopic
-    level tests per-topic means), ``p`` raw, ``p_adjusted`` corrected over the run pairs of the level.
+    correction significant item_mean``: ``n`` items, ``topics`` the independent units tested (the
+    subtopic level tests per-topic means), ``mean`` and ``preferred`` from those same per-topic
+    values, ``p`` raw, ``p_adjusted`` corrected over the run pairs of the level, ``item_mean`` the
+    mean over the items.
     """
     if test not in TESTS:
         raise ValueError(f"test must be one of {', '.join(TESTS)}, got {test!r}")
@@ -162,15 +165,15 @@ def preference_summary(
         rows = []
         for (run_a, run_b), group in items.groupby(["run_a", "run_b"], sort=True):
             values = group["p"].to_numpy(dtype=np.float64)
-            mean = float(values.mean())
             units = group.groupby("topic", sort=True)["p"].mean().to_numpy(dtype=np.float64)  # one value per topic
+            mean = float(units.mean())  # the tested quantity: mean, side and test agree (t has the sign of this mean)
             statistic, p = one_sample_test(units, test)
             used = SIGN_FLIP if test == "t" and units.size >= 2 and np.ptp(units) == 0 and units[0] != 0 else test
             preferred = "tie" if abs(mean) <= TIE else run_b if mean > 0 else run_a
-            rows.append((run_a, run_b, level, values.size, units.size, mean, preferred, used, statistic, p))
-        block = pd.DataFrame.from_records(rows, columns=COLUMNS[:10])
+            rows.append((run_a, run_b, level, values.size, units.size, mean, preferred, used, statistic, p, float(values.mean())))
+        block = pd.DataFrame.from_records(rows, columns=[*COLUMNS[:10], "item_mean"])
         block["p_adjusted"] = adjust_p(block["p"].to_numpy(), correction)
         block["correction"] = correction
         block["significant"] = block["p_adjusted"] < alpha
         blocks.append(block)
-    return pd.concat(blocks, ignore_index=True)[COLUMNS]
+    return pd.concat(blocks, ignore_index=True)[[*COLUMNS, "item_mean"]]

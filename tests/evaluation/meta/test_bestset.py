@@ -127,7 +127,7 @@ def test_exact_sign_flip_p_value_of_a_metric_behind_on_every_topic() -> None:
     p = np.ones(6)
     result = best_set(d, p, ["g", "h"], clusters=np.arange(6), B=10, rng=0)
     table = result.table.set_index("measure")
-    assert result.method == "exact" and table.loc["h", "p_best"] == pytest.approx(1 / 64)
+    assert result.method == "exact" and table.loc["h", "p_best"] == pytest.approx(1 / 64 + 0.005)  # + beta of the selection step
     assert result.entries == ("g",) and table.loc["g", "p_best"] == 1.0
     assert table.loc["h", "diff_to_leader"] == 2.0 and table.loc["h", "diff_low"] <= 2.0 <= table.loc["h", "diff_high"]
 

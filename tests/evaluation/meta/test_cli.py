@@ -72,6 +72,7 @@ def test_userprefs(study, tmp_path: Path) -> None:
     table = read(out)
     assert list(table.columns) == [
         "run_a", "run_b", "level", "n", "topics", "mean", "preferred", "test", "statistic", "p", "p_adjusted", "correction", "significant",
+        "item_mean",
     ]  # fmt: skip
     assert len(table) == 28 and set(table["level"]) == {"topic"} and set(table["n"]) == {50} and set(table["topics"]) == {50}
     assert set(table["correction"]) == {"holm"} and (table["p_adjusted"] >= table["p"]).all()
@@ -129,7 +130,10 @@ def test_intuitiveness_with_default_gold_and_table2(study, tmp_path: Path, capsy
         "a",
         "b",
         "p",
+        "p_adjusted",
     ]
+    for _, family in table.groupby("gold"):  # Holm within each gold standard, the raw p kept
+        assert (family["p_adjusted"] >= family["p"]).all() and family["p_adjusted"].max() <= 1
     cells = read(matrix)
     assert cells.columns.tolist()[:2] == ["gold", "measure"]
     assert cells.loc[0, "alpha-nDCG@10"].endswith(")")

@@ -10,6 +10,7 @@ from scipy import stats as sps
 from evaluation.exceptions import EvaluationError
 from evaluation.meta._matrix import ScoreCube
 from evaluation.meta.intuitiveness import COLUMNS, cell_order, concordance_test, intuitiveness_scores, ordering_agreement
+from evaluation.meta.userprefs import adjust_p
 from evaluation.report.tables import concordance_matrix
 
 # docs/metrics.md#intuitiveness: 2 topics x 3 runs.
@@ -93,7 +94,7 @@ def test_tau_b_between_mup_order_and_intuitiveness_order_by_hand() -> None:
         ("C", "D", 10, 0.7, 0.3),
         ("A", "E", 0, np.nan, np.nan),  # no disagreement: no information for either
     ]
-    table = pd.DataFrame([("G", r[0], r[1], 5, *r[2:], 0, 0, 1.0) for r in rows], columns=COLUMNS)
+    table = pd.DataFrame([("G", r[0], r[1], 5, *r[2:], 0, 0, 1.0, 1.0) for r in rows], columns=COLUMNS)
     scores = intuitiveness_scores(table).set_index("measure")
     assert scores["score"].to_dict() == pytest.approx({"A": 2.3 / 3, "B": 1.5 / 3, "C": 1.5 / 3, "D": 1.1 / 3})
     assert scores["comparisons"].to_dict() == {"A": 3, "B": 3, "C": 3, "D": 3}  # E never compared
@@ -123,22 +124,49 @@ def test_tau_b_between_mup_order_and_intuitiveness_order_by_hand() -> None:
     assert tied.loc[("A", "B"), "order_vs_mup"] == 0  # equal MUP: a tie, counted in cells only
 
 
-def test_cellwise_reading_reproduces_chen_et_al_counts() -> None:
-    """27 cells, 8 ordered as MUP and 19 reversed: (8 - 19) / 27 = -0.407, the paper's value; 17 and 8
-    with 2 ties: (17 - 8) / 27 = 0.333."""
-    names = [f"M{i}" for i in range(8)]  # 28 candidate pairs; one has no disagreement and is no cell
+def test_cellwise_reading_over_the_papers_28_cells_cannot_give_its_printed_values() -> None:
+    """Chen et al.'s Table 2 has 8 metrics, 28 cells, each with disagreements. Counted with this rule, an
+    audit of that table found 8 cells ordered as MUP and 20 reversed (I-rec) and 17 and 9 with 2 ties
+    (Ef-P): -12/28 = -0.429 and 8/28 = 0.286. The printed -0.407 and 0.333 are -11/27 and 9/27: with
+    |agree - disagree| = 12 no denominator of at most 28 cells reaches 0.407, so no count over those 28
+    cells gives them (docs/meta.md#intuitiveness)."""
+    names = [f"M{i}" for i in range(8)]
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
     mup = pd.Series({m: 1.0 - i / 10 for i, m in enumerate(names)})  # M0 best
-    for agree, disagree, ties, want in ((8, 19, 0, -0.407), (17, 8, 2, 0.333)):
+    for agree, disagree, ties, want in ((8, 20, 0, -0.429), (17, 9, 2, 0.286)):
         kinds = ["agree"] * agree + ["disagree"] * disagree + ["tie"] * ties
         rows = []
-        for (a, b), kind in zip(pairs, [*kinds, "none"]):
-            c1, c2 = {"agree": (0.7, 0.3), "disagree": (0.3, 0.7), "tie": (0.5, 0.5), "none": (np.nan, np.nan)}[kind]
-            rows.append(("G", a, b, 5, 0 if kind == "none" else 10, c1, c2, 0, 0, 1.0))
+        for (a, b), kind in zip(pairs, kinds, strict=True):
+            c1, c2 = {"agree": (0.7, 0.3), "disagree": (0.3, 0.7), "tie": (0.5, 0.5)}[kind]
+            rows.append(("G", a, b, 5, 10, c1, c2, 0, 0, 1.0, 1.0))
         table = pd.DataFrame(rows, columns=COLUMNS)
         result = ordering_agreement(intuitiveness_scores(table), mup, table)
-        assert result[["cells", "agree", "disagree"]].values.tolist() == [[27, agree, disagree]]
+        assert result[["cells", "agree", "disagree"]].values.tolist() == [[28, agree, disagree]]
         assert round(result["tau_cells"].iloc[0], 3) == want
+        assert abs(agree - disagree) / 28 != pytest.approx({-0.429: 0.407, 0.286: 0.333}[want], abs=5e-4)
+
+
+def test_cellwise_reading_is_undefined_when_no_cell_is_ordered() -> None:
+    """A constant gold standard makes every disagreement a gold tie: both concordances 1 in every cell,
+    no cell ordered either way; tau_cells is NaN (undefined), not 0.0."""
+    rows = [("G", a, b, 5, 10, 1.0, 1.0, 0, 0, 1.0, 1.0) for a, b in (("A", "B"), ("A", "C"), ("B", "C"))]
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    result = ordering_agreement(intuitiveness_scores(table), pd.Series({"A": 0.3, "B": 0.2, "C": 0.1}), table)
+    assert result[["cells", "agree", "disagree"]].values.tolist() == [[3, 0, 0]]
+    assert np.isnan(result["tau_cells"].iloc[0])
+
+
+def test_p_values_are_adjusted_within_each_gold_standard_and_the_raw_ones_kept() -> None:
+    rng = np.random.default_rng(4)
+    values = rng.random((6, 30, 4))
+    values[1] = values[0] + 0.3 * rng.random((30, 4))  # a close pair: its p is small, the others' not
+    cube = ScoreCube(values, ("M1", "M2", "M3", "M4", "G1", "G2"), tuple(map(str, range(30))), ("a", "b", "c", "d"))
+    table = concordance_test(cube, ["G1", "G2"])
+    assert set(table["gold"]) == {"G1", "G2", "all"}
+    for _, group in table.groupby("gold"):
+        assert len(group) == 6  # one family: the 6 candidate pairs of this gold standard
+        np.testing.assert_allclose(group["p_adjusted"], adjust_p(group["p"].to_numpy(), "holm"))
+    assert (table["p_adjusted"] >= table["p"] - 1e-15).all() and (table["p_adjusted"] > table["p"]).any()
 
 
 def test_needs_two_candidates_and_a_gold() -> None:

@@ -82,7 +82,9 @@ def test_summary_levels_means_and_preferred_side() -> None:
     with pytest.warns(EvaluationWarning, match="1 run pair\\(s\\) lack answers"):
         table = preference_summary(STUDY, WEIGHTS).set_index(["run_a", "run_b", "level"])
     assert table.loc[("a", "b", "subtopic"), "n"] == 5  # (1,1) (1,2) (2,1) (2,2) (2,3)
-    assert table.loc[("a", "b", "subtopic"), "mean"] == pytest.approx((2.5 - 3 + 1 + 1 - 2) / 5)
+    # the mean of the per-topic means (topic 1: (2.5 - 3) / 2; topic 2: (1 + 1 - 2) / 3), the tested quantity
+    assert table.loc[("a", "b", "subtopic"), "mean"] == pytest.approx(((2.5 - 3) / 2 + 0) / 2)
+    assert table.loc[("a", "b", "subtopic"), "item_mean"] == pytest.approx((2.5 - 3 + 1 + 1 - 2) / 5)
     assert table.loc[("a", "b", "weighted"), "mean"] == pytest.approx((2 / 3 + 0.25) / 2)
     assert table.loc[("a", "b", "topic"), "mean"] == pytest.approx(1.0)
     assert table.loc[("a", "b", "topic"), "preferred"] == "b"
@@ -169,6 +171,17 @@ def test_subtopic_level_tests_topic_means_not_subtopics() -> None:
     rows += [("subtopic", "2", "1", "a", "b", -1), ("subtopic", "3", "1", "a", "b", -1)]
     row = preference_summary(votes(*rows)).iloc[0]
     assert row["n"] == 5 and row["topics"] == 3
-    assert row["mean"] == pytest.approx((9 - 2) / 5)  # the item mean (Chen et al. Table 1)
+    assert row["item_mean"] == pytest.approx((9 - 2) / 5)  # the item mean, kept beside
+    assert row["mean"] == pytest.approx((3 - 1 - 1) / 3)  # the tested quantity: mean of the topic means
     expected = sps.ttest_1samp([3.0, -1.0, -1.0], 0.0)
     assert row["statistic"] == pytest.approx(expected.statistic) and row["p"] == pytest.approx(expected.pvalue)
+
+
+def test_mean_preferred_side_and_test_never_disagree() -> None:
+    """The audit's case: many subtopics of few topics prefer b weakly, single subtopics of many topics prefer a
+    strongly: the item mean favours b, the topic means (what is tested) favour a; the row says a throughout."""
+    rows = [("subtopic", "1", str(s), "a", "b", 4) for s in range(12)]
+    rows += [("subtopic", str(t), "1", "a", "b", -2 - t % 2) for t in range(2, 9)]
+    row = preference_summary(votes(*rows)).iloc[0]
+    assert row["item_mean"] > 0 and row["mean"] < 0 and row["statistic"] < 0
+    assert row["preferred"] == "a" and np.sign(row["statistic"]) == np.sign(row["mean"])
