@@ -85,7 +85,8 @@ def _metric_rows(analysis: StudyAnalysis, level: str, cells: dict) -> list[dict]
                 "p": _fmt(mine["p_best"]),
                 "claim": chosen.claim,
                 "undefined": str(mine["status"]).startswith("undefined"),
-                "entry": mine["entry"] if mine["entry"] != measure else "",
+                "entry": mine["entry"],
+                "twins": str(mine["entry"]).count(" = "),  # other metrics merged into this one's entry
             }
         if measure in power:
             row["power"] = _fmt(power[measure]["power"])
