@@ -9,8 +9,10 @@ from django.test import SimpleTestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 
 from studyapp.models import Document
+from studyapp.models.study import run_page
 from studyapp.services.collections import display_cache
 from studyapp.services.collections.display_cache import TimedCache
+from studyapp.services.participation import item_page
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
 
@@ -109,3 +111,24 @@ class ItemPageCacheTests(AnnotatorTestCase):
             response.content.decode().split('<div class="serps">')[1].split("</div>\n<form")[0].count('class="result"'),
             self.client.get(self.url("study_item", assignment.pk)).content.decode().count('class="result"'),
         )
+
+    def test_a_page_without_main_texts_is_read_once_for_every_need(self) -> None:
+        p = self.study.presentations.filter(kind="pair").first()
+        depth = self.study.depth
+        with CaptureQueriesContext(connection) as queries:
+            pages = [item_page._run_page(p.topic_id, p.run_a_id, depth, "query", need) for need in ("", "need one", "need two")]
+        self.assertEqual(len(queries.captured_queries), 1)  # one read, kept for the topic level and both needs
+        self.assertEqual(len({id(page) for page in pages}), 1)
+
+    def test_a_page_with_main_texts_is_drawn_per_need(self) -> None:
+        p = self.study.presentations.filter(kind="pair").first()
+        documents = run_page(p.topic_id, p.run_a_id, self.study.depth)
+        Document.objects.filter(pk=documents[0].pk).update(text="The orange cat sat on the mat. A grey dog slept in the garden.")
+        with CaptureQueriesContext(connection) as queries:
+            cat = item_page._run_page(p.topic_id, p.run_a_id, self.study.depth, "", "orange cat")
+            dog = item_page._run_page(p.topic_id, p.run_a_id, self.study.depth, "", "grey dog")
+            again = item_page._run_page(p.topic_id, p.run_a_id, self.study.depth, "", "orange cat")
+        self.assertEqual(len(queries.captured_queries), 2)  # the snippets depend on the need: one page per need
+        self.assertIs(again, cat)
+        self.assertIn("cat", cat.results[0].snippet)
+        self.assertNotEqual(cat.results[0].snippet, dog.results[0].snippet)

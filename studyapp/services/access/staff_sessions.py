@@ -9,6 +9,7 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib import auth
 from django.contrib.auth import logout
 from django.http import HttpRequest
 from django.utils import timezone
@@ -47,6 +48,8 @@ def end_all(user) -> int:
 
 def check(request: HttpRequest) -> None:
     """Sign ``request`` out unless its server-side session exists, belongs to its user and has not expired."""
+    if not hasattr(request, "session") or auth.SESSION_KEY not in request.session:
+        return  # nobody signed in (every participant request): no user to look up
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return

@@ -30,25 +30,38 @@ class TimedCache(Generic[T]):
 
     def get(self, key: Hashable, compute: Callable[[], T]) -> T:
         """The value of ``key``: the kept one while it is fresh, else ``compute()`` (then kept)."""
-        seconds = settings.STUDYAPP_DISPLAY_CACHE_SECONDS
-        if seconds <= 0 or settings.DEBUG:
-            return compute()
-        now = time.monotonic()
-        entry = self._entries.get(key)
-        if entry is not None and entry[0] > now:
-            return entry[1]
+        entry = self.peek(key)
+        if entry is not None:
+            return entry
         value = compute()
+        self.put(key, value)
+        return value
+
+    def peek(self, key: Hashable) -> T | None:
+        """The kept value of ``key`` while it is fresh, else None (always None when the cache is off)."""
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] > time.monotonic() and _enabled():
+            return entry[1]
+        return None
+
+    def put(self, key: Hashable, value: T) -> None:
+        """Keep ``value`` for ``key`` (nothing is kept when the cache is off)."""
+        if not _enabled():
+            return
         self._entries.pop(key, None)  # re-inserted last: the dict's order is the entries' age
-        self._entries[key] = (now + seconds, value)
+        self._entries[key] = (time.monotonic() + settings.STUDYAPP_DISPLAY_CACHE_SECONDS, value)
         while len(self._entries) > self.size:
             del self._entries[next(iter(self._entries))]
-        return value
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def clear(self) -> None:
         self._entries.clear()
+
+
+def _enabled() -> bool:
+    return settings.STUDYAPP_DISPLAY_CACHE_SECONDS > 0 and not settings.DEBUG
 
 
 def clear_all() -> None:

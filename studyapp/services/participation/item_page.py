@@ -138,9 +138,23 @@ def _task(study_id: int, topic_id: int) -> _Task:
 
 def _run_page(topic_id: int, run_id: int, depth: int, query: str, need: str) -> ResultPage:
     """A run's result page for a topic cut at ``depth``, snippets biased to ``query`` and ``need``,
-    read and drawn once per process while fresh."""
-    key = ("run", topic_id, run_id, depth, need, get_language())
-    return _PAGES.get(key, lambda: result_page(results(run_page(topic_id, run_id, depth), query, need)))
+    read and drawn once per process while fresh.
+
+    Only documents with main text get query-biased snippets; a page without any is the same for every
+    need of the topic, so it is kept once for all of them (``None`` in the key's place of the need).
+    """
+    language = get_language()
+    shared = ("run", topic_id, run_id, depth, None, language)
+    page = _PAGES.peek(shared)
+    if page is not None:
+        return page
+    own = ("run", topic_id, run_id, depth, need, language)
+    page = _PAGES.peek(own)
+    if page is None:
+        documents = run_page(topic_id, run_id, depth)
+        page = result_page(results(documents, query, need))
+        _PAGES.put(own if any(doc.text for doc in documents) else shared, page)
+    return page
 
 
 def _degraded_page(presentation_id: int, query: str, need: str) -> ResultPage:

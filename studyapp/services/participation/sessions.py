@@ -24,6 +24,7 @@ ARRIVALS = "studyapp.arrivals"  # session: {study id: platform parameters of a n
 
 
 _RESOLVED = "_studyapp_annotators"  # request attribute: {study id: the session's annotator or None}, read once per request
+_STUDIES = "_studyapp_studies"  # request attribute: {slug: the study or None}, read once per request
 
 
 def _resolved(request: HttpRequest) -> dict[int, Annotator | None]:
@@ -45,8 +46,20 @@ def resolve(request: HttpRequest, slug: str) -> tuple[Study | None, Annotator | 
 
     The tokens are unique, so the query looks up the session's annotators by token alone (the study
     comes with them) and the slug is compared here. Both queries run on every annotator request, so
-    their SQL is compiled once per connection (:mod:`~studyapp.compiled_queries`).
+    their SQL is compiled once per connection (:mod:`~studyapp.compiled_queries`). Asked again in
+    the same request (the framing middleware after the view), it answers from what the request read:
+    the study as read, the annotator as :func:`session_annotator` knows it now (after a bind or unbind).
     """
+    studies = request.__dict__.setdefault(_STUDIES, {})
+    if slug in studies:
+        study = studies[slug]
+        return study, (session_annotator(request, study) if study is not None else None)
+    study, annotator = _read(request, slug)
+    studies[slug] = study
+    return study, annotator
+
+
+def _read(request: HttpRequest, slug: str) -> tuple[Study | None, Annotator | None]:
     tokens = request.session.get(TOKENS, {})
     if tokens:
         values = list(tokens.values())
