@@ -241,7 +241,9 @@ class Recomputer:
     def once(self) -> None:
         """The first draw, before anyone arrives."""
         with self.log.open("a") as log:
-            subprocess.run(self.args, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, check=True, timeout=300)
+            done = subprocess.run(self.args, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, timeout=300)
+        if done.returncode:
+            raise RuntimeError(f"allocation_priorities failed:\n{self.log.read_text()[-3000:]}")
 
     def start(self) -> None:
         with self.log.open("a") as log:

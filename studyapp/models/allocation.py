@@ -27,6 +27,7 @@ class AllocationRound(models.Model):
     drawn = models.PositiveIntegerField(help_text="groups drawn")
     contenders = models.JSONField(default=list, blank=True, help_text="entries of the best set the round steered by")
     decided = models.BooleanField(default=False, help_text="the best set had at most 3 entries at this look (level corrected for looks)")
+    decided_answers = models.PositiveIntegerField(null=True, blank=True, help_text="valid answers when the decided signal first came on")
 
     class Meta:
         ordering = ["study", "number"]

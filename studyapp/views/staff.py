@@ -19,7 +19,7 @@ from studyapp.exceptions import StudyError
 from studyapp.forms import AnnotatorSearchForm, ReviewApplyForm, ReviewDecisionForm
 from studyapp.models import Study
 from studyapp.services.access.teams import member_study, sees_platform_ids, visible_studies
-from studyapp.services.analysis import dashboard, figures, preview
+from studyapp.services.analysis import adaptive, dashboard, figures, preview
 from studyapp.services.data.export import content_type, download_name, export_bytes, export_formats
 from studyapp.services.data.file_names import safe_name
 from studyapp.services.data.payments import payments_csv
@@ -72,6 +72,7 @@ def study_page(request: HttpRequest, slug: str) -> HttpResponse:
         "platform_ids": ids,
         "formats": export_formats(),
         "refresh_seconds": REFRESH_SECONDS,
+        "adaptive": adaptive.dashboard_view(study),
     }
     return render(request, "studyapp/staff/study.html", context)
 

@@ -21,13 +21,14 @@ import pandas as pd
 from django.db import transaction
 from django.db.models import Count
 
+from evaluation.exceptions import EvaluationError
 from evaluation.meta import adaptive
 from evaluation.meta._matrix import pair_differences, score_cube
-from evaluation.meta.levels import preference_items
+from evaluation.meta.agreement import pair_inputs
+from evaluation.meta.levels import drop_undefined, preference_items
 from studyapp.models import AllocationGroup, AllocationRound, Annotator, Preference, Presentation, Study
 from studyapp.models.study import TOPIC
 from studyapp.models.study_settings import Allocation
-from studyapp.services.analysis.preview import study_scores_cached
 from studyapp.services.analysis.study_analysis import study_collection, study_votes
 from studyapp.services.clock import now_or
 
@@ -109,6 +110,8 @@ def analysis_round(groups: Groups) -> int | None:
 
 def differences(study: Study, groups: Groups) -> tuple[np.ndarray, list[str]]:
     """(G, P) topic-level metric differences of every group and the metric names (scores computed once per study)."""
+    from studyapp.services.analysis.preview import study_scores_cached  # preview -> report -> this module: read when called
+
     entry = study_scores_cached(study)
     scores: pd.DataFrame = entry["scores"]
     cube = score_cube(scores, entry["measures"], topics=list(dict.fromkeys(n[0] for n in groups.names)))
@@ -198,7 +201,12 @@ def recompute(
                 drawn=int(drawn.sum()),
                 contenders=list(names),
                 decided=decided,
+                decided_answers=int(groups.answers.sum()) if decided else None,
             )
+    if decided and not study.allocation_rounds.filter(decided=True).exists():
+        study.allocation_rounds.filter(number=max(0, int(groups.drawn_round.max(initial=0)))).update(
+            decided=True, decided_answers=int(groups.answers.sum())
+        )
     logger.info(
         "study %s: analysis round %s, %d contenders, drew round %s (%d groups)", study.pk, r_star, len(names), new_round, drawn.sum()
     )
@@ -213,3 +221,98 @@ def design_weights_by_group(study: Study) -> tuple[dict[tuple[str, str, str], fl
         return {}, None
     weights = adaptive.design_weights(groups.drawn_round, groups.probability, r_star)
     return {name: float(w) for name, w in zip(groups.names, weights) if w > 0}, r_star
+
+
+WEIGHTED_COLUMNS = ["level", "measure", "statistic", "n", "value", "ci_low", "ci_high"]
+
+
+def weighted_agreement(study: Study, votes: pd.DataFrame, scores: pd.DataFrame, measures: list[str], levels: list[str]) -> dict | None:
+    """An adaptive study's design-based estimates: MUP, MUP_b and tau_b over all pairs per level, each group's
+    answers weighted by its design weight (:func:`evaluation.meta.adaptive.weighted_estimates`), with what they rest on.
+
+    None for uniform allocation (every pair had the same chance: the report's own estimates are the design's).
+    ``table`` is None while no round is complete (the report's estimates are then conditional on the pairs judged).
+    """
+    if study.allocation != Allocation.ADAPTIVE:
+        return None
+    weights, r_star = design_weights_by_group(study)
+    out = {"analysis_round": r_star, "groups": len(weights), "table": None}
+    if r_star is None or votes.empty:
+        return out
+    frames = []
+    topics = set(scores["topic"].astype(str))
+    collection_weights = study_collection(study).weights if "weighted" in levels else None
+    for level in levels:
+        try:
+            items = preference_items(votes, level, collection_weights if level == "weighted" else None)
+        except EvaluationError:  # a level without answers: nothing to weigh
+            continue
+        items = drop_undefined(items)
+        items = items[items["key"].astype(str).isin(topics)].reset_index(drop=True)
+        w = np.array([weights.get((str(t), a, b), 0.0) for t, a, b in items[["topic", "run_a", "run_b"]].itertuples(index=False)])
+        if not (w > 0).any():
+            continue
+        x = pair_inputs(items, scores, measures)
+        est = adaptive.weighted_estimates(x.d, x.p, weights=w, clusters=x.clusters, user_sign=x.user_sign)
+        for statistic in adaptive.ESTIMATED:
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "level": level,
+                        "measure": list(x.measures),
+                        "statistic": statistic,
+                        "n": est.pairs,
+                        "value": est.value[statistic],
+                        "ci_low": est.low[statistic],
+                        "ci_high": est.high[statistic],
+                    }
+                )
+            )
+    if frames:
+        out["table"] = pd.concat(frames, ignore_index=True)[WEIGHTED_COLUMNS]
+    return out
+
+
+GROUPS_SHOWN = 100  # the dashboard lists this many groups, most disputed first
+
+
+def dashboard_view(study: Study) -> dict | None:
+    """The staff dashboard's adaptive-allocation section: each group's answers and why it was offered, the
+    rounds, the decided signal and the answers saved so far against a complete uniform study. None for uniform."""
+    if study.allocation != Allocation.ADAPTIVE:
+        return None
+    groups = groups_of(study)
+    rounds = list(study.allocation_rounds.order_by("number"))
+    answers, complete_study = int(groups.answers.sum()), int(groups.slots.sum())
+    decided = next((r for r in rounds if r.decided), None)
+    order = np.lexsort((np.arange(len(groups.rows)), -groups.answers, -np.array([g.priority for g in groups.rows])))
+    rows = [
+        {
+            "topic": groups.names[i][0],
+            "run_a": groups.names[i][1],
+            "run_b": groups.names[i][2],
+            "answers": int(groups.answers[i]),
+            "slots": int(groups.slots[i]),
+            "round": None if groups.drawn_round[i] < 0 else int(groups.drawn_round[i]),
+            "probability": float(groups.probability[i]),
+            "priority": groups.rows[i].priority,
+            "disputed_by": groups.rows[i].disputed_by,
+        }
+        for i in order[:GROUPS_SHOWN]
+    ]
+    outside = int(groups.answers[groups.drawn_round < 0].sum())
+    return {
+        "rounds": len(rounds),
+        "looks": min(len(rounds), MAX_LOOKS),
+        "max_looks": MAX_LOOKS,
+        "contenders": rounds[-1].contenders if rounds else [],
+        "groups": len(groups.rows),
+        "drawn": int((groups.drawn_round >= 0).sum()),
+        "answers": answers,
+        "outside_draw": outside,
+        "complete_study": complete_study,
+        "decided_at": decided.decided_answers if decided else None,
+        "saving": complete_study / decided.decided_answers if decided and decided.decided_answers else None,
+        "share_of_complete": answers / complete_study if complete_study else 0.0,
+        "rows": rows,
+    }

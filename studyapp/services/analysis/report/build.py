@@ -31,6 +31,7 @@ from evaluation.meta.bestset import with_best_set
 from evaluation.meta.reliability import direction_agreement, krippendorff_alpha
 from evaluation.report.tables import concordance_matrix
 from studyapp.models import Annotator, Preference, Study
+from studyapp.services.analysis.adaptive import weighted_agreement
 from studyapp.services.analysis.report.files import candidate_measures, input_files, report_settings, reproduce_commands
 from studyapp.services.analysis.status import study_status
 from studyapp.services.analysis.study_analysis import DEFAULT_B, DEFAULT_SEED, StudyAnalysis, Timer, analyse_study
@@ -80,6 +81,10 @@ def build_report(study: Study, *, B: int = DEFAULT_B, seed: int = DEFAULT_SEED, 
             summary=_summary(study, analysis),
             tables=_tables(analysis),
         )
+        design = weighted_agreement(study, analysis.votes, analysis.scores, analysis.measures, list(analysis.agreement))
+        report.summary["allocation"] = {"kind": study.allocation, **({k: v for k, v in design.items() if k != "table"} if design else {})}
+        if design and design["table"] is not None:
+            report.tables["agreement-design-weighted"] = design["table"]
         report.inputs = input_files(analysis, rows)
         report.inputs[STUDY_FILE] = json.dumps(study_config(study), indent=1, ensure_ascii=False) + "\n"
         report.commands = reproduce_commands(analysis)
