@@ -142,16 +142,17 @@ def run_uniform(study, measures, truth, truth_mup, batch, alpha, B, rng) -> list
     return looks
 
 
-def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, rng) -> list[Look]:
+def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, others, rng) -> list[Look]:
     """Rounds of about ``batch`` answers drawn by dispute among the metrics still in the best set."""
     P, k = study.answers.shape
     p_full = study.answers.mean(axis=1)
     drawn_round = np.full(P, adaptive.NOT_DRAWN)
     probability = np.zeros(P)
     in_set = np.ones(len(measures), dtype=bool)
+    closeness = None
     spent, r, looks = 0, 0, []
     while (available := drawn_round == adaptive.NOT_DRAWN).any():
-        q = adaptive.round_probabilities(adaptive.dispute_weights(study.d, in_set), available, batch / k, explore)
+        q = adaptive.round_probabilities(adaptive.dispute_weights(study.d, in_set, closeness), available, batch / k, explore)
         got = adaptive.draw(q, rng) & available
         drawn_round[got] = r
         probability[available] = q[available]  # the probability of the round each group was last considered in
@@ -162,6 +163,7 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, rn
         )
         looks.append(result)
         in_set = np.isin(measures, chosen.members)
+        closeness = adaptive.leader_closeness(measures, chosen.chosen.leaders, others) if others < 1 else None
         r += 1
     return looks
 
@@ -217,6 +219,12 @@ def main() -> int:
     parser.add_argument("--B", type=int, default=2000, help="random sign flips of each best set above 12 topics (default 2000)")
     parser.add_argument("--batch", type=int, default=0, help="answers per batch (default: a twentieth of the full study)")
     parser.add_argument("--explore", type=float, default=adaptive.EXPLORE, help="exploration floor as a share of the uniform chance")
+    parser.add_argument(
+        "--others",
+        type=float,
+        default=adaptive.OTHERS,
+        help="weight of a disagreement between two contenders neither of which leads (default %(default)s; 1: all alike)",
+    )
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--looks", type=int, default=0, help="looks the level is divided among (default: every batch; 1: no correction)")
     parser.add_argument("--noise", type=float, default=1.0, help="annotator noise in scale points (default 1)")
@@ -249,7 +257,9 @@ def main() -> int:
         study = draw_study(pairs, mu, model, replace=args.design == "trec2014", rng=rng)
         seed = int(rng.integers(2**31))
         uniform.append(run_uniform(study, measures, TRUTH, truth_mup, batch, alpha, args.B, np.random.default_rng(seed)))
-        adapted.append(run_adaptive(study, measures, TRUTH, truth_mup, batch, alpha, args.B, args.explore, np.random.default_rng(seed)))
+        adapted.append(
+            run_adaptive(study, measures, TRUTH, truth_mup, batch, alpha, args.B, args.explore, args.others, np.random.default_rng(seed))
+        )
         if (i + 1) % 5 == 0 or i + 1 == args.studies:
             print(f"  {i + 1}/{args.studies} studies, {time.perf_counter() - start:.0f} s", file=sys.stderr)
     budget = max(looks[-1].spent for looks in uniform)

@@ -807,7 +807,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--allocation", choices=["uniform", "adaptive"], default="uniform",
                         help="the studies' allocation (default uniform); adaptive runs manage.py allocation_priorities every "
                         "--recompute-seconds beside the server during each scenario")  # fmt: skip
-    parser.add_argument("--recompute-seconds", type=float, default=2.0, help="with --allocation adaptive (default 2)")
+    parser.add_argument("--recompute-seconds", type=float, default=10.0, help="with --allocation adaptive (default 10)")
     args = parser.parse_args(argv)
     check_database_arguments(parser, args)
     if args.workers is not None and args.workers < 1:

@@ -46,6 +46,7 @@ from evaluation.meta.intervals import score_interval
 
 EXPLORE = 0.25  # default exploration floor: every undrawn group keeps this share of the uniform chance in every round
 NOT_DRAWN = -1
+OTHERS = 0.25  # weight of a disagreement between two contenders neither of which leads (leader_closeness)
 DECIDED_SIZE = 3  # the "decided" signal: at most this many entries left in the best set
 ESTIMATED = ("MUP", "MUP_b", "tau_b")
 
@@ -138,6 +139,13 @@ def closeness_from_t(t: FloatArray) -> FloatArray:
     """``1 / (1 + t^2)`` of studentised differences (G, G): a close comparison counts fully, a clear one little."""
     t = np.nan_to_num(np.asarray(t, dtype=np.float64), nan=0.0, posinf=1e6, neginf=-1e6)
     return 1.0 / (1.0 + t**2)
+
+
+def leader_closeness(measures: Sequence[str], leaders: Sequence[str], others: float = OTHERS) -> FloatArray:
+    """(G, G) closeness that counts a disagreement with a leader fully and one between two other contenders
+    ``others``: the comparisons with the leader are the ones that drop a contender from the set."""
+    lead = np.isin(np.asarray(measures, dtype=object), list(leaders))
+    return np.where(lead[:, None] | lead[None, :], 1.0, others)
 
 
 def disputed_by(d: FloatArray, measures: Sequence[str], in_set: Sequence[bool]) -> list[str]:

@@ -66,6 +66,17 @@ def ensure_groups(study: Study) -> None:
     )
 
 
+def state(study: Study) -> tuple[int, int]:
+    """(valid answers on regular presentations, rounds drawn): two cheap queries; a recomputation with the same
+    state as the last one has nothing new to say (the command skips it)."""
+    answers = (
+        Preference.objects.filter(assignment__presentation__study=study, assignment__presentation__kind=Presentation.Kind.PAIR)
+        .exclude(assignment__annotator__status=Annotator.Status.EXCLUDED)
+        .count()
+    )
+    return answers, study.allocation_rounds.count()
+
+
 def groups_of(study: Study) -> Groups:
     """Every group with its slots and valid answers (excluded annotators count for nothing)."""
     ensure_groups(study)
@@ -158,7 +169,7 @@ def recompute(
     groups = groups_of(study)
     d, measures = differences(study, groups)
     in_set = np.ones(len(measures), dtype=bool)
-    r_star, names, decided = analysis_round(groups), (), False
+    r_star, names, decided, closeness = analysis_round(groups), (), False, None
     if r_star is not None:
         p, sign = preferences(study, groups)
         weights = adaptive.design_weights(groups.drawn_round, groups.probability, r_star)
@@ -168,7 +179,8 @@ def recompute(
         )
         in_set = np.isin(measures, chosen.members)
         names, decided = chosen.entries, chosen.decided
-    priority = adaptive.dispute_weights(d, in_set)
+        closeness = adaptive.leader_closeness(measures, chosen.chosen.leaders)
+    priority = adaptive.dispute_weights(d, in_set, closeness)
     why = adaptive.disputed_by(d, measures, in_set)
     available = groups.drawn_round == adaptive.NOT_DRAWN
     drawn_open = float((groups.slots - groups.answers)[~available].sum())

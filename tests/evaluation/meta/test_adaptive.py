@@ -133,3 +133,10 @@ def test_look_alpha_divides_the_level() -> None:
         adaptive.look_alpha(0.05, 0)
     with pytest.raises(ValueError):
         adaptive.look_alpha(1.5, 3)
+
+
+def test_leader_closeness_counts_disagreements_with_the_leader_fully() -> None:
+    c = adaptive.leader_closeness(["a", "b", "c"], ["a"], others=0.25)
+    np.testing.assert_allclose(c, [[1, 1, 1], [1, 0.25, 0.25], [1, 0.25, 0.25]])
+    d = np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, -1.0]])  # pair 0: c against the leader; pair 1: b and c against it
+    np.testing.assert_allclose(adaptive.dispute_weights(d, [True, True, True], c), [1 + 0.25, 2])
