@@ -14,7 +14,7 @@ from studyapp.forms import QualityReasonForm
 from studyapp.services import platforms
 from studyapp.services.access import teams
 from studyapp.services.data import erasure
-from studyapp.services.quality import control
+from studyapp.services.quality import control, rules
 
 
 class AssignmentInline(ReadOnlyInline):
@@ -97,15 +97,13 @@ class AnnotatorAdmin(PlatformIdsHidden, CountColumns, admin.ModelAdmin):
 
     @admin.display(description="quality signals")
     def quality_signals(self, obj: m.Annotator) -> str:
-        """Fast decisions, failed checks, longest run of one answer, share on the left, median time, rules broken."""
+        """Every quality rule's column and cell, as on the dashboard (services.quality.rules), then the rules broken."""
         if not hasattr(obj, "_signals"):
             _attach_signals([obj])
         s = obj._signals
         if s is None or not s.decisions:
             return "-"
-        parts = [f"fast {s.fast}/{s.decisions}", f"checks failed {s.checks_failed}/{s.checks}",
-                 f"run {s.longest_run}", "left " + (f"{s.left_share:.0%}" if s.left_share is not None else "-"),
-                 f"median {s.median_seconds:.1f} s"]  # fmt: skip
+        parts = [f"{column}: {cell}" for column, cell in zip(obj._rule_columns, s.cells(), strict=True)]
         parts += [f"BREAKS {b.detail}" for b in s.breaches]
         return " · ".join(parts)
 
@@ -167,14 +165,17 @@ class AnnotatorAdmin(PlatformIdsHidden, CountColumns, admin.ModelAdmin):
 
 
 def _attach_signals(annotators) -> None:
-    """Set ``_signals`` (:class:`control.AnnotatorSignals`) on each annotator, one computation per study."""
+    """Set ``_signals`` (:class:`control.AnnotatorSignals`) and ``_rule_columns`` (every rule's column title under the
+    study's settings) on each annotator, one computation per study."""
     by_study: dict[int, list[m.Annotator]] = {}
     for a in annotators:
         by_study.setdefault(a.study_id, []).append(a)
     for group in by_study.values():
-        signals = {s.annotator_id: s for s in control.annotator_signals(group[0].study, group)}
+        study = group[0].study
+        signals = {s.annotator_id: s for s in control.annotator_signals(study, group)}
+        columns = [rule.column(study) for rule in rules.RULES.values()]
         for a in group:
-            a._signals = signals.get(a.pk)
+            a._signals, a._rule_columns = signals.get(a.pk), columns
 
 
 @admin.register(m.Consent)

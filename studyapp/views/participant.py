@@ -24,7 +24,7 @@ from studyapp.models import Annotator, Study
 from studyapp.services import platforms
 from studyapp.services.participation import flow, sessions
 from studyapp.services.participation.completion import screenout_link
-from studyapp.services.quality.stated import exclusion_rule, stated_rules
+from studyapp.services.quality.stated import exclusion_reason, exclusion_rule
 from studyapp.views.site import wants_json
 
 STEP_URLS = {
@@ -50,7 +50,8 @@ def message_page(request: HttpRequest, study: Study | None, kind: str, *, status
         _exit_with_screenout(request, study, context)
     elif kind == "excluded":
         annotator = sessions.session_annotator(request, study)
-        context.update(rule=exclusion_rule(annotator) if annotator is not None else "", rules=stated_rules(study))
+        rule = exclusion_rule(annotator) if annotator is not None else ""
+        context.update(rule=rule, reason=exclusion_reason(study, rule))
         if study.excluded_exit == Study.ExcludedExit.SCREENOUT:
             _exit_with_screenout(request, study, context)
     return render(request, f"studyapp/annotator/messages/{kind}.html", context, status=status)

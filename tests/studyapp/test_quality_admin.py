@@ -135,10 +135,11 @@ class AdminTestCase(StaffTestCase):
         self.assertTrue(any("excluded: 1" in m and self.quick.pseudonym in m for m in messages), messages)
 
     def test_the_annotator_list_shows_the_signals(self) -> None:
+        """Every rule's dashboard column and cell (services.quality.rules), under the study's settings."""
         page = self.client.get(reverse("admin:studyapp_annotator_changelist"))
-        self.assertContains(page, "fast 6/6")
-        self.assertContains(page, "fast 0/6")
-        self.assertContains(page, "median 30.0 s")
+        self.assertContains(page, "under 10 s: 6 · checks failed: – · longest run: ")
+        self.assertContains(page, "under 10 s: 0 · ")
+        self.assertContains(page, "median (s): 30.0")
 
     def test_answers_are_read_only(self) -> None:
         answer = Preference.objects.filter(assignment__annotator=self.slow).first()

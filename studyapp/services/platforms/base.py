@@ -117,7 +117,7 @@ class Platform:
     # services.review.decisions); empty: the message alone carries the reason.
     rejection_categories: tuple[tuple[str, str], ...] = ()
     # The category for each kind of reason a rejection has ("speed", "checks", "effort", "other";
-    # services.review.suggest.REASONS); empty: no categories.
+    # QualityRule.reject_as of services.quality.rules); empty: no categories.
     rejection_reasons: Mapping[str, str] = {}
     # The length a rejection's message must have on the platform (its documented limits).
     message_min: int = 0

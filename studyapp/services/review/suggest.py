@@ -26,11 +26,10 @@ from studyapp.models import Annotator, QualityDecision, ReviewDecision, Study
 from studyapp.services.data.payments import SpeedNorm
 from studyapp.services.platforms.base import Platform
 from studyapp.services.quality.control import AnnotatorSignals, Breach, submission_seconds
+from studyapp.services.quality.rules import RULES
 
 APPROVE, REJECT, SKIP = ReviewDecision.Action.APPROVE, ReviewDecision.Action.REJECT, ReviewDecision.Action.SKIP
 ZERO = Decimal("0.00")
-# The kind of reason each quality rule gives for a rejection; the platform names it (Platform.rejection_reasons).
-REASONS = {"fast": "speed", "median_time": "speed", "checks": "checks", "straightline": "effort", "side_bias": "effort"}
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ def suggest(study: Study, annotator: Annotator, platform: Platform, signals: Ann
 def _rejection(study: Study, platform: Platform, rule: str, counts: dict, detail: str, seconds: float | None,
                norm: SpeedNorm) -> tuple[Decision | None, str]:  # fmt: skip
     """The rejection for breaking ``rule`` when the platform accepts it as a reason, else (None, why not)."""
-    kind = REASONS.get(rule, "other")
+    kind = RULES[rule].reject_as if rule in RULES else "other"  # the platform names it (Platform.rejection_reasons)
     if kind == "speed":
         if not norm.exceptionally_fast(seconds):
             why = "not exceptionally fast overall" if seconds is not None else "did not finish"
@@ -115,37 +114,13 @@ def speed_message(study: Study, platform: Platform, seconds: float, norm: SpeedN
 
 
 def rule_message(study: Study, platform: Platform, rule: str, counts: dict, detail: str) -> str:
-    """Why a submission excluded by ``rule`` is rejected, with the study's numbers (``counts`` of the breach)."""
-    values = {key: counts.get(key, "?") for key in ("failed", "checks", "run", "answers", "limit")}
-    if rule == "side_bias":
-        values.update(share=_percent(counts.get("share")), limit=_percent(counts.get("limit")))
+    """Why a submission excluded by ``rule`` is rejected: the rule's own message with the study's numbers (``counts`` of
+    the breach; :attr:`~studyapp.services.quality.rules.QualityRule.rejected`), else the rule's ``detail``."""
+    declared = RULES.get(rule)
 
     def text() -> str:
-        if rule == "checks":
-            return (
-                gettext(
-                    "Your submission was rejected because you failed %(failed)s of the %(checks)s attention-check items (pairs of "
-                    "identical result pages, or of a page and a deliberately worse copy); the study's rules, shown before the first "
-                    "item, allowed at most %(limit)s failed checks."
-                )
-                % values
-            )
-        if rule == "straightline":
-            return (
-                gettext(
-                    "Your submission was rejected for low effort: you gave the same answer %(run)s times in a row, while the "
-                    "study's rules, shown before the first item, allowed at most %(limit)s identical answers in a row."
-                )
-                % values
-            )
-        if rule == "side_bias":
-            return (
-                gettext(
-                    "Your submission was rejected for low effort: %(share)s of your %(answers)s answers that preferred one side chose "
-                    "the same side of the page, while the study's rules, shown before the first item, allowed at most %(limit)s."
-                )
-                % values
-            )
+        if declared is not None and declared.rejected is not None:
+            return declared.rejected(counts)
         return gettext(
             "Your submission was rejected because it broke one of the study's rules that were shown before the first item: %(detail)s."
         ) % {"detail": detail}
@@ -166,10 +141,6 @@ def _in_language(study: Study, platform: Platform, text: Callable[[], str]) -> s
         with translation.override("en"):
             message += f" ({text()})"
     return message[: platform.message_max]
-
-
-def _percent(value: object) -> str:
-    return f"{value:.0%}" if isinstance(value, (int, float)) else "?"
 
 
 def breach_of(signals: AnnotatorSignals | None, rule: str) -> Breach | None:
