@@ -22,3 +22,19 @@ def shared_cache(app_configs, **kwargs) -> list[Error]:
             )
         ]
     return []
+
+
+@register(Tags.security, deploy=False)
+def allowed_hosts(app_configs, **kwargs) -> list[Error]:
+    """In production, ``DJANGO_ALLOWED_HOSTS`` names the site: ``*`` would answer any Host header (password-reset
+    links and absolute URLs built from a forged host, cache poisoning through the host)."""
+    wildcards = [h for h in settings.ALLOWED_HOSTS if h.strip() in ("*", ".")]
+    if settings.PRODUCTION and wildcards:
+        return [
+            Error(
+                f"DJANGO_ALLOWED_HOSTS contains {wildcards[0]!r}: with STUDYAPP_PRODUCTION=1 the site must name its host(s)",
+                hint="set DJANGO_ALLOWED_HOSTS to the public host name(s), e.g. study.example.org (a leading dot allows subdomains)",
+                id="studyapp.E002",
+            )
+        ]
+    return []

@@ -118,16 +118,12 @@ class StaffLoginForm(AdminAuthenticationForm):
     def clean(self):
         username = self.data.get("username") or ""
         address = throttle.client_address(self.request.META) if self.request is not None else "unknown"
-        wait = throttle.login_wait_seconds(username, address)
+        wait = throttle.login_attempt(username, address)  # counted before the password is checked
         if wait:
             logger.warning("staff sign-in refused for %r from %s: too many failures", username, address)
             raise ValidationError(f"Too many failed sign-ins. Please wait {throttle.minutes(wait)} and try again.", code="throttled")
-        try:
-            cleaned = super().clean()
-        except ValidationError:
-            throttle.login_failed(username, address)
-            raise
-        throttle.login_succeeded(username)
+        cleaned = super().clean()
+        throttle.login_succeeded(username, address)
         return cleaned
 
 

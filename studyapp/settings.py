@@ -35,7 +35,8 @@ Deployment settings come from the environment (12-factor); study parameters live
 A real deployment sets ``STUDYAPP_PRODUCTION=1`` (served over HTTPS by a reverse proxy); then
 ``manage.py check --deploy`` is clean and:
 
-- ``DJANGO_ALLOWED_HOSTS`` must be set and ``DJANGO_DEBUG`` must be off (refused otherwise);
+- ``DJANGO_ALLOWED_HOSTS`` must be set, without ``*`` (``manage.py check`` error studyapp.E002), and
+  ``DJANGO_DEBUG`` must be off (refused otherwise);
 - HTTP is redirected to HTTPS (``DJANGO_SSL_REDIRECT``, default 1; 0 when the proxy does it), cookies
   are secure, HSTS is sent (``DJANGO_HSTS_SECONDS`` 31536000, ``DJANGO_HSTS_SUBDOMAINS`` 1,
   ``DJANGO_HSTS_PRELOAD`` 1);
@@ -45,7 +46,7 @@ A real deployment sets ``STUDYAPP_PRODUCTION=1`` (served over HTTPS by a reverse
 - ``manage.py load_demo`` creates no staff login with a known password (use ``createsuperuser``).
 
 Always: Django's password validators, a strict Content-Security-Policy (``studyapp.middleware``),
-staff sign-in throttled after ``STUDYAPP_LOGIN_FAILURES`` (5) failures per user name within
+staff sign-in throttled after ``STUDYAPP_LOGIN_FAILURES`` (5) failures per user name (NFKC, casefolded) within
 ``STUDYAPP_LOGIN_WINDOW_SECONDS`` (900), four times that per client address; at most
 ``STUDYAPP_ARRIVALS_PER_CLIENT`` (20; 0 = no limit) newcomers per client and study within
 ``STUDYAPP_ARRIVALS_WINDOW_SECONDS`` (600), see docs/annotator.md#security. The counts live in the

@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from django.shortcuts import render
 
 from studyapp import models as m
-from studyapp.admin.common import CountColumns, PlatformIdsHidden, ReadOnly, ReadOnlyInline
+from studyapp.admin.common import CountColumns, ReadOnly, ReadOnlyInline, TeamScoped
 from studyapp.forms import QualityReasonForm
 from studyapp.services import platforms
 from studyapp.services.access import teams
@@ -29,8 +29,7 @@ class ConsentInline(ReadOnlyInline):
 
 
 @admin.register(m.Annotator)
-class AnnotatorAdmin(PlatformIdsHidden, CountColumns, admin.ModelAdmin):
-    id_search = ("external_id",)
+class AnnotatorAdmin(TeamScoped, CountColumns, admin.ModelAdmin):
     list_display = [
         "pseudonym",
         "study",
@@ -179,9 +178,8 @@ def _attach_signals(annotators) -> None:
 
 
 @admin.register(m.Consent)
-class ConsentAdmin(PlatformIdsHidden, admin.ModelAdmin):
+class ConsentAdmin(TeamScoped, admin.ModelAdmin):
     study_path = "annotator__study"
-    id_search = ("annotator__external_id",)
     list_display = ["annotator", "version", "accepted_at"]
     list_filter = ["annotator__study", "version"]
     search_fields = ["annotator__pseudonym", "annotator__external_id"]
@@ -190,9 +188,8 @@ class ConsentAdmin(PlatformIdsHidden, admin.ModelAdmin):
 
 
 @admin.register(m.Assignment)
-class AssignmentAdmin(PlatformIdsHidden, admin.ModelAdmin):
+class AssignmentAdmin(TeamScoped, admin.ModelAdmin):
     study_path = "annotator__study"
-    id_search = ("annotator__external_id",)
     list_display = ["annotator", "position", "presentation", "a_on_left", "served_at", "lease_expires_at", "released_at"]
     list_filter = ["annotator__study", "a_on_left", "presentation__level"]
     search_fields = ["annotator__pseudonym", "annotator__external_id"]
@@ -207,7 +204,7 @@ class AssignmentAdmin(PlatformIdsHidden, admin.ModelAdmin):
 
 
 @admin.register(m.Preference)
-class PreferenceAdmin(PlatformIdsHidden, ReadOnly, admin.ModelAdmin):
+class PreferenceAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
     study_path = "assignment__annotator__study"
     """Answers are data: staff read them here but never edit or delete one (deleting an annotator,
     assignment or study that has answers is refused for the same reason)."""
@@ -221,8 +218,7 @@ class PreferenceAdmin(PlatformIdsHidden, ReadOnly, admin.ModelAdmin):
 
 
 @admin.register(m.QualityDecision)
-class QualityDecisionAdmin(PlatformIdsHidden, ReadOnly, admin.ModelAdmin):
-    id_search = ("annotator__external_id",)
+class QualityDecisionAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
     """The log of quality decisions: read-only, nothing is ever edited or deleted."""
 
     list_display = ["decided_at", "study", "annotator", "action", "rule", "detail", "staff", "reason"]

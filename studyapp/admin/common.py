@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.db.models import Count
 from django.http import HttpRequest
 
-from studyapp.services.access import teams
+from studyapp.services.access import platform_ids, teams
 
 
 class ReadOnly:
@@ -29,7 +29,11 @@ class ReadOnlyInline(ReadOnly, admin.TabularInline):
 
 class TeamScoped:
     """A study object's admin: only rows of studies whose team the user is on (superusers see all),
-    and the study filter offers only those studies. ``study_path`` leads from the row to its study."""
+    and the study filter offers only those studies. ``study_path`` leads from the row to its study.
+
+    Raw platform ids (services.access.platform_ids.ID_FIELDS) stay out of reach of users who may not see
+    the ids of every study they see: lookups in the address (``?external_id__startswith=``), search,
+    sorting and filters that reach such a field are refused or dropped, so no count can reveal an id."""
 
     study_path = "study"
 
@@ -39,23 +43,51 @@ class TeamScoped:
             return qs
         return qs.filter(**{f"{self.study_path}__in": teams.visible_studies(request.user)})
 
+    def _hides_ids(self, request: HttpRequest | None) -> bool:
+        return request is None or not teams.sees_all_platform_ids(request.user)
+
+    def _without_ids(self, request: HttpRequest | None, paths) -> list:
+        if not self._hides_ids(request):
+            return list(paths)
+        return [p for p in paths if not (isinstance(p, str) and platform_ids.touches_ids(self.model, p))]
+
+    def lookup_allowed(self, lookup: str, value, request: HttpRequest | None = None) -> bool:
+        if self._hides_ids(request) and platform_ids.touches_ids(self.model, lookup):
+            return False
+        return super().lookup_allowed(lookup, value, request)
+
     def get_list_filter(self, request: HttpRequest):
-        return [(f, admin.RelatedOnlyFieldListFilter) if f == self.study_path else f for f in super().get_list_filter(request)]
-
-
-class PlatformIdsHidden(TeamScoped):
-    """A study object's admin whose search may look at raw platform ids (``id_search``): only for users who
-    may see the ids of every study they see (services.access.teams.sees_platform_ids)."""
-
-    id_search: tuple[str, ...] = ()
+        filters = self._without_ids(request, super().get_list_filter(request))
+        return [(f, admin.RelatedOnlyFieldListFilter) if f == self.study_path else f for f in filters]
 
     def get_search_fields(self, request: HttpRequest):
-        fields = super().get_search_fields(request)
-        return fields if _sees_all_ids(request.user) else [f for f in fields if f not in self.id_search]
+        return self._without_ids(request, super().get_search_fields(request))
 
+    def get_ordering(self, request: HttpRequest):
+        return self._without_ids(request, super().get_ordering(request))
 
-def _sees_all_ids(user) -> bool:
-    return user.is_superuser or not teams.visible_studies(user).exclude(members__user=user, members__platform_ids=True).exists()
+    def get_sortable_by(self, request: HttpRequest):
+        columns = super().get_sortable_by(request)
+        return [c for c in columns if not self._orders_by_ids(request, c)]
+
+    def _orders_by_ids(self, request: HttpRequest | None, column) -> bool:
+        """Does the changelist column ``column`` sort by a raw id (its field, or its ``admin_order_field``)?"""
+        if not self._hides_ids(request):
+            return False
+        order = getattr(getattr(self, column, None), "admin_order_field", column) if isinstance(column, str) else None
+        order = getattr(column, "admin_order_field", order) if callable(column) else order
+        return isinstance(order, str) and platform_ids.touches_ids(self.model, order)
+
+    def get_changelist(self, request: HttpRequest, **kwargs):
+        """The changelist, whose ``?o=`` sorting skips a column that sorts by a raw id (Django sorts by any listed
+        column with an ordering, sortable or not)."""
+        base, admin_ = super().get_changelist(request, **kwargs), self
+
+        class IdSafeChangeList(base):
+            def get_ordering_field(self, field_name):
+                return None if admin_._orders_by_ids(request, field_name) else super().get_ordering_field(field_name)
+
+        return IdSafeChangeList
 
 
 class CountColumns:

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import os
 from unittest import mock
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client, override_settings
+from django.urls import reverse
 
 from studyapp.middleware import policy
 from studyapp.models import Annotator
@@ -74,6 +76,11 @@ class MTurkFrameTests(AnnotatorTestCase):
         worker.get(self.entry(**MTURK))
         self.assert_refused(worker.get("/"))
         self.assert_refused(worker.get(f"/staff/{self.slug}/"))
+        # staff pages whose URL names start like the participant pages' (study_report...), MTurk parameters or not
+        for url in (reverse("study_report", args=[self.slug]), reverse("study_report_file", args=[self.slug, "summary.csv"])):
+            for query in ("", "?" + urlencode(MTURK)):
+                with self.subTest(url + query):
+                    self.assert_refused(worker.get(url + query))
 
     def test_extra_origins_come_from_the_setting_and_are_checked(self) -> None:
         with override_settings(STUDYAPP_MTURK_FRAME_ANCESTORS=("http://127.0.0.1:8123",)):

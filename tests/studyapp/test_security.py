@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from unittest import mock
@@ -90,6 +91,15 @@ class ProductionSettingsTestCase(SimpleTestCase):
         for warning in ("security.W004", "security.W008", "security.W012", "security.W016"):
             self.assertIn(warning, local.stdout + local.stderr)
 
+    def test_production_check_refuses_a_wildcard_host(self) -> None:
+        for hosts in ("*", "study.example.org,*"):
+            with self.subTest(hosts):
+                result = check_deploy(**{**PRODUCTION, "DJANGO_ALLOWED_HOSTS": hosts})
+                self.assertNotEqual(result.returncode, 0)
+                self.assertIn("studyapp.E002", result.stdout + result.stderr)
+                self.assertIn("DJANGO_ALLOWED_HOSTS contains '*'", result.stdout + result.stderr)
+        self.assertEqual(check_deploy(**{**PRODUCTION, "DJANGO_ALLOWED_HOSTS": ".example.org"}).returncode, 0)
+
     def test_password_validators_are_on(self) -> None:
         for weak in ("12345678901", "password123", "short"):
             with self.subTest(weak), self.assertRaises(ValidationError):
@@ -155,6 +165,33 @@ class StaffLoginThrottleTestCase(TestCase):
             self.sign_in(f"guess-{n}", "wrong", address="198.51.100.7")
         self.assertContains(self.sign_in("staff", self.password, address="198.51.100.7"), "Too many failed sign-ins")
         self.assertRedirects(self.sign_in("staff", self.password, address="198.51.100.8"), "/admin/", fetch_redirect_response=False)
+
+    def test_the_lockout_counts_the_name_as_the_form_reads_it(self) -> None:
+        for _ in range(LOGIN_FAILURES):
+            self.sign_in("staff", "wrong")
+        for variant in ("\uff53taff", "ＳＴＡＦＦ", " Staff", "\u017ftaff"):  # fullwidth s, fullwidth capitals, a space, long s
+            with self.subTest(variant):
+                self.assertContains(self.sign_in(variant, self.password), "Too many failed sign-ins")
+        self.assertNotIn("_auth_user_id", self.client.session)
+        self.assertEqual(throttle.login_name("\uff4dember"), "member")
+
+    def test_parallel_attempts_get_no_extra_tries(self) -> None:
+        """Twelve attempts at once, each taking a while to check its password: exactly the limit go ahead."""
+        start, allowed = threading.Barrier(12), []
+
+        def attempt() -> None:
+            start.wait()
+            if throttle.login_attempt("staff", "192.0.2.50") == 0:
+                time.sleep(0.05)  # the password check (a wrong password: nothing is reset)
+                allowed.append(1)
+
+        threads = [threading.Thread(target=attempt) for _ in range(12)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=10)
+        self.assertEqual(len(allowed), LOGIN_FAILURES)
+        self.assertContains(self.sign_in("staff", self.password), "Too many failed sign-ins")
 
     def test_a_success_clears_the_user_names_failures(self) -> None:
         for _ in range(LOGIN_FAILURES - 1):

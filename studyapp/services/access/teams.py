@@ -39,6 +39,17 @@ def sees_platform_ids(user, study: Study) -> bool:
     return user.is_superuser or StudyMember.objects.filter(study=study, user=user, platform_ids=True).exists()
 
 
+def sees_all_platform_ids(user) -> bool:
+    """May ``user`` see the raw platform ids of every study they see? Only from their own memberships:
+    each of their studies must grant them ``platform_ids`` (what other members may see is irrelevant)."""
+    if not (user.is_authenticated and user.is_active and user.is_staff):
+        return False
+    if user.is_superuser:
+        return True
+    granted = StudyMember.objects.filter(user=user, platform_ids=True).values("study")
+    return not visible_studies(user).exclude(pk__in=granted).exists()
+
+
 def member_study(user, slug: str, queryset: QuerySet[Study] | None = None) -> Study:
     """The study of ``slug`` for a staff view: 404 when there is none, 403 when ``user`` is not on its team."""
     study = get_object_or_404(queryset if queryset is not None else Study.objects.all(), slug=slug)

@@ -12,6 +12,7 @@ import hashlib
 import ipaddress
 import math
 import time
+import unicodedata
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -82,20 +83,31 @@ def _login_limits() -> tuple[Limit, Limit]:
     return Limit("login-user", failures, window), Limit("login-address", 4 * failures, window)
 
 
-def login_wait_seconds(username: str, address: str) -> int:
-    """How long sign-in stays refused for this user name or address (0: it may try)."""
+def login_name(username: str) -> str:
+    """The user name as sign-in limits count it: Unicode NFKC (what Django's sign-in form does to the name
+    before it looks the user up), then casefolded, so ``ｍember`` and ``MEMBER`` count as ``member``."""
+    return unicodedata.normalize("NFKC", username).strip().casefold()
+
+
+def login_attempt(username: str, address: str) -> int:
+    """Count a sign-in attempt before its password is checked; 0 when it may go ahead, else the seconds until
+    this user name or address may try again. Counting first (one atomic increment, ``cache.incr``) means
+    parallel attempts cannot all pass a check made before any of them failed: the limit holds for them too."""
     by_user, by_address = _login_limits()
-    return max(wait_seconds(by_user, username.strip().lower()), wait_seconds(by_address, address))
+    name = login_name(username)
+    if count(by_user, name) > by_user.limit or count(by_address, address) > by_address.limit:
+        return max(wait_seconds(by_user, name), wait_seconds(by_address, address), 1)
+    return 0
 
 
-def login_failed(username: str, address: str) -> None:
+def login_succeeded(username: str, address: str) -> None:
+    """A right password: the user name's failures are forgotten and the attempt does not count against the address."""
     by_user, by_address = _login_limits()
-    count(by_user, username.strip().lower())
-    count(by_address, address)
-
-
-def login_succeeded(username: str) -> None:
-    reset(_login_limits()[0], username.strip().lower())
+    reset(by_user, login_name(username))
+    try:
+        cache.decr(_key(by_address, address))
+    except ValueError:  # the window ended meanwhile
+        pass
 
 
 # -- newcomers arriving at a study --------------------------------------------------------------------

@@ -2,13 +2,15 @@
 
 :func:`erase` deletes an annotator with everything recorded about them (consents, items given,
 answers, quality decisions) in one transaction and writes an :class:`~studyapp.models.ErasureLog`
-row that holds no personal data. Deleting their items re-opens those answer slots, so every
+row that holds no personal data; the audit log of API calls (models.PlatformCall) keeps the calls, the
+person's platform ids in them replaced by ``(erased)``. Deleting their items re-opens those answer slots, so every
 presentation can still reach k valid answers; other annotators' quotas and answers are untouched.
 Exports, payments and the report are computed from the database, so from then on they hold nothing
 of the person (the report's cache key holds the answer count, so a cached report is not served again).
 
 :func:`purge_platform_ids` removes raw platform ids (and the platform parameters of the arrival) of
-annotators last seen more than N days ago, keeping their answers under the same export pseudonym.
+annotators last seen more than N days ago, keeping their answers under the same export pseudonym
+(the audit log then names them by it).
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from django.db.models.functions import Coalesce
 
 from studyapp.exceptions import StudyError
 from studyapp.models import Annotator, Assignment, ErasureLog, Preference, Study
+from studyapp.services.access import platform_ids
 from studyapp.services.clock import now_or
 from studyapp.services.data.pseudonyms import pseudonym
+
+ERASED = "(erased)"  # what an erased participant's platform ids become in the audit log
 
 
 def erase(annotator: Annotator, *, source: str, staff=None, now: datetime | None = None) -> ErasureLog:
@@ -39,6 +44,7 @@ def erase(annotator: Annotator, *, source: str, staff=None, now: datetime | None
         entry = ErasureLog.objects.create(
             study_id=me.study_id, source=source, staff=staff, answers=answers, assignments=items, status=me.status, erased_at=now
         )
+        platform_ids.scrub(me.study, dict.fromkeys(platform_ids.own_ids([me], me.study), ERASED))  # the audit log of API calls
         me.delete()  # cascades: consents, assignments, their answers, quality decisions
     return entry
 
@@ -84,11 +90,14 @@ def purge_platform_ids(study: Study, *, days: int | None = None, now: datetime |
         .filter(seen__lt=cutoff)
         .exclude(external_id="", external_ids={})
     )
-    purged = 0
     with transaction.atomic():
-        for annotator in old.select_for_update(of=("self",)).iterator():
+        annotators = list(old.select_for_update(of=("self",)))
+        own = platform_ids.own_ids(annotators, study)
+        stand_ins: dict[str, str] = {}
+        for annotator in annotators:
             annotator.kept_pseudonym = annotator.kept_pseudonym or pseudonym(study, annotator)
+            stand_ins.update(dict.fromkeys(platform_ids.ids_of(annotator) & own, f"(id of {annotator.kept_pseudonym})"))
             annotator.external_id, annotator.external_ids = "", {}
             annotator.save(update_fields=["kept_pseudonym", "external_id", "external_ids"])
-            purged += 1
-    return PurgeResult(study, days, purged)
+        platform_ids.scrub(study, stand_ins)  # the audit log of API calls names them by pseudonym from now on
+    return PurgeResult(study, days, len(annotators))

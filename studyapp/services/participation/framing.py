@@ -32,7 +32,7 @@ class PartitionedMorsel(Morsel):
         return super().OutputString(attrs) + "; Partitioned"
 
 
-STUDY_VIEWS = "study_"  # URL names of the participant pages (studyapp/urls.py)
+PARTICIPANT_ROUTE = "s/<slug:slug>/"  # where the participant pages live (studyapp/urls.py); staff pages never framed
 
 
 def _platform_of(request: HttpRequest, slug: str, from_session: bool) -> Platform | None:
@@ -54,7 +54,7 @@ def frame_ancestors(request: HttpRequest, from_session: bool = True) -> tuple[st
     """The origins that may frame the response to ``request`` (empty: none may); without ``from_session``
     only the link's parameters count (no database query: the error pages)."""
     match = getattr(request, "resolver_match", None)
-    if match is None or not (match.url_name or "").startswith(STUDY_VIEWS) or "slug" not in match.kwargs:
+    if match is None or not (match.route or "").startswith(PARTICIPANT_ROUTE) or "slug" not in match.kwargs:
         return ()
     platform = _platform_of(request, match.kwargs["slug"], from_session)
     return tuple(platform.frame_ancestors) if platform is not None else ()

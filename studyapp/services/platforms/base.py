@@ -122,6 +122,9 @@ class Platform:
     # The length a rejection's message must have on the platform (its documented limits).
     message_min: int = 0
     message_max: int = 1000
+    # A regex matching the shape of this platform's raw ids (participant, submission): hidden from staff
+    # without the id permission even when no participant holds them any more (services.access.platform_ids).
+    raw_id_pattern: str = ""
 
     def failed_checks_to_reject(self, submission_seconds: float | None) -> int:
         """How many failed attention checks the platform accepts as a reason to reject a submission that

@@ -68,6 +68,7 @@ class MTurk(Platform):
     free_params = ("turkSubmitTo",)
     max_length = {"turkSubmitTo": 200}
     recruiting_hosts = ("mturk.com",)
+    raw_id_pattern = r"\b(?=[A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]{12,40}\b"  # worker, assignment and HIT ids
     # No rejection categories: the message (RequesterFeedback, required for a rejection) carries the reason.
     message_min, message_max = 1, FEEDBACK_LIMIT
 

@@ -45,6 +45,7 @@ class Prolific(Platform):
     recruiting_hosts = ("prolific.com", "prolific.co")
     rejection_categories = REJECTION_CATEGORIES
     rejection_reasons = {"speed": "TOO_QUICKLY", "checks": "FAILED_CHECK", "effort": "LOW_EFFORT", "other": "OTHER"}
+    raw_id_pattern = r"\b[0-9a-f]{24}\b"  # ids are 24 hexadecimal digits (participant, submission, study)
     message_min = 100  # "It must be at least 100 chars long" (the transition's ``message``); no maximum documented
 
     def failed_checks_to_reject(self, submission_seconds: float | None) -> int:

@@ -211,7 +211,7 @@ def _session(study: Study, pid: str, fast: bool, model: TruthModel, rng: np.rand
         ms = int(seconds * 1000)
         reply = browser.post(
             browser.url("study_answer", pk),
-            {"value": value, "request_id": f"{pid}-{n:04d}", "client_ms": ms, "visible_ms": ms, "first_interaction_ms": ms // 3},
+            {"value": value, "request_id": f"item-{pk}-{n:04d}", "client_ms": ms, "visible_ms": ms, "first_interaction_ms": ms // 3},
             HTTP_ACCEPT="application/json",
         )
         if reply.status_code == 200:

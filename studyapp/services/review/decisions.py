@@ -11,7 +11,6 @@ team members with the id permission only (:func:`mask_ids` for the others).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -21,6 +20,7 @@ from django.utils import timezone
 from studyapp.exceptions import StudyError
 from studyapp.models import Annotator, PlatformCall, ReviewDecision, Study
 from studyapp.models.study_settings import BY_NAME, CENT
+from studyapp.services.access import platform_ids
 from studyapp.services.data.payments import latest_exclusions, speed_norm
 from studyapp.services.platforms import registry
 from studyapp.services.platforms.base import Platform
@@ -206,20 +206,12 @@ def use_rules(row: Row) -> None:
 
 def raw_ids(study: Study) -> set[str]:
     """Every raw platform id of ``study``'s annotators (participant, submission, assignment ids)."""
-    ids: set[str] = set()
-    for external_id, external_ids in Annotator.objects.filter(study=study).values_list("external_id", "external_ids"):
-        ids.add(external_id)
-        ids.update(str(v) for v in (external_ids or {}).values())
-    return {i for i in ids if len(i) >= 4}
+    return platform_ids.study_ids(study)
 
 
 def mask_ids(study: Study, text: str, ids: set[str] | None = None) -> str:
-    """``text`` with every raw platform id of the study's annotators replaced by ``(hidden)``."""
-    ids = raw_ids(study) if ids is None else ids
-    if not ids or not text:
-        return text
-    pattern = re.compile("|".join(re.escape(i) for i in sorted(ids, key=len, reverse=True)))
-    return pattern.sub("(hidden)", text)
+    """``text`` with every raw platform id replaced by ``(hidden)`` (services.access.platform_ids.mask)."""
+    return platform_ids.mask(study, text, ids)
 
 
 def request_text(request: dict) -> str:
