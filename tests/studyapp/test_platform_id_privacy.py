@@ -22,7 +22,7 @@ from studyapp.models import Annotator, PlatformCall
 from studyapp.services.access import platform_ids, teams
 from studyapp.services.access.teams import set_team
 from studyapp.services.data import erasure
-from studyapp.services.platforms import review_apply
+from studyapp.services.review import sending
 from tests.studyapp.test_platform_review import PlatformReviewTestCase
 
 # Every lookup on the fields themselves; through a relation (which Django's admin refuses unless a filter offers it) a few.
@@ -59,7 +59,7 @@ class PrivacyTestCase(PlatformReviewTestCase):
     def setUp(self) -> None:
         super().setUp()
         with mock.patch("time.sleep"):
-            review_apply.apply(self.study, clients=self.clients())  # the audit log: paths and bonus lines with raw ids
+            sending.apply(self.study, clients=self.clients())  # the audit log: paths and bonus lines with raw ids
         User = get_user_model()
         every_permission = Permission.objects.filter(content_type__app_label="studyapp")
         self.member = User.objects.create_user("member", password="pw-membermember", is_staff=True)
