@@ -76,9 +76,13 @@ _FORMATS: dict[str, PreferenceFormat] = {}
 
 
 def register(fmt: PreferenceFormat) -> PreferenceFormat:
-    """Add ``fmt`` to the registry (a name may be registered once)."""
+    """Add ``fmt`` to the registry (a name, and each suffix, may be registered once: a file is recognised by its suffix)."""
     if fmt.name in _FORMATS:
         raise ValueError(f"preference format {fmt.name!r} is already registered")
+    owners = {suffix: other.name for other in _FORMATS.values() for suffix in other.suffixes}
+    taken = [f"{suffix} ({owners[suffix]})" for suffix in fmt.suffixes if suffix in owners]
+    if taken:
+        raise ValueError(f"preference format {fmt.name!r}: suffix {', '.join(taken)} is taken")
     _FORMATS[fmt.name] = fmt
     return fmt
 

@@ -318,7 +318,19 @@ SETTINGS: tuple[StudySetting, ...] = (
     StudySetting("bonus_reason", str, "", "the bonus's reason (MTurk shows it to the worker)", max_length=500, doc_default="none",
                  doc="why the bonus is paid (MTurk shows it to the worker; Prolific takes none)"),
 )  # fmt: skip
-BY_NAME: dict[str, StudySetting] = {s.name: s for s in SETTINGS}
+
+
+def by_name(settings: tuple[StudySetting, ...]) -> dict[str, StudySetting]:
+    """``{name: setting}``; ValueError when a name is declared twice (one declaration per setting)."""
+    named: dict[str, StudySetting] = {}
+    for setting in settings:
+        if setting.name in named:
+            raise ValueError(f"study setting {setting.name!r} declared twice")
+        named[setting.name] = setting
+    return named
+
+
+BY_NAME: dict[str, StudySetting] = by_name(SETTINGS)
 
 
 def setting_constraints() -> list[models.CheckConstraint]:

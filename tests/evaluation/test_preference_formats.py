@@ -4,6 +4,7 @@ else by its first bytes; bad files are ``file:line`` errors."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 
@@ -13,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from evaluation.exceptions import FormatError
-from evaluation.io.preference_formats import format_names, format_of, get_format, read_records
+from evaluation.io.preference_formats import format_names, format_of, get_format, read_records, register
 from evaluation.io.preferences import read_preferences
 
 ROWS = [
@@ -65,8 +66,27 @@ def test_every_format_reads_to_the_same_votes(tmp_path) -> None:
     assert read_preferences(written(tmp_path, "parquet"))["line"].tolist() == [1, 2, 3]
 
 
+def test_every_registered_format_writes_what_the_readers_read_back(tmp_path) -> None:
+    """Every format of the registry, not a fixed list: one registered later is held to the same round trip."""
+    csv_votes = read_preferences(written(tmp_path, "csv"))
+    for fmt in format_names():
+        path = written(tmp_path, fmt)
+        assert format_of(path).name == fmt
+        votes = read_preferences(path)
+        pd.testing.assert_frame_equal(votes.drop(columns="line"), csv_votes.drop(columns="line"), obj=fmt)
+
+
+def test_a_name_or_a_suffix_is_registered_once() -> None:
+    csv = get_format("csv")
+    with pytest.raises(ValueError, match="preference format 'csv' is already registered"):
+        register(csv)
+    with pytest.raises(ValueError, match=r"preference format 'pipes': suffix \.tsv \(csv\), \.pq \(parquet\) is taken"):
+        register(dataclasses.replace(csv, name="pipes", suffixes=(".psv", ".tsv", ".pq")))
+    assert "pipes" not in format_names()
+
+
 def test_cells_are_text_whatever_the_format(tmp_path) -> None:
-    for fmt in format_names()[:3]:
+    for fmt in format_names():
         records = read_records(written(tmp_path, fmt))
         assert records.columns == [name for name, _ in COLUMNS]
         rows = [cells for _, cells in records.rows]
@@ -74,7 +94,7 @@ def test_cells_are_text_whatever_the_format(tmp_path) -> None:
 
 
 def test_a_file_without_a_known_suffix_is_recognised_by_its_content(tmp_path) -> None:
-    for fmt in ("csv", "jsonl", "parquet"):
+    for fmt in format_names():
         path = written(tmp_path, fmt, name=f"{fmt}-export.dat")
         assert format_of(path).name == fmt
         assert len(read_preferences(path)) == len(ROWS)

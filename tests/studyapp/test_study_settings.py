@@ -79,6 +79,11 @@ class DeclarationTestCase(SimpleTestCase):
         documented = {row.split("`")[1] for row in rows if row.split("|")[1].strip().startswith("`")}
         self.assertLessEqual({s.name for s in SETTINGS}, documented)
 
+    def test_a_name_is_declared_once(self) -> None:
+        with self.assertRaisesMessage(ValueError, "study setting 'depth' declared twice"):
+            study_settings.by_name((*SETTINGS, StudySetting("depth", int, 5, "again")))
+        self.assertEqual(study_settings.by_name(SETTINGS), study_settings.BY_NAME)
+
     def test_the_former_disagreements_are_gone(self) -> None:
         by_name = study_settings.BY_NAME
         self.assertEqual((by_name["check_share"].low, by_name["check_share"].high), (0, 0.5))
