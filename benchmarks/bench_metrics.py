@@ -136,35 +136,122 @@ def best_of(jobs: dict[str, Callable[[], object]], repeat: int, clock: Callable[
     return best
 
 
-def peak_memory(side: str, args: argparse.Namespace) -> float:
-    """Peak resident memory (MB) of a fresh process that builds ``side``'s input and runs its job once."""
+def peak_memory(side: str, args: argparse.Namespace) -> tuple[float, float]:
+    """``(extra, peak)`` MiB of a fresh process that builds ``side``'s input and runs its job once:
+    extra = the job's peak resident memory above the memory held before it started."""
     import subprocess
 
     command = [sys.executable, __file__, "--peak-of", side, "--runs", str(args.runs), "--depth", str(args.depth), "--seed", str(args.seed)]
-    result = subprocess.run(command, capture_output=True, text=True, check=True)
-    return float(result.stdout.split()[-1])
+    result = subprocess.run(command + (["--scale"] if args.scale else []), capture_output=True, text=True, check=True)
+    extra, peak = result.stdout.split()[-2:]
+    return float(extra), float(peak)
 
 
 def run_once_and_report_peak(side: str, args: argparse.Namespace) -> None:
+    """The child of ``--memory``/``--scale``: input first, then the job; prints ``extra peak`` (MiB)."""
     qrels = load_qrels()
-    runs = make_runs(qrels, args.runs, args.depth, args.seed)
-    job = pyndeval_job(qrels, runs) if side == "ndeval" else ours(qrels, runs, NDEVAL_SET)
-    del runs
-    job()
-    print(own_peak_kb() / 1024)
+    if args.scale:
+        qrels = copies_of_topics(qrels, SCALE_COPIES)
+        job = scale_job(side, qrels, args)
+    else:
+        runs = make_runs(qrels, args.runs, args.depth, args.seed)
+        job = pyndeval_job(qrels, runs) if side == "ndeval" else ours(qrels, runs, NDEVAL_SET)
+        del runs
+    import gc
+
+    gc.collect()
+    before = own_memory_kb("VmRSS:")
+    reset_peak()
+    result = job()
+    print((own_memory_kb("VmHWM:") - before) / 1024, own_memory_kb("VmHWM:") / 1024)
+    del result
 
 
-def own_peak_kb() -> float:
-    """Peak resident memory of this process's own address space (kB): Linux's VmHWM. (``ru_maxrss``
-    also counts the parent's memory when the child was started by vfork and exec, as subprocess does:
-    a benchmark that already holds both sides' inputs would report its own size for either child.)"""
+SCALE_COPIES = 4  # --scale: TREC 2014's 50 topics four times over (200 topics)
+
+
+def copies_of_topics(qrels: list[tuple[str, str, str, int]], copies: int) -> list[tuple[str, str, str, int]]:
+    """The qrels with every topic repeated ``copies`` times under new ids (``251``, ``251-1``, ...)."""
+    return [(t if c == 0 else f"{t}-{c}", s, d, g) for c in range(copies) for t, s, d, g in qrels]
+
+
+def scale_runs(qrels: list[tuple[str, str, str, int]], n_runs: int, depth: int, seed: int):
+    """``n_runs`` runs made one at a time (seeded per run): each yields its rows ``(topic, docid, score)``."""
+    by_topic: dict[str, list[str]] = {}
+    for t, _, d, _ in qrels:
+        by_topic.setdefault(t, []).append(d)
+    pools = {t: sorted(set(docs)) for t, docs in sorted(by_topic.items())}
+
+    def rows(n: int) -> list[tuple[str, str, float]]:
+        rng = random.Random(seed * 1_000_003 + n)
+        out = []
+        for topic, docs in pools.items():
+            chosen = rng.sample(docs, min(depth, len(docs)))
+            out.extend((topic, doc, float(depth - rank)) for rank, doc in enumerate(chosen))
+        return out
+
+    return (rows(n) for n in range(n_runs))
+
+
+def scale_job(side: str, qrels, args: argparse.Namespace) -> Callable[[], object]:
+    """--scale: runs made and scored one after another (pyndeval: evaluate per run, results kept;
+    ours: one score_matrix call over a generator of runs)."""
+    if side == "ndeval":
+        import pyndeval
+
+        def go():
+            evaluator = pyndeval.RelevanceEvaluator([pyndeval.SubtopicQrel(t, s, d, g) for t, s, d, g in qrels])
+            return [
+                evaluator.evaluate([pyndeval.ScoredDoc(t, d, s) for t, d, s in rows])
+                for rows in scale_runs(qrels, args.runs, args.depth, args.seed)
+            ]
+
+        return go
+
+    def go():
+        collection = build_collection(judgments_from_arrays(*qrels_columns(qrels)))
+        measures = [parse_measure(m) for m in NDEVAL_SET]
+        runs = (
+            runs_from_arrays([f"r{n}"] * len(rows), [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], order="pyndeval")[0]
+            for n, rows in enumerate(scale_runs(qrels, args.runs, args.depth, args.seed))
+        )
+        return score_matrix(collection, runs, measures)
+
+    return go
+
+
+def reset_peak() -> None:
+    """Reset this process's peak resident memory (Linux: ``/proc/self/clear_refs``), so VmHWM is the job's."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:  # not Linux: the peak then includes the input
+        pass
+
+
+def own_memory_kb(field: str = "VmHWM:") -> float:
+    """This process's own resident memory (kB) from /proc/self/status: ``VmHWM:`` (peak) or ``VmRSS:``
+    (now). (``ru_maxrss`` also counts the parent's memory when the child was started by vfork and
+    exec, as subprocess does: a benchmark that already holds both sides' inputs would report its own
+    size for either child.)"""
     import resource
 
     try:
         with open("/proc/self/status") as status:
-            return next(float(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+            return next(float(line.split()[1]) for line in status if line.startswith(field))
     except (OSError, StopIteration):
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux, elsewhere an upper bound
+
+
+def memory_report(args: argparse.Namespace) -> None:
+    """One child per side; prints the extra and peak memory and their ratio."""
+    ours_extra, ours_peak = peak_memory("ours", args)
+    ndeval_extra, ndeval_peak = peak_memory("ndeval", args)
+    what = f"{args.runs} runs x {50 * (SCALE_COPIES if args.scale else 1)} topics, depth {args.depth}"
+    print(
+        f"memory ({what}, ndeval set): extra ours {ours_extra:.0f} MiB, pyndeval {ndeval_extra:.0f} MiB; peak ours {ours_peak:.0f}, pyndeval {ndeval_peak:.0f}"
+    )
+    print(f"extra_ours_mib={ours_extra:.0f} extra_pyndeval_mib={ndeval_extra:.0f} ratio_extra_memory={ours_extra / ndeval_extra:.3f}")
 
 
 def main() -> None:
@@ -182,11 +269,21 @@ def main() -> None:
         help="leave metrics with this tag out of 'all' (e.g. adhoc: the diversity metrics only)",
     )
     parser.add_argument("--no-extras", action="store_true", help="time only pyndeval, the ndeval set and all raw measures (deep runs)")
-    parser.add_argument("--memory", action="store_true", help="also print the peak memory of each side (one fresh process each)")
+    parser.add_argument("--memory", action="store_true", help="also print the extra and peak memory of each side (one fresh process each)")
+    parser.add_argument(
+        "--scale",
+        action="store_true",
+        help="memory only: 1,000 runs x 200 topics x depth 100 (20 M run lines) made and scored run by run (--runs/--depth change it)",
+    )
     parser.add_argument("--peak-of", choices=("ours", "ndeval"), help=argparse.SUPPRESS)  # the child of --memory
     args = parser.parse_args()
+    if args.scale:
+        args.runs = args.runs if args.runs != 100 else 1000
+        args.depth = args.depth if args.depth != 20 else 100
     if args.peak_of:
         return run_once_and_report_peak(args.peak_of, args)
+    if args.scale:
+        return memory_report(args)
     policy = retain_freed_memory() if args.allocator_policy else False
     qrels = load_qrels()
     runs = make_runs(qrels, args.runs, args.depth, args.seed)
@@ -208,8 +305,7 @@ def main() -> None:
         print(f"ours, all + condensed ({len(with_condensed)}): {times['cond']:8.4f} s  (ratio {times['cond'] / t_ndeval:.3f})")
         print(f"ours, all raw from row tuples:   {times['tuples']:8.4f} s  (ratio {times['tuples'] / t_ndeval:.3f})")
     if args.memory:
-        ours_mb, ndeval_mb = peak_memory("ours", args), peak_memory("ndeval", args)
-        print(f"peak memory, input + one job (ndeval set): ours {ours_mb:.0f} MB, pyndeval {ndeval_mb:.0f} MB")
+        memory_report(args)
     print(f"ratio_ndeval_set={t_set / t_ndeval:.3f} ratio_all={t_all / t_ndeval:.3f}")
 
 

@@ -437,20 +437,15 @@ def _flat_lists(table: TopicTable, runs: Sequence[Run]) -> tuple[IntArray, IntAr
     """Every ranked list of ``runs``: its topic (table index, -1 if the table lacks it), run and length,
     and the docids of all lists one after the other as ``table.docid_values`` positions (-1: unknown)."""
     spanned = ListBatch.spanned(runs)
-    if spanned is not None:  # runs built together, in order: their flat layout read whole
+    if spanned is not None:  # runs built together, in order: one slice of their flat layout
         batch, a, b = spanned
         topic_index = np.array([table.topic_index.get(t, -1) for t in batch.topics.tolist()] + [-1], dtype=np.int64)
-        codes = batch.codes[batch.bounds[a] : batch.bounds[b]]
-        known = batch.positions_in(table.docid_values)
-        return topic_index[batch.topic[a:b]], batch.run[a:b] - batch.run[a], np.diff(batch.bounds[a : b + 1]), known[codes]
+        docs = positions(table.docid_values, batch.docids[batch.bounds[a] : batch.bounds[b]])
+        return topic_index[batch.topic[a:b]], batch.run[a:b] - batch.run[a], np.diff(batch.bounds[a : b + 1]), docs
     flat = [RankedLists.of(run.lists) for run in runs]
     topics = np.array([t for lists in flat for t in lists.topics], dtype=object)
     list_topic = pd.Index(table.topic_ids, dtype=object).get_indexer(topics) if topics.size else np.zeros(0, dtype=np.int64)
     list_run = np.repeat(np.arange(len(runs)), [len(lists.topics) for lists in flat])
     list_length = np.concatenate([lists.lengths for lists in flat] + [np.zeros(0, dtype=np.int64)])
-    known: dict[int, IntArray] = {}
-    for lists in flat:
-        if id(lists.vocabulary) not in known:
-            known[id(lists.vocabulary)] = positions(table.docid_values, lists.vocabulary)
-    doc_code = np.concatenate([known[id(lists.vocabulary)][lists.codes] for lists in flat] + [np.zeros(0, dtype=np.int64)])
+    doc_code = np.concatenate([positions(table.docid_values, lists.docids) for lists in flat] + [np.zeros(0, dtype=np.int64)])
     return list_topic, list_run, list_length, doc_code

@@ -87,6 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--empty-topic", choices=("nan", "zero"), default="nan", help="topics without relevant documents: NaN and excluded (default) or 0"
     )
     score.add_argument("--topic-set", choices=("qrels", "run_and_qrels"), default="qrels", help="topics averaged over")
+    score.add_argument(
+        "--on-topic-mismatch",
+        choices=("warn", "error", "ignore"),
+        default="warn",
+        help="qrels topics missing from a run (scored 0) and run topics missing from the qrels (not scored)",
+    )
     score.add_argument("--per-topic", action="store_true", help="one row per (run, topic, measure) plus the mean rows (topic 'all')")
     score.add_argument(
         "--per-subtopic",
@@ -155,7 +161,12 @@ def metrics_table() -> pd.DataFrame:
 def _run_score(args: argparse.Namespace) -> int:
     col = _collection(args)
     runs = [read_run(path, order=args.order, on_duplicate_doc=args.on_duplicate_doc) for path in args.run]
-    options = {"empty_topic": args.empty_topic, "topic_set": args.topic_set, "progress": sys.stderr.isatty()}
+    options = {
+        "empty_topic": args.empty_topic,
+        "topic_set": args.topic_set,
+        "progress": sys.stderr.isatty(),
+        "on_topic_mismatch": args.on_topic_mismatch,
+    }
     frame = evaluate(col, runs, args.measures, per_topic=args.per_topic, per_subtopic=args.per_subtopic, **options)
     _emit(render_scores(frame, args.format), args.output)
     return 0

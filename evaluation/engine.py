@@ -9,7 +9,7 @@ scores 0 (``topic_set="run_and_qrels"`` restricts each run's rows and mean to it
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -18,10 +18,11 @@ import pandas as pd
 from evaluation.arrays import Ranking, build_ranking, table_for
 from evaluation.collection import SUBTOPIC_TOPIC, Collection
 from evaluation.exceptions import EvaluationError, EvaluationWarning
-from evaluation.io.inputs import as_collection, as_runs
+from evaluation.io.inputs import as_collection, as_runs, iter_runs
 from evaluation.io.runs import Run
 from evaluation.io.scores import MEAN_TOPIC
 from evaluation.metrics import Measure, default_measures, parse_measure
+from evaluation.topic_log import TopicLog
 
 EmptyTopic = Literal["nan", "zero"]
 TopicSet = Literal["qrels", "run_and_qrels"]
@@ -53,39 +54,66 @@ def score_matrix(
     measures: Sequence[Measure],
     *,
     progress: bool = False,
+    on_run: Callable[[Run], None] | None = None,
 ) -> np.ndarray:
     """Raw per-topic scores ``(M, R, T)`` before topic-set rules (NaN only where a metric says so).
 
-    ``collection`` and ``runs`` may be any kind :mod:`evaluation.io.inputs` converts (files,
-    DataFrames, pytrec_eval dicts, ir_measures tuples). Runs are laid out in batches whose per-rank
-    arrays stay under :data:`BATCH_CELLS` cells, so deep runs (depth 1000) and many runs fit in
-    memory; ideals are computed once per collection.
+    ``collection`` and ``runs`` may be any kind :mod:`evaluation.io.inputs` converts (files, a
+    directory of run files, DataFrames, pytrec_eval dicts, ir_measures tuples, ``{name: iterator}``,
+    generators). Runs are taken one after another and scored in batches whose per-rank arrays stay
+    under :data:`BATCH_CELLS` cells; a batch is dropped once scored, so lazy inputs are never held
+    whole and memory is bounded by the largest batch. Ideals are computed once per collection.
+    ``on_run`` sees every run as it is taken (before it is scored).
     """
-    collection, runs = as_collection(collection), as_runs(runs)
+    collection = as_collection(collection)
     table = table_for(collection)
-    depth = max([m.cutoff for m in measures if m.cutoff is not None] + [run.depth for run in runs] + [1])
-    per_run = table.n_topics * depth * table.n_intents
-    size = max(1, BATCH_CELLS // max(per_run, 1))
-    batches = [slice(start, min(start + size, len(runs))) for start in range(0, len(runs), size)]  # slices: out[n, batch] is a view
-    out = np.empty((len(measures), len(runs), table.n_topics))
-    bar = _progress_bar(len(measures) * len(batches)) if progress else None
+    measures = list(measures)
+    cutoff = max([m.cutoff for m in measures if m.cutoff is not None] + [1])
+    total = len(runs) if isinstance(runs, Sequence) and not isinstance(runs, (str, bytes)) else None
+    bar = _progress_bar(total) if progress else None
     families = _by_family(measures)
-    for batch in batches:
-        raw = build_ranking(table, [runs[r] for r in range(batch.start, batch.stop)], depth=depth)
-        views: dict[bool, Ranking] = {False: raw}
-        for family in families:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                for n in family:
-                    measure = measures[n]
-                    if measure.condensed and True not in views:
-                        views[True] = raw.condense()
-                    out[n, batch] = measure.spec.kernel(views[measure.condensed], measure.cutoff, **measure.params)
-                    if bar is not None:
-                        bar.update()
-            for view in views.values():
-                view.release()  # the family's own per-intent blocks: freed before the next family builds its own
+    parts = [np.empty((len(measures), 0, table.n_topics))]
+    for batch in _batches(iter_runs(runs), table.n_topics * max(table.n_intents, 1), cutoff, on_run):
+        parts.append(_score_batch(table, batch, measures, families, max([cutoff] + [run.depth for run in batch])))
+        if bar is not None:
+            bar.update(len(batch))
     if bar is not None:
         bar.close()
+    return np.concatenate(parts, axis=1) if len(parts) > 2 else parts[-1]
+
+
+def _batches(runs: Iterator[Run], cells_per_rank: int, cutoff: int, on_run: Callable[[Run], None] | None) -> Iterator[list[Run]]:
+    """Consecutive runs in batches whose layout (runs x topics x depth x intents) stays under
+    :data:`BATCH_CELLS` cells (at least one run per batch)."""
+    batch: list[Run] = []
+    depth = cutoff
+    for run in runs:
+        if on_run is not None:
+            on_run(run)
+        deeper = max(depth, run.depth)
+        if batch and (len(batch) + 1) * deeper * cells_per_rank > BATCH_CELLS:
+            yield batch
+            batch, deeper = [], max(cutoff, run.depth)
+        batch.append(run)
+        depth = deeper
+    if batch:
+        yield batch
+
+
+def _score_batch(table, batch: list[Run], measures: list[Measure], families: list[list[int]], depth: int) -> np.ndarray:
+    """``(M, len(batch), T)`` scores of one batch; its per-rank blocks are freed family by family."""
+    out = np.empty((len(measures), len(batch), table.n_topics))
+    raw = build_ranking(table, batch, depth=depth)
+    views: dict[bool, Ranking] = {False: raw}
+    for family in families:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for n in family:
+                measure = measures[n]
+                if measure.condensed and True not in views:
+                    views[True] = raw.condense()
+                out[n] = measure.spec.kernel(views[measure.condensed], measure.cutoff, **measure.params)
+        for view in views.values():
+            view.release()  # the family's own per-intent blocks: freed before the next family builds its own
     return out
 
 
@@ -95,7 +123,7 @@ def _progress_bar(total: int):
         from tqdm import tqdm
     except ImportError:
         return None
-    return tqdm(total=total, desc="scoring", unit="measure", delay=2.0, leave=False)
+    return tqdm(total=total, desc="scoring", unit="run", delay=2.0, leave=False)
 
 
 def _by_family(measures: Sequence[Measure]) -> list[list[int]]:
@@ -117,6 +145,7 @@ def evaluate(
     empty_topic: EmptyTopic = "nan",
     topic_set: TopicSet = "qrels",
     progress: bool = False,
+    on_topic_mismatch: Literal["warn", "error", "ignore"] = "warn",
 ) -> pd.DataFrame:
     """Score ``runs`` on ``collection`` with ``measures``.
 
@@ -129,27 +158,30 @@ def evaluate(
 
     ``collection`` and ``runs`` may also be files, pandas DataFrames with ir_datasets/ir_measures
     columns, pytrec_eval-style dicts or ir_measures ``Qrel``/``ScoredDoc`` tuples
-    (:mod:`evaluation.io.inputs`); anything else is a ``TypeError``.
+    (:mod:`evaluation.io.inputs`); anything else is a ``TypeError``. Lazy inputs (a generator of runs,
+    ``{name: iterator}``, a directory of run files) are read batch by batch, never held whole.
+
+    A qrels topic missing from a run (scored 0 under ``topic_set="qrels"``) and a run topic missing
+    from the qrels (not scored) are reported in one warning each (:class:`~evaluation.exceptions.EvaluationWarning`);
+    ``on_topic_mismatch="error"`` makes them an :class:`~evaluation.exceptions.EvaluationError`,
+    ``"ignore"`` silences them.
     """
-    collection, runs = as_collection(collection), as_runs(runs)
+    collection = as_collection(collection)
     if per_subtopic:
-        return _with_subtopic_rows(collection, runs, measures, per_topic, empty_topic, topic_set, progress)
+        return _with_subtopic_rows(collection, as_runs(runs), measures, per_topic, empty_topic, topic_set, progress, on_topic_mismatch)
     if empty_topic not in ("nan", "zero"):
         raise ValueError(f"empty_topic must be 'nan' or 'zero', got {empty_topic!r}")
     if topic_set not in ("qrels", "run_and_qrels"):
         raise ValueError(f"topic_set must be 'qrels' or 'run_and_qrels', got {topic_set!r}")
-    runs = list(runs)
-    if not runs:
-        raise EvaluationError("no run to evaluate")
-    names = [r.name for r in runs]
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        raise EvaluationError(f"run name(s) given twice: {', '.join(dup)}")
     measure_list = resolve_measures(measures)
     table = table_for(collection)
     if table.n_topics == 0:
         raise EvaluationError("the qrels contain no topic")
-    values = score_matrix(collection, runs, measure_list, progress=progress)
+    log = TopicLog(table.topic_ids, on_topic_mismatch, missing_scored=topic_set == "qrels")
+    values = score_matrix(collection, runs, measure_list, progress=progress, on_run=log.add)
+    if not log.names:
+        raise EvaluationError("no run to evaluate")
+    log.report()
 
     empty = table.n_rel_intents == 0
     if empty.any():
@@ -157,12 +189,8 @@ def evaluate(
         action = "scored 0" if empty_topic == "zero" else "scored NaN and excluded from means"
         warnings.warn(f"topic(s) without any relevant document: {listed}; {action}", EvaluationWarning, stacklevel=2)
         values[:, :, empty] = 0.0 if empty_topic == "zero" else np.nan
-    included = np.ones((len(runs), table.n_topics), dtype=bool)
-    if topic_set == "run_and_qrels":
-        for r, run in enumerate(runs):
-            included[r] = [t in run.lists for t in table.topic_ids]
-
-    return _tidy(values, runs, measure_list, table.topic_ids, included, per_topic, table)
+    included = log.included() if topic_set == "run_and_qrels" else np.ones((len(log.names), table.n_topics), dtype=bool)
+    return _tidy(values, log.names, measure_list, table.topic_ids, included, per_topic, table)
 
 
 def _with_subtopic_rows(
@@ -173,13 +201,14 @@ def _with_subtopic_rows(
     empty_topic: EmptyTopic,
     topic_set: TopicSet,
     progress: bool,
+    on_topic_mismatch: Literal["warn", "error", "ignore"],
 ) -> pd.DataFrame:
     """:func:`evaluate` with ``per_subtopic``: the topic frame plus every subtopic scored alone."""
     runs, measures = list(runs), list(measures)
     options = {"empty_topic": empty_topic, "topic_set": topic_set, "progress": progress}
-    frame = evaluate(collection, runs, measures, per_topic=per_topic, **options)
+    frame = evaluate(collection, runs, measures, per_topic=per_topic, on_topic_mismatch=on_topic_mismatch, **options)
     subtopic_runs = [run.per_subtopic(collection.subtopic_ids(), SUBTOPIC_TOPIC) for run in runs]
-    subtopics = evaluate(collection.per_subtopic(), subtopic_runs, measures, per_topic=True, **options)
+    subtopics = evaluate(collection.per_subtopic(), subtopic_runs, measures, per_topic=True, on_topic_mismatch="ignore", **options)
     means = frame["topic"] == MEAN_TOPIC
     combined = pd.concat([frame[~means], subtopics[subtopics["topic"] != MEAN_TOPIC], frame[means]], ignore_index=True)
     position = {run.name: n for n, run in enumerate(runs)}
@@ -188,7 +217,7 @@ def _with_subtopic_rows(
 
 
 def _tidy(
-    values: np.ndarray, runs: Sequence[Run], measures: Sequence[Measure], topics: list[str], included: np.ndarray, per_topic: bool, table
+    values: np.ndarray, names: Sequence[str], measures: Sequence[Measure], topics: list[str], included: np.ndarray, per_topic: bool, table
 ) -> pd.DataFrame:
     """Lay ``values (M, R, T)`` out as tidy rows: run by run, measure by measure, topics then the mean.
 
@@ -215,7 +244,7 @@ def _tidy(
         slot.append(t)
     run_idx, measure_idx, topic_idx, value = (np.concatenate(p) for p in (parts_run, parts_measure, parts_topic, parts_value))
     order = np.lexsort((np.concatenate(slot), measure_idx, run_idx))
-    run_names = np.array([run.name for run in runs], dtype=object)
+    run_names = np.array(list(names), dtype=object)
     labels = np.array([measure.label for measure in measures], dtype=object)
     topic_names = np.array([*topics, MEAN_TOPIC], dtype=object)  # index -1 is the mean row
     return pd.DataFrame(

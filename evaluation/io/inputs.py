@@ -20,7 +20,8 @@ naming the accepted kinds; a frame without the needed columns is a ``ValueError`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation.collection import Collection, build_collection, judgments_from_arrays
+from evaluation.exceptions import EvaluationError
 from evaluation.io.runs import Run, read_run, runs_from_arrays
 from evaluation.loading import load_collection
 
@@ -40,8 +42,9 @@ QRELS_KINDS = (
     "a dict {query_id: {doc_id: relevance}} or {query_id: {subtopic: {doc_id: relevance}}}, or Qrel tuples"
 )
 RUN_KINDS = (
-    "a Run, a run file path, a DataFrame with columns query_id doc_id score [run], a dict {query_id: {doc_id: score}}, "
-    "ScoredDoc tuples, or a list or dict {name: run} of these"
+    "a Run, a run file path, a directory of run files, a DataFrame with columns query_id doc_id score [run], "
+    "a dict {query_id: {doc_id: score}}, ScoredDoc or (query_id, doc_id, score) tuples, "
+    "or a list, generator or dict {name: run} of these"
 )
 
 
@@ -66,14 +69,37 @@ def as_collection(qrels: Any) -> Collection:
 def as_runs(runs: Any) -> list[Run]:
     """``runs`` of any accepted kind, one run or several (a list, or a dict ``{name: run}``), as a list
     of :class:`Run`. Runs without a name of their own take the dict's key, else ``run``, ``run1``, ..."""
-    if isinstance(runs, Mapping) and runs and not _is_score_dict(runs):
-        return [built for name, run in runs.items() for built in _runs_of(run, str(name))]
-    if _is_iterable(runs) and not isinstance(runs, (Mapping, pd.DataFrame)):
-        items = list(runs)
-        if not _scored_docs(items):
-            return [built for n, run in enumerate(items) for built in _runs_of(run, f"{DEFAULT_RUN}{n + 1}")]
-        runs = items
-    return _runs_of(runs, DEFAULT_RUN)
+    return list(iter_runs(runs))
+
+
+def iter_runs(runs: Any) -> Iterator[Run]:
+    """:func:`as_runs` one run at a time: a generator of runs, a dict ``{name: iterator}`` and a
+    directory of run files are read run by run as the caller asks for them, never held whole."""
+    if isinstance(runs, Run):
+        yield runs
+    elif isinstance(runs, (str, Path)) and Path(runs).is_dir():
+        files = sorted(p for p in Path(runs).iterdir() if p.is_file() and not p.name.startswith("."))
+        if not files:
+            raise EvaluationError(f"{runs}: a directory without run files")
+        yield from (read_run(path) for path in files)
+    elif isinstance(runs, Mapping) and runs and not _is_score_dict(runs):
+        for name, run in runs.items():
+            yield from _runs_of(run, str(name))
+    elif _is_iterable(runs) and not isinstance(runs, (Mapping, pd.DataFrame)):
+        items = iter(runs)
+        first = next(items, _END)
+        if first is _END:
+            return
+        if _has(first, RUN_COLUMNS):  # ScoredDoc tuples: one run
+            yield from _runs_of(chain([first], items), DEFAULT_RUN)
+            return
+        for n, run in enumerate(chain([first], items)):
+            yield from _runs_of(run, f"{DEFAULT_RUN}{n + 1}")
+    else:
+        yield from _runs_of(runs, DEFAULT_RUN)
+
+
+_END = object()
 
 
 def _runs_of(run: Any, name: str) -> list[Run]:
@@ -86,8 +112,12 @@ def _runs_of(run: Any, name: str) -> list[Run]:
         return _runs_of_frame(run, name)
     if isinstance(run, Mapping) and run and _is_score_dict(run):
         return _runs_of_frame(_run_frame_of_dict(run), name)
-    if isinstance(run, list) and _scored_docs(run):
-        return _runs_of_frame(pd.DataFrame({c: [getattr(r, c) for r in run] for c in RUN_COLUMNS}), name)
+    if _is_iterable(run) and not isinstance(run, Mapping):
+        rows = list(run)
+        if _scored_docs(rows):
+            return _runs_of_frame(pd.DataFrame({c: [getattr(r, c) for r in rows] for c in RUN_COLUMNS}), name)
+        if rows and all(isinstance(r, tuple) and len(r) == 3 for r in rows):  # (query_id, doc_id, score)
+            return _runs_of_frame(pd.DataFrame(rows, columns=list(RUN_COLUMNS)), name)
     raise TypeError(f"runs must be {RUN_KINDS}; got {_describe(run)}")
 
 
@@ -157,7 +187,8 @@ def _text(column: pd.Series | Sequence) -> np.ndarray:
 
 
 def _has(value: Any, attributes: Sequence[str]) -> bool:
-    return all(hasattr(value, a) for a in attributes)
+    """Whether ``value`` is a record with these fields (a DataFrame's columns are attributes too: not one)."""
+    return not isinstance(value, pd.DataFrame) and all(hasattr(value, a) for a in attributes)
 
 
 def _is_iterable(value: Any) -> bool:

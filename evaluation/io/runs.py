@@ -23,7 +23,6 @@ from typing import Literal
 
 import numpy as np
 
-from evaluation._factorize import as_objects, block_heads, factorize, has_missing, positions, repeated_in_groups
 from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError
 from evaluation.io._lines import expect_columns, numbered_fields, parse_float, parse_int
@@ -66,16 +65,14 @@ class Run:
 class RankedLists(Mapping[str, tuple[str, ...]]):
     """A run's ranked lists stored flat: reads like ``{topic: (docid, ...)}``.
 
-    The list of ``topics[n]`` is ``vocabulary[codes[offsets[n]:offsets[n + 1]]]``, best first.
-    Runs built together by :func:`runs_from_arrays` share one vocabulary (the docids of all their
-    lists, list after list), so laying them out over a collection is one look-up for all of them.
-    Lists hold no repeated docid.
+    The list of ``topics[n]`` is ``docids[offsets[n]:offsets[n + 1]]``, best first. Runs built
+    together by :func:`runs_from_arrays` hold views of one flat array (their :class:`ListBatch`), so
+    laying consecutive runs out over a collection reads one slice of it. Lists hold no repeated docid.
     """
 
     topics: tuple[str, ...]
     offsets: IntArray
-    codes: IntArray
-    vocabulary: np.ndarray
+    docids: np.ndarray
     batch: ListBatch | None = field(
         default=None, repr=False
     )  # the flat lists of all runs built together, this run's from list ``first`` on
@@ -90,7 +87,7 @@ class RankedLists(Mapping[str, tuple[str, ...]]):
         offsets = np.zeros(len(values) + 1, dtype=np.int64)
         np.cumsum([len(v) for v in values], out=offsets[1:])
         docids = np.array(list(chain.from_iterable(values)), dtype=object)
-        return cls(tuple(lists), offsets, np.arange(docids.size), docids)
+        return cls(tuple(lists), offsets, docids)
 
     @cached_property
     def lengths(self) -> IntArray:
@@ -102,7 +99,7 @@ class RankedLists(Mapping[str, tuple[str, ...]]):
 
     def __getitem__(self, topic: str) -> tuple[str, ...]:
         n = self._position[topic]
-        return tuple(self.vocabulary[self.codes[self.offsets[n] : self.offsets[n + 1]]].tolist())
+        return tuple(self.docids[self.offsets[n] : self.offsets[n + 1]].tolist())
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.topics)
@@ -114,27 +111,14 @@ class RankedLists(Mapping[str, tuple[str, ...]]):
 @dataclass(frozen=True, eq=False)
 class ListBatch:
     """The ranked lists of several runs built together by :func:`runs_from_arrays`, flat: list ``n`` is
-    run ``run[n]``'s list for ``topics[topic[n]]``, ``vocabulary[codes[bounds[n]:bounds[n + 1]]]``
-    (runs in order, each run's lists contiguous). Laying runs out over a collection reads it whole."""
+    run ``run[n]``'s list for ``topics[topic[n]]``, ``docids[bounds[n]:bounds[n + 1]]`` (runs in order,
+    each run's lists contiguous). Laying consecutive runs out over a collection reads one slice."""
 
     topics: np.ndarray
     run: IntArray
     topic: IntArray
     bounds: IntArray
-    codes: IntArray
-    vocabulary: np.ndarray
-    _found: list = field(default_factory=list, repr=False)  # [(docids, positions)]: the last lookup, see positions_in
-
-    def positions_in(self, docids: np.ndarray) -> IntArray:
-        """Position of every vocabulary entry in ``docids`` (a collection's distinct docids; -1: absent).
-
-        Looked up once per ``docids`` array: ``score_matrix`` lays a batch out in slices of a few runs,
-        and each slice would otherwise look the whole vocabulary up again (at depth 1000, millions of
-        docids per slice). The array is kept with the result, so an identity check cannot be fooled.
-        """
-        if not self._found or self._found[0][0] is not docids:
-            self._found[:] = [(docids, positions(docids, self.vocabulary))]
-        return self._found[0][1]
+    docids: np.ndarray
 
     @staticmethod
     def spanned(runs: Sequence[Run]) -> tuple[ListBatch, int, int] | None:
@@ -247,147 +231,4 @@ def _check_options(order: str, on_duplicate_doc: str) -> None:
         raise ValueError(f"on_duplicate_doc must be 'keep_first' or 'error', got {on_duplicate_doc!r}")
 
 
-def runs_from_arrays(
-    runs: Sequence[str] | np.ndarray,
-    topics: Sequence[str] | np.ndarray,
-    docids: Sequence[str] | np.ndarray,
-    scores: Sequence[float] | np.ndarray | None = None,
-    *,
-    ranks: Sequence[int] | np.ndarray | None = None,
-    order: RunOrder = "score",
-    on_duplicate_doc: Literal["keep_first", "error"] = "keep_first",
-) -> list[Run]:
-    """Runs from parallel arrays, one entry per run line ``run topic docid [rank] score``.
-
-    The in-memory counterpart of :func:`read_run` for any number of runs at once, with the same
-    ordering options (docs/metrics.md#runs: ``score`` = score desc then docid desc, ``pyndeval`` = score desc
-    then docid asc, ``rank``, ``file``) and the same duplicate rule (keep the highest-ranked
-    occurrence with a warning, or raise). Runs, and topics within a run, come in order of first
-    appearance.
-    """
-    _check_options(order, on_duplicate_doc)
-    if not len(runs) == len(topics) == len(docids):
-        raise EvaluationError("runs, topics and docids must have the same length")
-    # blocks of neighbours with the same (run, topic): usually one block per list, in list order
-    blocks, (names, topic_values) = block_heads(runs, topics)
-    docs = as_objects(docids)
-    heads = np.zeros(names.size, dtype=bool)
-    heads[blocks] = True
-    run_code, run_names = factorize(names[blocks])
-    topic_code, topic_names = factorize(topic_values[blocks])
-    if (run_code < 0).any() or (topic_code < 0).any() or has_missing(docs):
-        raise EvaluationError("every run line needs a run name, a topic and a docid")
-    block_group = run_code * max(len(topic_names), 1) + topic_code
-    sizes = np.diff(np.append(blocks, names.size))
-    key = _within_list_key(order, scores, ranks, names.size)
-    # docids get no codes: at depth 1000 most are distinct unjudged filler, and a vocabulary of them
-    # cost more than everything else; the lists keep the docids, a collection looks them up
-    if (block_group[1:] > block_group[:-1]).all() and (key is None or ((key[1:] > key[:-1]) | heads[1:]).all()):
-        owned = docs if isinstance(docids, (list, tuple)) else docs.copy()  # not a view of the caller's array
-        lists = _Lists(block_group, sizes, owned)  # already in list order, no tie: the usual input
-    else:
-        group = np.repeat(block_group, sizes)
-        position = _list_order(group, docs, order, key, run_names, topic_names)
-        lists = _Lists.of_entries(group[position], docs[position])
-    lists = _drop_repeated(lists, on_duplicate_doc, run_names, topic_names)
-    return _split_runs(lists, run_names, topic_names)
-
-
-def _within_list_key(order: str, scores, ranks, n: int) -> np.ndarray | None:
-    """What orders entries within a list, ascending: ``-score`` (ties broken later), the rank, or
-    nothing (``file`` order)."""
-    if order == "file":
-        return None
-    if order == "rank":
-        if ranks is None:
-            raise ValueError("order='rank' needs ranks")
-        rank = np.asarray(ranks, dtype=np.int64)
-        if rank.shape != (n,):
-            raise EvaluationError("ranks must be integers, one per entry")
-        return rank
-    if scores is None:
-        raise ValueError(f"order={order!r} needs scores")
-    score = np.fromiter(scores, dtype=np.float64, count=len(scores)) if isinstance(scores, list) else np.asarray(scores, dtype=np.float64)
-    if score.shape != (n,) or not np.isfinite(score).all():
-        raise EvaluationError("scores must be finite numbers, one per entry")
-    return -score
-
-
-@dataclass(frozen=True)
-class _Lists:
-    """Entries laid out list by list: list ``n`` (code ``group[n]`` = run * topics + topic) holds
-    ``docids[bounds[n]:bounds[n + 1]]``, best first; lists in ascending ``group`` order."""
-
-    group: IntArray
-    sizes: IntArray
-    docids: np.ndarray
-
-    @classmethod
-    def of_entries(cls, group: IntArray, docids: np.ndarray) -> _Lists:
-        """From entries sorted by group (then rank)."""
-        starts = np.flatnonzero(np.diff(group, prepend=-1))
-        return cls(group[starts], np.diff(np.append(starts, group.size)), docids)
-
-    @property
-    def bounds(self) -> IntArray:
-        out = np.zeros(self.sizes.size + 1, dtype=np.int64)
-        np.cumsum(self.sizes, out=out[1:])
-        return out
-
-
-def _list_order(group, docs, order, key, run_names, topic_names) -> IntArray:
-    """Permutation of the entries into list order: by (run, topic) group, then docs/metrics.md#runs key."""
-    if key is None:
-        return np.argsort(group, kind="stable")
-    position = np.lexsort((key, group))
-    tied = (np.diff(group[position]) == 0) & (np.diff(key[position]) == 0)
-    if not tied.any():
-        return position
-    if order == "rank":
-        n = position[int(np.argmax(tied))]
-        run, topic = divmod(int(group[n]), max(len(topic_names), 1))
-        raise EvaluationError(f"run {run_names[run]} topic {topic_names[topic]}: rank {key[n]} repeated")
-    # equal scores in a list: docid breaks the tie (descending for "score", ascending for "pyndeval")
-    members = np.unique(np.concatenate([position[:-1][tied], position[1:][tied]]))
-    names = docs[members].tolist()
-    rank_of = {d: n for n, d in enumerate(sorted(set(names)))}
-    tie_key = np.zeros(group.size, dtype=np.int64)
-    tie_key[members] = [rank_of[d] for d in names]
-    return np.lexsort((-tie_key if order == "score" else tie_key, key, group))
-
-
-def _drop_repeated(lists: _Lists, on_duplicate_doc, run_names, topic_names) -> _Lists:
-    """Keep each docid's first (highest-ranked) entry in its list; warn about the rest, or raise."""
-    entry_list = np.repeat(np.arange(lists.sizes.size), lists.sizes)
-    repeated = repeated_in_groups(entry_list, lists.docids)
-    if not repeated.any():
-        return lists
-    n_topics = max(len(topic_names), 1)
-    for n in np.unique(entry_list[repeated]).tolist():
-        run, topic = divmod(int(lists.group[n]), n_topics)
-        dropped = lists.docids[repeated & (entry_list == n)].tolist()
-        message = _duplicate_message(run_names[run], topic_names[topic], dropped)
-        if on_duplicate_doc == "error":
-            raise EvaluationError(message)
-        warnings.warn(f"{message}; kept the highest-ranked occurrence", EvaluationWarning, stacklevel=3)
-    sizes = lists.sizes - np.bincount(entry_list[repeated], minlength=lists.sizes.size)
-    return _Lists(lists.group, sizes, lists.docids[~repeated])
-
-
-def _split_runs(lists: _Lists, run_names, topic_names) -> list[Run]:
-    """One :class:`Run` per run code; all share the lists' docids as their vocabulary."""
-    n_topics = max(len(topic_names), 1)
-    bounds = lists.bounds
-    vocabulary = lists.docids
-    codes = np.arange(vocabulary.size)
-    topic_of_list = topic_names[lists.group % n_topics].tolist()
-    run_of_list, topic_code = np.divmod(lists.group, n_topics)
-    first_list = np.searchsorted(run_of_list, np.arange(len(run_names) + 1)).tolist()
-    batch = ListBatch(topic_names, run_of_list, topic_code, bounds, codes, vocabulary)
-    out = []
-    for r, name in enumerate(run_names.tolist()):
-        a, b = first_list[r], first_list[r + 1]
-        offsets = bounds[a : b + 1] - bounds[a]
-        ranked = RankedLists(tuple(topic_of_list[a:b]), offsets, codes[bounds[a] : bounds[b]], vocabulary, batch, a)
-        out.append(Run(str(name), ranked))
-    return out
+from evaluation.io.run_layout import runs_from_arrays  # noqa: E402  (it builds the Run and RankedLists above)

@@ -144,7 +144,25 @@ def test_topic_set_run_and_qrels(files, capsys) -> None:
 
 def test_a_clean_run_writes_nothing_on_stderr(files, capsys) -> None:
     """No warning to give and not a TTY: no progress bar either."""
-    status, out, err = run_cli(capsys, ["score", "--qrels", str(TOY_QRELS), "--run", str(files["run"]), "--measures", "all"])
+    clean = files["dir"] / "clean.run"
+    clean.write_text("".join(line + "\n" for line in files["run"].read_text().splitlines() if line.startswith("T1 ")))
+    status, out, err = run_cli(capsys, ["score", "--qrels", str(TOY_QRELS), "--run", str(clean), "--measures", "all"])
+    assert status == 0 and err == ""
+
+
+def test_topics_a_run_and_the_qrels_do_not_share_are_warned_about_or_refused(files, capsys) -> None:
+    """The toy qrels have T1 only; the run has T1-T3, the other run T1 and T9 (issue: never silent)."""
+    argv = ["score", "--qrels", str(TOY_QRELS), "--run", str(files["run"]), "--run", str(files["other"]), "--measures", "alpha-nDCG@5"]
+    status, _, err = run_cli(capsys, argv)
+    assert status == 0
+    assert err.splitlines() == [
+        "warning: run topic(s) missing from the qrels, not scored: run toy (2: T2, T3), run other (1: T9)",
+    ]
+    status, _, err = run_cli(capsys, ["score", "--qrels", str(files["qrels"]), "--run", str(files["other"]), "--measures", "alpha-nDCG@5"])
+    assert err.splitlines()[0] == "warning: qrels topic(s) missing from run other (2: T2, T3): scored 0 (topic_set='run_and_qrels' leaves them out)"
+    status, _, err = run_cli(capsys, [*argv, "--on-topic-mismatch", "error"])
+    assert status == 2 and err.startswith("error: run topic(s) missing from the qrels") and "on_topic_mismatch='error'" in err
+    status, _, err = run_cli(capsys, [*argv, "--on-topic-mismatch", "ignore"])
     assert status == 0 and err == ""
 
 

@@ -71,26 +71,18 @@ def test_scratch_buffer_is_one_per_ranking_and_never_lent_twice() -> None:
         assert second is first
 
 
-def test_a_batch_looks_its_vocabulary_up_once_per_collection(monkeypatch) -> None:
-    """score_matrix lays runs built together out in slices; the vocabulary is matched with the collection's
-    docids once, not once per slice, and a different docids array (another collection) is looked up anew."""
-    from evaluation import runs_from_arrays
-    from evaluation.io import runs as runs_module
+def test_each_slice_looks_up_only_its_own_docids(monkeypatch) -> None:
+    """score_matrix lays runs built together out in slices; each slice looks up its own lines' docids
+    (every line once over all slices, nothing kept between slices: memory bounded by a slice)."""
+    from evaluation import arrays, runs_from_arrays
 
     calls = []
-    real = runs_module.positions
-    monkeypatch.setattr(runs_module, "positions", lambda docids, values: calls.append(len(values)) or real(docids, values))
+    real = arrays.positions
+    monkeypatch.setattr(arrays, "positions", lambda docids, values: calls.append(list(values)) or real(docids, values))
     built = runs_from_arrays(
         ["a", "a", "b", "b", "c"], ["1", "1", "1", "2", "1"], ["d1", "d2", "d2", "d3", "d9"], [3.0, 2.0, 1.0, 1.0, 1.0]
     )
-    batch = built[0].lists.batch
-    docids = np.array(["d2", "d3", "d1"], dtype=object)
-    first = batch.positions_in(docids)
-    assert first.tolist() == [2, 0, 0, 1, -1]  # vocabulary: the lists' docids d1 d2 | d2 | d3 | d9
-    assert batch.positions_in(docids) is first and calls == [5]
-    assert batch.positions_in(docids.copy()).tolist() == first.tolist() and calls == [5, 5]
     monkeypatch.setattr(engine, "BATCH_CELLS", 1)  # one run per slice
     collection = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv")
-    calls.clear()
     score_matrix(collection, built, default_measures()[:2])
-    assert len(calls) == 1
+    assert calls == [["d1", "d2"], ["d2", "d3"], ["d9"]]

@@ -1,0 +1,243 @@
+"""Runs from parallel arrays, one entry per run line: :func:`runs_from_arrays`.
+
+The lines are laid out chunk by chunk (about :data:`CHUNK_LINES` lines, cut where a ranked list
+ends), so the temporaries of ordering and de-duplicating cost a chunk's worth of memory whatever the
+input's size; only the runs' docids (one reference per line) are kept. Lines of one list that are
+not next to each other in the input (rare) are laid out in one piece.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from evaluation._factorize import as_objects, block_heads, factorize, has_missing, repeated_in_groups, repeated_keys
+from evaluation._types import IntArray
+from evaluation.exceptions import EvaluationError, EvaluationWarning
+from evaluation.io.runs import ListBatch, RankedLists, Run, RunOrder, _check_options, _duplicate_message
+
+CHUNK_LINES = 1 << 19
+TOPIC_BITS = 32  # a list's group code: run code << TOPIC_BITS | topic code
+TOPIC_MASK = (1 << TOPIC_BITS) - 1
+
+
+def runs_from_arrays(
+    runs: Sequence[str] | np.ndarray,
+    topics: Sequence[str] | np.ndarray,
+    docids: Sequence[str] | np.ndarray,
+    scores: Sequence[float] | np.ndarray | None = None,
+    *,
+    ranks: Sequence[int] | np.ndarray | None = None,
+    order: RunOrder = "score",
+    on_duplicate_doc: Literal["keep_first", "error"] = "keep_first",
+    chunk_lines: int = CHUNK_LINES,
+) -> list[Run]:
+    """Runs from parallel arrays, one entry per run line ``run topic docid [rank] score``.
+
+    The in-memory counterpart of :func:`~evaluation.io.runs.read_run` for any number of runs at once,
+    with the same ordering options (docs/metrics.md#runs: ``score`` = score desc then docid desc,
+    ``pyndeval`` = score desc then docid asc, ``rank``, ``file``) and the same duplicate rule (keep
+    the highest-ranked occurrence with a warning, or raise). Runs, and topics within a run, come in
+    order of first appearance. Errors name the run, the topic and the line (0-based entry).
+    """
+    _check_options(order, on_duplicate_doc)
+    columns = [_sequence(c) for c in (runs, topics, docids)]
+    if not len(columns[0]) == len(columns[1]) == len(columns[2]):
+        raise EvaluationError("runs, topics and docids must have the same length")
+    extra = [None if c is None else _sequence(c) for c in (scores, ranks)]
+    if len(columns[0]) <= chunk_lines:
+        return _Layout(order, on_duplicate_doc).build(*columns, *extra, chunk_lines)
+    try:
+        return _Layout(order, on_duplicate_doc).build(*columns, *extra, chunk_lines)
+    except _SplitList:  # a list's lines are not together: one piece
+        return _Layout(order, on_duplicate_doc).build(*columns, *extra, len(columns[0]))
+
+
+def _sequence(values):
+    """A list, tuple or array as it is (sliced, not copied); anything else (a pandas Series) as an array."""
+    return values if isinstance(values, (list, tuple, np.ndarray)) else np.asarray(values)
+
+
+class _SplitList(Exception):
+    """One list's lines fell into two chunks."""
+
+
+@dataclass(frozen=True)
+class _Lists:
+    """Entries laid out list by list: list ``n`` (code ``group[n]``) holds ``docids[bounds[n]:bounds[n + 1]]``."""
+
+    group: IntArray
+    sizes: IntArray
+    docids: np.ndarray
+
+    @classmethod
+    def of_entries(cls, group: IntArray, docids: np.ndarray) -> _Lists:
+        """From entries sorted by group (then rank)."""
+        starts = np.flatnonzero(np.diff(group, prepend=-1))
+        return cls(group[starts], np.diff(np.append(starts, group.size)), docids)
+
+
+class _Layout:
+    """One :func:`runs_from_arrays` call: run and topic names get codes by first appearance across chunks."""
+
+    def __init__(self, order: str, on_duplicate_doc: str) -> None:
+        self.order, self.on_duplicate_doc = order, on_duplicate_doc
+        self.run_index: dict[object, int] = {}
+        self.topic_index: dict[object, int] = {}
+        self.messages: list[str] = []
+
+    def name(self, group: int) -> tuple[str, str]:
+        """The run and topic names of a list's group code."""
+        runs, topics = list(self.run_index), list(self.topic_index)
+        return str(runs[group >> TOPIC_BITS]), str(topics[group & TOPIC_MASK])
+
+    def build(self, runs, topics, docids, scores, ranks, chunk_lines: int) -> list[Run]:
+        n = len(runs)
+        out = np.empty(n, dtype=object)
+        groups, sizes, cursor, a = [], [], 0, 0
+        while a < n:
+            b, heads, names, topic_values = self._chunk(runs, topics, a, n, chunk_lines)
+            lists = self._lay_out(a, b, heads, names, topic_values, docids, scores, ranks)
+            out[cursor : cursor + lists.docids.size] = lists.docids
+            cursor += lists.docids.size
+            groups.append(lists.group)
+            sizes.append(lists.sizes)
+            a = b
+        group, size = np.concatenate(groups or [np.zeros(0, np.int64)]), np.concatenate(sizes or [np.zeros(0, np.int64)])
+        if len(groups) > 1 and repeated_keys(group).any():
+            raise _SplitList
+        docs = out[:cursor]
+        if not (group[1:] > group[:-1]).all():  # chunks' lists interleave (runs not one after another): by group
+            group, size, docs = _by_group(group, size, docs)
+        for message in self.messages:
+            warnings.warn(f"{message}; kept the highest-ranked occurrence", EvaluationWarning, stacklevel=3)
+        return self._split(group, size, docs)
+
+    def _chunk(self, runs, topics, a: int, n: int, chunk_lines: int):
+        """The next chunk ``[a, b)``, ending where a list ends (the whole rest when it is short): its block
+        heads (relative to ``a``) and its run and topic names as object arrays."""
+        size = max(chunk_lines, 1)
+        while True:
+            b = min(n, a + size)
+            heads, (names, topic_values) = block_heads(runs[a:b], topics[a:b])
+            if b == n or heads.size > 1:
+                break
+            size *= 2  # one block longer than a chunk
+        if b < n:  # the last block may go on in the next chunk
+            cut = int(heads[-1])
+            return a + cut, heads[:-1], names[:cut], topic_values[:cut]
+        return b, heads, names, topic_values
+
+    def _codes(self, values: np.ndarray, index: dict[object, int]) -> IntArray:
+        codes, distinct = factorize(values)
+        if (codes < 0).any():
+            raise EvaluationError(f"every run line needs a run name, a topic and a docid (line {int(np.argmax(codes < 0))} of its chunk)")
+        known = np.array([index.setdefault(v, len(index)) for v in distinct.tolist()], dtype=np.int64)
+        return known[codes]
+
+    def _lay_out(self, a, b, heads, names, topic_values, docids, scores, ranks) -> _Lists:
+        docs = docids[a:b]
+        docs = as_objects(docs) if isinstance(docs, (list, tuple)) else np.array(docs, dtype=object)  # owned, not a view
+        block_group = (self._codes(names[heads], self.run_index) << TOPIC_BITS) | self._codes(topic_values[heads], self.topic_index)
+        if has_missing(docs):
+            line = a + int(np.flatnonzero([d is None or d != d for d in docs.tolist()])[0])
+            raise EvaluationError(f"every run line needs a run name, a topic and a docid (line {line})")
+        sizes = np.diff(np.append(heads, b - a))
+        key = _within_list_key(self.order, None if scores is None else scores[a:b], None if ranks is None else ranks[a:b], b - a)
+        if key is not None and self.order != "rank" and not np.isfinite(key).all():
+            line = int(np.argmax(~np.isfinite(key)))
+            raise EvaluationError(
+                f"line {a + line} (run {names[line]} topic {topic_values[line]} doc {docs[line]}): score {-key[line]} is not a finite number"
+            )
+        head = np.zeros(b - a, dtype=bool)
+        head[heads] = True
+        if (block_group[1:] > block_group[:-1]).all() and (key is None or ((key[1:] > key[:-1]) | head[1:]).all()):
+            lists = _Lists(block_group, sizes, docs)  # already in list order, no tie: the usual input
+        else:
+            group = np.repeat(block_group, sizes)
+            position = self._list_order(group, docs, key)
+            lists = _Lists.of_entries(group[position], docs[position])
+        return self._drop_repeated(lists)
+
+    def _list_order(self, group: IntArray, docs: np.ndarray, key: np.ndarray | None) -> IntArray:
+        """Permutation of the entries into list order: by (run, topic) group, then docs/metrics.md#runs key."""
+        if key is None:
+            return np.argsort(group, kind="stable")
+        position = np.lexsort((key, group))
+        tied = (np.diff(group[position]) == 0) & (np.diff(key[position]) == 0)
+        if not tied.any():
+            return position
+        if self.order == "rank":
+            n = position[int(np.argmax(tied))]
+            run, topic = self.name(int(group[n]))
+            raise EvaluationError(f"run {run} topic {topic}: rank {key[n]} repeated")
+        # equal scores in a list: docid breaks the tie (descending for "score", ascending for "pyndeval")
+        members = np.unique(np.concatenate([position[:-1][tied], position[1:][tied]]))
+        names = docs[members].tolist()
+        rank_of = {d: n for n, d in enumerate(sorted(set(names)))}
+        tie_key = np.zeros(group.size, dtype=np.int64)
+        tie_key[members] = [rank_of[d] for d in names]
+        return np.lexsort((-tie_key if self.order == "score" else tie_key, key, group))
+
+    def _drop_repeated(self, lists: _Lists) -> _Lists:
+        """Keep each docid's first (highest-ranked) entry in its list; note the rest, or raise."""
+        entry_list = np.repeat(np.arange(lists.sizes.size), lists.sizes)
+        repeated = repeated_in_groups(entry_list, lists.docids)
+        if not repeated.any():
+            return lists
+        for n in np.unique(entry_list[repeated]).tolist():
+            message = _duplicate_message(*self.name(int(lists.group[n])), lists.docids[repeated & (entry_list == n)].tolist())
+            if self.on_duplicate_doc == "error":
+                raise EvaluationError(message)
+            self.messages.append(message)
+        sizes = lists.sizes - np.bincount(entry_list[repeated], minlength=lists.sizes.size)
+        return _Lists(lists.group, sizes, lists.docids[~repeated])
+
+    def _split(self, group: IntArray, sizes: IntArray, docids: np.ndarray) -> list[Run]:
+        """One :class:`Run` per run; each holds a view of the flat docids."""
+        bounds = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=bounds[1:])
+        run_of_list, topic_code = group >> TOPIC_BITS, group & TOPIC_MASK
+        topic_names = np.array(list(self.topic_index), dtype=object)
+        first_list = np.searchsorted(run_of_list, np.arange(len(self.run_index) + 1)).tolist()
+        batch = ListBatch(topic_names, run_of_list, topic_code, bounds, docids)
+        topic_of_list = topic_names[topic_code].tolist()
+        out = []
+        for r, name in enumerate(self.run_index):
+            a, b = first_list[r], first_list[r + 1]
+            ranked = RankedLists(tuple(topic_of_list[a:b]), bounds[a : b + 1] - bounds[a], docids[bounds[a] : bounds[b]], batch, a)
+            out.append(Run(str(name), ranked))
+        return out
+
+
+def _by_group(group: IntArray, sizes: IntArray, docids: np.ndarray) -> tuple[IntArray, IntArray, np.ndarray]:
+    """Lists (and their docids) reordered by group code."""
+    order = np.argsort(group, kind="stable")
+    starts = (np.cumsum(sizes) - sizes)[order]
+    moved = sizes[order]
+    entry = np.repeat(starts - (np.cumsum(moved) - moved), moved) + np.arange(int(moved.sum()))
+    return group[order], moved, docids[entry]
+
+
+def _within_list_key(order: str, scores, ranks, n: int) -> np.ndarray | None:
+    """What orders entries within a list, ascending: ``-score`` (ties broken later), the rank, or
+    nothing (``file`` order)."""
+    if order == "file":
+        return None
+    if order == "rank":
+        if ranks is None:
+            raise ValueError("order='rank' needs ranks")
+        rank = np.asarray(ranks, dtype=np.int64)
+        if rank.shape != (n,):
+            raise EvaluationError("ranks must be integers, one per entry")
+        return rank
+    if scores is None:
+        raise ValueError(f"order={order!r} needs scores")
+    score = np.fromiter(scores, dtype=np.float64, count=len(scores)) if isinstance(scores, list) else np.asarray(scores, dtype=np.float64)
+    if score.shape != (n,):
+        raise EvaluationError("scores must be finite numbers, one per entry")
+    return np.negative(score, out=score) if score is not scores else -score

@@ -1,0 +1,88 @@
+"""What :func:`~evaluation.engine.evaluate` notes about each run as it streams past: its name (a name
+given twice is an error) and which topics it shares with the qrels, reported in one warning per kind
+(docs/evaluation.md#topics-a-run-and-the-qrels-do-not-share)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Literal
+
+import numpy as np
+
+from evaluation.exceptions import EvaluationError, EvaluationWarning
+from evaluation.io.runs import Run
+
+Mismatch = Literal["warn", "error", "ignore"]
+SHOWN = 5  # runs and topics named in a warning; the rest are counted
+
+
+class TopicLog:
+    """Run names and topic coverage, gathered run by run (a run's lists are not kept)."""
+
+    def __init__(self, topic_ids: list[str], on_mismatch: Mismatch = "warn", *, missing_scored: bool = True) -> None:
+        if on_mismatch not in ("warn", "error", "ignore"):
+            raise ValueError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_mismatch!r}")
+        self.topic_ids = topic_ids
+        self.position = {t: n for n, t in enumerate(topic_ids)}
+        self.on_mismatch, self.missing_scored = on_mismatch, missing_scored
+        self.names: list[str] = []
+        self.seen: set[str] = set()
+        self.covered: list[np.ndarray] = []
+        self.missing: list[tuple[str, list[str]]] = []  # run, qrels topics it lacks
+        self.extra: list[tuple[str, list[str]]] = []  # run, its topics the qrels lack
+
+    def add(self, run: Run) -> None:
+        if run.name in self.seen:
+            raise EvaluationError(f"run name given twice: {run.name}")
+        self.seen.add(run.name)
+        self.names.append(run.name)
+        has = np.zeros(len(self.topic_ids), dtype=bool)
+        extra = []
+        for topic in run.lists:
+            n = self.position.get(topic)
+            if n is None:
+                extra.append(topic)
+            else:
+                has[n] = True
+        self.covered.append(has)
+        if extra:
+            self.extra.append((run.name, extra))
+        if not has.all() and self.missing_scored:
+            self.missing.append((run.name, [t for t, h in zip(self.topic_ids, has) if not h]))
+        if self.on_mismatch == "error":
+            self._check()
+
+    def included(self) -> np.ndarray:
+        """``(R, T)``: whether run ``r`` has a list for topic ``t``."""
+        return np.array(self.covered, dtype=bool).reshape(len(self.names), len(self.topic_ids))
+
+    def _messages(self) -> list[str]:
+        out = []
+        if self.missing:
+            out.append(f"qrels topic(s) missing from {_runs(self.missing)}: scored 0 (topic_set='run_and_qrels' leaves them out)")
+        if self.extra:
+            out.append(f"run topic(s) missing from the qrels, not scored: {_runs(self.extra)}")
+        return out
+
+    def _check(self) -> None:
+        messages = self._messages()
+        if messages:
+            raise EvaluationError("; ".join(messages) + " (on_topic_mismatch='error')")
+
+    def report(self) -> None:
+        """Warn (or raise) once per kind of mismatch."""
+        if self.on_mismatch == "error":
+            self._check()
+        elif self.on_mismatch == "warn":
+            for message in self._messages():
+                warnings.warn(message, EvaluationWarning, stacklevel=3)
+
+
+def _runs(found: list[tuple[str, list[str]]]) -> str:
+    """``run a (2: 251, 252), run b (1: 260) and 3 more runs``."""
+    parts = []
+    for name, topics in found[:SHOWN]:
+        listed = ", ".join(topics[:SHOWN]) + (f", ... ({len(topics) - SHOWN} more)" if len(topics) > SHOWN else "")
+        parts.append(f"run {name} ({len(topics)}: {listed})")
+    more = f" and {len(found) - SHOWN} more run(s)" if len(found) > SHOWN else ""
+    return ", ".join(parts) + more
