@@ -28,19 +28,34 @@ EmptyTopic = Literal["nan", "zero"]
 TopicSet = Literal["qrels", "run_and_qrels"]
 
 
-def resolve_measures(measures: Iterable[str | Measure]) -> list[Measure]:
-    """Parse measure strings; ``"all"`` expands to every registered metric at cutoffs 5, 10 and 20 (docs/metrics.md#parameter-defaults)."""
+def resolve_measures(measures: Iterable[str | Measure | Any] | str | Measure | Any) -> list[Measure]:
+    """Parse measures: one or a list of strings (``"all"`` expands to every registered metric at cutoffs
+    5, 10 and 20, docs/metrics.md#parameter-defaults), our :class:`Measure` objects or ir_measures'
+    measure objects (``ir_measures.parse_measure("alpha_nDCG@20")``, ``ir_measures.ERR_IA@10``)."""
+    if isinstance(measures, (str, Measure)) or _is_ir_measure(measures):
+        measures = [measures]
     out: list[Measure] = []
     for item in measures:
         if isinstance(item, Measure):
             out.append(item)
+        elif _is_ir_measure(item):
+            from evaluation.ir_measures_provider import to_our_measure
+
+            out.append(to_our_measure(item))
         elif item == "all":
             out.extend(default_measures())
-        else:
+        elif isinstance(item, str):
             out.append(parse_measure(item))
+        else:
+            raise TypeError(f"a measure must be a string, a Measure or an ir_measures measure, got {type(item).__name__}")
     if not out:
         raise EvaluationError("no measure requested")
     return out
+
+
+def _is_ir_measure(value: Any) -> bool:
+    """An ir_measures measure object (``NAME`` and ``params``), without importing ir_measures."""
+    return not isinstance(value, str) and hasattr(value, "NAME") and hasattr(value, "params")
 
 
 # Per-rank blocks are (runs, topics, ranks, intents) float64 arrays; runs are scored in batches

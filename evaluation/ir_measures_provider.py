@@ -37,6 +37,7 @@ from evaluation.metrics import REGISTRY, Measure, MetricSpec, get_spec
 from evaluation.metrics.base import ECOSYSTEM_PARAMS
 
 PROVIDER_NAME = "evaluation"
+TREC_EVAL_SPELLINGS = frozenset({"nDCG", "AP", "ERR", "RBP", "P", "R", "RR", "Judged", "Success", "Rprec", "Bpref", "infAP"})
 
 
 def ir_measures_name(name: str) -> str:
@@ -46,9 +47,17 @@ def ir_measures_name(name: str) -> str:
     return re.sub(r"_+", "_", re.sub(r"\W", "_", text, flags=re.ASCII)).strip("_")
 
 
-def _to_ours(measure: Any) -> Measure:
-    """Our :class:`Measure` for an ir_measures measure (its name or an alias of ours, its parameters)."""
-    spec = get_spec(getattr(measure, "_evaluation_spec", None) or measure.NAME)
+def to_our_measure(measure: Any) -> Measure:
+    """Our :class:`Measure` for an ir_measures measure (its name or an alias of ours, its parameters).
+    ir_measures' own ad hoc measures (nDCG, AP, P, RR, ...: trec_eval's) are refused with a pointer
+    back to ir_measures, as ours of the same name are NTCIREVAL's (docs/metrics.md#ad-hoc-baselines)."""
+    name = getattr(measure, "_evaluation_spec", None) or measure.NAME
+    if not hasattr(measure, "_evaluation_spec") and name in TREC_EVAL_SPELLINGS:
+        raise UnknownMetricError(
+            f"{measure} is ir_measures' (trec_eval's) {name}; compute it with ir_measures itself: this package's {name} "
+            "is NTCIREVAL's ad hoc baseline (docs/metrics.md#ad-hoc-baselines)"
+        )
+    spec = get_spec(name)
     params, cutoff, condensed = dict(spec.defaults), None, False
     for key, value in measure.params.items():
         if key == "cutoff":
@@ -169,7 +178,7 @@ def provider_class(irm: Any) -> type:
                 [str(q.query_id) for q in records], intents, [str(q.doc_id) for q in records], [int(q.relevance) for q in records]
             )
             self.collection = build_collection(judgments)
-            self.ours = [_to_ours(m) for m in measures]
+            self.ours = [to_our_measure(m) for m in measures]
             self.order = order
             super().__init__(measures, set(self.collection.topic_ids))
 

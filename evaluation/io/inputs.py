@@ -129,8 +129,13 @@ def _collection_of_frame(frame: pd.DataFrame) -> Collection:
     _require(frame, QREL_COLUMNS, "qrels")
     subtopic = frame["iteration"] if "iteration" in frame.columns else pd.Series(DEFAULT_SUBTOPIC, index=frame.index)
     relevance = pd.to_numeric(frame["relevance"], errors="coerce")
-    if relevance.isna().any() or (relevance != relevance.round()).any():
-        raise ValueError("qrels relevance must be integers")
+    bad = (relevance.isna() | (relevance != relevance.round())).to_numpy()
+    if bad.any():
+        n = int(np.argmax(bad))
+        raise ValueError(
+            f"qrels row {frame.index[n]!r} (query_id {frame['query_id'].iloc[n]}, doc_id {frame['doc_id'].iloc[n]}): "
+            f"relevance {_plain(frame['relevance'].iloc[n])!r} is not an integer"
+        )
     return build_collection(
         judgments_from_arrays(_text(frame["query_id"]), _text(subtopic), _text(frame["doc_id"]), relevance.to_numpy(np.int64))
     )
@@ -140,8 +145,13 @@ def _runs_of_frame(frame: pd.DataFrame, name: str) -> list[Run]:
     _require(frame, RUN_COLUMNS, "run")
     names = _text(frame["run"]) if "run" in frame.columns else np.full(len(frame), name, dtype=object)
     score = pd.to_numeric(frame["score"], errors="coerce")
-    if score.isna().any():
-        raise ValueError("run scores must be numbers")
+    bad = (score.isna() | ~np.isfinite(score.fillna(0))).to_numpy()
+    if bad.any():
+        n = int(np.argmax(bad))
+        raise ValueError(
+            f"run row {frame.index[n]!r} (query_id {frame['query_id'].iloc[n]}, doc_id {frame['doc_id'].iloc[n]}): "
+            f"score {_plain(frame['score'].iloc[n])!r} is not a finite number"
+        )
     return runs_from_arrays(names, _text(frame["query_id"]), _text(frame["doc_id"]), score.to_numpy(np.float64))
 
 
@@ -201,3 +211,8 @@ def _describe(value: Any) -> str:
         if not isinstance(value, (list, tuple)) or not value
         else f"{type(value).__name__} of {type(value[0]).__name__}"
     )
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value

@@ -34,7 +34,12 @@ ORDERS: tuple[str, ...] = ("score", "rank", "file", "pyndeval")
 
 @dataclass(frozen=True)
 class Run:
-    """A system's ranked lists: ``lists[topic]`` is the ranked tuple of docids (best first)."""
+    """A system's ranked lists: ``lists[topic]`` is the ranked tuple of docids (best first).
+
+    A topic may also map to ``{docid: score}`` (pytrec_eval's form): that list is ranked by score
+    descending, ties by docid descending (trec_eval's order, docs/metrics.md#runs), never by the
+    dict's insertion order. Scores must be finite numbers.
+    """
 
     name: str
     lists: Mapping[str, Sequence[str]] = field(default_factory=dict)
@@ -44,9 +49,47 @@ class Run:
             raise EvaluationError("a run needs a non-empty name")
         if isinstance(self.lists, RankedLists):
             return  # built by runs_from_arrays, which already removed or rejected duplicates
+        if any(isinstance(docs, Mapping) for docs in self.lists.values()):
+            object.__setattr__(self, "lists", {t: _ranked_by_score(self.name, t, docs) for t, docs in self.lists.items()})
         for topic, docs in self.lists.items():
+            if isinstance(docs, (str, bytes)):
+                raise EvaluationError(f"run {self.name} topic {topic}: expected a ranked list of docids, got the string {docs!r}")
             if len(set(docs)) != len(docs):
                 raise EvaluationError(f"run {self.name} topic {topic}: duplicate docids; use dedupe_ranked()")
+
+    @classmethod
+    def from_df(cls, frame, name: str | None = None) -> Run:
+        """The run of a DataFrame with columns ``query_id doc_id score`` (ir_measures' names; ``[run]``
+        naming it), ranked like :func:`read_run` (score desc, ties by docid desc)."""
+        from evaluation.io.inputs import as_runs
+
+        runs = as_runs(frame) if name is None else as_runs({name: frame.drop(columns=["run"], errors="ignore")})
+        if len(runs) != 1:
+            raise EvaluationError(f"the frame holds {len(runs)} runs ({', '.join(r.name for r in runs)}); use evaluation.io.inputs.as_runs")
+        return runs[0]
+
+    def to_dataframe(self):
+        """``query_id doc_id rank score run``, one row per ranked document; ``score`` counts down from the
+        list length to 1, so :meth:`from_df` and :func:`read_run` give this ranking back."""
+        import pandas as pd
+
+        rows = [(topic, doc, rank) for topic in self.lists for rank, doc in enumerate(self.lists[topic], start=1)]
+        frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "rank"])
+        length = frame.groupby("query_id", sort=False)["rank"].transform("size") if rows else frame["rank"]
+        frame["score"] = (length - frame["rank"] + 1).astype(float)
+        frame["run"] = self.name
+        return frame
+
+    def save(self, path: str | Path) -> None:
+        """Write a TREC run file ``topic Q0 docid rank score tag`` (scores as in :meth:`to_dataframe`),
+        atomically; reading it back gives this run."""
+        from evaluation.io.scores import write_atomic
+
+        frame = self.to_dataframe()
+        lines = [
+            f"{t} Q0 {d} {r} {s:g} {self.name}\n" for t, d, r, s in zip(frame["query_id"], frame["doc_id"], frame["rank"], frame["score"])
+        ]
+        write_atomic(path, "".join(lines))
 
     def per_subtopic(self, subtopics: Mapping[str, Sequence[str]], key: str = "{topic}/{subtopic}") -> Run:
         """The run for a per-subtopic collection: each topic's list repeated under ``key`` for every subtopic."""
@@ -134,6 +177,16 @@ class ListBatch:
         if starts[1:] != ends[:-1] or any(len(x) == 0 for x in lists):
             return None
         return batch, starts[0], ends[-1]
+
+
+def _ranked_by_score(run: str, topic: str, docs: Mapping[str, float] | Sequence[str]) -> tuple[str, ...]:
+    """``{docid: score}`` ranked by score descending, ties by docid descending (trec_eval); a list as it is."""
+    if not isinstance(docs, Mapping):
+        return tuple(docs)
+    for doc, score in docs.items():
+        if isinstance(score, bool) or not isinstance(score, (int, float, np.number)) or not np.isfinite(score):
+            raise EvaluationError(f"run {run} topic {topic} doc {doc}: score {score!r} is not a finite number")
+    return tuple(doc for doc, _ in sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True))
 
 
 def _duplicate_message(run: str, topic: str, dropped: Sequence[str]) -> str:

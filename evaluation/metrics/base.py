@@ -244,6 +244,7 @@ def parse_measure(text: str, **overrides: Any) -> Measure:
     Raises UnknownMetricError for unknown names or parameters, bad values and cutoff misuse.
     """
     raw = text.strip()
+    _point_elsewhere(raw)
     # names that themselves contain '@' (S-RR@100%) are matched as a prefix first
     prefixed = next((n for n in sorted(REGISTRY, key=len, reverse=True) if "@" in n and raw.startswith(n)), None)
     rest = raw[len(prefixed) :] if prefixed else raw
@@ -275,10 +276,56 @@ def parse_measure(text: str, **overrides: Any) -> Measure:
     return Measure(spec, params, cutoff, condensed, text.strip())
 
 
+# trec_eval / ir_measures ad hoc measures this package does not define: name -> ir_measures' spelling
+# ({k}: the cutoff). Asked for, they raise an error that says where to compute them.
+ELSEWHERE = {
+    "P": "P@{k}",
+    "precision": "P@{k}",
+    "RR": "RR",
+    "MRR": "RR",
+    "recip_rank": "RR",
+    "R": "R@{k}",
+    "recall": "R@{k}",
+    "Judged": "Judged@{k}",
+    "Success": "Success@{k}",
+    "map": "AP",
+    "MAP": "AP",
+    "ndcg_cut": "nDCG@{k}",
+    "ndcg": "nDCG",
+    "P_": "P@{k}",
+    "recall_": "R@{k}",
+    "map_cut": "AP@{k}",
+}
+_TREC_EVAL_NAME = re.compile(r"^(?P<name>[A-Za-z_]+?)(?:[._@](?P<k>\d+))?$")
+
+
+def _point_elsewhere(text: str) -> None:
+    """Raise a pointer to ir_measures for the ad hoc measures of trec_eval this package lacks, and a
+    hint for several measures given as one comma-separated string."""
+    if _TOP_LEVEL_COMMA.search(text) and "(" not in text.split(",")[0]:
+        parts = [p.strip() for p in _TOP_LEVEL_COMMA.split(text)]
+        raise UnknownMetricError(
+            f"{text!r} looks like several measures; give one per string, e.g. {parts!r} (on the command line: --measures {' '.join(parts)})"
+        )
+    match = _TREC_EVAL_NAME.match(text)
+    if not match or match.group("name") not in ELSEWHERE:
+        return
+    name, k = match.group("name"), match.group("k") or "10"
+    theirs = ELSEWHERE[name].format(k=k)
+    ours = {"AP": f"AP@{k} (NTCIREVAL's AP@l, dividing by min(l, R))", "nDCG": f"nDCG@{k} (NTCIREVAL's nDCG)"}
+    own = next((v for key, v in ours.items() if theirs.startswith(key)), None)
+    tail = f"; this package's ad hoc baseline is {own}, docs/metrics.md#ad-hoc-baselines" if own else ""
+    raise UnknownMetricError(
+        f"{text!r} is trec_eval's ad hoc measure, which this package does not define: compute it with ir_measures, "
+        f"e.g. ir_measures.calc_aggregate([ir_measures.parse_measure({theirs!r})], qrels, run){tail}"
+    )
+
+
 def _parse_cutoff(spec: MetricSpec, raw: str | None) -> int | None:
     if raw is None:
         if spec.cutoff == "required":
-            raise UnknownMetricError(f"{spec.name} needs a cutoff, e.g. {spec.name}@10")
+            hint = " (trec_eval's AP over the whole list is ir_measures' AP)" if spec.name == "AP" else ""
+            raise UnknownMetricError(f"{spec.name} needs a cutoff, e.g. {spec.name}@10{hint}")
         return None
     if spec.cutoff == "none":
         raise UnknownMetricError(f"{spec.name} takes no cutoff (it scores the whole list)")

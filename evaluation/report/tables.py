@@ -155,3 +155,22 @@ def to_markdown(frame: pd.DataFrame, digits: int = 4) -> str:
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
     body = ["| " + " | ".join(show(v) for v in row) + " |" for row in frame.astype(object).itertuples(index=False)]
     return "\n".join([header, rule, *body]) + "\n"
+
+
+LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}"}
+LATEX_SPECIALS |= {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def to_latex(frame: pd.DataFrame, digits: int = 4) -> str:
+    """A LaTeX ``tabular`` with booktabs rules (numbers right-aligned, floats rounded to ``digits``)."""
+
+    def show(v: object) -> str:
+        if isinstance(v, (float, np.floating)):
+            return "--" if np.isnan(v) else f"{v:.{digits}f}"
+        return "".join(LATEX_SPECIALS.get(c, c) for c in str(v))
+
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) for c in frame.columns]
+    spec = "".join("r" if n else "l" for n in numeric)
+    lines = [rf"\begin{{tabular}}{{{spec}}}", r"\toprule", " & ".join(show(c) for c in frame.columns) + r" \\", r"\midrule"]
+    lines += [" & ".join(show(v) for v in row) + r" \\" for row in frame.astype(object).itertuples(index=False)]
+    return "\n".join([*lines, r"\bottomrule", r"\end{tabular}"]) + "\n"

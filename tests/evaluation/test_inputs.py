@@ -113,9 +113,9 @@ def test_wrong_kinds_are_clear_errors() -> None:
         evaluate(pd.DataFrame({"query_id": ["1"], "doc_id": ["d"], "grade": [1]}), runs, MEASURES)
     with pytest.raises(ValueError, match=r"run DataFrame lacks column\(s\) score"):
         evaluate(qrels, pd.DataFrame({"query_id": ["1"], "doc_id": ["d"]}), MEASURES)
-    with pytest.raises(ValueError, match="qrels relevance must be integers"):
+    with pytest.raises(ValueError, match=r"qrels row 0 \(query_id 1, doc_id d\): relevance 0.5 is not an integer"):
         evaluate(pd.DataFrame({"query_id": ["1"], "doc_id": ["d"], "relevance": [0.5]}), runs, MEASURES)
-    with pytest.raises(ValueError, match="run scores must be numbers"):
+    with pytest.raises(ValueError, match=r"run row 0 \(query_id 251, doc_id d\): score 'high' is not a finite number"):
         evaluate(qrels, pd.DataFrame({"query_id": ["251"], "doc_id": ["d"], "score": ["high"]}), MEASURES)
     with pytest.raises(TypeError, match=r"query '1' maps to list"):
         as_collection({"1": ["a", "b"]})

@@ -1,0 +1,190 @@
+"""Issue 35, inputs that never mislead: each input kind and each warning of docs/evaluation.md#python-api."""
+
+from __future__ import annotations
+
+import warnings
+from collections import namedtuple
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evaluation import EvaluationError, EvaluationWarning, Run, evaluate, load_collection, read_run, score_matrix
+from evaluation.engine import resolve_measures
+from evaluation.exceptions import UnknownMetricError
+from evaluation.io.inputs import as_runs
+
+REF = Path(__file__).parent / "data" / "reference"
+QRELS = REF / "trec2014" / "qrels.diversity.tsv"
+PUBLIC = REF / "runs" / "public"
+ScoredDoc = namedtuple("ScoredDoc", ["query_id", "doc_id", "score"])
+
+
+@pytest.fixture(scope="module")
+def collection():
+    return load_collection(QRELS)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return [read_run(PUBLIC / f"pub-{name}.run") for name in ("greedyrr", "noisyrel", "random")]
+
+
+def quiet(function, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvaluationWarning)
+        return function(*args, **kwargs)
+
+
+def test_a_run_dict_is_ranked_by_score_not_insertion_order(collection) -> None:
+    """The issue's silent wrong answer: {nonrel: 3.0, rel: 1.0} ranks nonrel first whatever the order written."""
+    topic = "251"
+    rel = next(d for d, g in collection.judgments[topic].items() if any(v >= 1 for v in g.values()))
+    nonrel = next(d for d, g in collection.judgments[topic].items() if not any(v >= 1 for v in g.values()))
+    one = Run("x", {topic: {nonrel: 3.0, rel: 1.0}})
+    other = Run("x", {topic: {rel: 1.0, nonrel: 3.0}})
+    assert one.lists[topic] == other.lists[topic] == (nonrel, rel)
+    assert Run("t", {topic: {"a": 1.0, "c": 1.0, "b": 2}}).lists[topic] == ("b", "c", "a")  # ties: docid descending
+    values = [quiet(evaluate, collection, r, "alpha-nDCG@1", per_topic=True) for r in (one, other)]
+    assert values[0].equals(values[1])
+    assert values[0].query("topic == @topic")["value"].item() == 0.0
+
+
+@pytest.mark.parametrize("score", [float("nan"), float("inf"), "high", True])
+def test_a_run_dict_with_a_bad_score_names_run_topic_and_doc(score) -> None:
+    with pytest.raises(EvaluationError, match=r"run x topic 251 doc d2: score .* is not a finite number"):
+        Run("x", {"251": {"d1": 1.0, "d2": score}})
+
+
+def test_run_dataframe_round_trip_and_save(tmp_path, runs) -> None:
+    run = runs[0]
+    frame = run.to_dataframe()
+    assert list(frame.columns) == ["query_id", "doc_id", "rank", "score", "run"]
+    back = Run.from_df(frame)
+    assert back.name == run.name and dict(back.lists) == dict(run.lists)
+    assert Run.from_df(frame[["query_id", "doc_id", "score"]], name="renamed").name == "renamed"
+    run.save(tmp_path / "saved.run")
+    again = read_run(tmp_path / "saved.run")
+    assert again.name == run.name and dict(again.lists) == dict(run.lists)
+    with pytest.raises(EvaluationError, match="holds 2 runs"):
+        Run.from_df(pd.concat([frame, runs[1].to_dataframe()]))
+
+
+def test_a_list_of_dataframes_is_a_list_of_runs(collection, runs) -> None:
+    frames = [r.to_dataframe() for r in runs]
+    expected = quiet(evaluate, collection, runs, ["alpha-nDCG@10", "ERR-IA@20"])
+    got = quiet(evaluate, collection, frames, ["alpha-nDCG@10", "ERR-IA@20"])
+    pd.testing.assert_frame_equal(got, expected)
+
+
+def test_lazy_inputs_give_the_same_scores_and_are_read_run_by_run(collection, runs, tmp_path) -> None:
+    measures = resolve_measures(["alpha-nDCG@10", "NRBP"])
+    expected = quiet(score_matrix, collection, runs, measures)
+    taken = []
+
+    def generator():
+        for run in runs:
+            taken.append(run.name)
+            yield run
+
+    seen = []
+    assert np.array_equal(quiet(score_matrix, collection, generator(), measures, on_run=lambda r: seen.append(len(taken))), expected)
+    assert seen == [1, 2, 3]  # each run taken only when the engine asked for it
+
+    def rows(run):
+        frame = run.to_dataframe()
+        for q, d, s in zip(frame["query_id"], frame["doc_id"], frame["score"]):
+            yield ScoredDoc(q, d, s)
+
+    lazy = {run.name: rows(run) for run in runs}
+    assert np.array_equal(quiet(score_matrix, collection, lazy, measures), expected)
+    plain = {run.name: ((q, d, s) for q, d, s in zip(*[run.to_dataframe()[c] for c in ("query_id", "doc_id", "score")])) for run in runs}
+    assert np.array_equal(quiet(score_matrix, collection, plain, measures), expected)
+    for n, run in enumerate(runs):
+        run.save(tmp_path / f"{n}.run")
+    (tmp_path / ".hidden").write_text("not a run")
+    assert np.array_equal(quiet(score_matrix, collection, tmp_path, measures), expected)
+    frame = quiet(evaluate, collection, str(tmp_path), measures)
+    assert frame["run"].unique().tolist() == [r.name for r in runs]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(EvaluationError, match="a directory without run files"):
+        evaluate(collection, empty, measures)
+
+
+def test_a_name_given_twice_in_a_stream_is_an_error(collection, runs) -> None:
+    with pytest.raises(EvaluationError, match=f"run name given twice: {runs[0].name}"):
+        evaluate(collection, (r for r in [runs[0], runs[1], runs[0]]), "alpha-nDCG@10")
+
+
+def test_measures_as_one_string_our_objects_and_ir_measures_objects() -> None:
+    assert [m.label for m in resolve_measures("alpha-nDCG@10")] == ["alpha-nDCG@10"]
+    ir_measures = pytest.importorskip("ir_measures")
+    got = resolve_measures([ir_measures.parse_measure("alpha_nDCG@20"), ir_measures.ERR_IA @ 10, "D#-nDCG@10"])
+    assert [m.canonical() for m in got] == [m.canonical() for m in resolve_measures(["alpha-nDCG@20", "ERR-IA@10", "D#-nDCG@10"])]
+    with pytest.raises(UnknownMetricError, match="compute it with ir_measures itself"):
+        resolve_measures(ir_measures.nDCG @ 20)
+
+
+@pytest.mark.parametrize(
+    ("name", "theirs"),
+    [("P@10", "P@10"), ("RR", "RR"), ("R@100", "R@100"), ("Judged@10", "Judged@10"), ("ndcg_cut.20", "nDCG@20"), ("map", "AP")],
+)
+def test_trec_eval_ad_hoc_names_point_to_ir_measures(name: str, theirs: str) -> None:
+    with pytest.raises(UnknownMetricError, match=rf"ir_measures.parse_measure\('{theirs}'\)"):
+        resolve_measures(name)
+
+
+def test_ap_without_cutoff_and_comma_separated_measures_say_what_to_do() -> None:
+    with pytest.raises(
+        UnknownMetricError, match=r"AP needs a cutoff, e.g. AP@10 \(trec_eval's AP over the whole list is ir_measures' AP\)"
+    ):
+        resolve_measures("AP")
+    with pytest.raises(UnknownMetricError, match=r"looks like several measures; give one per string"):
+        resolve_measures("alpha-nDCG@10,ERR-IA@20")
+    assert resolve_measures("alpha-nDCG(alpha=0.3,rel=1)@10")[0].params["alpha"] == 0.3  # a comma inside parentheses is fine
+
+
+def test_topic_mismatches_warn_or_raise(collection, runs) -> None:
+    partial = Run("partial", {t: runs[0].lists[t] for t in list(runs[0].lists)[:48]} | {"999": ("x",)})
+    with pytest.warns(EvaluationWarning) as caught:
+        frame = evaluate(collection, [runs[0], partial], "alpha-nDCG@10")
+    messages = [str(w.message) for w in caught]
+    missing = [t for t in collection.topic_ids if t not in partial.lists]
+    assert (
+        f"qrels topic(s) missing from run partial (2: {', '.join(missing)}): scored 0 (topic_set='run_and_qrels' leaves them out)"
+        in messages
+    )
+    assert "run topic(s) missing from the qrels, not scored: run partial (1: 999)" in messages
+    assert frame.query("run == 'partial'")["value"].item() < frame.query(f"run == '{runs[0].name}'")["value"].item()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        evaluate(collection, [runs[0], partial], "alpha-nDCG@10", on_topic_mismatch="ignore")
+    with pytest.raises(EvaluationError, match=r"qrels topic\(s\) missing from run partial .*on_topic_mismatch='error'"):
+        evaluate(collection, [runs[0], partial], "alpha-nDCG@10", on_topic_mismatch="error")
+    with pytest.warns(EvaluationWarning) as caught:  # run_and_qrels leaves missing topics out: nothing to say about them
+        evaluate(collection, [partial], "alpha-nDCG@10", topic_set="run_and_qrels")
+    assert [str(w.message).split(":")[0] for w in caught] == ["run topic(s) missing from the qrels, not scored"]
+    with pytest.raises(ValueError, match="on_topic_mismatch must be"):
+        evaluate(collection, [partial], "alpha-nDCG@10", on_topic_mismatch="loud")
+
+
+def test_negative_grades_are_judged_nonrelevant_in_every_input_kind(runs) -> None:
+    """docs/metrics.md#grades-and-gains: a negative grade (TREC's spam -2) is judged nonrelevant, stored as 0."""
+    qrels = {"251": {"d1": 1, "d2": -2, "d3": -1, "d4": 0}}
+    as_zero = {"251": {"d1": 1, "d2": 0, "d3": 0, "d4": 0}}
+    run = {"251": {"d2": 4.0, "d3": 3.0, "d5": 2.5, "d1": 2.0}}
+    measures = ["alpha-nDCG@4", "alpha-nDCG'@4"]  # the condensed list keeps judged documents: d2, d3 stay
+    pd.testing.assert_frame_equal(evaluate(qrels, run, measures, per_topic=True), evaluate(as_zero, run, measures, per_topic=True))
+    frame = pd.DataFrame({"query_id": ["251"] * 4, "doc_id": ["d1", "d2", "d3", "d4"], "relevance": [1, -2, -1, 0]})
+    pd.testing.assert_frame_equal(evaluate(frame, run, measures), evaluate(as_zero, run, measures))
+    condensed = evaluate(qrels, run, ["alpha-nDCG'@4"], per_topic=True).query("topic == '251'")["value"].item()
+    plain = evaluate(qrels, run, ["alpha-nDCG@4"], per_topic=True).query("topic == '251'")["value"].item()
+    assert condensed < 1.0 and condensed > plain  # d5 (unjudged) dropped, d2 and d3 (judged, grade < 0) kept
+
+
+def test_as_runs_of_a_generator_of_scored_docs_is_one_run() -> None:
+    docs = (ScoredDoc("1", f"d{n}", float(n)) for n in range(3))
+    (run,) = as_runs(docs)
+    assert run.name == "run" and run.lists["1"] == ("d2", "d1", "d0")
