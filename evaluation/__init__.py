@@ -12,6 +12,7 @@ No Django import anywhere in this package.
 __version__ = "0.1.0"  # the distribution's version (pyproject.toml reads it)
 
 from evaluation.collection import Collection, Intent, Topic, build_collection, judgments_from_arrays
+from evaluation.compare import compare
 from evaluation.engine import evaluate, resolve_measures, score_matrix
 from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError, UnknownMetricError
 from evaluation.io import Run, read_intents, read_qrels, read_run, read_scores, read_topics, runs_from_arrays, write_scores
@@ -31,6 +32,7 @@ __all__ = [
     "Topic",
     "UnknownMetricError",
     "build_collection",
+    "compare",
     "evaluate",
     "judgments_from_arrays",
     "load_collection",

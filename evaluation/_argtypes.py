@@ -4,8 +4,27 @@ types, one-line usage errors and the warnings printer."""
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 import warnings
+
+SCRIPT = "diversity-eval"  # the console script pyproject.toml installs
+
+
+def program_name() -> str:
+    """The name help and errors call the program: ``diversity-eval`` when run as the installed console
+    script, else ``python -m evaluation``."""
+    return SCRIPT if os.path.basename(sys.argv[0] or "").startswith(SCRIPT) else "python -m evaluation"
+
+
+_TOP_LEVEL_COMMA = re.compile(r",(?![^()]*\))")
+
+
+def measure_names(values: list[str]) -> list[str]:
+    """``--measures`` values, a comma-separated one split at commas outside parentheses
+    (``alpha-nDCG@10,ERR-IA@20`` is two measures; ``alpha-nDCG(alpha=0.3,rel=1)@10`` one)."""
+    return [part.strip() for value in values for part in _TOP_LEVEL_COMMA.split(value) if part.strip()]
 
 
 def _int_at_least(text: str, low: int, what: str) -> int:

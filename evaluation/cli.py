@@ -1,4 +1,4 @@
-"""Command line: ``python -m evaluation {score,metrics,difficulty,meta} ...``.
+"""Command line: ``diversity-eval`` (or ``python -m evaluation``) ``{score,compare,metrics,difficulty,meta} ...``.
 
 Errors print one line on stderr (``file:line: reason`` for bad files) and exit with status 2;
 output files are written atomically, so a failed run leaves none behind.
@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from evaluation._argtypes import OneLineParser, UsageError, positive_int, print_warnings
+from evaluation import __version__
+from evaluation._argtypes import OneLineParser, UsageError, measure_names, positive_int, print_warnings, program_name
 from evaluation.collection import Collection
 from evaluation.engine import evaluate
 from evaluation.exceptions import EvaluationError
@@ -47,6 +48,54 @@ def _add_collection_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--on-duplicate-qrel", choices=("error", "max"), default="error", help="a repeated (topic, intent, doc) line")
 
 
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--run",
+        action="extend",
+        nargs="+",
+        required=True,
+        metavar="FILE",
+        help="TREC run files 'topic Q0 docid rank score tag' (several after one --run, e.g. a shell glob runs/*.run; repeatable)",
+    )
+    parser.add_argument(
+        "--measures",
+        nargs="+",
+        required=True,
+        metavar="NAME",
+        help="e.g. alpha-nDCG@10 'D#-nDCG(gamma=0.5)@10' \"D-nDCG'@5\" RBU, or comma-separated alpha-nDCG@10,ERR-IA@20; "
+        "'all' = every metric at cutoffs 5, 10, 20",
+    )
+    parser.add_argument(
+        "--order",
+        choices=ORDERS,
+        default="score",
+        help="how run lines become a ranking (docs/metrics.md#runs; default score desc, docid desc)",
+    )
+    parser.add_argument(
+        "--on-duplicate-doc", choices=("keep_first", "error"), default="keep_first", help="a docid listed twice for a topic"
+    )
+    parser.add_argument(
+        "--empty-topic", choices=("nan", "zero"), default="nan", help="topics without relevant documents: NaN and excluded (default) or 0"
+    )
+    parser.add_argument("--topic-set", choices=("qrels", "run_and_qrels"), default="qrels", help="topics averaged over")
+    parser.add_argument(
+        "--on-topic-mismatch",
+        choices=("warn", "error", "ignore"),
+        default="warn",
+        help="qrels topics missing from a run (scored 0) and run topics missing from the qrels (not scored)",
+    )
+
+
+def scoring_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of :func:`evaluate` that ``_add_run_options`` sets."""
+    return {
+        "empty_topic": args.empty_topic,
+        "topic_set": args.topic_set,
+        "progress": sys.stderr.isatty(),
+        "on_topic_mismatch": args.on_topic_mismatch,
+    }
+
+
 def _collection(args: argparse.Namespace) -> Collection:
     col = load_collection(args.qrels, args.intents, args.topics, on_duplicate_qrel=args.on_duplicate_qrel, uniform_over=args.uniform_over)
     if args.keep_intents:
@@ -60,39 +109,18 @@ def _collection(args: argparse.Namespace) -> Collection:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
-        prog="python -m evaluation", description="Diversity evaluation of ranked lists and meta-evaluation against user preferences."
+        prog=program_name(), description="Diversity evaluation of ranked lists and meta-evaluation against user preferences."
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{score,metrics,difficulty,meta}", parser_class=OneLineParser)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="{score,compare,metrics,difficulty,meta}", parser_class=OneLineParser
+    )
 
     score = sub.add_parser(
         "score", help="score runs with diversity metrics", description="Score runs; output is tidy 'run topic measure value'."
     )
     _add_collection_options(score)
-    score.add_argument("--run", action="append", required=True, help="TREC run file 'topic Q0 docid rank score tag' (repeatable)")
-    score.add_argument(
-        "--measures",
-        nargs="+",
-        required=True,
-        metavar="NAME",
-        help="e.g. alpha-nDCG@10 'D#-nDCG(gamma=0.5)@10' \"D-nDCG'@5\" RBU; 'all' = every metric at cutoffs 5, 10, 20",
-    )
-    score.add_argument(
-        "--order",
-        choices=ORDERS,
-        default="score",
-        help="how run lines become a ranking (docs/metrics.md#runs; default score desc, docid desc)",
-    )
-    score.add_argument("--on-duplicate-doc", choices=("keep_first", "error"), default="keep_first", help="a docid listed twice for a topic")
-    score.add_argument(
-        "--empty-topic", choices=("nan", "zero"), default="nan", help="topics without relevant documents: NaN and excluded (default) or 0"
-    )
-    score.add_argument("--topic-set", choices=("qrels", "run_and_qrels"), default="qrels", help="topics averaged over")
-    score.add_argument(
-        "--on-topic-mismatch",
-        choices=("warn", "error", "ignore"),
-        default="warn",
-        help="qrels topics missing from a run (scored 0) and run topics missing from the qrels (not scored)",
-    )
+    _add_run_options(score)
     score.add_argument("--per-topic", action="store_true", help="one row per (run, topic, measure) plus the mean rows (topic 'all')")
     score.add_argument(
         "--per-subtopic",
@@ -100,8 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="add one row per (run, subtopic, measure): the subtopic scored alone (weight 1) as topic '<topic>/<subtopic>', "
         "for subtopic-level agreement (meta agreement --level subtopic); combines with --per-topic",
     )
-    score.add_argument("--format", choices=FORMATS, default="tsv")
+    score.add_argument("--format", choices=(*FORMATS, *TABLE_FORMATS), default="tsv", help="markdown and latex: tables for papers")
     score.add_argument("-o", "--output", help="output file (default: standard output)")
+
+    from evaluation.compare_cli import add_compare_parser
+
+    add_compare_parser(sub, _add_collection_options, _add_run_options)
 
     metrics = sub.add_parser("metrics", help="list every registered metric with parameters, defaults and citation")
     metrics.add_argument("--format", choices=("text", "tsv", "json"), default="text")
@@ -158,17 +190,27 @@ def metrics_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+TABLE_FORMATS = ("markdown", "latex")
+
+
+def render_table(frame: pd.DataFrame, fmt: str) -> str:
+    """A frame as text: tsv/csv/json score tables, or a Markdown or LaTeX table."""
+    from evaluation.report.tables import to_latex, to_markdown
+
+    if fmt == "markdown":
+        return to_markdown(frame)
+    if fmt == "latex":
+        return to_latex(frame)
+    return render_scores(frame, fmt)
+
+
 def _run_score(args: argparse.Namespace) -> int:
     col = _collection(args)
-    runs = [read_run(path, order=args.order, on_duplicate_doc=args.on_duplicate_doc) for path in args.run]
-    options = {
-        "empty_topic": args.empty_topic,
-        "topic_set": args.topic_set,
-        "progress": sys.stderr.isatty(),
-        "on_topic_mismatch": args.on_topic_mismatch,
-    }
-    frame = evaluate(col, runs, args.measures, per_topic=args.per_topic, per_subtopic=args.per_subtopic, **options)
-    _emit(render_scores(frame, args.format), args.output)
+    runs = (read_run(path, order=args.order, on_duplicate_doc=args.on_duplicate_doc) for path in args.run)  # read as scored
+    frame = evaluate(
+        col, runs, measure_names(args.measures), per_topic=args.per_topic, per_subtopic=args.per_subtopic, **scoring_options(args)
+    )
+    _emit(render_table(frame, args.format), args.output)
     return 0
 
 
@@ -221,7 +263,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    handlers = {"score": _run_score, "metrics": _run_metrics, "difficulty": _run_difficulty}
+    except SystemExit as exc:  # --help, --version
+        return int(exc.code or 0)
+    from evaluation.compare_cli import run_compare
+
+    handlers = {
+        "score": _run_score,
+        "compare": lambda a: run_compare(a, _collection(a), _emit),
+        "metrics": _run_metrics,
+        "difficulty": _run_difficulty,
+    }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

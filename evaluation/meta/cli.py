@@ -18,7 +18,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from evaluation._argtypes import OneLineParser, UsageError, print_warnings
+from evaluation._argtypes import OneLineParser, UsageError, print_warnings, program_name
 from evaluation.exceptions import EvaluationError
 from evaluation.io.scores import write_atomic
 from evaluation.meta.commands import COMMANDS, Output
@@ -34,7 +34,7 @@ OUTPUT_OPTIONS = ("output", "pairs_out", "matrix_out", "ordering_out", "preferen
 def build_parser() -> argparse.ArgumentParser:
     """The ``meta`` parser: one sub-command per registered :class:`~evaluation.meta.commands.base.Command`, in ``--help`` order."""
     parser = OneLineParser(
-        prog="python -m evaluation meta",
+        prog=f"{program_name()} meta",
         description="Meta-evaluation of diversity metrics (definitions: docs/metrics.md#meta-evaluation). See docs/meta.md.",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)

@@ -207,7 +207,7 @@ def _bad(files: dict[str, Path], name: str, text: str) -> Path:
         ("run", ":2: score must be a number"),
         ("run-dup", ":2: docid d1 repeated"),
         ("missing", ": no such file"),
-        ("measure", "unknown metric 'MRR'"),
+        ("measure", "'MRR@10' is trec_eval's ad hoc measure, which this package does not define: compute it with ir_measures"),
         ("typo", "unknown metric 'alpha_nDGC'; did you mean alpha-nDCG, alpha-DCG?"),
         ("param", "unknown parameter 'zeta'"),
         ("rbu-p1-jar", "RBU: parameter p must be < 1.0, got '1'"),

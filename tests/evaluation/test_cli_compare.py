@@ -1,0 +1,84 @@
+"""Issue 35's command line: several run files after one --run, --version, the program's name,
+comma-separated measures, --format markdown|latex and the compare sub-command."""
+
+from __future__ import annotations
+
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evaluation import __version__
+from evaluation.cli import main
+from evaluation.compare import COLUMNS
+
+REF = Path(__file__).parent / "data" / "reference"
+QRELS = REF / "trec2014" / "qrels.diversity.tsv"
+RUNS = [REF / "runs" / "public" / f"pub-{n}.run" for n in ("greedyrr", "noisyrel", "random")]
+
+
+def run_cli(capsys, argv: list[str]) -> tuple[int, str, str]:
+    status = main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_version_and_the_program_name(capsys, monkeypatch) -> None:
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/diversity-eval"])
+    status, out, _ = run_cli(capsys, ["--version"])
+    assert status == 0 and out == f"diversity-eval {__version__}\n"
+    status, out, _ = run_cli(capsys, ["--help"])
+    assert status == 0 and out.startswith("usage: diversity-eval ")
+    status, _, err = run_cli(capsys, ["score"])
+    assert status == 2 and err.startswith("error: diversity-eval score: the following arguments are required")
+    monkeypatch.setattr(sys, "argv", ["/x/evaluation/__main__.py"])
+    status, out, _ = run_cli(capsys, ["--help"])
+    assert out.startswith("usage: python -m evaluation ")
+
+
+def test_several_runs_after_one_flag_and_comma_separated_measures(capsys) -> None:
+    status, one_flag, err = run_cli(capsys, ["score", "--qrels", str(QRELS), "--run", *map(str, RUNS), "--measures", "alpha-nDCG@10,ERR-IA@20"])
+    assert status == 0, err
+    argv = ["score", "--qrels", str(QRELS), "--measures", "alpha-nDCG@10", "ERR-IA@20"]
+    for path in RUNS:
+        argv += ["--run", str(path)]
+    status, flags, _ = run_cli(capsys, argv)
+    assert one_flag == flags
+    frame = pd.read_csv(StringIO(flags), sep="\t")
+    assert frame["run"].unique().tolist() == ["pub-greedyrr", "pub-noisyrel", "pub-random"]
+    assert frame["measure"].unique().tolist() == ["alpha-nDCG@10", "ERR-IA@20"]
+    status, _, err = run_cli(capsys, ["score", "--qrels", str(QRELS), "--run", str(RUNS[0]), "--measures", "alpha-nDCG(alpha=0.3,rel=1)@10"])
+    assert status == 0, err
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "latex"])
+def test_score_as_a_table_for_papers(capsys, fmt: str) -> None:
+    status, out, err = run_cli(capsys, ["score", "--qrels", str(QRELS), "--run", str(RUNS[0]), "--measures", "alpha-nDCG@10", "--format", fmt])
+    assert status == 0, err
+    if fmt == "markdown":
+        assert out.splitlines()[:3] == ["| run | topic | measure | value |", "|---|---|---|---|", "| pub-greedyrr | all | alpha-nDCG@10 | 0.8919 |"]
+    else:
+        assert out.splitlines()[:5] == [
+            "\\begin{tabular}{lllr}",
+            "\\toprule",
+            "run & topic & measure & value \\\\",
+            "\\midrule",
+            "pub-greedyrr & all & alpha-nDCG@10 & 0.8919 \\\\",
+        ]
+
+
+def test_compare_command(capsys, tmp_path) -> None:
+    argv = ["compare", "--qrels", str(QRELS), "--run", *map(str, RUNS), "--measures", "alpha-nDCG@20", "--baseline", "pub-greedyrr"]
+    status, out, err = run_cli(capsys, [*argv, "--test", "t", "--correction", "bonferroni"])
+    assert status == 0, err
+    frame = pd.read_csv(StringIO(out), sep="\t")
+    assert list(frame.columns) == COLUMNS
+    assert frame["run_b"].tolist() == ["pub-noisyrel", "pub-random"] and (frame["diff"] < 0).all()
+    assert (frame["p_adjusted"] == (frame["p_value"] * 2).clip(upper=1)).all()
+    status, out, _ = run_cli(capsys, [*argv, "--test", "randomisation", "--permutations", "500", "--format", "markdown", "-o", str(tmp_path / "t.md")])
+    assert status == 0 and out == ""
+    assert (tmp_path / "t.md").read_text().startswith("| measure | run_a | run_b |")
+    status, _, err = run_cli(capsys, [*argv[:-2], "--baseline", "nope"])
+    assert status == 2 and err.startswith("error: baseline 'nope' is not among the runs")

@@ -1,0 +1,140 @@
+"""evaluation.compare: p-values equal scipy's tests and ranx's compare on the same runs; corrections,
+signs and the table renderers (issue 35, Must show 2)."""
+
+from __future__ import annotations
+
+import warnings
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evaluation import EvaluationError, EvaluationWarning, evaluate, load_collection, read_run
+from evaluation.compare import COLUMNS, adjust, compare, p_value
+
+REF = Path(__file__).parent / "data" / "reference"
+NAMES = ("greedyrr", "noisyrel", "random", "noisygreedy-ties")
+
+
+@pytest.fixture(scope="module")
+def collection():
+    return load_collection(REF / "trec2014" / "qrels.diversity.tsv")
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return [read_run(REF / "runs" / "public" / f"pub-{name}.run") for name in NAMES]
+
+
+def per_topic(collection, runs, measure: str) -> pd.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvaluationWarning)
+        frame = evaluate(collection, runs, [measure], per_topic=True)
+    return frame[frame["topic"] != "all"].pivot(index="topic", columns="run", values="value")
+
+
+@pytest.mark.parametrize("test", ["t", "wilcoxon"])
+def test_p_values_are_scipys(collection, runs, test: str) -> None:
+    table = per_topic(collection, runs, "alpha-nDCG@20")
+    result = compare(collection, runs, "alpha-nDCG@20", test=test, correction=None)
+    assert list(result.columns) == COLUMNS and len(result) == 6
+    for row in result.itertuples():
+        x, y = table[row.run_a].to_numpy(), table[row.run_b].to_numpy()
+        expected = stats.ttest_rel(y, x).pvalue if test == "t" else stats.wilcoxon(y - x).pvalue
+        assert row.p_value == pytest.approx(expected, rel=1e-12, abs=1e-300)
+        assert row.p_adjusted == row.p_value
+        assert row.diff == pytest.approx(y.mean() - x.mean()) and row.mean_a == pytest.approx(x.mean())
+        assert row.effect_size == pytest.approx((y - x).mean() / (y - x).std(ddof=1))
+
+
+def test_the_sign_of_diff_is_run_b_minus_run_a(collection, runs) -> None:
+    """greedyrr beats noisyrel on alpha-nDCG@20: with greedyrr as the baseline (run_a) diff is negative."""
+    result = compare(collection, runs, ["alpha-nDCG@20"], baseline="pub-greedyrr")
+    assert result["run_a"].unique().tolist() == ["pub-greedyrr"]
+    assert result["run_b"].tolist() == ["pub-noisyrel", "pub-random", "pub-noisygreedy-ties"]
+    row = result.set_index("run_b").loc["pub-noisyrel"]
+    assert row["mean_a"] > row["mean_b"] and row["diff"] == pytest.approx(row["mean_b"] - row["mean_a"]) and row["diff"] < 0
+    assert row["effect_size"] < 0
+
+
+def test_exact_randomisation_equals_scipys_permutation_test() -> None:
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        x, y = rng.random(10), rng.random(10) + 0.1
+        theirs = stats.permutation_test(
+            (x, y), lambda a, b: np.mean(b - a), permutation_type="samples", n_resamples=np.inf, alternative="two-sided"
+        ).pvalue
+        assert p_value(x, y, "randomisation", permutations=2**10) == pytest.approx(theirs, rel=1e-12)
+
+
+def test_random_randomisation_and_bootstrap_agree_with_the_exact_test() -> None:
+    rng = np.random.default_rng(2)
+    x, y = rng.random(12), rng.random(12) + 0.15
+    exact = p_value(x, y, "randomisation", permutations=2**12)
+    assert p_value(x, y, "randomisation", permutations=4000, rng=np.random.default_rng(3)) == pytest.approx(exact, abs=0.02)
+    assert p_value(x, y, "bootstrap", permutations=20000, rng=np.random.default_rng(3)) == pytest.approx(exact, abs=0.05)
+    assert p_value(x, x, "t") == p_value(x, x, "randomisation") == 1.0
+    assert np.isnan(p_value(x[:1], y[:1], "t"))
+
+
+def test_corrections() -> None:
+    p = np.array([0.01, 0.04, 0.03, np.nan, 0.5])
+    assert adjust(p, "bonferroni")[[0, 1, 2, 4]].tolist() == pytest.approx([0.04, 0.16, 0.12, 1.0])
+    assert adjust(p, "holm")[[0, 1, 2, 4]].tolist() == pytest.approx([0.04, 0.09, 0.09, 0.5])
+    bh = adjust(p, "bh")
+    assert bh[[0, 1, 2, 4]].tolist() == pytest.approx(stats.false_discovery_control([0.01, 0.04, 0.03, 0.5]).tolist())
+    assert np.isnan(bh[3]) and adjust(p, None)[[0, 4]].tolist() == [0.01, 0.5]
+
+
+def test_the_correction_family_is_one_measure(collection, runs) -> None:
+    result = compare(collection, runs, ["alpha-nDCG@20", "ERR-IA@20"], test="t", correction="holm")
+    for _, rows in result.groupby("measure"):
+        assert rows["p_adjusted"].tolist() == pytest.approx(adjust(rows["p_value"].to_numpy(), "holm").tolist())
+    assert result["significant"].tolist() == (result["p_adjusted"] <= 0.05).tolist()
+
+
+def test_same_p_values_as_ranx_compare(collection, runs) -> None:
+    """ranx (test-only oracle) on the same runs and ad hoc qrels: nDCG@10 with binary grades is the same
+    number in both (checked first); ranx's paired t-test gives our p-values, its Fisher randomisation
+    test (1,000 permutations) ours within its Monte Carlo error."""
+    ranx = pytest.importorskip("ranx")
+    qrels = {t: {d: int(max(g.values(), default=0) >= 1) for d, g in docs.items()} for t, docs in collection.judgments.items()}
+    scored = {r.name: {t: {d: float(len(docs) - i) for i, d in enumerate(docs)} for t, docs in r.lists.items()} for r in runs}
+    theirs_runs = [ranx.Run(scored[r.name], name=r.name) for r in runs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours_t = compare(qrels, scored, "nDCG@10", test="t", correction=None)
+        ours_fisher = compare(qrels, scored, "nDCG@10", test="randomisation", correction=None, permutations=20000)
+        student = ranx.compare(ranx.Qrels(qrels), theirs_runs, ["ndcg@10"], stat_test="student").to_dict()
+        fisher = ranx.compare(ranx.Qrels(qrels), theirs_runs, ["ndcg@10"], stat_test="fisher", n_permutations=2000).to_dict()
+    for row in ours_t.itertuples():
+        assert student[row.run_a]["scores"]["ndcg@10"] == pytest.approx(row.mean_a, abs=1e-12)
+        theirs = student[row.run_a]["comparisons"][row.run_b]["ndcg@10"]
+        if row.diff == 0 and row.effect_size == 0:  # the same score on every topic: scipy's 0/0 is NaN, ours 1.0
+            assert np.isnan(theirs) and row.p_value == 1.0
+            continue
+        assert theirs == pytest.approx(row.p_value, rel=1e-9, abs=1e-300)
+    for row in ours_fisher.itertuples():
+        if row.diff == 0 and row.effect_size == 0:
+            continue
+        assert fisher[row.run_a]["comparisons"][row.run_b]["ndcg@10"] == pytest.approx(row.p_value, abs=0.03)
+    assert len(ours_t) == len(list(combinations(NAMES, 2)))
+
+
+def test_tables_and_bad_arguments(collection, runs) -> None:
+    result = compare(collection, runs[:2], "alpha-nDCG@20")
+    markdown = result.to_markdown(digits=3)
+    assert markdown.splitlines()[0] == "| " + " | ".join(COLUMNS) + " |" and "| alpha-nDCG@20 | pub-greedyrr | pub-noisyrel |" in markdown
+    latex = result.to_latex()
+    assert latex.startswith("\\begin{tabular}{lllrrrrlrrrl}") and "run\\_a" in latex and latex.rstrip().endswith("\\end{tabular}")
+    with pytest.raises(ValueError, match="test must be one of"):
+        compare(collection, runs, "alpha-nDCG@20", test="z")
+    with pytest.raises(ValueError, match="correction must be one of"):
+        compare(collection, runs, "alpha-nDCG@20", correction="sidak")
+    with pytest.raises(EvaluationError, match="baseline 'nope' is not among the runs"):
+        compare(collection, runs, "alpha-nDCG@20", baseline="nope")
+    with pytest.raises(EvaluationError, match="at least two runs"):
+        compare(collection, runs[:1], "alpha-nDCG@20")
