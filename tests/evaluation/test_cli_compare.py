@@ -39,7 +39,9 @@ def test_version_and_the_program_name(capsys, monkeypatch) -> None:
 
 
 def test_several_runs_after_one_flag_and_comma_separated_measures(capsys) -> None:
-    status, one_flag, err = run_cli(capsys, ["score", "--qrels", str(QRELS), "--run", *map(str, RUNS), "--measures", "alpha-nDCG@10,ERR-IA@20"])
+    status, one_flag, err = run_cli(
+        capsys, ["score", "--qrels", str(QRELS), "--run", *map(str, RUNS), "--measures", "alpha-nDCG@10,ERR-IA@20"]
+    )
     assert status == 0, err
     argv = ["score", "--qrels", str(QRELS), "--measures", "alpha-nDCG@10", "ERR-IA@20"]
     for path in RUNS:
@@ -49,16 +51,24 @@ def test_several_runs_after_one_flag_and_comma_separated_measures(capsys) -> Non
     frame = pd.read_csv(StringIO(flags), sep="\t")
     assert frame["run"].unique().tolist() == ["pub-greedyrr", "pub-noisyrel", "pub-random"]
     assert frame["measure"].unique().tolist() == ["alpha-nDCG@10", "ERR-IA@20"]
-    status, _, err = run_cli(capsys, ["score", "--qrels", str(QRELS), "--run", str(RUNS[0]), "--measures", "alpha-nDCG(alpha=0.3,rel=1)@10"])
+    status, _, err = run_cli(
+        capsys, ["score", "--qrels", str(QRELS), "--run", str(RUNS[0]), "--measures", "alpha-nDCG(alpha=0.3,rel=1)@10"]
+    )
     assert status == 0, err
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "latex"])
 def test_score_as_a_table_for_papers(capsys, fmt: str) -> None:
-    status, out, err = run_cli(capsys, ["score", "--qrels", str(QRELS), "--run", str(RUNS[0]), "--measures", "alpha-nDCG@10", "--format", fmt])
+    status, out, err = run_cli(
+        capsys, ["score", "--qrels", str(QRELS), "--run", str(RUNS[0]), "--measures", "alpha-nDCG@10", "--format", fmt]
+    )
     assert status == 0, err
     if fmt == "markdown":
-        assert out.splitlines()[:3] == ["| run | topic | measure | value |", "|---|---|---|---|", "| pub-greedyrr | all | alpha-nDCG@10 | 0.8919 |"]
+        assert out.splitlines()[:3] == [
+            "| run | topic | measure | value |",
+            "|---|---|---|---|",
+            "| pub-greedyrr | all | alpha-nDCG@10 | 0.8919 |",
+        ]
     else:
         assert out.splitlines()[:5] == [
             "\\begin{tabular}{lllr}",
@@ -77,7 +87,9 @@ def test_compare_command(capsys, tmp_path) -> None:
     assert list(frame.columns) == COLUMNS
     assert frame["run_b"].tolist() == ["pub-noisyrel", "pub-random"] and (frame["diff"] < 0).all()
     assert (frame["p_adjusted"] == (frame["p_value"] * 2).clip(upper=1)).all()
-    status, out, _ = run_cli(capsys, [*argv, "--test", "randomisation", "--permutations", "500", "--format", "markdown", "-o", str(tmp_path / "t.md")])
+    status, out, _ = run_cli(
+        capsys, [*argv, "--test", "randomisation", "--permutations", "500", "--format", "markdown", "-o", str(tmp_path / "t.md")]
+    )
     assert status == 0 and out == ""
     assert (tmp_path / "t.md").read_text().startswith("| measure | run_a | run_b |")
     status, _, err = run_cli(capsys, [*argv[:-2], "--baseline", "nope"])
