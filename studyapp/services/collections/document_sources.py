@@ -1,7 +1,10 @@
 """Documents read from where collections keep them: WARC archives, folders of HTML files, JSON Lines.
 
 Every reader streams: one record at a time, and only the documents asked for (``wanted``) are
-parsed, so a 1 GB archive costs the memory of one record. HTML becomes a title and the page's main
+parsed, so a 1 GB archive costs the memory of one record. Untrusted archives are bounded
+(:mod:`.bounded_input`): decompressed bytes per record and per file, records over the limit skipped
+and counted, damaged gzip and non-WARC data reported as ``file: reason`` with the record number, a
+truncated file said so, text in any encoding. HTML becomes a title and the page's main
 content with Resiliparse (``resiliparse.extract.html2text`` with ``main_content=True``, built for
 web archives such as ClueWeb and Common Crawl: it drops navigation, boilerplate, scripts and
 styles); WARC records are read with FastWARC (Resiliparse's WARC reader), docids from the
@@ -21,8 +24,19 @@ from resiliparse.parse.encoding import bytes_to_str, detect_encoding
 from resiliparse.parse.html import HTMLTree
 
 from studyapp.exceptions import ImportFailed
+from studyapp.services.collections.bounded_input import CHUNK, BoundedStream, ReadNotes
 
 TEXT_MAX = 20_000  # characters of main content kept per document: plenty for snippets
+
+
+@dataclass
+class ReadContext:
+    """What a reader needs besides the path: which documents to parse, a progress callback (records read)
+    and where to note what was skipped or repaired (with the limits)."""
+
+    wanted: Callable[[str], bool]
+    tick: Callable[[int], None]
+    notes: ReadNotes
 
 
 @dataclass(frozen=True)
@@ -56,46 +70,87 @@ def _http_body(payload: bytes) -> bytes:
     return payload
 
 
-def read_warc(path: Path, wanted: Callable[[str], bool], tick: Callable[[int], None]) -> Iterator[DocumentText]:
+def _record_body(record: object, keep: bool) -> tuple[bytes, int]:
+    """The record's block (if ``keep``) and its length as read, a chunk at a time."""
+    parts, size = [], 0
+    while chunk := record.reader.read(CHUNK):  # type: ignore[attr-defined]
+        size += len(chunk)
+        if keep:
+            parts.append(chunk)
+    return b"".join(parts), size
+
+
+def read_warc(path: Path, ctx: ReadContext) -> Iterator[DocumentText]:
     """The wanted documents of a ``.warc`` or ``.warc.gz`` file (response and resource records)."""
     if not path.is_file():
         raise ImportFailed(f"{path}: no such file")
+    limit = ctx.notes.limits.record_bytes
     types = WarcRecordType.response | WarcRecordType.resource
-    for record in ArchiveIterator(str(path), record_types=types, parse_http=False, fsspec_args=False):  # gzip detected
-        tick(1)
-        docid = (record.headers.get("WARC-TREC-ID") or record.headers.get("WARC-Record-ID") or "").strip()
-        if not docid or not wanted(docid):
-            continue
-        url = (record.headers.get("WARC-Target-URI") or "").strip()
-        yield from_html(docid, url, _http_body(record.reader.read()))
+    with BoundedStream(path, ctx.notes.limits) as stream:
+        records = ArchiveIterator(stream, record_types=types, parse_http=False)
+        complete = 0  # records read to their end
+        while True:
+            try:
+                record = next(records)
+            except StopIteration:
+                break
+            except OSError as exc:  # FastWARC: what follows is not a WARC record
+                stream.check(complete, ctx.notes)
+                raise ImportFailed(f"{path}: after record {complete}: not a WARC record ({exc})") from None
+            ctx.tick(1)
+            docid = (record.headers.get("WARC-TREC-ID") or record.headers.get("WARC-Record-ID") or "").strip()
+            oversized = record.content_length > limit
+            body, size = _record_body(record, bool(docid) and not oversized and ctx.wanted(docid))
+            if stream.problem or size < record.content_length:  # the file ended inside this record, or broke
+                stream.short = size < record.content_length
+                break
+            complete += 1
+            if oversized:
+                ctx.notes.skip_oversized(f"{path}: record {complete} ({docid or 'no id'})", record.content_length)
+            elif body:
+                url = (record.headers.get("WARC-Target-URI") or "").strip()
+                yield from_html(docid, url, _http_body(body))
+        stream.check(complete, ctx.notes, ended=True)
 
 
-def read_html_folder(path: Path, wanted: Callable[[str], bool], tick: Callable[[int], None]) -> Iterator[DocumentText]:
+def read_html_folder(path: Path, ctx: ReadContext) -> Iterator[DocumentText]:
     """Files named ``<docid>`` or ``<docid>.html``/``.htm`` in a folder (not recursive)."""
     for file in sorted(path.iterdir()):
-        tick(1)
+        ctx.tick(1)
         if not file.is_file():
             continue
         docid = file.name.removesuffix(".html").removesuffix(".htm")
-        if wanted(docid):
-            yield from_html(docid, "", file.read_bytes())
+        if not ctx.wanted(docid):
+            continue
+        size = file.stat().st_size
+        if size > ctx.notes.limits.record_bytes:
+            ctx.notes.skip_oversized(str(file), size)
+            continue
+        yield from_html(docid, "", file.read_bytes())
 
 
-def read_jsonl(path: Path, wanted: Callable[[str], bool], tick: Callable[[int], None]) -> Iterator[DocumentText]:
-    """``{"docid", "url"?, "title"?, "html"? | "text"?}`` per line; errors name the file and line."""
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            tick(1)
+def read_jsonl(path: Path, ctx: ReadContext) -> Iterator[DocumentText]:
+    """``{"docid", "url"?, "title"?, "html"? | "text"?}`` per line (``.jsonl`` or ``.jsonl.gz``); errors name the
+    file and line; lines over the limit per record are skipped and counted."""
+    limit = ctx.notes.limits.record_bytes
+    with BoundedStream(path, ctx.notes.limits) as stream:
+        number = 0
+        while line := stream.readline(limit + 1):
+            number += 1
+            ctx.tick(1)
+            if len(line) > limit and not line.endswith(b"\n"):
+                ctx.notes.skip_oversized(f"{path}:{number}", len(line) + stream.skip_line())
+                continue
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = json.loads(ctx.notes.decode(line, f"{path}:{number}"))
             except json.JSONDecodeError as exc:
                 raise ImportFailed(f"{path}:{number}: not a JSON object ({exc.msg})") from None
             problem = _jsonl_problem(row)
             if problem:
                 raise ImportFailed(f"{path}:{number}: {problem}")
-            if not wanted(row["docid"]):
+            if not ctx.wanted(row["docid"]):
                 continue
             url, title = row.get("url", ""), row.get("title", "")
             if "html" in row:
@@ -103,6 +158,7 @@ def read_jsonl(path: Path, wanted: Callable[[str], bool], tick: Callable[[int], 
                 yield DocumentText(doc.docid, url, title or doc.title, doc.text)
             else:
                 yield DocumentText(row["docid"], url, " ".join(title.split()), " ".join(row.get("text", "").split())[:TEXT_MAX])
+        stream.check(number - 1 if stream.problem else number, ctx.notes, ended=True, unit="line")
 
 
 def _jsonl_problem(row: object) -> str:
@@ -119,15 +175,15 @@ def _jsonl_problem(row: object) -> str:
     return f"{', '.join(bad)} must be text" if bad else ""
 
 
-def reader_for(path: Path) -> Callable[[Path, Callable[[str], bool], Callable[[int], None]], Iterator[DocumentText]]:
-    """The reader of ``path`` by its kind: a folder, a WARC file or a JSON Lines file."""
+def reader_for(path: Path) -> Callable[[Path, ReadContext], Iterator[DocumentText]]:
+    """The reader of ``path`` by its kind: a folder, a WARC file or a JSON Lines file (gzip or not)."""
     if path.is_dir():
         return read_html_folder
     name = path.name.lower()
     if name.endswith((".warc", ".warc.gz", ".warc.gzip")):
         return read_warc
-    if name.endswith((".jsonl", ".json")):
+    if name.endswith((".jsonl", ".json", ".jsonl.gz", ".json.gz")):
         return read_jsonl
     if not path.exists():
         raise ImportFailed(f"{path}: no such file or folder")
-    raise ImportFailed(f"{path}: not a WARC file (.warc, .warc.gz), a folder of HTML files or JSON Lines (.jsonl)")
+    raise ImportFailed(f"{path}: not a WARC file (.warc, .warc.gz), a folder of HTML files or JSON Lines (.jsonl, .jsonl.gz)")

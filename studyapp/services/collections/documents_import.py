@@ -19,8 +19,9 @@ from tqdm import tqdm
 from evaluation.io.documents import url_problem
 from studyapp.exceptions import ImportFailed
 from studyapp.models import Collection, Document, RankedItem
+from studyapp.services.collections.bounded_input import Limits, ReadNotes
 from studyapp.services.collections.display_cache import clear_all
-from studyapp.services.collections.document_sources import DocumentText, reader_for
+from studyapp.services.collections.document_sources import DocumentText, ReadContext, reader_for
 
 
 @dataclass
@@ -32,6 +33,7 @@ class DocumentsImport:
     found: int = 0
     read: int = 0  # records, files or lines read
     bad_urls: list[str] = field(default_factory=list)
+    notes: ReadNotes = field(default_factory=ReadNotes)  # skipped, truncated, re-encoded
 
     @property
     def coverage(self) -> float:
@@ -42,6 +44,7 @@ class DocumentsImport:
             f"Read {self.read} records/files/lines; {self.found} of the {self.wanted} ranked documents "
             f"of {self.collection!r} got display data ({self.coverage:.1%})."
         ]
+        out += self.notes.lines()
         if self.bad_urls:
             out.append(f"{len(self.bad_urls)} URL(s) were not http(s) addresses and are shown unlinked, e.g. {self.bad_urls[0]!r}.")
         if self.found < self.wanted:
@@ -57,9 +60,12 @@ def wanted_documents(collection: Collection, depth: int | None) -> dict[str, int
     return dict(items.values_list("document__docid", "document_id").distinct().order_by())
 
 
-def import_documents(name: str, sources: Sequence[str | Path], *, depth: int | None = None, progress: bool = False) -> DocumentsImport:
+def import_documents(
+    name: str, sources: Sequence[str | Path], *, depth: int | None = None, progress: bool = False, limits: Limits | None = None
+) -> DocumentsImport:
     """Read ``sources`` (WARC files, HTML folders, JSON Lines) and store the display data of the
-    collection ``name``'s ranked documents found there; the last source wins for a docid."""
+    collection ``name``'s ranked documents found there; the last source wins for a docid. ``limits``
+    bound the decompressed bytes per record and per file (:class:`.bounded_input.Limits`)."""
     collection = Collection.objects.filter(name=name).first()
     if collection is None:
         raise ImportFailed(f"no collection named {name!r} (import it first with import_collection)")
@@ -68,7 +74,7 @@ def import_documents(name: str, sources: Sequence[str | Path], *, depth: int | N
     paths = [Path(s) for s in sources]
     readers = [(path, reader_for(path)) for path in paths]  # every source's kind checked before reading any
     wanted = wanted_documents(collection, depth)
-    result = DocumentsImport(name, len(wanted))
+    result = DocumentsImport(name, len(wanted), notes=ReadNotes(limits or Limits()))
     found: dict[str, DocumentText] = {}
     with tqdm(desc="documents", unit=" records", disable=not progress, mininterval=0.5) as bar:
 
@@ -76,8 +82,9 @@ def import_documents(name: str, sources: Sequence[str | Path], *, depth: int | N
             result.read += n
             bar.update(n)
 
+        context = ReadContext(wanted.__contains__, tick, result.notes)
         for path, read in readers:
-            for doc in read(path, wanted.__contains__, tick):
+            for doc in read(path, context):
                 found[doc.docid] = doc
                 bar.set_postfix(found=len(found), refresh=False)
     result.found = len(found)
