@@ -17,6 +17,9 @@ Scenarios (each prints one result line; the last line sums them up)::
     paced  500 annotators arriving over 60 s, 5-15 s per page, for 100 s (goal: p95 item page and
            answer < 100 ms, entry and consent < 300 ms, 0 errors)
     burst  200 annotators at once, 0-50 ms between requests, to the end   (goal: >= 250 requests/s, 0 errors)
+    slowloris (--slowloris) the paced scenario through nginx with the repository's proxy settings while 50 slow
+           connections (headers a line, bodies a byte at a time) stay open against it (goal: p95 item < 100 ms, 0 errors),
+           after the same scenario through the same proxy without them ("proxied", the reference of the same run)
 
 The full run uses the TREC 2014 diversity collection of the repository's reference data with all
 8 public runs (3,976 regular presentations, like a real study). ``--smoke`` runs both scenarios
@@ -33,6 +36,7 @@ Every process started here is stopped by its pid, also on errors and Ctrl-C.
     .venv/bin/python benchmarks/load_annotators.py --database sqlite --smoke
     .venv/bin/python benchmarks/load_annotators.py --fault --postgres-url postgres://user:pw@127.0.0.1/db
     .venv/bin/python benchmarks/load_annotators.py --two-instances --redis-url redis://127.0.0.1:6379/0
+    .venv/bin/python benchmarks/load_annotators.py --slowloris [--smoke]          # needs Debian's nginx
 
 Each scenario's line also gives the CPU per request of the server, of this client and of everything else
 (the database, the kernel) and the machine's idle share: near 0 % the 2 cores, not the server's
@@ -98,6 +102,12 @@ FAULT = [Scenario("fault", 16, 0.0, (0.0, 0.05), (0.0, 0.05), 45.0, "demo", faul
 # annotators alternate between them, then the rate limits are tried across both (see check_shared_limits).
 TWO = [Scenario("two", 24, 3.0, (0.0, 0.1), (0.0, 0.1), 60.0, "demo")]
 SHARED_ARRIVAL_LIMIT = 10  # STUDYAPP_ARRIVALS_PER_CLIENT of both instances in the two-instance scenario
+# The paced annotators through the documented proxy (nginx with deploy/nginx/studyapp-proxy.conf) while
+# SLOW_CONNECTIONS slow clients stay connected to it (benchmarks/nginx_proxy.py); --smoke: tiny, on the demo.
+# The same annotators through the same proxy without slow connections run first: the reference of the same run.
+SLOWLORIS = [Scenario(name, 500, 60.0, (5.0, 15.0), (5.0, 15.0), 100.0, "trec") for name in ("proxied", "slowloris")]
+SLOWLORIS_SMOKE = [Scenario(name, 16, 4.0, (0.1, 0.4), (0.05, 0.2), 12.0, "demo") for name in ("proxied", "slowloris")]
+SLOW_CONNECTIONS = 50
 
 # fast_limit far above the quota and no check rule: simulated annotators answer fast and ignore check items by
 # design and must not be excluded for it
@@ -801,6 +811,9 @@ def main(argv: list[str] | None = None) -> int:
                         "then the rate limits are tried across both (needs --redis-url)")  # fmt: skip
     parser.add_argument("--redis-url", default=os.environ.get("STUDYAPP_TEST_REDIS_URL", ""),
                         help="the Redis both instances share with --two-instances (default $STUDYAPP_TEST_REDIS_URL)")  # fmt: skip
+    parser.add_argument("--slowloris", action="store_true",
+                        help=f"the paced scenario through nginx (deploy/nginx/studyapp-proxy.conf) while {SLOW_CONNECTIONS} slow "
+                        "connections stay open against it (tiny with --smoke); last line slowloris_p95_item_ms=.. slowloris_errors=..")  # fmt: skip
     parser.add_argument("--workers", type=int, default=None, help="gunicorn workers (default: WEB_CONCURRENCY or gunicorn.conf.py)")
     parser.add_argument("--only", choices=[s.name for s in FULL], help="run one scenario of the full benchmark (no summary line)")
     parser.add_argument("--seed", type=int, default=1)
@@ -820,10 +833,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--two-instances needs PostgreSQL and --redis-url redis://HOST:PORT/DB (or STUDYAPP_TEST_REDIS_URL)")
     scenarios = TWO if args.two_instances else (SMOKE if args.smoke else [] if args.fault else FULL) + (FAULT if args.fault else [])
     scenarios = [s for s in scenarios if not args.only or s.name == args.only]
+    if args.slowloris and (args.fault or args.only or args.two_instances):
+        parser.error("--slowloris runs its own scenario (with --smoke: tiny); it does not combine with --fault, --only or --two-instances")
+    if args.slowloris:
+        scenarios = SLOWLORIS_SMOKE if args.smoke else SLOWLORIS
 
     workdir = Path(tempfile.mkdtemp(prefix="load-annotators-"))
     database = Database(args.database, args.postgres_url, workdir)
     servers: list[Server] = []
+    proxy = None  # nginx of --slowloris
     try:
         database.create()
         os.environ["DATABASE_URL"] = database.url
@@ -842,9 +860,19 @@ def main(argv: list[str] | None = None) -> int:
         shared = (
             {"STUDYAPP_CACHE_URL": args.redis_url, "STUDYAPP_ARRIVALS_PER_CLIENT": str(SHARED_ARRIVAL_LIMIT)} if args.two_instances else {}
         )
+        if args.slowloris:  # nginx appends the address the client sent as its own: one more hop to trust
+            shared = {"STUDYAPP_PROXY_HOPS": "2"}
         for _ in range(2 if args.two_instances else 1):
             servers.append(Server(database.url, free_port(), args.workers, workdir, shared))
             servers[-1].start()
+        targets: list = servers
+        if args.slowloris:
+            from nginx_proxy import Nginx, Proxied, slowloris
+
+            proxy = Nginx(HOST, free_port(), servers[0].port, workdir)
+            proxy.start()
+            targets = [Proxied(servers[0], proxy.port)]
+            print(f"setup: nginx on {HOST}:{proxy.port} (deploy/nginx/studyapp-proxy.conf) in front of gunicorn", flush=True)
         workers = "+".join(str(len(s.workers)) for s in servers)
         ports = ", ".join(str(s.port) for s in servers)
         cache = "redis" if args.two_instances else "database"
@@ -858,7 +886,15 @@ def main(argv: list[str] | None = None) -> int:
                 recomputer.once()
                 recomputer.start()
             try:
-                stats = asyncio.run(run_scenario(scenario, studies[scenario.name], servers, args.seed + n))
+                if args.slowloris and scenario.name == "proxied":
+                    stats = asyncio.run(run_scenario(scenario, studies[scenario.name], targets, args.seed + n))
+                elif args.slowloris:
+                    work = run_scenario(scenario, studies[scenario.name], targets, args.seed + n)
+                    stats, slow = asyncio.run(slowloris(HOST, proxy.port, SLOW_CONNECTIONS, work))
+                    print(f"  slowloris: {SLOW_CONNECTIONS} slow connections kept open ({slow.opened} opened,"
+                          f" {slow.dropped_by_proxy} dropped by the proxy's timeouts and reopened)", flush=True)  # fmt: skip
+                else:
+                    stats = asyncio.run(run_scenario(scenario, studies[scenario.name], servers, args.seed + n))
             finally:
                 if recomputer is not None:
                     print(f"  {scenario.name}: allocation adaptive, {recomputer.stop()}", flush=True)
@@ -882,6 +918,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"two_instances: servers={len(servers)} database=postgres cache=redis answers={len(two.acknowledged)}"
                   f" finished={len(two.shown_code)} errors={sum(two.errors.values())} invariants={verdict}"
                   f" limits={'held' if limits_held else 'BROKEN'}")  # fmt: skip
+        if "slowloris" in results:
+            slow_run, reference = results["slowloris"], results["proxied"]
+            print(f"slowloris_p95_item_ms={slow_run.p95('item'):.0f} slowloris_errors={sum(slow_run.errors.values())}"
+                  f" slowloris_p95_answer_ms={slow_run.p95('answer'):.0f} slow_connections={SLOW_CONNECTIONS}"
+                  f" reference_p95_item_ms={reference.p95('item'):.0f} reference_errors={sum(reference.errors.values())}"
+                  f" invariants={verdict}")  # fmt: skip
         if "paced" in results and "burst" in results:
             paced, burst = results["paced"], results["burst"]
             burst_rps = burst.requests / max(1e-9, burst.ended - burst.started)
@@ -895,6 +937,8 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 1
     finally:
+        if proxy is not None:
+            proxy.stop()
         for server in servers:
             server.stop()
         database.release(workdir)

@@ -80,3 +80,86 @@ def test_two_instances_share_one_database_and_one_redis() -> None:
     assert summary["invariants"] == "ok" and summary["limits"] == "held" and summary["errors"] == "0", output
     assert (limits["arrivals_admitted"], limits["arrivals_refused"]) == (limits["arrival_limit"],) * 2, output
     assert int(limits["login_locked_at_attempt"]) == int(limits["login_failure_limit"]) + 1, output
+
+
+def nginx_or_skip() -> str:
+    """Debian's nginx (.ci/run installs it): required in CI, the test skipped elsewhere without it."""
+    from benchmarks.nginx_proxy import nginx_binary
+    from tests.studyapp.test_postgresql import IN_CI
+
+    binary = nginx_binary()
+    if not binary:
+        message = "nginx is not installed (Debian package nginx; .ci/run installs it)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return binary
+
+
+@pytest.mark.slow
+def test_slowloris_behind_the_documented_proxy() -> None:
+    """The smoke-sized paced annotators through nginx (deploy/nginx/studyapp-proxy.conf) while 50 slow connections
+    stay open: every request answered, the invariants hold, the slow header senders dropped by the proxy."""
+    nginx_or_skip()
+    code, lines = run_benchmark("--database", "sqlite", "--smoke", "--slowloris")
+    output = "\n".join(lines[-20:])
+    summary = fields(lines[-1]) if lines and lines[-1].startswith("slowloris_p95_item_ms=") else None
+    assert code == 0 and summary is not None, output
+    assert (summary["slowloris_errors"], summary["invariants"], summary["slow_connections"]) == ("0", "ok", "50"), output
+    kept = next(line for line in lines if "slow connections kept open" in line)
+    assert int(kept.split("(")[1].split()[0]) >= 50, kept  # every slow connection was opened
+
+
+@pytest.mark.slow
+def test_the_proxy_limits_bodies_and_slow_headers() -> None:
+    """nginx with the repository's proxy settings in front of a stand-in upstream: a body over 1 MB is refused
+    (413) before the upstream sees it, a header sent too slowly is dropped (408) after the 10 s timeout."""
+    import http.server
+    import socket
+    import tempfile
+    import threading
+    import time
+    from pathlib import Path
+
+    from benchmarks.nginx_proxy import Nginx
+    from tests.studyapp.live_server import free_port
+
+    nginx_or_skip()
+    seen: list[str] = []
+
+    class Upstream(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            seen.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    upstream = http.server.HTTPServer(("127.0.0.1", free_port()), Upstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    proxy = Nginx("127.0.0.1", free_port(), upstream.server_port, Path(tempfile.mkdtemp()))
+    try:
+        proxy.start()
+
+        def exchange(data: bytes) -> tuple[bytes, float]:
+            started = time.monotonic()
+            with socket.create_connection(("127.0.0.1", proxy.port), timeout=30) as s:
+                s.sendall(data)
+                try:
+                    reply = s.recv(200)
+                except ConnectionResetError:  # reset_timedout_connection: a timed-out client gets a reset
+                    reply = b""
+                return reply, time.monotonic() - started
+
+        big = b"POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (2 * 1024 * 1024)
+        assert exchange(big)[0].startswith(b"HTTP/1.1 413"), "a body over 1 MB passed"
+        small = b"POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+        assert exchange(small)[0].startswith(b"HTTP/1.1 200")
+        reply, seconds = exchange(b"GET /slow HTTP/1.1\r\nHost: x\r\n")  # the header never ends
+        assert reply.startswith(b"HTTP/1.1 408") or reply == b"", reply
+        assert 9 < seconds < 20, seconds
+        assert seen == ["/small"]
+    finally:
+        proxy.stop()
+        upstream.shutdown()
