@@ -48,10 +48,17 @@ class CreateStudyTestCase(TestCase):
         self.assertEqual(snapshot(), before)
 
     # ------------------------------------------------------------------ the design
+    def test_plan_prints_the_planning_table(self) -> None:
+        out = self.create(TOY_CONFIG, options=("--allow-bare-documents", "--plan", "--reward", "1"))
+        self.assertIn("Plan for 'Toy study': ", out)
+        self.assertIn("participants answers/pair best set size", out)
+        self.assertNotIn("Before recruiting", out)
+
     def test_it_creates_every_pair_topic_and_level(self) -> None:
         out = self.create(TOY_CONFIG)
         self.assertIn("Presentations: 6 topic-level + 12 subtopic-level = 18; 0 check items; 18 in all.", out)
         self.assertIn("Annotator link: http://127.0.0.1:8000/s/toy-study/ ", out)
+        self.assertIn("Before recruiting: manage.py plan_study toy-study --reward AMOUNT", out)
         study = Study.objects.get(name="Toy study")
         self.assertEqual(
             (study.slug, study.levels, study.annotators_per_presentation, study.items_per_annotator), ("toy-study", "both", 2, 6)

@@ -37,6 +37,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--owner", metavar="USER", help="staff user who owns the study and manages its team (docs/studyapp.md#study-teams)"
         )
+        parser.add_argument(
+            "--plan",
+            action="store_true",
+            help="also print the planning table (manage.py plan_study: best-set size and cost per participant count)",
+        )
+        parser.add_argument("--reward", default="0", help="with --plan: reward per participant for the cost column")
         parser.add_argument("--member", action="append", default=[], metavar="USER", help="staff user on the study's team (repeatable)")
         parser.add_argument(
             "--platform-ids",
@@ -64,5 +70,14 @@ class Command(BaseCommand):
             raise CommandError(f"--base-url must start with http:// or https://, got {base!r}")
         for line in summary.lines(base) + team:
             self.stdout.write(line)
+        if opts["plan"]:
+            from django.core.management import call_command
+
+            call_command("plan_study", summary.study.slug, "--reward", opts["reward"], stdout=self.stdout, stderr=self.stderr)
+        else:
+            self.stdout.write(
+                f"Before recruiting: manage.py plan_study {summary.study.slug} --reward AMOUNT prints the expected best-set size, "
+                "the chance of a single entry and the cost for a grid of participant counts (or create with --plan)."
+            )
         if not team:
             self.stdout.write("No team yet: only superusers see it on the staff pages (add --owner/--member, or a team in the admin).")
