@@ -30,7 +30,21 @@ class PlanStudyTestCase(BaseTestCase):
 
     def test_command_prints_the_grid_with_a_progress_bar(self) -> None:
         out, err = io.StringIO(), io.StringIO()
-        call_command("plan_study", self.study.slug, "--n-sim", "2", "--B", "50", "--reward", "1.5", stdout=out, stderr=err)
+        call_command(
+            "plan_study",
+            self.study.slug,
+            "--n-sim",
+            "2",
+            "--B",
+            "50",
+            "--reward",
+            "1.5",
+            "--check",
+            "--check-n-sim",
+            "2",
+            stdout=out,
+            stderr=err,
+        )
         lines = out.getvalue().splitlines()
         self.assertTrue(lines[0].startswith(f"Plan for {self.study.name!r}: "))
         header = next(i for i, line in enumerate(lines) if line.split()[:1] == ["participants"])
@@ -38,6 +52,7 @@ class PlanStudyTestCase(BaseTestCase):
         self.assertGreaterEqual(len(rows), 3)  # fractions of the complete study, deduplicated
         self.assertEqual([int(r[0]) for r in rows], sorted({int(r[0]) for r in rows}))
         self.assertIn("simulating [", err.getvalue())
+        self.assertIn("Check at ", out.getvalue())  # no recommendation on 2 topics: the complete study is checked
         self.assertIn("sizes", err.getvalue())
 
     def test_bad_input(self) -> None:

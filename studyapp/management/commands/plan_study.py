@@ -37,6 +37,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--check",
             type=int,
+            nargs="?",
+            const=0,
             metavar="N",
             help="check the plan: simulate N participants again (default: the recommended count) through the report's path",
         )
