@@ -10,9 +10,15 @@ PORT ?= 8000
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
-venv: $(BIN)/python
+# The pinned requirements and the repository itself (editable: `import evaluation`, `diversity-eval` and a
+# report's reproduce.sh work from any folder with .venv/bin/python); done again only when one of them changes.
+$(VENV)/.installed: requirements.txt requirements-dev.txt pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -r requirements-dev.txt
+	$(BIN)/pip install -q --no-deps -e .
+	touch $@
+
+venv: $(VENV)/.installed
 
 # The participant pages' translations (locale/*/LC_MESSAGES/django.po, docs/annotator.md#languages) are
 # compiled to .mo files (gettext's msgfmt when installed, else polib: make run needs nothing else); .mo files newer than their .po are kept.
@@ -22,6 +28,8 @@ compiled-messages: venv
 # After changing a participant text: bring the catalogues up to date, then translate what is new.
 messages: venv
 	$(BIN)/python manage.py makemessages -l zh_Hans -l ja --add-location file -i "tests/*" -i "benchmarks/*" -i "evaluation/*"
+	@# nothing but the header's date changed: keep the committed catalogues as they are (a stable diff)
+	@if git diff --quiet -I '^"POT-Creation-Date: ' -- locale/; then git checkout -- locale/; fi
 
 run: venv compiled-messages
 	$(BIN)/python manage.py migrate --noinput

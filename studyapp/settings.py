@@ -25,7 +25,8 @@ Deployment settings come from the environment (12-factor); study parameters live
   for item pages (result lists, queries, needs); an edit in the admin shows on item pages within that time.
 - ``STUDYAPP_BASE_URL`` (empty): the site's public address, e.g. ``https://study.example.org``; absolute
   links (``create_study``'s annotator link, the staff set-up page) use it, else the request's host
-  (``create_study`` then prints links for http://127.0.0.1:8000, what ``make run`` serves).
+  (``create_study`` then prints the site's paths and says how to get absolute links; it warns about a
+  local or plain-http address, as the set-up page does).
 - ``STUDYAPP_MTURK_FRAME_ANCESTORS`` (empty; refused in production): extra origins that may frame MTurk
   workers' pages and stand in as ``turkSubmitTo`` in a local test (docs/annotator.md#security).
 - ``STUDYAPP_MTURK_SANDBOX`` (0/1, default 0): the review's MTurk calls go to the requester sandbox, read

@@ -15,6 +15,7 @@ from studyapp.services import platforms
 from studyapp.services.access import teams
 from studyapp.services.data import erasure
 from studyapp.services.quality import control, rules
+from studyapp.services.wording import count
 
 
 class AssignmentInline(ReadOnlyInline):
@@ -117,7 +118,7 @@ class AnnotatorAdmin(TeamScoped, CountColumns, admin.ModelAdmin):
                 skipped = queryset.count() - len(done)
                 unchanged = "not excluded" if reinstating else "excluded already or without items (new, refused, screened)"
                 note = f" ({skipped} {unchanged}: unchanged)" if skipped else ""
-                self.message_user(request, f"{verb}d {len(done)} annotator(s){note}.", messages.SUCCESS)
+                self.message_user(request, f"{verb}d {count(len(done), 'annotator')}{note}.", messages.SUCCESS)
                 return None
         else:
             form = QualityReasonForm()
@@ -151,7 +152,9 @@ class AnnotatorAdmin(TeamScoped, CountColumns, admin.ModelAdmin):
         if "apply" in request.POST:
             entries = [erasure.erase(a, source=m.ErasureLog.Source.ADMIN, staff=request.user) for a in queryset]
             answers = sum(e.answers for e in entries)
-            self.message_user(request, f"Erased {len(entries)} participant(s) and their {answers} answer(s); logged without personal data.")
+            self.message_user(
+                request, f"Erased {count(len(entries), 'participant')} and their {count(answers, 'answer')}; logged without personal data."
+            )
             return None
         context = {
             **self.admin_site.each_context(request),

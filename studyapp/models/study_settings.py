@@ -21,6 +21,7 @@ from typing import Any
 
 from django.db import models
 from django.db.models import Q
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 
@@ -54,10 +55,16 @@ class Allocation(models.TextChoices):
 
 
 # The default texts are marked for translation: create_study stores them in the study's language.
-DEFAULT_CONSENT = _(
-    "This is a research study on how people compare search result pages. You will see two result pages for a "
-    "query and say which one you prefer. We record your answers, the time you take and the identifiers your "
-    "recruitment platform passes to us, and nothing else. Taking part is voluntary; you may stop at any time."
+# The default consent names whom to write to as a placeholder: create_study and the set-up page warn while it is left.
+CONTACT_PLACEHOLDER = _("[name and e-mail address of the researchers]")
+DEFAULT_CONSENT = format_lazy(
+    _(
+        "This is a research study on how people compare search result pages. You will see two result pages for a "
+        "query and say which one you prefer. We record your answers, the time you take and the identifiers your "
+        "recruitment platform passes to us, and nothing else. Taking part is voluntary; you may stop at any time. "
+        "Questions about the study: {contact}."
+    ),
+    contact=CONTACT_PLACEHOLDER,
 )
 DEFAULT_INSTRUCTIONS = _(
     "Each page shows a search query and two result lists, left and right. Imagine you typed the query. Look at "

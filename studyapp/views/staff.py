@@ -23,6 +23,7 @@ from studyapp.services.analysis import adaptive, dashboard, figures, preview
 from studyapp.services.data.export import content_type, download_name, export_bytes, export_formats
 from studyapp.services.data.file_names import safe_name
 from studyapp.services.data.payments import payments_csv
+from studyapp.services.design.readiness import consent_warnings, link_warnings
 from studyapp.services.platforms.review_api import ApiError
 from studyapp.services.review import decisions, sending
 from studyapp.services.review.setup import base_url, setup_sections, study_link
@@ -107,7 +108,13 @@ def study_setup(request: HttpRequest, slug: str) -> HttpResponse:
     """What to paste into Prolific, MTurk or an e-mail to recruit for the study (services.review.setup)."""
     study = member_study(request.user, slug)
     base = base_url(request)
-    context = {"study": study, "link": study_link(study, base), "sections": setup_sections(study, base)}
+    link = study_link(study, base)
+    context = {
+        "study": study,
+        "link": link,
+        "warnings": link_warnings(link) + consent_warnings(study.consent_text),
+        "sections": setup_sections(study, base),
+    }
     return render(request, "studyapp/staff/setup.html", context)
 
 

@@ -90,6 +90,7 @@ class Participant:
         page.get_by_role("radio", name="Left better", exact=True).check()
         page.get_by_role("button", name="Submit answer").click()
         expect(page.locator("[data-page=practice-feedback]")).to_be_visible()
+        expect(page.get_by_role("link", name="Continue")).to_be_focused()  # focus moves on from the feedback
         page.get_by_role("link", name="Continue").click()
         self.answer_check(check or CHECK_ANSWERS)
         if check is None:

@@ -46,6 +46,13 @@ def test_keyboard_only_answering(browser, server, make_study) -> None:
         page.keyboard.press("ArrowLeft")
         person.submit_and_wait(lambda: page.keyboard.press("Enter"))
 
+        # Keys on a link keep their meaning: the arrows and numbers on the Withdraw link choose nothing.
+        page.get_by_role("link", name="Withdraw from the study").focus()
+        for key in ("ArrowRight", "3"):
+            page.keyboard.press(key)
+        expect(page.locator("form[data-scale] input[type=radio]:checked")).to_have_count(0)
+        page.evaluate("document.activeElement.blur()")  # back on the page's body: the keys answer again
+
         # Item 4: change of mind, then Tab to the submit button and press Space.
         page.keyboard.press("2")
         page.keyboard.press("5")

@@ -3,6 +3,7 @@ redirect URL reaches the MTurk submit (and never Prolific); an anonymous partici
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qs
 
 from tests.browser.conftest import require_playwright
@@ -62,6 +63,9 @@ def test_an_anonymous_participant_sees_the_code_and_stays(browser, server, make_
         page = person.page
         expect(page.locator("#completion-code")).to_have_text("E2E-DONE")
         expect(page.get_by_text("Please keep this code")).to_be_visible()
+        page.get_by_role("button", name="Copy the code").click()  # copies, or selects the code where the clipboard is closed
+        expect(page.locator(".code-box .copied")).to_have_text(re.compile(r"^(Copied\.|Selected: press Ctrl\+C to copy\.)$"))
+        assert page.evaluate("window.getSelection().toString()") == "E2E-DONE"  # selected either way
         page.wait_for_timeout(2_500)
         assert page.url.endswith(f"/s/{study.slug}/done/")
         assert not any("prolific" in url for url in person.visited)

@@ -242,6 +242,7 @@ def test_a_minimum_window_width_gives_way_to_a_friendly_note(browser, server, ma
         expect(page.locator("[data-page=consent]")).to_be_hidden()
         expect(note.locator("[data-window-width]")).to_have_text("390")
         expect(note).to_contain_text("800 ピクセル以上")
+        expect(page.locator("a.withdraw-link")).to_be_visible()  # every page promises the way out, this one too
         Walk(participant, "ja", artifacts, "i18n-ja").check("too-narrow", shot=True)
         page.set_viewport_size({"width": 1024, "height": 768})  # turned sideways, or a wider window
         expect(note).to_be_hidden()

@@ -16,8 +16,10 @@ from studyapp.services.data import erasure
 from studyapp.services.participation import flow
 from studyapp.services.platforms.review_api import CallRecord
 from studyapp.services.quality import control
+from studyapp.services.rehearsal.demo import SIMULATED_STUDY
+from studyapp.services.rehearsal.demo import STUDY as DEMO_STUDY
 from studyapp.services.review.sending import record_calls
-from tests.studyapp.base import TOY_CONFIG, BaseTestCase
+from tests.studyapp.base import TOY_CONFIG, BaseTestCase, make_toy_study
 
 
 class FormFields(HTMLParser):
@@ -144,7 +146,14 @@ class AdminTestCase(BaseTestCase):
         self.client.logout()
         response = self.client.get(reverse("home"))
         self.assertContains(response, reverse("admin:index"))
+        self.assertContains(response, f'href="{reverse("staff_studies")}"')  # the staff pages too
         self.assertNotContains(response, "Try the demo study")  # no demo loaded in this test
+        self.assertNotContains(response, "simulated demo study")
+        for name in (DEMO_STUDY, SIMULATED_STUDY):  # what make run leaves
+            make_toy_study(name=name)
+        response = self.client.get(reverse("home"))
+        self.assertContains(response, f'href="{reverse("study_entry", args=["demo-study"])}"')
+        self.assertContains(response, f'href="{reverse("study_report", args=["demo-study-simulated"])}"')
 
     # -- editing a study: the same rules as the JSON configuration ---------------------------------------
 

@@ -48,7 +48,8 @@ class ComprehensionTestCase(AnnotatorTestCase):
 
     def test_every_wrong_answer_is_named_and_cleared(self) -> None:
         response = self.check(WRONG_ANSWERS)
-        self.assertContains(response, "Your answers to questions 1, 2 and 3 were not right")
+        self.assertContains(response, "None of your answers was right: questions 1, 2 and 3 are marked below.")
+        self.assertNotContains(response, "other answers are kept")  # there are none
         self.assertNotContains(response, "checked")
         self.assertContains(response, "This answer was not right. Please choose again.", count=3)
 

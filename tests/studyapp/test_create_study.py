@@ -57,8 +57,20 @@ class CreateStudyTestCase(TestCase):
     def test_it_creates_every_pair_topic_and_level(self) -> None:
         out = self.create(TOY_CONFIG)
         self.assertIn("Presentations: 6 topic-level + 12 subtopic-level = 18; 0 check items; 18 in all.", out)
-        self.assertIn("Annotator link: http://127.0.0.1:8000/s/toy-study/ ", out)
+        self.assertIn("Annotator link: /s/toy-study/ (what to paste into Prolific or MTurk: /staff/toy-study/setup/)", out)
+        self.assertIn("give --base-url or set STUDYAPP_BASE_URL", out)  # never a guessed host and port
         self.assertIn("Before recruiting: manage.py plan_study toy-study --reward AMOUNT", out)
+        local = self.create(TOY_CONFIG, name="Local", options=("--allow-bare-documents", "--base-url", "http://127.0.0.1:8201"))
+        self.assertIn("Annotator link: http://127.0.0.1:8201/s/local/ ", local)
+        self.assertIn("Warning: 127.0.0.1 is a local address", local)
+        self.assertIn("Warning: The link is not HTTPS", local)
+        public = self.create(TOY_CONFIG, name="Public", options=("--allow-bare-documents", "--base-url", "https://study.example.org"))
+        self.assertIn("Annotator link: https://study.example.org/s/public/ ", public)
+        self.assertNotIn("Warning: The link", public)
+        self.assertIn("Warning: The consent text still says '[name and e-mail address of the researchers]'", public)
+        mine = {**TOY_CONFIG, "consent_text": "A study. Questions about it: Ada Lovelace, ada@example.org."}
+        ready = self.create(mine, name="Ready", options=("--allow-bare-documents", "--base-url", "https://study.example.org"))
+        self.assertNotIn("Warning", ready)
         study = Study.objects.get(name="Toy study")
         self.assertEqual(
             (study.slug, study.levels, study.annotators_per_presentation, study.items_per_annotator), ("toy-study", "both", 2, 6)

@@ -125,7 +125,7 @@ class WithdrawalTest(AnnotatorTestCase):
         self.answer_some(self.bob, 2)
         out = io.StringIO()
         call_command("erase_participant", self.slug, "bob", stdout=out)
-        self.assertIn("Erased: 2 answer(s) and 6 item(s)", out.getvalue())
+        self.assertIn("Erased: 2 answers and 6 items", out.getvalue())
         self.assertFalse(Annotator.objects.filter(pk=self.bob.pk).exists())
         self.assertEqual(ErasureLog.objects.get().source, "command")
         with self.assertRaisesMessage(CommandError, "no participant with platform id or code 'bob'"):
@@ -156,7 +156,7 @@ class RetentionTest(AnnotatorTestCase):
         Annotator.objects.filter(pk=self.alice.pk).update(last_seen_at=now - timedelta(days=40))
         out = io.StringIO()
         call_command("purge_platform_ids", self.slug, "--older-than", "30", stdout=out)
-        self.assertIn("platform ids of 1 annotator(s) last seen more than 30 days ago removed", out.getvalue())
+        self.assertIn("platform ids of 1 annotator last seen more than 30 days ago removed", out.getvalue())
         alice, bob = Annotator.objects.get(pk=self.alice.pk), Annotator.objects.get(pk=self.bob.pk)
         self.assertEqual((alice.external_id, alice.external_ids), ("", {}))
         self.assertEqual(bob.external_id, "bob")  # seen recently: kept

@@ -15,6 +15,7 @@ from django.core.management.base import CommandError
 from django.test import TestCase
 
 from studyapp.models import Document, RankedItem
+from studyapp.services.collections.document_sources import from_html
 from studyapp.services.collections.importing import import_collection
 from studyapp.services.collections.snippets import snippet, terms, to_html
 from studyapp.services.participation.item_page import results
@@ -119,6 +120,33 @@ class ImportDocumentsTestCase(TestCase):
         text = "Jaguars are big cats of the Americas. The Jaguar XF is a car with a V6 engine. Weather today."
         self.assertTrue("".join(s for s, _ in snippet(text, "jaguar", "jaguar car engine")).startswith("The Jaguar XF is a car"))
         self.assertTrue("".join(s for s, _ in snippet(text, "jaguar", "big cats habitat")).startswith("Jaguars are big cats"))
+
+    def test_snippets_never_repeat_the_title_and_headings_are_not_sentences(self) -> None:
+        """A real-looking page: the <h1> equals the <title>, section headings hold the query terms."""
+        html = (
+            "<html><head><title>This python tutorial teaches the basics</title></head><body>"
+            "<nav><a href='/'>Home</a> <a href='/docs'>Docs</a></nav><main>"
+            "<h1>This python tutorial teaches the basics</h1>"
+            "<p>Learn to write small programs step by step, with exercises after every chapter.</p>"
+            "<h2>Python tutorial for beginners</h2>"
+            "<p>The first chapter installs Python and runs a script that prints a greeting.</p>"
+            "<h2>Python loops</h2><p>Loops repeat a block; the tutorial shows for and while with examples.</p>"
+            "</main><footer>Copyright 2026</footer></body></html>"
+        )
+        doc = from_html("d1", "", html)
+        self.assertIn("This python tutorial teaches the basics", doc.text)  # the stored text keeps the heading
+        for query in ("python tutorial", "python tutorial basics", "learn python"):
+            got = "".join(s for s, _ in snippet(doc.text, query, title=doc.title))
+            self.assertNotIn("teaches the basics", got, query)
+            self.assertNotIn("Python tutorial for beginners", got, query)  # a heading, not a sentence
+            self.assertTrue(got.endswith("."), got)
+        got = "".join(s for s, _ in snippet(doc.text, "python tutorial", title=doc.title))
+        self.assertIn("The first chapter installs Python", got)
+        self.assertIn("the tutorial shows for and while", got)
+        # without a title every line counts; headings only when nothing else is there
+        self.assertEqual("".join(s for s, _ in snippet("A heading\nThe last line is text", "heading")), "The last line is text")
+        self.assertEqual("".join(s for s, _ in snippet("Heading one\nHeading two\n", "heading", title="Heading two")), "Heading one")
+        self.assertEqual(snippet("Same as the title", "title", title="Same  as the TITLE!"), ())
 
     def test_html_folder_and_jsonl_sources(self) -> None:
         docid_a, docid_b = sorted(self.docs)[:2]

@@ -131,7 +131,7 @@ class ImportTests(BaseTestCase):
         path = self.write(f"{HEADER}\ntopic,1,,alpha,bravo,1,x1\ntopic,2,,alpha,charlie,-4,x1\n")
         out = io.StringIO()
         call_command("import_preferences", self.target.slug, str(path), stdout=out)
-        self.assertIn("imported 2 answer(s) of 1 annotator(s) (0 excluded) into study 'Target study'", out.getvalue())
+        self.assertIn("imported 2 answers of 1 annotator (0 excluded) into study 'Target study'", out.getvalue())
         bad = self.write(f"{HEADER}\ntopic,1,,alpha,bravo,9,x2\n", "bad.csv")
         with self.assertRaisesMessage(CommandError, f"{bad}:2: value must be in [-4, 4], got 9"):
             call_command("import_preferences", self.target.slug, str(bad), stdout=io.StringIO())

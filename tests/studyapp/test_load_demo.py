@@ -181,6 +181,10 @@ class SimulatedDemoStudyTestCase(TestCase):
         call_command("load_demo", stdout=out)
         study = Study.objects.get(name="Demo study (simulated)")
         self.assertEqual(study.status, Study.Status.CLOSED)
+        # The header states the quota nearly everybody had (simulated.json), not the tail's smaller one.
+        self.assertEqual(study.items_per_annotator, json.loads((DEMO_DIR / "simulated.json").read_text())["items_per_annotator"])
+        quotas = Counter(a.assignments.count() for a in study.annotators.filter(status="finished"))
+        self.assertEqual(quotas.most_common(1)[0][0], study.items_per_annotator, quotas)
         status = study_status(study)
         self.assertEqual(status["slots"]["filled"], status["slots"]["needed"])  # every presentation has its k answers
         self.assertEqual(status["complete"]["total"], status["presentations"]["topic"] + status["presentations"]["subtopic"])

@@ -97,6 +97,18 @@ class PlatformSetupTestCase(AnnotatorTestCase):
         page = html.unescape(self.page(HTTP_HOST="testserver"))
         self.assertIn(f"https://study.example.org/s/{self.study.slug}/", page)
         self.assertNotIn("http://testserver/s/", page)
+        self.assertNotIn("is not HTTPS", page)  # public and HTTPS: nothing to warn about about the link
+        self.assertNotIn("is a local address", page)
+
+    def test_a_local_or_plain_http_link_is_flagged(self) -> None:
+        page = html.unescape(self.page(HTTP_HOST="127.0.0.1:8201"))
+        self.assertIn(f"http://127.0.0.1:8201/s/{self.study.slug}/", page)  # the request's own port, not a default
+        self.assertIn("Before recruiting:", page)
+        self.assertIn("127.0.0.1 is a local address", page)
+        self.assertIn("MTurk refuses an http:// ExternalQuestion URL", page)
+        page = html.unescape(self.page(HTTP_HOST="study.example.org"))
+        self.assertNotIn("is a local address", page)
+        self.assertIn("The link is not HTTPS", page)
 
     def test_a_new_platform_gets_its_own_section(self) -> None:
         class Lab(Platform):

@@ -6,8 +6,12 @@ from __future__ import annotations
 import io
 import os
 import shlex
+import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 from unittest import mock
 
 import pytest
@@ -15,6 +19,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import SimpleTestCase
 from django.urls import reverse
 from django.utils import timezone
 
@@ -22,6 +27,7 @@ from evaluation.cli import main as evaluation_main
 from studyapp.models import Annotator, Preference
 from studyapp.services.analysis import report as report_service
 from studyapp.services.analysis.report import build_report, write_report
+from studyapp.services.analysis.report.files import reproduce_script
 from studyapp.services.rehearsal.simulation import FAST_SECONDS, HONEST_SECONDS, Plan, simulate_annotators
 from tests.studyapp.annotator_base import AnnotatorTestCase
 from tests.studyapp.base import BaseTestCase
@@ -85,7 +91,7 @@ class SimulationTestCase(BaseTestCase):
     def test_command(self) -> None:
         out = io.StringIO()
         call_command("simulate_annotators", self.study.slug, "--truth", TRUTH, "--noise", "1", "--fast-share", "0", "--n", "2", stdout=out)
-        self.assertIn("Simulated 2 annotator(s) (0 fast)", out.getvalue())
+        self.assertIn("Simulated 2 annotators (0 fast)", out.getvalue())
         self.assertEqual(Preference.objects.count(), 12)
         for argv, message in (
             (["nope", "--truth", TRUTH], "no study named 'nope'"),
@@ -243,3 +249,46 @@ class ReportPageTestCase(AnnotatorTestCase):
         admin = client.get(reverse("admin:studyapp_study_changelist"))
         self.assertContains(admin, self.page)
         self.assertContains(client.get(reverse("staff_study", args=[self.study.slug])), self.page)  # the dashboard links it
+
+
+class ReproduceScriptTests(SimpleTestCase):
+    """reproduce.sh runs with the interpreter that wrote the report unless PYTHON says otherwise, and with
+    python3 when that interpreter is gone (issue 33: where the README sends you, `python` may not exist)."""
+
+    COMMANDS = ["python -m evaluation score --x 'a b'", "python -m evaluation meta y"]
+
+    def setUp(self) -> None:
+        self.folder = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.folder, True)
+        self.log = self.folder / "calls.log"
+        (self.folder / "bin").mkdir()
+        self.fake("bin/python3")
+
+    def fake(self, name: str) -> str:
+        """A stand-in interpreter that logs its name, the folder it runs in and its arguments."""
+        path = self.folder / name
+        path.write_text(f'#!/bin/sh\necho "{path.name} $(basename "$(pwd)") $*" >> "{self.log}"\n')
+        path.chmod(0o755)
+        return str(path)
+
+    def run_script(self, python: str, **env: str) -> list[str]:
+        report = SimpleNamespace(study=SimpleNamespace(name="S"), commands=self.COMMANDS)
+        script = self.folder / "report" / "reproduce.sh"
+        script.parent.mkdir(exist_ok=True)
+        script.write_text(reproduce_script(report, python=python))
+        self.log.unlink(missing_ok=True)
+        path = f"{self.folder / 'bin'}:/usr/bin:/bin"
+        subprocess.run(["sh", str(script)], cwd=self.folder, env={"PATH": path, **env}, check=True)  # from another folder
+        return self.log.read_text().splitlines()
+
+    def test_the_writer_by_default_then_python_then_python3(self) -> None:
+        writer = self.fake("writer python")  # a space in the path: quoted
+        self.assertEqual(
+            self.run_script(writer), ["writer python report -m evaluation score --x a b", "writer python report -m evaluation meta y"]
+        )
+        self.assertEqual(self.run_script(writer, PYTHON=self.fake("other"))[0], "other report -m evaluation score --x a b")
+        self.assertEqual(self.run_script(str(self.folder / "gone"))[0], "python3 report -m evaluation score --x a b")
+        self.assertIn(
+            f"PYTHON=${{PYTHON:-{shlex.quote(sys.executable)}}}",
+            reproduce_script(SimpleNamespace(study=SimpleNamespace(name="S"), commands=[])),
+        )

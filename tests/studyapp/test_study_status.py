@@ -80,7 +80,7 @@ class StudyStatusTestCase(BaseTestCase):
         self.assertEqual(unfillable["topic"] + unfillable["subtopic"], 9)
         self.assertLessEqual(unfillable["presentations"], 9)
         self.assertIn(
-            f"after 0 more annotator(s), 9 open answer slot(s) on {unfillable['presentations']} presentation(s) fit no full quota",
+            f"after 0 more annotators, 9 open answer slots on {unfillable['presentations']} presentations fit no full quota",
             report["unfillable_reason"],
         )
         self.assertIn("of the 9 regular items a newcomer needs (never the same presentation twice, one level per topic and run pair)",

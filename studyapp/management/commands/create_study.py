@@ -22,7 +22,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--base-url",
             default="",
-            help="the site's public address for the printed links (default STUDYAPP_BASE_URL, else http://127.0.0.1:8000)",
+            help="the site's public address for the printed links (default STUDYAPP_BASE_URL; without either the links are paths)",
         )
         parser.add_argument(
             "--max-bare-share",

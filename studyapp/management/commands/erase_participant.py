@@ -8,6 +8,7 @@ from studyapp.exceptions import StudyError
 from studyapp.management.studies import find_study
 from studyapp.models import ErasureLog
 from studyapp.services.data.erasure import erase, find_participant
+from studyapp.services.wording import count
 
 
 class Command(BaseCommand):
@@ -26,4 +27,6 @@ class Command(BaseCommand):
             entry = erase(find_participant(study, opts["pid"]), source=ErasureLog.Source.COMMAND)
         except StudyError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"Erased: {entry.answers} answer(s) and {entry.assignments} item(s) of one participant of {study.name!r}.")
+        self.stdout.write(
+            f"Erased: {count(entry.answers, 'answer')} and {count(entry.assignments, 'item')} of one participant of {study.name!r}."
+        )

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evaluation.io.preference_formats import get_format
 from studyapp.management.studies import find_study
 from studyapp.services.data.export import ExportOptions, export_formats, export_rows, write_export, write_rows
+from studyapp.services.wording import count as plural
 
 
 class Command(BaseCommand):
@@ -50,4 +51,4 @@ class Command(BaseCommand):
                 count = write_export(study, fmt, path, options)
             except OSError as exc:
                 raise CommandError(f"{output}: {exc.strerror or exc}") from None
-        self.stderr.write(f"exported {count} answer(s) of study {study.name!r}" + (f" to {output}" if output else ""))
+        self.stderr.write(f"exported {plural(count, 'answer')} of study {study.name!r}" + (f" to {output}" if output else ""))

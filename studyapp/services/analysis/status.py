@@ -15,6 +15,7 @@ from studyapp.models import Annotator, Assignment, Preference, Presentation, Stu
 from studyapp.models.study import SUBTOPIC, TOPIC
 from studyapp.services.clock import now_or
 from studyapp.services.participation.allocation import Capacity, capacity
+from studyapp.services.wording import count
 
 
 def _level_key(kind: str, level: str) -> str:
@@ -27,8 +28,8 @@ def unfillable_reason(study: Study, room: Capacity) -> str:
         return ""
     rules = "never the same presentation twice" + ("" if study.same_pair_both_levels else ", one level per topic and run pair")
     return (
-        f"after {room.newcomers} more annotator(s), {room.unfillable_slots} open answer slot(s) on {room.unfillable_presentations} "
-        f"presentation(s) fit no full quota: admission would find only {room.next_quota} of the {room.regular_quota} regular "
+        f"after {count(room.newcomers, 'more annotator')}, {count(room.unfillable_slots, 'open answer slot')} on "
+        f"{count(room.unfillable_presentations, 'presentation')} fit no full quota: admission would find only {room.next_quota} of the {room.regular_quota} regular "
         f"items a newcomer needs ({rules}); newcomers are refused rather than given fewer items. To finish them, lower "
         f"items_per_annotator in the admin."
     )
@@ -139,7 +140,7 @@ def render_text(report: dict[str, Any]) -> str:
         f"  annotators           active {n['active']} (working now {n['active_now']}), finished {n['finished']},"
         f" refused {n['refused']}, excluded {n['excluded']}, screened out {n['screened']}, not started {n['new']}",
         f"  still needed         {report['annotators_needed']} annotators who get a full quota"
-        f" ({report['items_per_annotator']} items each, {report['check_items_per_annotator']} checks)",
+        f" ({count(report['items_per_annotator'], 'item')} each, {count(report['check_items_per_annotator'], 'check')})",
     ]
     u = report["unfillable_slots"]
     if u["total"]:

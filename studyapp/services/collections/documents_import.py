@@ -22,6 +22,7 @@ from studyapp.models import Collection, Document, RankedItem
 from studyapp.services.collections.bounded_input import Limits, ReadNotes
 from studyapp.services.collections.display_cache import clear_all
 from studyapp.services.collections.document_sources import DocumentText, ReadContext, reader_for
+from studyapp.services.wording import count
 
 
 @dataclass
@@ -46,7 +47,9 @@ class DocumentsImport:
         ]
         out += self.notes.lines()
         if self.bad_urls:
-            out.append(f"{len(self.bad_urls)} URL(s) were not http(s) addresses and are shown unlinked, e.g. {self.bad_urls[0]!r}.")
+            n = len(self.bad_urls)
+            verb = "was not an http(s) address and is" if n == 1 else "were not http(s) addresses and are"
+            out.append(f"{count(n, 'URL')} {verb} shown unlinked, e.g. {self.bad_urls[0]!r}.")
         if self.found < self.wanted:
             out.append(f"{self.wanted - self.found} ranked documents still show their bare id; add the sources that hold them.")
         return out

@@ -8,6 +8,10 @@ earlier sentence (leading sentences summarise a page best). The best ``FRAGMENTS
 the document's order, each cut to a window around its first match, joined by an ellipsis, make the
 snippet, at most ``MAX_CHARS`` characters, about what a web search engine shows.
 
+The title is shown above the snippet, so a line of the text that repeats it (the page's ``<h1>``,
+mostly) is left out, and headings are context, not sentences: a short line without closing
+punctuation followed by more text is a heading, chosen only when the text holds nothing else.
+
 Matches are returned as segments ``(text, is_match)`` and turned into HTML by :func:`to_html`,
 which escapes every character of the document: no markup of a document ever reaches a page.
 """
@@ -28,7 +32,9 @@ STOPWORDS = frozenset(
     "a an and are as at be by for from how in is it of on or that the this to was what when where which who why with".split()
 )
 _TOKEN = re.compile(r"\w+", re.UNICODE)
-_SENTENCE = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+")
+_CLOSING = ".!?:;\u2026\u3002\uff01\uff1f\uff1a\uff1b\"'\u201d\u300d)"
+HEADING_MAX_WORDS = 12
 
 Segments = tuple[tuple[str, bool], ...]
 
@@ -75,10 +81,28 @@ def _window(sentence: str, pattern: re.Pattern[str] | None, width: int) -> str:
     return ("\u2026" if start else "") + piece.strip() + "\u2026"
 
 
-def snippet(text: str, query: str, need: str = "", max_chars: int = MAX_CHARS) -> Segments:
-    """The query-biased snippet of ``text`` for ``query`` (and the information ``need``), as segments."""
+def _same(a: str, b: str) -> bool:
+    return _TOKEN.findall(a.casefold()) == _TOKEN.findall(b.casefold())
+
+
+def _is_heading(line: str) -> bool:
+    return len(line.split()) <= HEADING_MAX_WORDS and not line.endswith(tuple(_CLOSING))
+
+
+def sentences_of(text: str, title: str = "") -> list[str]:
+    """The sentences of ``text`` a snippet may show: lines repeating ``title`` dropped, then the
+    sentences of every line that is not a heading (the headings when nothing else is left)."""
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    lines = [line for line in lines if line and not (title and _same(line, title))]
+    body = [line for i, line in enumerate(lines) if i == len(lines) - 1 or not _is_heading(line)]
+    return [s for line in body or lines for s in _SENTENCE.split(line) if s.strip()]
+
+
+def snippet(text: str, query: str, need: str = "", max_chars: int = MAX_CHARS, title: str = "") -> Segments:
+    """The query-biased snippet of ``text`` for ``query`` (and the information ``need``), as segments;
+    a page's ``title`` is never repeated in it."""
     query_terms, need_terms = terms(query), [t for t in terms(need) if t not in terms(query)]
-    sentences = [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+    sentences = sentences_of(text, title)
     if not sentences:
         return ()
     scores = [_score(s, query_terms, need_terms) for s in sentences]
@@ -87,7 +111,7 @@ def snippet(text: str, query: str, need: str = "", max_chars: int = MAX_CHARS) -
     chosen = sorted(i for i in ranked if scores[i] > 0) or ranked[:1]
     pattern = _pattern(query_terms + need_terms)
     width = max_chars // len(chosen) - len(ELLIPSIS)
-    joined = ELLIPSIS.join(_window(" ".join(sentences[i].split()), pattern, width) for i in chosen)
+    joined = ELLIPSIS.join(_window(sentences[i], pattern, width) for i in chosen)
     return split_matches(joined[:max_chars], pattern)
 
 

@@ -28,6 +28,7 @@ from studyapp.models import Annotator, Assignment, ErasureLog, Preference, Study
 from studyapp.services.access import platform_ids
 from studyapp.services.clock import now_or
 from studyapp.services.data.pseudonyms import pseudonym
+from studyapp.services.wording import count
 
 ERASED = "(erased)"  # what an erased participant's platform ids become in the audit log
 
@@ -66,7 +67,7 @@ class PurgeResult:
     purged: int
 
     def line(self) -> str:
-        return f"{self.study.name}: platform ids of {self.purged} annotator(s) last seen more than {self.days} days ago removed"
+        return f"{self.study.name}: platform ids of {count(self.purged, 'annotator')} last seen more than {self.days} days ago removed"
 
 
 def retention_days(study: Study, override: int | None = None) -> int:

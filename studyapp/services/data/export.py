@@ -25,37 +25,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evaluation.io.preference_formats import Column, cell_text, format_names, get_format
+from evaluation.io.preference_table import EXPORT_COLUMNS, with_nulls
 from evaluation.io.spreadsheet import escape_cell
 from studyapp.models import Annotator, Preference, Presentation, Study
 from studyapp.models.study import SUBTOPIC, TOPIC
 from studyapp.services.data.file_names import safe_name
 from studyapp.services.data.pseudonyms import pseudonym
 
-# (column, type): the order of the columns in every format (docs/data-dictionary.md describes each).
-FIELDS: tuple[Column, ...] = (
-    ("study", "string"),
-    ("presentation", "int"),
-    ("level", "string"),
-    ("topic", "string"),
-    ("subtopic", "string"),
-    ("run_a", "string"),
-    ("run_b", "string"),
-    ("left_run", "string"),
-    ("shown_value", "int"),
-    ("value", "int"),
-    ("check", "string"),
-    ("annotator", "string"),
-    ("position", "int"),
-    ("server_seconds", "float"),
-    ("client_ms", "int"),
-    ("visible_ms", "int"),
-    ("first_interaction_ms", "int"),
-    ("late", "bool"),
-    ("valid", "bool"),
-    ("exclusion_reason", "string"),
-    ("served_at", "timestamp"),
-    ("answered_at", "timestamp"),
-)
+FIELDS: tuple[Column, ...] = EXPORT_COLUMNS  # docs/data-dictionary.md describes each column
 COLUMNS = tuple(name for name, _ in FIELDS)
 
 Row = dict[str, Any]
@@ -164,13 +141,13 @@ def write_rows(rows: Iterator[Row], fmt: str, stream: TextIO) -> int:
     """Rows of :data:`COLUMNS` in the text format ``fmt`` to a text stream (standard output, the report's
     copy); a format that spreadsheets open gets its text cells escaped (docs/data-dictionary.md#spreadsheet-safe-csv)."""
     spec = get_format(fmt)
-    return spec.write(map(_spreadsheet_safe, rows) if spec.spreadsheet else rows, FIELDS, stream)
+    return spec.write(with_nulls(map(_spreadsheet_safe, rows) if spec.spreadsheet else rows, FIELDS), FIELDS, stream)
 
 
 def _write(study: Study, fmt: str, binary, options: ExportOptions) -> int:
     rows = export_rows(study, options)
     if get_format(fmt).binary:
-        return get_format(fmt).write(rows, FIELDS, binary)
+        return get_format(fmt).write(with_nulls(rows, FIELDS), FIELDS, binary)
     text = io.TextIOWrapper(binary, encoding="utf-8", newline="")
     count = write_rows(rows, fmt, text)
     text.flush()

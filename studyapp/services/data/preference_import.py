@@ -31,6 +31,7 @@ from studyapp.models.study import SUBTOPIC, TOPIC
 from studyapp.services import platforms
 from studyapp.services.clock import now_or
 from studyapp.services.participation.answers import CLIENT_MS_MAX, canonical_value
+from studyapp.services.wording import count
 
 REQUIRED = ("level", "topic", "subtopic", "run_a", "run_b", "value", "annotator")
 NAME_MAX = Annotator._meta.get_field("external_id").max_length
@@ -68,7 +69,7 @@ class ImportedPreferences:
     excluded: int
 
     def line(self, study: Study) -> str:
-        return f"imported {self.answers} answer(s) of {self.annotators} annotator(s) ({self.excluded} excluded) into study {study.name!r}"
+        return f"imported {count(self.answers, 'answer')} of {count(self.annotators, 'annotator')} ({self.excluded} excluded) into study {study.name!r}"
 
 
 def _records(path: Path) -> Iterator[tuple[int, dict[str, str]]]:

@@ -41,13 +41,12 @@ from studyapp.services.collections.bare_documents import BareDocuments, bare_doc
 from studyapp.services.collections.evaluation_bridge import to_evaluation_collection
 from studyapp.services.collections.planner_stats import refresh_statistics
 from studyapp.services.design.check_items import CheckPlan, plan_checks
+from studyapp.services.design.readiness import consent_warnings, link_warnings
 from studyapp.services.design.study_config import StudyConfig
 from studyapp.services.participation.allocation import capacity
+from studyapp.services.wording import count
 
 NAME_MAX = Study._meta.get_field("name").max_length
-
-
-LOCAL_BASE_URL = "http://127.0.0.1:8000"  # where `make run` serves
 
 
 @dataclass
@@ -65,17 +64,18 @@ class DesignSummary:
     bare: BareDocuments | None = None  # documents the study shows without display data
 
     def lines(self, base_url: str = "") -> list[str]:
-        """What was written, for people; the last line is the annotator link, absolute on ``base_url``
-        (else ``STUDYAPP_BASE_URL``, else what ``make run`` serves)."""
+        """What was written, for people; then the annotator link, absolute on ``base_url`` (else
+        ``STUDYAPP_BASE_URL``; without either, the site's path and how to get the absolute link: never a
+        guessed host or port), and what would keep participants from using it (:func:`link_warnings`)."""
         p = self.presentations
-        base = (base_url or settings.STUDYAPP_BASE_URL or LOCAL_BASE_URL).rstrip("/")
+        base = (base_url or settings.STUDYAPP_BASE_URL).rstrip("/")
         return [
             f"Created study {self.study.name!r} (slug {self.study.slug}) on collection {self.study.collection.name!r}.",
             f"{self.runs} runs -> {self.run_pairs} run pairs; {self.topics} topics; {self.kept_subtopics} kept subtopics.",
             f"Presentations: {p['topic']} topic-level + {p['subtopic']} subtopic-level = {p['topic'] + p['subtopic']}; "
             f"{p['check']} check items; {p['total']} in all.",
             f"Each presentation wants {self.study.annotators_per_presentation} answers; each annotator answers "
-            f"{self.study.items_per_annotator} items ({self.study.check_items_per_annotator} checks): "
+            f"{count(self.study.items_per_annotator, 'item')} ({count(self.study.check_items_per_annotator, 'check')}): "
             f"{self.annotators_needed} annotators are needed"
             + (
                 f"; {self.unfillable_slots} answer slots then fit no full quota and stay open (see study_status)."
@@ -84,6 +84,12 @@ class DesignSummary:
             ),
             *([self.bare.line()] if self.bare is not None else []),
             f"Annotator link: {base}/s/{self.study.slug}/ (what to paste into Prolific or MTurk: {base}/staff/{self.study.slug}/setup/)",
+            *(
+                ["  (paths on your site: give --base-url or set STUDYAPP_BASE_URL, e.g. https://study.example.org, for absolute links)"]
+                if not base
+                else [f"  Warning: {warning}" for warning in link_warnings(base)]
+            ),
+            *(f"Warning: {warning}" for warning in consent_warnings(self.study.consent_text)),
         ]
 
 

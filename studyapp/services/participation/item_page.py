@@ -99,8 +99,9 @@ def results(documents: list[Document], query: str = "", need: str = "") -> list[
         valid = bool(doc.url) and not url_problem(doc.url)
         link = doc.url if valid and len(doc.url) <= LINK_MAX else ""
         shown = display_url(doc.url) if valid else shorten(doc.url, DISPLAY_URL_MAX)  # a bad URL as plain text
-        text = to_html(snippet(doc.text, query, need)) if doc.text else escape(shorten(doc.snippet, SNIPPET_MAX))
-        out.append(Result(rank, shorten(doc.display_title, TITLE_MAX), link, shown, text))
+        title = doc.display_title
+        text = to_html(snippet(doc.text, query, need, title=title)) if doc.text else escape(shorten(doc.snippet, SNIPPET_MAX))
+        out.append(Result(rank, shorten(title, TITLE_MAX), link, shown, text))
     return out
 
 

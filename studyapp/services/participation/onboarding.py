@@ -174,16 +174,25 @@ def _numbers(numbers: list[str]) -> str:
 
 
 def failed_attempt_notice(wrong: list[str], attempts_left: int) -> str:
-    """What a participant is told after a failed attempt: which questions (by number) were not right."""
+    """What a participant is told after a failed attempt: which questions (by number) were not right,
+    that the others are kept (only when some were right), and how many attempts are left."""
     numbers = [str(n) for n, q in enumerate(COMPREHENSION, start=1) if q.key in wrong]
-    which = ngettext(
-        "Your answer to question %(numbers)s was not right (marked below); your other answers are kept.",
-        "Your answers to questions %(numbers)s were not right (marked below); your other answers are kept.",
-        len(numbers),
-    ) % {"numbers": _numbers(numbers)}
+    if len(numbers) < len(COMPREHENSION):
+        which = ngettext(
+            "Your answer to question %(numbers)s was not right (marked below); your other answers are kept.",
+            "Your answers to questions %(numbers)s were not right (marked below); your other answers are kept.",
+            len(numbers),
+        )
+    else:
+        which = ngettext(
+            "Your answer to question %(numbers)s was not right (marked below).",
+            "None of your answers was right: questions %(numbers)s are marked below.",
+            len(numbers),
+        )
     again = ngettext(
         "Please read the summary and choose again (%(count)d attempt left).",
         "Please read the summary and choose again (%(count)d attempts left).",
         attempts_left,
     ) % {"count": attempts_left}
-    return f"{which} {again}"
+    # Two sentences: a space between them in English, none in Chinese or Japanese.
+    return pgettext("two sentences", "%(first)s %(second)s") % {"first": which % {"numbers": _numbers(numbers)}, "second": again}

@@ -110,10 +110,14 @@ def _simulated_study(notes: list[str]) -> tuple[Study, bool]:
         return study, False
     with transaction.atomic():
         study = create_study(COLLECTION, SIMULATED_STUDY, read_config(DEMO_DIR / "simulated.json")).study
+        items_per_annotator = study.items_per_annotator
         for attempt in range(TAIL_ROUNDS):
             notes += simulate_annotators(study, replace(SIMULATION, seed=SIMULATION.seed + attempt)).lines()
             if not _smaller_quota_for_the_tail(study):
                 break
+        # The smaller tail quotas were for the last few arrivals only: the closed study states the setting
+        # nearly everybody worked under (the pages and the report count each annotator's own items).
+        study.items_per_annotator = items_per_annotator
         study.status = Study.Status.CLOSED
         study.save(update_fields=["status", "items_per_annotator"])
     return study, True

@@ -40,6 +40,7 @@ from studyapp.services import clock
 from studyapp.services.analysis.study_analysis import study_collection, study_scores
 from studyapp.services.participation.allocation import capacity
 from studyapp.services.participation.onboarding import COMPREHENSION
+from studyapp.services.wording import count
 
 RIGHT_ANSWERS = {q.key: q.correct for q in COMPREHENSION}
 HONEST_SECONDS = (12.0, 15.0)  # decision time: 12 s plus an exponential with mean 15 s (capped at 2 minutes)
@@ -102,7 +103,7 @@ class SimulationResult:
         c = self.counts
         fast = [o for o in self.outcomes if o.fast]
         return [
-            f"Simulated {len(self.outcomes)} annotator(s) ({len(fast)} fast) from {self.started:%Y-%m-%d %H:%M} to {self.ended:%H:%M} "
+            f"Simulated {count(len(self.outcomes), 'annotator')} ({len(fast)} fast) from {self.started:%Y-%m-%d %H:%M} to {self.ended:%H:%M} "
             f"(simulated time): {self.answers} answers.",
             "Sessions ended: " + ", ".join(f"{end} {n}" for end, n in sorted(c.items())) + ".",
             f"Fast cheaters: {sum(1 for o in fast if o.end == 'excluded')} of {len(fast)} excluded by quality control.",

@@ -174,10 +174,17 @@
   }
   form.addEventListener("change", refresh);
 
+  // Keys 1-9, the arrows and Enter answer only while focus is in the answer region (or nowhere, on the
+  // page's body): on a link, a button or any other control they keep their usual meaning.
+  function answersKeys(t) {
+    if (!t || t === body || t === document.documentElement) return true;
+    if (radios.indexOf(t) >= 0) return true;
+    return form.contains(t) && !t.closest("a, button, input, select, textarea, summary, [contenteditable]");
+  }
   document.addEventListener("keydown", function (e) {
     if (e.altKey || e.ctrlKey || e.metaKey || e.defaultPrevented) return;
     var t = e.target;
-    if (t && (t.tagName === "TEXTAREA" || t.tagName === "SELECT" || (t.tagName === "INPUT" && t.type !== "radio"))) return;
+    if (!answersKeys(t)) return;
     var inScale = radios.indexOf(t) >= 0;
     if (/^[1-9]$/.test(e.key)) {
       e.preventDefault();

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import shlex
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -195,13 +196,19 @@ def write_report(report: StudyReport, out: str | Path, *, figure_levels: list[st
     return written
 
 
-def reproduce_script(report: StudyReport) -> str:
+def reproduce_script(report: StudyReport, python: str | None = None) -> str:
+    """The report's commands as a shell script run in its directory, with the interpreter that wrote it
+    (``python``, default ``sys.executable``; ``PYTHON=...`` overrides it, ``python3`` when it is gone)."""
+    python = python or sys.executable or "python3"
     lines = [
         "#!/bin/sh",
         f"# Recompute every table of the report of study {report.study.name!r} from the files beside this script",
-        "# with the evaluation command line alone (run it in this directory; PYTHON defaults to python).",
+        "# with the evaluation command line alone. PYTHON chooses the interpreter; the default is the one that",
+        "# wrote the report, else python3 (it needs `evaluation` importable: pip install diversity-prefs).",
         "set -e",
         'cd "$(dirname "$0")"',
+        f"PYTHON=${{PYTHON:-{shlex.quote(python)}}}",
+        'command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3',
     ]
-    lines += [command.replace("python -m evaluation", '"${PYTHON:-python}" -m evaluation', 1) for command in report.commands]
+    lines += [command.replace("python -m evaluation", '"$PYTHON" -m evaluation', 1) for command in report.commands]
     return "\n".join(lines) + "\n"

@@ -16,6 +16,7 @@ from evaluation.meta.agreement import BINS, SUBRANGES
 from evaluation.meta.bestset import MIN_TOPICS
 from studyapp.services.analysis.report import intuitiveness
 from studyapp.services.analysis.study_analysis import LEVELS, StudyAnalysis, is_ad_hoc
+from studyapp.services.wording import rounded
 
 if TYPE_CHECKING:
     from studyapp.services.analysis.report.build import StudyReport
@@ -36,7 +37,7 @@ LEVEL_TITLES = {
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
+    return rounded(None if value is None else float(value), digits)
 
 
 def _interval(low: float, high: float) -> str:
