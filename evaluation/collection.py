@@ -283,6 +283,16 @@ class Collection:
                 missing = [i.id for i in topic.intents if i.weight is None]
                 raise EvaluationError(f"topic {tid}: intents {', '.join(missing)} have no weight while others do")
 
+    def __repr__(self) -> str:
+        """Counts only: a notebook shows ``Collection('trec2014', 50 topics, 233 intents, 18744 judgments)``."""
+        intents = sum(len(topic.intents) for topic in self.topics.values())
+        if isinstance(self.judgments, ColumnJudgments):
+            entries = int(self.judgments.columns.grade.size)
+        else:
+            entries = sum(len(grades) for docs in self.judgments.values() for grades in docs.values())
+        name = f"{self.name!r}, " if self.name else ""
+        return f"Collection({name}{len(self.topics)} topics, {intents} intents, {entries} judgments)"
+
     # ------------------------------------------------------------------ queries
     @property
     def topic_ids(self) -> list[str]:

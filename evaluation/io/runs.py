@@ -57,6 +57,10 @@ class Run:
             if len(set(docs)) != len(docs):
                 raise EvaluationError(f"run {self.name} topic {topic}: duplicate docids; use dedupe_ranked()")
 
+    def __repr__(self) -> str:
+        """Counts only (``Run('bm25', 50 topics, depth 1000)``), never every ranked list."""
+        return f"Run({self.name!r}, {len(self.lists)} topics, depth {self.depth})"
+
     @classmethod
     def from_df(cls, frame, name: str | None = None) -> Run:
         """The run of a DataFrame with columns ``query_id doc_id score`` (ir_measures' names; ``[run]``
@@ -149,6 +153,9 @@ class RankedLists(Mapping[str, tuple[str, ...]]):
 
     def __len__(self) -> int:
         return len(self.topics)
+
+    def __repr__(self) -> str:
+        return f"RankedLists({len(self.topics)} topics, {int(self.lengths.sum())} ranked documents)"
 
 
 @dataclass(frozen=True, eq=False)

@@ -41,6 +41,15 @@ class ErasureLogAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
     list_select_related = ["study", "staff"]
 
 
+@admin.register(m.WithdrawnParticipant)
+class WithdrawnParticipantAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
+    """Withdrawals that keep a returning platform id out: a keyed hash each, never the id (read-only)."""
+
+    list_display = ["withdrawn_at", "study"]
+    list_filter = ["study"]
+    list_select_related = ["study"]
+
+
 @admin.register(m.StaffSession)
 class StaffSessionAdmin(admin.ModelAdmin):
     """Signed-in staff sessions (superusers): deleting one signs that browser out at its next request."""

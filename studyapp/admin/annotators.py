@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from django.shortcuts import render
 
 from studyapp import models as m
-from studyapp.admin.common import CountColumns, ReadOnly, ReadOnlyInline, TeamScoped
+from studyapp.admin.common import CountColumns, ReadOnly, ReadOnlyInline, RecordedByTheApp, TeamScoped
 from studyapp.forms import QualityReasonForm
 from studyapp.services import platforms
 from studyapp.services.access import teams
@@ -30,7 +30,7 @@ class ConsentInline(ReadOnlyInline):
 
 
 @admin.register(m.Annotator)
-class AnnotatorAdmin(TeamScoped, CountColumns, admin.ModelAdmin):
+class AnnotatorAdmin(RecordedByTheApp, TeamScoped, CountColumns, admin.ModelAdmin):
     list_display = [
         "pseudonym",
         "study",
@@ -181,7 +181,7 @@ def _attach_signals(annotators) -> None:
 
 
 @admin.register(m.Consent)
-class ConsentAdmin(TeamScoped, admin.ModelAdmin):
+class ConsentAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
     study_path = "annotator__study"
     list_display = ["annotator", "version", "accepted_at"]
     list_filter = ["annotator__study", "version"]
@@ -191,7 +191,7 @@ class ConsentAdmin(TeamScoped, admin.ModelAdmin):
 
 
 @admin.register(m.Assignment)
-class AssignmentAdmin(TeamScoped, admin.ModelAdmin):
+class AssignmentAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
     study_path = "annotator__study"
     list_display = ["annotator", "position", "presentation", "a_on_left", "served_at", "lease_expires_at", "released_at"]
     list_filter = ["annotator__study", "a_on_left", "presentation__level"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from studyapp import models as m
-from studyapp.admin.common import CountColumns
+from studyapp.admin.common import CountColumns, FrozenOnceStudied
 
 
 @admin.register(m.Collection)
@@ -50,7 +50,8 @@ class DocumentAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.Judgment)
-class JudgmentAdmin(admin.ModelAdmin):
+class JudgmentAdmin(FrozenOnceStudied, admin.ModelAdmin):
+    collection_path = "topic__collection"
     list_display = ["topic", "subtopic", "document", "grade"]
     list_filter = ["grade", "topic__collection"]
     search_fields = ["document__docid", "topic__topic_id"]
@@ -68,7 +69,8 @@ class RunAdmin(CountColumns, admin.ModelAdmin):
 
 
 @admin.register(m.RankedItem)
-class RankedItemAdmin(admin.ModelAdmin):
+class RankedItemAdmin(FrozenOnceStudied, admin.ModelAdmin):
+    collection_path = "run__collection"
     list_display = ["run", "topic", "rank", "document"]
     list_filter = ["run__collection", "run"]
     search_fields = ["document__docid", "topic__topic_id", "run__name"]

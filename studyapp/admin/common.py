@@ -22,6 +22,40 @@ class ReadOnly:
         return False
 
 
+class RecordedByTheApp:
+    """Rows the app records as participants take part (annotators): staff never add one here, and a row's
+    page is for reading (its actions, e.g. exclude or erase, change it through the services)."""
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return obj is None and super().has_change_permission(request, obj)  # the list and its actions
+
+
+class FrozenOnceStudied:
+    """Collection rows that shape what studies show (ranked lists, judgments): read-only, on the page and
+    in the list, once a study of their collection exists (``collection_path`` leads to the collection).
+    New rows come from ``import_collection``, never from the admin."""
+
+    collection_path = "collection"
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def _studied(self, obj) -> bool:
+        collection = obj
+        for part in self.collection_path.split("__"):
+            collection = getattr(collection, part)
+        return collection.studies.exists()
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return (obj is None or not self._studied(obj)) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return obj is not None and not self._studied(obj) and super().has_delete_permission(request, obj)  # no bulk delete
+
+
 class ReadOnlyInline(ReadOnly, admin.TabularInline):
     extra = 0
     show_change_link = True

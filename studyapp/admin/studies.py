@@ -12,13 +12,13 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from studyapp import models as m
-from studyapp.admin.common import CountColumns, ReadOnlyInline, TeamScoped
+from studyapp.admin.common import CountColumns, ReadOnly, ReadOnlyInline, TeamScoped
 from studyapp.exceptions import InvalidStudyConfig
 from studyapp.models import study_settings
 from studyapp.models.study_settings import SETTINGS
 from studyapp.services.access import teams
 from studyapp.services.design.study_config import keys, parse_config, setting_problems
-from studyapp.services.design.study_design import create_study
+from studyapp.services.design.study_design import config_problems, create_study
 from studyapp.services.quality import control
 from studyapp.views.staff import download
 
@@ -45,13 +45,20 @@ class CreateStudyForm(forms.Form):
 
     def clean_config(self):
         try:
-            raw = json.loads(self.cleaned_data["config"])
+            return json.loads(self.cleaned_data["config"])
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
-        try:
-            return parse_config(raw)
-        except InvalidStudyConfig as exc:
-            raise forms.ValidationError(exc.errors) from None
+
+    def clean(self):
+        """Every problem at once (keys, values, and the study, run and topic names against the collection), each
+        misspelt key or name with the closest known one; then the configuration, parsed."""
+        data = super().clean()
+        if "config" in data and data.get("collection") is not None:
+            problems = config_problems(data["collection"].name, data.get("name", ""), data["config"])
+            if problems:
+                raise forms.ValidationError(problems)
+            data["config"] = parse_config(data["config"])
+        return data
 
 
 class StudyChangeForm(forms.ModelForm):
@@ -173,12 +180,14 @@ class StudyAdmin(admin.ModelAdmin):
                 for line in summary.lines():
                     self.message_user(request, line, messages.SUCCESS)
                 return HttpResponseRedirect(reverse("admin:studyapp_study_change", args=[summary.study.pk]))
+        runs = {c.name: sorted(c.runs.values_list("name", flat=True)) for c in m.Collection.objects.order_by("name")}
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
             "form": form,
             "title": "Create a study",
             "settings": study_settings.SETTINGS,  # the keys the configuration takes, read when asked
+            "runs_by_collection": runs,  # what runs can name
         }
         return render(request, "studyapp/admin/create_study.html", context)
 
@@ -192,7 +201,7 @@ class StudyAdmin(admin.ModelAdmin):
 
 
 @admin.register(m.StudySubtopic)
-class StudySubtopicAdmin(TeamScoped, admin.ModelAdmin):
+class StudySubtopicAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
     study_path = "study_topic__study"
     list_display = ["study_topic", "subtopic", "weight", "position"]
     list_filter = ["study_topic__study"]
@@ -201,14 +210,14 @@ class StudySubtopicAdmin(TeamScoped, admin.ModelAdmin):
 
 
 @admin.register(m.StudyRun)
-class StudyRunAdmin(TeamScoped, admin.ModelAdmin):
+class StudyRunAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
     list_display = ["study", "run"]
     list_filter = ["study"]
     list_select_related = ["study", "run"]
 
 
 @admin.register(m.StudyTopic)
-class StudyTopicAdmin(TeamScoped, admin.ModelAdmin):
+class StudyTopicAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
     list_display = ["study", "topic", "position"]
     list_filter = ["study"]
     search_fields = ["topic__topic_id", "topic__query"]
@@ -217,7 +226,7 @@ class StudyTopicAdmin(TeamScoped, admin.ModelAdmin):
 
 
 @admin.register(m.Presentation)
-class PresentationAdmin(TeamScoped, CountColumns, admin.ModelAdmin):
+class PresentationAdmin(TeamScoped, ReadOnly, CountColumns, admin.ModelAdmin):
     list_display = ["id", "study", "kind", "level", "topic", "subtopic", "run_a", "run_b", "n_answers"]
     list_filter = ["study", "kind", "level"]
     search_fields = ["topic__topic_id", "topic__query", "run_a__name", "run_b__name"]

@@ -7,7 +7,7 @@ Low-level first: ``collection`` (what was imported) <- ``study`` (what is asked)
 from studyapp.models.allocation import AllocationGroup, AllocationRound
 from studyapp.models.annotation import Annotator, Assignment, Consent, Preference
 from studyapp.models.collection import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
-from studyapp.models.erasure import ErasureLog
+from studyapp.models.erasure import ErasureLog, WithdrawnParticipant
 from studyapp.models.platform_review import PlatformCall, ReviewDecision
 from studyapp.models.quality import QualityDecision
 from studyapp.models.staff import StaffSession
@@ -23,6 +23,7 @@ __all__ = [
     "Consent",
     "Document",
     "ErasureLog",
+    "WithdrawnParticipant",
     "Judgment",
     "PlatformCall",
     "Preference",

@@ -38,3 +38,22 @@ class ErasureLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study}: {self.answers} answers erased ({self.get_source_display()}, {self.erased_at:%Y-%m-%d %H:%M})"
+
+
+class WithdrawnParticipant(models.Model):
+    """That someone with a given platform id withdrew from a study, so opening the study's link again
+    does not admit them as a newcomer. Holds no platform id: ``key`` is an HMAC of the platform and the
+    id under the study's secret (services.data.erasure.withdrawal_key), dropped with the platform ids
+    after the retention period (purge_platform_ids)."""
+
+    study = models.ForeignKey(Study, models.CASCADE, related_name="withdrawn")
+    key = models.CharField(max_length=64, help_text="HMAC-SHA256 of the platform and platform id (no id is kept)")
+    withdrawn_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["study", "withdrawn_at", "id"]
+        verbose_name = "withdrawn participant"
+        constraints = [models.UniqueConstraint(fields=["study", "key"], name="withdrawn_once_per_study")]
+
+    def __str__(self) -> str:
+        return f"{self.study}: a participant withdrew ({self.withdrawn_at:%Y-%m-%d %H:%M})"

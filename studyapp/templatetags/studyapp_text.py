@@ -6,6 +6,7 @@ from django import template
 from django.utils.safestring import SafeString
 
 from studyapp.services.participation.markdown import render_markdown
+from studyapp.services.participation.scale import word_space
 
 register = template.Library()
 
@@ -14,3 +15,9 @@ register = template.Library()
 def markdown_filter(text: str | None) -> SafeString:
     """A researcher's Markdown (consent, instructions) as sanitised HTML."""
     return render_markdown(text or "")
+
+
+@register.simple_tag(name="word_space")
+def word_space_tag() -> str:
+    """A space between words, none in Chinese and Japanese ("Your answer: Left is better", "您的回答：左侧更好")."""
+    return word_space()

@@ -22,6 +22,7 @@ from studyapp.exceptions import ConsentOutdated, IdentityInUse, PlatformIdRequir
 from studyapp.forms import ArrivalForm, ComprehensionForm, ConsentForm, PracticeForm
 from studyapp.models import Annotator, Study
 from studyapp.services.access import throttle
+from studyapp.services.data import erasure
 from studyapp.services.participation import flow, sessions
 from studyapp.services.participation.completion import completion_for
 from studyapp.services.participation.item_page import result_page
@@ -63,6 +64,8 @@ def study_entry(request: HttpRequest, study: Study) -> HttpResponse:
         flow.returned(annotator, arrival)
         step = flow.next_step(annotator)
         return to_step(request, study, step)
+    if erasure.has_withdrawn(study, arrival.platform, arrival.external_id):  # their data is gone; they are not new
+        return message_page(request, study, "withdrawn_before", status=403)
     try:
         flow.check_platform_id(study, arrival)
     except PlatformIdRequired:

@@ -210,7 +210,7 @@ def test_the_rules_are_told_up_front_and_an_excluded_participant_learns_why(brow
         participant.arrive(ja.slug, "fast-ja")
         page.locator("#id_agree").check()
         page.locator("form button.primary").click()
-        expect(page.locator("[data-rule=fast]")).to_contain_text("10 秒未満")
+        expect(page.locator("[data-rule=fast]")).to_contain_text("10秒未満")
         page.locator("[data-page=instructions] form button").click()
         page.locator(".opt-2").click()
         page.locator("form#answer button[type=submit]").click()
@@ -223,7 +223,7 @@ def test_the_rules_are_told_up_front_and_an_excluded_participant_learns_why(brow
             page.locator(".opt-3").click()
             participant.submit_and_wait(lambda: page.locator("form#answer button[type=submit]").click())
         expect(page.locator("[data-page=excluded]")).to_be_visible()
-        expect(page.locator("[data-reason=fast]")).to_contain_text("1 件を超える回答")
+        expect(page.locator("[data-reason=fast]")).to_contain_text("1件を超えたため")
         expect(page.locator(".code")).to_have_text("E2E-FULL")  # excluded_exit "screenout": the code, Prolific's redirect
         expect(page.locator("a.button.primary")).to_have_attribute("href", "https://app.prolific.com/submissions/complete?cc=E2E-FULL")
         walk.check("excluded", shot=True)
@@ -241,7 +241,7 @@ def test_a_minimum_window_width_gives_way_to_a_friendly_note(browser, server, ma
         expect(note).to_be_visible()
         expect(page.locator("[data-page=consent]")).to_be_hidden()
         expect(note.locator("[data-window-width]")).to_have_text("390")
-        expect(note).to_contain_text("800 ピクセル以上")
+        expect(note).to_contain_text("800ピクセル以上")
         expect(page.locator("a.withdraw-link")).to_be_visible()  # every page promises the way out, this one too
         Walk(participant, "ja", artifacts, "i18n-ja").check("too-narrow", shot=True)
         page.set_viewport_size({"width": 1024, "height": 768})  # turned sideways, or a wider window

@@ -10,6 +10,7 @@ from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
+from studyapp import models as m
 from studyapp.models import Presentation, ReviewDecision, Study
 from studyapp.services.access.teams import set_team
 from studyapp.services.data import erasure
@@ -68,6 +69,7 @@ class AdminTestCase(BaseTestCase):
         self.answer_all(alice)
         control.exclude(alice, rule="staff", staff=self.staff, reason="a log entry for the admin pages", now=self.later(hours=1))
         erasure.erase(self.arrive("withdrawn"), source="command", now=self.later(hours=2))  # an entry of the erasure log
+        erasure.erase(self.arrive("gone"), source="withdrawal", now=self.later(hours=2))  # ... and a withdrawn participant
         ReviewDecision.objects.create(study=self.study, annotator=alice, action="approve", decided_at=self.later(hours=3))
         record_calls(
             self.study, alice, "prolific", [CallRecord("approve", {"method": "POST", "path": "/x/"}, False, 503, "busy")], self.staff
@@ -82,6 +84,32 @@ class AdminTestCase(BaseTestCase):
                 obj = model.objects.first()
                 self.assertIsNotNone(obj)
                 self.assertEqual(self.client.get(reverse(f"admin:studyapp_{name}_change", args=[obj.pk])).status_code, 200)
+
+    def test_what_participants_and_imports_recorded_is_read_only(self) -> None:
+        """Staff read a running study's rows but never add or edit them (issue 33): the pages have no Save."""
+        alice = m.Annotator.objects.get(external_id="alice")
+        assignment, presentation = alice.assignments.first(), m.Presentation.objects.filter(study=self.study).first()
+        item = m.RankedItem.objects.filter(run__collection=self.study.collection).first()
+        judgment = m.Judgment.objects.filter(topic__collection=self.study.collection).first()
+        rows = {"annotator": alice, "assignment": assignment, "consent": alice.consents.first(), "presentation": presentation,
+                "studyrun": self.study.study_runs.first(), "studytopic": self.study.study_topics.first(),
+                "rankeditem": item, "judgment": judgment}  # fmt: skip
+        for name, obj in rows.items():
+            with self.subTest(model=name):
+                self.assertEqual(self.client.get(reverse(f"admin:studyapp_{name}_add")).status_code, 403)
+                page = self.client.get(reverse(f"admin:studyapp_{name}_change", args=[obj.pk]))
+                self.assertEqual(page.status_code, 200)
+                self.assertNotContains(page, 'name="_save"')
+                self.assertEqual(self.client.post(reverse(f"admin:studyapp_{name}_change", args=[obj.pk]), {}).status_code, 403)
+        listing = self.client.get(reverse("admin:studyapp_annotator_changelist")).content.decode()
+        self.assertIn("exclude_annotators", listing)  # the actions that change annotators through the services stay
+        self.assertNotIn("delete_selected", self.client.get(reverse("admin:studyapp_rankeditem_changelist")).content.decode())
+        fresh = m.Collection.objects.create(name="not studied")  # a collection no study uses yet can still be corrected
+        run = m.Run.objects.create(collection=fresh, name="r")
+        topic = m.Topic.objects.create(collection=fresh, topic_id="t")
+        doc = m.Document.objects.create(collection=fresh, docid="d")
+        loose = m.RankedItem.objects.create(run=run, topic=topic, document=doc, rank=1)
+        self.assertContains(self.client.get(reverse("admin:studyapp_rankeditem_change", args=[loose.pk])), 'name="_save"')
 
     def test_count_columns_show_the_related_rows_and_sort_by_them(self) -> None:
         page = self.client.get(reverse("admin:studyapp_collection_changelist"))
@@ -125,7 +153,14 @@ class AdminTestCase(BaseTestCase):
         response = self.client.post(
             url, {"collection": self.collection.pk, "name": "Bad", "config": json.dumps({**TOY_CONFIG, "runs": ["alpha", "zulu"]})}
         )
-        self.assertContains(response, "unknown run(s) zulu")
+        self.assertContains(response, "unknown run &#x27;zulu&#x27; in collection &#x27;toy&#x27;")
+        response = self.client.post(  # every problem at once, with suggestions
+            url,
+            {"collection": self.collection.pk, "name": "Bad", "config": json.dumps({**TOY_CONFIG, "runs": ["alpha", "brav"], "dpth": 3})},
+        )
+        self.assertContains(response, "did you mean &#x27;bravo&#x27;?")
+        self.assertContains(response, "did you mean &#x27;depth&#x27;?")
+        self.assertContains(self.client.get(url), "<strong>toy</strong>: alpha, bravo, charlie")  # the collection's runs listed
         response = self.client.post(url, {"collection": self.collection.pk, "name": "Bad", "config": "{not json"})
         self.assertContains(response, "invalid JSON at line 1")
         self.assertFalse(Study.objects.filter(name="Bad").exists())

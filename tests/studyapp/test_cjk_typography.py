@@ -75,3 +75,5 @@ def test_the_scale_joins_side_and_strength_as_the_language_writes(language: str,
     with translation.override(language):
         html = render_to_string("studyapp/annotator/_scale.html", {"scale": SCALE, "needs_count": 1})
     assert shown in html
+    # the echo of the choice: "Your answer: Left is better", "您的回答：左侧更好" (no space after the full-width colon)
+    assert ('Your answer: <span data-for="">' if language == "en" else '\uff1a<span data-for="">') in html

@@ -166,7 +166,8 @@ class CreateStudyTestCase(TestCase):
         self.assert_rejected("[1, 2]", "must be a JSON object")
 
     def test_unknown_keys(self) -> None:
-        self.assert_rejected({**TOY_CONFIG, "depht": 10}, "unknown key(s): depht")
+        self.assert_rejected({**TOY_CONFIG, "depht": 10}, "unknown key 'depht' (did you mean 'depth'?)")
+        self.assert_rejected({**TOY_CONFIG, "zzzz": 1}, "unknown key 'zzzz' (")
 
     def test_runs_missing_or_too_few_or_repeated(self) -> None:
         self.assert_rejected({"topics": ["1"]}, "runs is required")
@@ -175,10 +176,13 @@ class CreateStudyTestCase(TestCase):
         self.assert_rejected({**TOY_CONFIG, "runs": "alpha,bravo"}, "runs must be a list of names")
 
     def test_unknown_runs(self) -> None:
-        self.assert_rejected({**TOY_CONFIG, "runs": ["alpha", "zulu"]}, "unknown run(s) zulu; collection 'toy' has alpha, bravo, charlie")
+        self.assert_rejected(
+            {**TOY_CONFIG, "runs": ["alpha", "zulu"]}, "unknown run 'zulu' in collection 'toy' (known: alpha, bravo, charlie)"
+        )
+        self.assert_rejected({**TOY_CONFIG, "runs": ["alpha", "brav"]}, "unknown run 'brav' in collection 'toy' (did you mean 'bravo'?)")
 
     def test_unknown_topics(self) -> None:
-        self.assert_rejected({**TOY_CONFIG, "topics": ["1", "42"]}, "unknown topic(s) in collection 'toy': 42")
+        self.assert_rejected({**TOY_CONFIG, "topics": ["1", "42"]}, "unknown topic '42' in collection 'toy'")
 
     def test_topic_without_a_list_in_some_run(self) -> None:
         self.assert_rejected({**TOY_CONFIG, "topics": ["1", "3"]}, "topic 3 has no ranked list in run(s) charlie")
@@ -267,6 +271,7 @@ class CreateStudyTestCase(TestCase):
 
     def test_names(self) -> None:
         self.assert_rejected(TOY_CONFIG, "no collection named 'nope' (known: toy)", collection="nope")
+        self.assert_rejected(TOY_CONFIG, "no collection named 'toi' (did you mean 'toy'?)", collection="toi")
         self.assert_rejected(TOY_CONFIG, "non-empty name", name=" ")
         self.create(TOY_CONFIG)
         self.assert_rejected(TOY_CONFIG, "a study named 'Toy study' exists already")
@@ -311,7 +316,13 @@ class CreateStudyTestCase(TestCase):
 
     def test_several_problems_are_reported_together(self) -> None:
         self.assert_rejected(
-            {**TOY_CONFIG, "depth": 0, "levels": ["x"], "extra": 1}, "unknown key(s): extra", "depth must be", "levels must be"
+            {**TOY_CONFIG, "depth": 0, "levels": ["x"], "extra": 1}, "unknown key 'extra'", "depth must be", "levels must be"
+        )
+        # a misspelt key and a misspelt run in one go (issue 33: the run used to come only after the key was fixed)
+        self.assert_rejected(
+            {**TOY_CONFIG, "runs": ["alpha", "charly"], "anotators_per_presentation": 2},
+            "unknown key 'anotators_per_presentation' (did you mean 'annotators_per_presentation'?)",
+            "unknown run 'charly' in collection 'toy' (did you mean 'charlie'?)",
         )
 
 

@@ -16,8 +16,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from studyapp.models import Annotator, Assignment, Consent, ErasureLog, Preference, Presentation, QualityDecision
+from studyapp.models import Annotator, Assignment, Consent, ErasureLog, Preference, Presentation, QualityDecision, WithdrawnParticipant
 from studyapp.services.access.teams import set_team
+from studyapp.services.data import erasure
 from studyapp.services.data.export import ExportOptions, export_bytes
 from studyapp.services.data.payments import payments_csv
 from studyapp.services.data.pseudonyms import pseudonym
@@ -97,7 +98,7 @@ class WithdrawalTest(AnnotatorTestCase):
         for trace in traces + ["alice", "s-alice"]:
             self.assertNotIn(trace, logged)
 
-        # her browser is forgotten: the item pages say the session ended; the entry link works again
+        # her browser is forgotten: the item pages say the session ended (her platform id is not admitted again)
         self.assertEqual(self.client.get(reverse("study_next_item", args=[self.slug])).status_code, 403)
         # her places re-open: newcomers fill every presentation to k, quotas and k hold
         newcomers = fill_until_full(self.study, random.Random(5), timezone.now(), seconds=lambda r: 12.0, choose=random_value)
@@ -110,6 +111,25 @@ class WithdrawalTest(AnnotatorTestCase):
             self.assertTrue(Assignment.objects.filter(presentation_id=p).exists(), p)
         for a in Annotator.objects.filter(study=self.study):
             self.assertLessEqual(a.assignments.count(), self.study.items_per_annotator)
+
+    def test_a_withdrawn_participant_opening_the_link_again_is_not_admitted_as_new(self) -> None:
+        self.client.post(reverse("study_withdraw", args=[self.slug]))  # alice, from Prolific
+        mark = WithdrawnParticipant.objects.get(study=self.study)
+        self.assertNotIn("alice", json.dumps(model_to_dict(mark), default=str) + str(mark))  # a keyed hash, no id
+        for client in (self.client, self.fresh_client()):  # the same browser, or another one
+            again = client.get(self.entry(PROLIFIC_PID="alice", STUDY_ID="toy", SESSION_ID="s-alice-2"))
+            self.assertContains(again, "You have withdrawn from this study", status_code=403)
+            self.assertContains(again, "Return submission", status_code=403)
+        self.assertFalse(Annotator.objects.filter(study=self.study, external_id="alice").exists())
+        other = self.fresh_client().get(self.entry(PROLIFIC_PID="carol", STUDY_ID="toy", SESSION_ID="s-carol"), follow=True)
+        self.assertContains(other, 'data-page="consent"')  # anyone else still comes in
+        staff_erased = erasure.erase(self.bob, source=ErasureLog.Source.ADMIN)  # staff erasing on request marks nobody
+        self.assertEqual(staff_erased.source, "admin")
+        self.assertEqual(WithdrawnParticipant.objects.count(), 1)
+        # the mark is derived from the platform id: it goes with the ids after the retention period
+        WithdrawnParticipant.objects.update(withdrawn_at=timezone.now() - timedelta(days=40))
+        call_command("purge_platform_ids", self.slug, "--older-than", "30", stdout=io.StringIO())
+        self.assertFalse(WithdrawnParticipant.objects.exists())
 
     def test_the_study_code_is_shown_when_it_has_one_and_a_second_post_is_harmless(self) -> None:
         self.study.withdrawal_code = "WITHDRAWN42"

@@ -100,6 +100,7 @@ class PlatformSetupTestCase(AnnotatorTestCase):
         self.assertNotIn("is not HTTPS", page)  # public and HTTPS: nothing to warn about about the link
         self.assertNotIn("is a local address", page)
 
+    @override_settings(ALLOWED_HOSTS=["127.0.0.1", "study.example.org"])
     def test_a_local_or_plain_http_link_is_flagged(self) -> None:
         page = html.unescape(self.page(HTTP_HOST="127.0.0.1:8201"))
         self.assertIn(f"http://127.0.0.1:8201/s/{self.study.slug}/", page)  # the request's own port, not a default

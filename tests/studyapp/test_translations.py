@@ -196,6 +196,12 @@ class TranslatedPagesTestCase(AnnotatorTestCase):
                 self.assert_translated(
                     self.fresh_client().get(self.entry(PROLIFIC_PID="p-fast", STUDY_ID="s", SESSION_ID="other")), language
                 )
+            with self.subTest(language=language, page="withdrawn before"):
+                leaving = self.fresh_client()
+                leaving.get(self.entry(PROLIFIC_PID="p-gone", STUDY_ID="s", SESSION_ID="x4"))
+                leaving.post(self.url("study_consent"), {"agree": "on", "version": study.consent_version})
+                leaving.post(self.url("study_withdraw"))
+                self.assert_translated(leaving.get(self.entry(PROLIFIC_PID="p-gone", STUDY_ID="s", SESSION_ID="x4")), language)
 
     def test_an_unknown_study_answers_in_the_browser_language(self) -> None:
         response = self.client.get("/s/no-such-study/", HTTP_ACCEPT_LANGUAGE="ja,en;q=0.5")

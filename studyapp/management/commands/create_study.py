@@ -5,11 +5,11 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from studyapp.exceptions import StudyError
+from studyapp.exceptions import InvalidStudyConfig, StudyError
 from studyapp.services.access.teams import set_team
 from studyapp.services.collections.bare_documents import MAX_BARE_SHARE
-from studyapp.services.design.study_config import read_config
-from studyapp.services.design.study_design import create_study
+from studyapp.services.design.study_config import parse_config, read_json
+from studyapp.services.design.study_design import config_problems, create_study
 
 
 class Command(BaseCommand):
@@ -57,7 +57,11 @@ class Command(BaseCommand):
         if not 0 <= share <= 1:
             raise CommandError(f"--max-bare-share must be between 0 and 1, got {share}")
         try:
-            config = read_config(opts["config"])
+            raw = read_json(opts["config"])
+            problems = config_problems(opts["collection"], opts["name"], raw)  # all at once, with suggestions
+            if problems:
+                raise InvalidStudyConfig(problems)
+            config = parse_config(raw)
             with transaction.atomic():  # a study with a team that could not be made is not created either
                 summary = create_study(
                     opts["collection"], opts["name"], config, max_bare_share=None if opts["allow_bare_documents"] else share

@@ -8,6 +8,10 @@ presentation can still reach k valid answers; other annotators' quotas and answe
 Exports, payments and the report are computed from the database, so from then on they hold nothing
 of the person (the report's cache key holds the answer count, so a cached report is not served again).
 
+:func:`erase` on the participant's own request (the withdraw page) also keeps a keyed hash of their platform
+id (:class:`~studyapp.models.WithdrawnParticipant`), so opening the study's link again tells them they
+withdrew instead of admitting them as new (:func:`has_withdrawn`).
+
 :func:`purge_platform_ids` removes raw platform ids (and the platform parameters of the arrival) of
 annotators last seen more than N days ago, keeping their answers under the same export pseudonym
 (the audit log then names them by it).
@@ -15,6 +19,8 @@ annotators last seen more than N days ago, keeping their answers under the same 
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -24,7 +30,7 @@ from django.db.models import Q
 from django.db.models.functions import Coalesce
 
 from studyapp.exceptions import StudyError
-from studyapp.models import Annotator, Assignment, ErasureLog, Preference, Study
+from studyapp.models import Annotator, Assignment, ErasureLog, Preference, Study, WithdrawnParticipant
 from studyapp.services.access import platform_ids
 from studyapp.services.clock import now_or
 from studyapp.services.data.pseudonyms import pseudonym
@@ -46,8 +52,24 @@ def erase(annotator: Annotator, *, source: str, staff=None, now: datetime | None
             study_id=me.study_id, source=source, staff=staff, answers=answers, assignments=items, status=me.status, erased_at=now
         )
         platform_ids.scrub(me.study, dict.fromkeys(platform_ids.own_ids([me], me.study), ERASED))  # the audit log of API calls
+        if source == ErasureLog.Source.WITHDRAWAL and me.external_id:
+            key = withdrawal_key(me.study, me.platform, me.external_id)
+            WithdrawnParticipant.objects.get_or_create(study_id=me.study_id, key=key, defaults={"withdrawn_at": now})
         me.delete()  # cascades: consents, assignments, their answers, quality decisions
     return entry
+
+
+def withdrawal_key(study: Study, platform: str, external_id: str) -> str:
+    """HMAC-SHA256 of (platform, platform id) under the study's secret: recognises a returning id, keeps none."""
+    message = f"withdrawn\0{platform}\0{external_id}".encode()
+    return hmac.new(study.pseudonym_secret.encode(), message, hashlib.sha256).hexdigest()
+
+
+def has_withdrawn(study: Study, platform: str, external_id: str) -> bool:
+    """Did the participant with this platform id withdraw from ``study`` (and was the mark not purged yet)?"""
+    if not external_id:
+        return False
+    return WithdrawnParticipant.objects.filter(study=study, key=withdrawal_key(study, platform, external_id)).exists()
 
 
 def find_participant(study: Study, pid: str) -> Annotator:
@@ -101,4 +123,5 @@ def purge_platform_ids(study: Study, *, days: int | None = None, now: datetime |
             annotator.external_id, annotator.external_ids = "", {}
             annotator.save(update_fields=["kept_pseudonym", "external_id", "external_ids"])
         platform_ids.scrub(study, stand_ins)  # the audit log of API calls names them by pseudonym from now on
+        WithdrawnParticipant.objects.filter(study=study, withdrawn_at__lt=cutoff).delete()  # derived from ids: same limit
     return PurgeResult(study, days, len(annotators))

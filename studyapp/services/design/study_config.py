@@ -6,8 +6,10 @@ against the collection (run names, topics, capacity) live in ``services.design.s
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
+from collections.abc import Iterable
 from dataclasses import field, make_dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -29,6 +31,25 @@ def keys() -> tuple[str, ...]:
 
 
 KEYS = keys()  # at start-up
+
+
+def unknown_names(what: str, given: Iterable[str], known: Iterable[str], where: str = "") -> list[str]:
+    """One sentence per name of ``given`` not in ``known``: the closest known name as a suggestion
+    (``difflib``), else every known name when they are few. ``what`` names the kind ("key", "run")."""
+    known = list(known)
+    problems = []
+    for name in given:
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6) or [k for k in known if k.lower() == name.lower()]
+        if close:
+            hint = f"did you mean {close[0]!r}?"
+        elif len(known) <= 12:
+            hint = f"known: {', '.join(sorted(known)) or 'none'}"
+        else:
+            hint = f"{len(known)} are known"
+        problems.append(f"unknown {what} {name!r}{where} ({hint})")
+    return problems
 
 
 def redirect_problem(redirect_url: str, completion_code: str) -> str | None:
@@ -152,9 +173,7 @@ def parse_config(raw: Any) -> StudyConfig:
         raise InvalidStudyConfig([f"the configuration must be a JSON object, got {type(raw).__name__}"])
     c = _Checker(raw)
     known = keys()
-    unknown = sorted(set(raw) - set(known))
-    if unknown:
-        c.errors.append(f"unknown key(s): {', '.join(unknown)} (known keys: {', '.join(known)})")
+    c.errors += unknown_names("key", sorted(set(raw) - set(known)), known)
     if "runs" not in raw:
         c.errors.append("runs is required: a list of at least 2 run names (every pair is compared)")
     c.string_list("runs", min_length=2)
@@ -208,6 +227,11 @@ def study_config(study: Study) -> dict[str, Any]:
 
 def read_config(path: str | Path) -> StudyConfig:
     """Read and validate a configuration file."""
+    return parse_config(read_json(path))
+
+
+def read_json(path: str | Path) -> Any:
+    """A configuration file's JSON, decoded (not validated); a problem names the file and line."""
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
@@ -218,4 +242,4 @@ def read_config(path: str | Path) -> StudyConfig:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidStudyConfig([f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})"]) from None
-    return parse_config(raw)
+    return raw

@@ -42,7 +42,7 @@ from studyapp.services.collections.evaluation_bridge import to_evaluation_collec
 from studyapp.services.collections.planner_stats import refresh_statistics
 from studyapp.services.design.check_items import CheckPlan, plan_checks
 from studyapp.services.design.readiness import consent_warnings, link_warnings
-from studyapp.services.design.study_config import StudyConfig
+from studyapp.services.design.study_config import StudyConfig, parse_config, unknown_names
 from studyapp.services.participation.allocation import capacity
 from studyapp.services.wording import count
 
@@ -111,10 +111,6 @@ def _choose_topics(config: StudyConfig, collection: Collection, runs: list[Run],
     names = {r.name for r in runs}
     full = [tid for tid in topics if covered[tid] >= names and n_subtopics.get(tid, 0) >= 1]
     if config.topics is not None:
-        unknown = [t for t in config.topics if t not in topics]
-        if unknown:
-            errors.append(f"unknown topic(s) in collection {collection.name!r}: {', '.join(unknown)}")
-            return []
         for tid in config.topics:
             missing = sorted(names - covered[tid])
             if missing:
@@ -206,15 +202,11 @@ def validate(collection_name: str, name: str, config: StudyConfig) -> _Plan:
         errors.append(f"a study named {name!r} exists already")
     elif Study.objects.filter(slug=study_slug(name)).exists():
         errors.append(f"another study already uses the URL slug {study_slug(name)!r}; choose another name")
-    collection = Collection.objects.filter(name=collection_name).first()
-    if collection is None:
-        known = ", ".join(Collection.objects.values_list("name", flat=True)) or "none"
-        raise InvalidStudyConfig(errors + [f"no collection named {collection_name!r} (known: {known})"])
-    runs_by_name = {r.name: r for r in Run.objects.filter(collection=collection)}
-    unknown_runs = [r for r in config.runs if r not in runs_by_name]
-    if unknown_runs:
-        errors.append(f"unknown run(s) {', '.join(unknown_runs)}; collection {collection.name!r} has {', '.join(sorted(runs_by_name))}")
+    errors += name_problems(collection_name, config.runs, config.topics or [])
+    if errors:
         raise InvalidStudyConfig(errors)
+    collection = Collection.objects.get(name=collection_name)
+    runs_by_name = {r.name: r for r in Run.objects.filter(collection=collection)}
     runs = sorted((runs_by_name[r] for r in config.runs), key=lambda r: r.name)
     topics = _choose_topics(config, collection, runs, errors)
     if errors:
@@ -236,6 +228,35 @@ def validate(collection_name: str, name: str, config: StudyConfig) -> _Plan:
     if errors:
         raise InvalidStudyConfig(errors)
     return _Plan(collection, runs, topics, kept, checks)
+
+
+def name_problems(collection_name: str, runs: list[str], topics: list[str]) -> list[str]:
+    """The collection, run and topic names a configuration gives that the database does not hold, each
+    with the closest existing name (:func:`unknown_names`)."""
+    collection = Collection.objects.filter(name=collection_name).first()
+    if collection is None:
+        return [p.replace("unknown collection", "no collection named", 1) for p in
+                unknown_names("collection", [collection_name], Collection.objects.values_list("name", flat=True))]  # fmt: skip
+    where = f" in collection {collection.name!r}"
+    problems = unknown_names("run", runs, Run.objects.filter(collection=collection).values_list("name", flat=True), where)
+    return problems + unknown_names("topic", topics, Topic.objects.filter(collection=collection).values_list("topic_id", flat=True), where)
+
+
+def config_problems(collection_name: str, name: str, raw: object) -> list[str]:
+    """Every problem of a configuration for a new study at once (the command and the admin's form show
+    them together): its keys and values, and the names it gives checked against the database, each
+    misspelt key or name with the closest known one."""
+    try:
+        config = parse_config(raw)
+    except InvalidStudyConfig as exc:
+        lists = {key: [str(v) for v in raw.get(key) or []] if isinstance(raw, dict) and isinstance(raw.get(key), list) else []
+                 for key in ("runs", "topics")}  # fmt: skip
+        return list(exc.errors) + name_problems(collection_name, lists["runs"], lists["topics"])
+    try:
+        validate(collection_name, name, config)
+    except InvalidStudyConfig as exc:
+        return list(exc.errors)
+    return []
 
 
 def _checks_per_annotator(quota: int, share: float) -> int:

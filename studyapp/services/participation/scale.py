@@ -7,7 +7,8 @@ the side above each half, and echoes the chosen point as a sentence ("Right is s
 Keys 1-9 choose the points in this order.
 
 On phones the side shows before the word, with a space in languages that write one between words
-and none in Chinese and Japanese ("Left much better", "左侧好得多").
+and none in Chinese and Japanese ("Left much better", "左侧好得多": :func:`word_space`, the template tag
+``{% word_space %}``).
 
 Every word is a translatable string of its own (a name or a sentence is never pieced together from
 words: word order differs between languages); they are lazy, so each page shows them in the
@@ -18,18 +19,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.utils.functional import Promise, lazy
+from django.utils.functional import Promise
 from django.utils.translation import get_language, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 WITHOUT_WORD_SPACES = ("zh", "ja")  # languages written without spaces between words
 
 
-def _word_space() -> str:
+def word_space() -> str:
+    """The space between two words in the active language: " ", or "" in Chinese and Japanese."""
     return "" if (get_language() or "").split("-")[0] in WITHOUT_WORD_SPACES else " "
 
-
-WORD_SPACE = lazy(_word_space, str)()  # " ", or "" in the language active when the page is drawn
 
 _SIDES = {-1: pgettext_lazy("scale side", "Left"), 1: pgettext_lazy("scale side", "Right")}
 _WORDS = {
@@ -58,7 +58,6 @@ class Point:
     word: str | Promise  # the strength as shown under the point
     name: str | Promise  # the accessible name, e.g. "Left much better" or "About the same"
     sentence: str | Promise  # the chosen point in words, e.g. "Right is somewhat better"
-    space: str | Promise = WORD_SPACE  # between the side and the word where both are shown
 
 
 SCALE = [Point(v, _SIDES.get((v > 0) - (v < 0), ""), _WORDS[abs(v)], _NAMES[v], _SENTENCES[v]) for v in range(-4, 5)]
