@@ -29,7 +29,7 @@ SPACE_BETWEEN = re.compile(rf"(?=([{CJK}] +[{CJK}]))")
 
 def shaped(text: str) -> str:
     """``text`` as the checks see it: the window-width slot a digit, other tags dropped, placeholders CJK."""
-    return PLACEHOLDER.sub(STAND_IN, TAG.sub("", NUMBER_SLOT.sub("0", text.replace("%%", "%"))))
+    return PLACEHOLDER.sub(STAND_IN, TAG.sub("", NUMBER_SLOT.sub("0", text.replace("%%", ""))))  # a % belongs to its number
 
 
 def problems(text: str) -> list[str]:
@@ -42,6 +42,7 @@ def problems(text: str) -> list[str]:
 def test_the_checks_catch_what_they_should() -> None:
     assert problems("第 %(numbers)s 题") == ["space between CJK characters '第 字'", "space between CJK characters '字 题'"]
     assert problems("什么是爪哇咖啡?") == ["ASCII punctuation '啡?'"]
+    assert problems("超过%(percent)s%% 偏向同一侧") == ["space between CJK characters '字 偏'"]
     assert problems("左侧 好得多") == ["space between CJK characters '侧 好'"]
     assert problems("%(why)s 差别明显时") == ["space between CJK characters '字 差'"]
     assert problems("学习 Java 编程语言，按 Ctrl+C 复制。") == []

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("studyapp", "0016_adaptive_allocation"),
+        ("studyapp", "0017_allocation_decided_answers"),
     ]
 
     operations = [
