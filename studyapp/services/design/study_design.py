@@ -192,17 +192,7 @@ def _max_items_per_annotator(config: StudyConfig, n_pairs: int, kept: Kept) -> i
 
 def validate(collection_name: str, name: str, config: StudyConfig) -> _Plan:
     """Every check against the database; raises :class:`InvalidStudyConfig` listing all problems."""
-    errors: list[str] = []
-    name = (name or "").strip()
-    if not name:
-        errors.append("the study needs a non-empty name")
-    elif len(name) > NAME_MAX:
-        errors.append(f"the study name is longer than {NAME_MAX} characters")
-    elif Study.objects.filter(name=name).exists():
-        errors.append(f"a study named {name!r} exists already")
-    elif Study.objects.filter(slug=study_slug(name)).exists():
-        errors.append(f"another study already uses the URL slug {study_slug(name)!r}; choose another name")
-    errors += name_problems(collection_name, config.runs, config.topics or [])
+    errors = study_name_problems(name) + name_problems(collection_name, config.runs, config.topics or [])
     if errors:
         raise InvalidStudyConfig(errors)
     collection = Collection.objects.get(name=collection_name)
@@ -230,6 +220,20 @@ def validate(collection_name: str, name: str, config: StudyConfig) -> _Plan:
     return _Plan(collection, runs, topics, kept, checks)
 
 
+def study_name_problems(name: str) -> list[str]:
+    """What keeps ``name`` from naming a new study: empty, too long, taken, or its URL slug taken."""
+    name = (name or "").strip()
+    if not name:
+        return ["the study needs a non-empty name"]
+    if len(name) > NAME_MAX:
+        return [f"the study name is longer than {NAME_MAX} characters"]
+    if Study.objects.filter(name=name).exists():
+        return [f"a study named {name!r} exists already"]
+    if Study.objects.filter(slug=study_slug(name)).exists():
+        return [f"another study already uses the URL slug {study_slug(name)!r}; choose another name"]
+    return []
+
+
 def name_problems(collection_name: str, runs: list[str], topics: list[str]) -> list[str]:
     """The collection, run and topic names a configuration gives that the database does not hold, each
     with the closest existing name (:func:`unknown_names`)."""
@@ -251,7 +255,7 @@ def config_problems(collection_name: str, name: str, raw: object) -> list[str]:
     except InvalidStudyConfig as exc:
         lists = {key: [str(v) for v in raw.get(key) or []] if isinstance(raw, dict) and isinstance(raw.get(key), list) else []
                  for key in ("runs", "topics")}  # fmt: skip
-        return list(exc.errors) + name_problems(collection_name, lists["runs"], lists["topics"])
+        return list(exc.errors) + study_name_problems(name) + name_problems(collection_name, lists["runs"], lists["topics"])
     try:
         validate(collection_name, name, config)
     except InvalidStudyConfig as exc:
