@@ -68,7 +68,7 @@ def _top_sum(terms: np.ndarray, k: int) -> np.ndarray:
 def ndcg(ranking: Ranking, k: int, *, gain: str) -> FloatArray:
     """sum_{r<=l} g(r)/log2(r+1) over the same sum on the ideal list (NTCIREVAL MSnDCG; docs/metrics.md#ad-hoc-baselines).
 
-    Slow reference: ``reference.adhoc_ndcg``.
+    Slow reference: ``reference_adhoc.adhoc_ndcg``.
     """
     key = GAIN_KEYS[gain]
     return ndcg_at(ranking, key, lambda: _gains(ranking, gain), k, ideal=key)
@@ -80,7 +80,7 @@ def ndcg(ranking: Ranking, k: int, *, gain: str) -> FloatArray:
 def q_measure(ranking: Ranking, k: int, *, gain: str, beta: float) -> FloatArray:
     """Q@l = sum_{r<=l} I(r) BR(r) / min(l, R) on the per-document gains (docs/metrics.md#ad-hoc-baselines).
 
-    Slow reference: ``reference.adhoc_q``.
+    Slow reference: ``reference_adhoc.adhoc_q``.
     """
     key = GAIN_KEYS[gain]
     return q_at(ranking, key, lambda: _gains(ranking, gain), k, beta, ideal=key)
@@ -90,7 +90,7 @@ def q_measure(ranking: Ranking, k: int, *, gain: str, beta: float) -> FloatArray
 def average_precision(ranking: Ranking, k: int, *, gain: str) -> FloatArray:
     """AP@l = sum_{r<=l} I(r) C(r)/r / min(l, R), relevant = positive gain (docs/metrics.md#ad-hoc-baselines).
 
-    Slow reference: ``reference.adhoc_ap``.
+    Slow reference: ``reference_adhoc.adhoc_ap``.
     """
 
     def build() -> np.ndarray:
@@ -110,7 +110,7 @@ def _err_at(ranking: Ranking, k: int, gain: str, err_gmax: str) -> np.ndarray:
 def err(ranking: Ranking, k: int, *, gain: str, err_gmax: str) -> FloatArray:
     """ERR@l = sum_{r<=l} p(r)/r prod_{k<r} (1 - p(k)), p = g/(G+1) (docs/metrics.md#ad-hoc-baselines).
 
-    Slow reference: ``reference.adhoc_err``.
+    Slow reference: ``reference_adhoc.adhoc_err``.
     """
     return _err_at(ranking, k, gain, err_gmax)
 
@@ -119,7 +119,7 @@ def err(ranking: Ranking, k: int, *, gain: str, err_gmax: str) -> FloatArray:
 def nerr(ranking: Ranking, k: int, *, gain: str, err_gmax: str) -> FloatArray:
     """ERR@l over ERR@l of the ideal list (docs/metrics.md#ad-hoc-baselines).
 
-    Slow reference: ``reference.adhoc_nerr``.
+    Slow reference: ``reference_adhoc.adhoc_nerr``.
     """
     table = ranking.table
     depth = ranking.depth
@@ -142,7 +142,7 @@ def nerr(ranking: Ranking, k: int, *, gain: str, err_gmax: str) -> FloatArray:
 def rbp(ranking: Ranking, k: int, *, gain: str, err_gmax: str, p: float) -> FloatArray:
     """RBP@l = (1-p) sum_{r<=l} p^(r-1) g(r)/G (docs/metrics.md#ad-hoc-baselines).
 
-    Slow reference: ``reference.adhoc_rbp``.
+    Slow reference: ``reference_adhoc.adhoc_rbp``.
     """
     disc = p ** np.arange(ranking.depth, dtype=np.float64)
     terms = ranking.memo(("adhoc_rbp", gain, p), lambda: _gains(ranking, gain) * disc[:, None, None])
@@ -160,7 +160,7 @@ def ebr(ranking: Ranking, k: int, *, gain: str, err_gmax: str, beta: float) -> F
 
     ERR's stopping user with Q's blended ratio as the utility at the stopping rank.
 
-    Slow reference: ``reference.adhoc_ebr``.
+    Slow reference: ``reference_adhoc.adhoc_ebr``.
     """
     key = GAIN_KEYS[gain]
 
@@ -183,7 +183,7 @@ def irbu(ranking: Ranking, k: int, *, gain: str, err_gmax: str, p: float) -> Flo
 
     RBU of a single intent without the effort term, on the paper's p^r scale.
 
-    Slow reference: ``reference.adhoc_irbu``.
+    Slow reference: ``reference_adhoc.adhoc_irbu``.
     """
     disc = p ** ranks(ranking.depth)
     terms = ranking.memo(("adhoc_irbu", gain, err_gmax, p), lambda: _stops(ranking, gain, err_gmax) * disc[:, None, None])

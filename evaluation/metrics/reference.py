@@ -1,7 +1,7 @@
 """Slow reference implementations: one loop per rank, written from the formulas of docs/metrics.md.
 
-Each registered metric's kernel is checked against its function here
-(``tests/evaluation/metrics/test_against_reference.py``). These functions read a
+Each registered metric's kernel is checked against its function here, or for the ad hoc baselines in
+:mod:`evaluation.metrics.reference_adhoc` (``tests/evaluation/metrics/test_against_reference.py``). These functions read a
 :class:`~evaluation.collection.Collection` only through its plain accessors (topics, intents,
 ``weights``, ``judgments``) and never touch the vectorised engine, so they check it independently.
 Every function takes one topic's view (:class:`RefTopic`) and one ranked list (docids, best first,
@@ -490,87 +490,3 @@ def xi_smr_dd(t: RefTopic, offset: int = 0) -> tuple[int, dict[str, float], floa
     d_mean = 1.0 - sum(m ** (xi + offset) for m in miss.values()) / len(rel)
     dd = 2 * d_mean / (1 + d_mean)
     return xi, smr, dd
-
-
-# docs/metrics.md#ad-hoc-baselines ------------------------------------------------------------------------------------------------
-
-
-def doc_gain(t: RefTopic, doc: str, gain: str = "max") -> float:
-    """The per-document gain of the ad hoc baselines: highest grade over the intents, or the global gain."""
-    if gain == "global":
-        return t.gg(doc)
-    return float(max((t.g(doc, i) for i in t.intents), default=0))
-
-
-def adhoc_ideal(t: RefTopic, gain: str = "max") -> list[float]:
-    return sorted((x for x in (doc_gain(t, d, gain) for d in t.grades) if x > 0), reverse=True)
-
-
-def adhoc_top(t: RefTopic, gain: str = "max", err_gmax: str = "topic") -> float:
-    """``G``: the largest gain of the ideal list, or of the scale (times the weight sum for the global gain)."""
-    if err_gmax == "topic":
-        return max(adhoc_ideal(t, gain), default=0.0)
-    scale = float(max(4, t.scale_max))
-    return scale * sum(t.weights[i] for i in t.intents) if gain == "global" else scale
-
-
-def adhoc_ndcg(t: RefTopic, docs: Sequence[str], l: int, gain: str = "max") -> float:
-    dcg = sum(doc_gain(t, d, gain) * _log_disc(r) for r, d in enumerate(docs[:l], start=1))
-    return div(dcg, sum(g * _log_disc(r) for r, g in enumerate(adhoc_ideal(t, gain)[:l], start=1)))
-
-
-def adhoc_q(t: RefTopic, docs: Sequence[str], l: int, gain: str = "max", beta: float = 1.0) -> float:
-    return q_measure([doc_gain(t, d, gain) for d in docs], adhoc_ideal(t, gain), l, beta)
-
-
-def adhoc_ap(t: RefTopic, docs: Sequence[str], l: int, gain: str = "max") -> float:
-    big_r = len(adhoc_ideal(t, gain))
-    found, total = 0, 0.0
-    for r, d in enumerate(docs[:l], start=1):
-        if doc_gain(t, d, gain) > 0:
-            found += 1
-            total += found / r
-    return div(total, min(l, big_r))
-
-
-def _stops(gains: Sequence[float], top: float) -> list[float]:
-    """Stopping probabilities ``p(r) prod_{k<r} (1 - p(k))``, ``p = g / (G + 1)``."""
-    out, still = [], 1.0
-    for g in gains:
-        p = g / (top + 1.0)
-        out.append(p * still)
-        still *= 1.0 - p
-    return out
-
-
-def adhoc_err(t: RefTopic, docs: Sequence[str], l: int, gain: str = "max", err_gmax: str = "topic") -> float:
-    stops = _stops([doc_gain(t, d, gain) for d in docs[:l]], adhoc_top(t, gain, err_gmax))
-    return sum(s / r for r, s in enumerate(stops, start=1))
-
-
-def adhoc_nerr(t: RefTopic, docs: Sequence[str], l: int, gain: str = "max", err_gmax: str = "topic") -> float:
-    ideal = _stops(adhoc_ideal(t, gain)[:l], adhoc_top(t, gain, err_gmax))
-    return div(adhoc_err(t, docs, l, gain, err_gmax), sum(s / r for r, s in enumerate(ideal, start=1)))
-
-
-def adhoc_rbp(t: RefTopic, docs: Sequence[str], l: int, gain: str = "max", err_gmax: str = "topic", p: float = 0.95) -> float:
-    total = sum(p ** (r - 1) * doc_gain(t, d, gain) for r, d in enumerate(docs[:l], start=1))
-    return (1.0 - p) * div(total, adhoc_top(t, gain, err_gmax))
-
-
-def adhoc_ebr(t: RefTopic, docs: Sequence[str], l: int, gain: str = "max", err_gmax: str = "topic", beta: float = 1.0) -> float:
-    """sum_r BR(r) * (stopping probability at r); BR against the ideal's cumulative gain, as in Q."""
-    gains = [doc_gain(t, d, gain) for d in docs[:l]]
-    ideal = adhoc_ideal(t, gain)
-    total, cg, c = 0.0, 0.0, 0
-    for r, (g, stop) in enumerate(zip(gains, _stops(gains, adhoc_top(t, gain, err_gmax))), start=1):
-        cg += g
-        if g > 0:
-            c += 1
-            total += stop * (beta * cg + c) / (beta * sum(ideal[:r]) + r)
-    return total
-
-
-def adhoc_irbu(t: RefTopic, docs: Sequence[str], l: int, gain: str = "max", err_gmax: str = "topic", p: float = 0.8) -> float:
-    stops = _stops([doc_gain(t, d, gain) for d in docs[:l]], adhoc_top(t, gain, err_gmax))
-    return sum(p**r * s for r, s in enumerate(stops, start=1))

@@ -218,10 +218,6 @@ class Presentation(models.Model):
         return f"{where} {self.run_a.name} {self.kind} check"
 
     @property
-    def is_check(self) -> bool:
-        return self.kind != self.Kind.PAIR
-
-    @property
     def group(self) -> tuple[int, int, int]:
         """(topic, run_a, run_b): the unit of the level exclusion rule."""
         return (self.topic_id, self.run_a_id, self.run_b_id)

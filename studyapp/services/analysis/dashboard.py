@@ -179,11 +179,6 @@ class SideBalance:
     def share(self, part: int) -> float:
         return part / self.answers if self.answers else 0.0
 
-    @property
-    def a_left_share(self) -> float:
-        shown = self.a_left + self.a_right
-        return self.a_left / shown if shown else 0.0
-
 
 def side_balance(study: Study) -> SideBalance:
     answers = _valid_answers(study).filter(assignment__presentation__kind=Presentation.Kind.PAIR)

@@ -123,13 +123,6 @@ class _Checker:
         self.errors: list[str] = []
         self.values: dict[str, Any] = {}
 
-    def optional(self, key: str) -> bool:
-        """Is ``key`` given as null (an optional limit switched off)?"""
-        if key in self.raw and self.raw[key] is None:
-            self.values[key] = None
-            return True
-        return False
-
     def integer(self, key: str, low: int, high: int) -> None:
         """A structural whole number (``topic_rule``'s): the same words as a declared setting's."""
         if key in self.raw:

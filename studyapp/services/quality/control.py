@@ -85,10 +85,6 @@ class AnnotatorSignals:
     left_share = property(lambda self: self.signals["side_bias"]["left_share"])
     median_seconds = property(lambda self: self.signals["median_time"]["median"])
 
-    @property
-    def fast_text(self) -> str:
-        return f"{self.fast} of {self.decisions} decisions under {_num(self.fast_threshold_seconds)} s"
-
 
 def _num(x: float) -> str:
     return f"{x:g}"

@@ -20,6 +20,7 @@ from evaluation.collection import Collection
 from evaluation.io.runs import Run
 from evaluation.metrics import parse_measure
 from evaluation.metrics import reference as ref
+from evaluation.metrics import reference_adhoc as ref_adhoc
 from tests.evaluation.golden import REFERENCE
 
 TOL = 1e-9
@@ -36,10 +37,10 @@ def trec2014() -> tuple[Collection, tuple[Run, ...]]:
 
 def _levels(topic: ref.RefTopic, gain: str, err_gmax: str) -> tuple[dict[str, int], list[float], list[int]]:
     """pyNTCIREVAL's view of one topic: level per judged document, gain per level, judged documents per level."""
-    gains = {d: ref.doc_gain(topic, d, gain) for d in topic.grades}
+    gains = {d: ref_adhoc.doc_gain(topic, d, gain) for d in topic.grades}
     values = sorted({g for g in gains.values() if g > 0})
     if err_gmax == "scale":
-        top = ref.adhoc_top(topic, gain, "scale")
+        top = ref_adhoc.adhoc_top(topic, gain, "scale")
         assert top >= values[-1]
         if top > values[-1]:
             values.append(top)  # an empty top level: pyNTCIREVAL's maxgrade becomes the scale maximum

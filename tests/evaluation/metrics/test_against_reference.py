@@ -22,6 +22,7 @@ from evaluation.arrays import table_for
 from evaluation.difficulty import difficulty
 from evaluation.metrics import REGISTRY, Measure, parse_measure
 from evaluation.metrics import reference as ref
+from evaluation.metrics import reference_adhoc as ref_adhoc
 
 SEEDS = range(12)
 CUTOFFS = (1, 3, 5, 10, 20)
@@ -137,25 +138,25 @@ AT_CUTOFF: dict[str, Callable[..., float]] = {
     "alpha-nDCG(graded=true)": partial(ref.alpha_ndcg, graded=True),
     "ERR-IA(graded=true,alpha=0.3)": partial(ref.err_ia, alpha=0.3, graded=True),
     # ad hoc baselines (docs/metrics.md#ad-hoc-baselines), both per-document gains and both G rules
-    "nDCG": ref.adhoc_ndcg,
-    "nDCG(gain=global)": partial(ref.adhoc_ndcg, gain="global"),
-    "Q": ref.adhoc_q,
-    "Q(gain=global,beta=0.5)": partial(ref.adhoc_q, gain="global", beta=0.5),
-    "AP": ref.adhoc_ap,
-    "AP(gain=global)": partial(ref.adhoc_ap, gain="global"),
-    "ERR": ref.adhoc_err,
-    "ERR(gain=global,err_gmax=scale)": partial(ref.adhoc_err, gain="global", err_gmax="scale"),
-    "nERR": ref.adhoc_nerr,
-    "nERR(err_gmax=scale)": partial(ref.adhoc_nerr, err_gmax="scale"),
-    "nERR(gain=global)": partial(ref.adhoc_nerr, gain="global"),
-    "RBP": ref.adhoc_rbp,
-    "RBP(p=0.8,gain=global)": partial(ref.adhoc_rbp, gain="global", p=0.8),
-    "RBP(err_gmax=scale)": partial(ref.adhoc_rbp, err_gmax="scale"),
-    "EBR": ref.adhoc_ebr,
-    "EBR(gain=global,err_gmax=scale,beta=2)": partial(ref.adhoc_ebr, gain="global", err_gmax="scale", beta=2.0),
-    "iRBU": ref.adhoc_irbu,
-    "iRBU(p=0.99,err_gmax=scale)": partial(ref.adhoc_irbu, err_gmax="scale", p=0.99),
-    "iRBU(gain=global)": partial(ref.adhoc_irbu, gain="global"),
+    "nDCG": ref_adhoc.adhoc_ndcg,
+    "nDCG(gain=global)": partial(ref_adhoc.adhoc_ndcg, gain="global"),
+    "Q": ref_adhoc.adhoc_q,
+    "Q(gain=global,beta=0.5)": partial(ref_adhoc.adhoc_q, gain="global", beta=0.5),
+    "AP": ref_adhoc.adhoc_ap,
+    "AP(gain=global)": partial(ref_adhoc.adhoc_ap, gain="global"),
+    "ERR": ref_adhoc.adhoc_err,
+    "ERR(gain=global,err_gmax=scale)": partial(ref_adhoc.adhoc_err, gain="global", err_gmax="scale"),
+    "nERR": ref_adhoc.adhoc_nerr,
+    "nERR(err_gmax=scale)": partial(ref_adhoc.adhoc_nerr, err_gmax="scale"),
+    "nERR(gain=global)": partial(ref_adhoc.adhoc_nerr, gain="global"),
+    "RBP": ref_adhoc.adhoc_rbp,
+    "RBP(p=0.8,gain=global)": partial(ref_adhoc.adhoc_rbp, gain="global", p=0.8),
+    "RBP(err_gmax=scale)": partial(ref_adhoc.adhoc_rbp, err_gmax="scale"),
+    "EBR": ref_adhoc.adhoc_ebr,
+    "EBR(gain=global,err_gmax=scale,beta=2)": partial(ref_adhoc.adhoc_ebr, gain="global", err_gmax="scale", beta=2.0),
+    "iRBU": ref_adhoc.adhoc_irbu,
+    "iRBU(p=0.99,err_gmax=scale)": partial(ref_adhoc.adhoc_irbu, err_gmax="scale", p=0.99),
+    "iRBU(gain=global)": partial(ref_adhoc.adhoc_irbu, gain="global"),
 }
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from evaluation.metrics import REGISTRY
 from evaluation.metrics import reference as ref
+from evaluation.metrics import reference_adhoc as ref_adhoc
 from evaluation.metrics.base import Param, check_kernel_signature, parse_measure
 
 
@@ -29,12 +30,13 @@ def test_every_kernel_takes_its_params_keyword_only_without_defaults(name: str) 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_every_kernel_links_its_definition_and_names_its_slow_reference(name: str) -> None:
     """From a metric a reader reaches its definition (a docs/metrics.md anchor, checked to exist by
-    tests/test_references.py) and its loop version in evaluation/metrics/reference.py."""
+    tests/test_references.py) and its loop version in evaluation/metrics/reference.py (reference_adhoc.py for the ad hoc baselines)."""
     doc = inspect.getdoc(REGISTRY[name].kernel) or ""
     assert "docs/metrics.md#" in doc
-    assert "Slow reference: ``reference." in doc
-    named = re.findall(r"``reference\.(\w+)``", doc)
-    assert named and all(callable(getattr(ref, function, None)) for function in named), named
+    assert re.search(r"Slow reference: ``reference(_adhoc)?\.", doc)
+    named = re.findall(r"``(reference(?:_adhoc)?)\.(\w+)``", doc)
+    modules = {"reference": ref, "reference_adhoc": ref_adhoc}
+    assert named and all(callable(getattr(modules[module], function, None)) for module, function in named), named
 
 
 def _kernel_with_default(ranking, k, *, alpha: float = 0.5) -> np.ndarray:
