@@ -58,8 +58,10 @@ class ReviewDecision(models.Model):
     bonus_paid = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True, help_text="the amount paid")
     bonus_paid_at = models.DateTimeField(null=True, blank=True)
     bonus_unknown = models.BooleanField(
-        default=False, help_text="a pay call's outcome is unknown (timeout): check the platform before paying again"
+        default=False,
+        help_text="pay sent, outcome unknown: set before the pay call goes out, cleared only by a clean answer or staff",
     )
+    bonus_sent_at = models.DateTimeField(null=True, blank=True, help_text="when the pay call whose answer is awaited was sent")
 
     class Meta:
         ordering = ["study", "annotator__created_at"]

@@ -7,17 +7,21 @@ Token <token>``, else 401), ``GET /api/v1/submissions/{id}/``, ``POST /api/v1/su
 ``message`` of at least 100 characters; a repeated identical transition is ignored; anything else 400),
 ``POST /api/v1/submissions/bonus-payments/`` (``study_id`` + ``csv_bonuses`` lines of ``<submission or
 participant id>,<amount>``; ids that did not take part in the study: 400),
-``POST /api/v1/bulk-bonus-payments/{id}/pay/`` (not idempotent, as documented: every call pays again) and
+``POST /api/v1/bulk-bonus-payments/{id}/pay/`` (not idempotent, as documented: every call pays again; the
+submission then lists the bonus in ``bonus_payments``, in cents, unless ``lists_bonuses`` is off) and
 ``POST /api/v1/studies/`` (a draft study, UNPUBLISHED; missing required fields: 400).
 :meth:`FakeProlific.fail` makes the next matching request(s) answer an error instead (429 with
-Retry-After, 503, ...).
+Retry-After, 503, a 500 after carrying it out, ...), answer late (``delay``) or not at all (``drop``: the
+connection closes after the request was received and carried out); ``paid`` counts every bonus paid.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -44,6 +48,8 @@ class Failure:
     times: int
     headers: dict[str, str] = field(default_factory=dict)
     carried_out: bool = False  # the request takes effect, then the error answers (a 500 after paying)
+    delay: float = 0.0  # seconds to wait (after carrying it out) before answering: a slow platform
+    drop: bool = False  # close the connection without an answer (after carrying it out, if carried_out)
 
 
 class FakeProlific:
@@ -55,6 +61,7 @@ class FakeProlific:
         self.bulk: dict[str, dict] = {}
         self.studies: dict[str, dict] = {}  # draft studies created (POST /api/v1/studies/)
         self.paid: list[tuple[str, Decimal]] = []  # (submission or participant id, amount) per bonus paid
+        self.lists_bonuses = True  # a submission lists its paid bonuses (False: Prolific has not processed them yet)
         self.requests: list[Recorded] = []
         self.failures: list[Failure] = []
         self.lock = threading.Lock()
@@ -74,11 +81,16 @@ class FakeProlific:
     def add(self, submission_id: str, participant: str, study_id: str, status: str = "AWAITING REVIEW") -> None:
         self.submissions[submission_id] = {"id": submission_id, "participant": participant, "study_id": study_id, "status": status}
 
-    def fail(self, method: str, path: str, status: int, *, times: int = 1, retry_after: float | None = None,
-             carried_out: bool = False) -> None:  # fmt: skip
-        """The next ``times`` requests ``method`` to a path matching the regex ``path`` answer ``status``."""
+    def fail(self, method: str, path: str, status: int = 0, *, times: int = 1, retry_after: float | None = None,
+             carried_out: bool = False, delay: float = 0.0, drop: bool = False) -> None:  # fmt: skip
+        """The next ``times`` requests ``method`` to a path matching the regex ``path`` answer ``status`` (0: the normal
+        answer, e.g. after a ``delay``), or none at all (``drop``)."""
         headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
-        self.failures.append(Failure(method, re.compile(path), status, times, headers, carried_out))
+        self.failures.append(Failure(method, re.compile(path), status, times, headers, carried_out, delay, drop))
+
+    def payments_of(self, who: str) -> int:
+        """How many bonus payments ``who`` (a submission or participant id) received."""
+        return sum(1 for paid, _ in self.paid if paid == who)
 
     def calls(self, method: str | None = None, path: str = "") -> list[Recorded]:
         """The recorded requests (optionally of one method, to paths matching the regex ``path``)."""
@@ -86,22 +98,26 @@ class FakeProlific:
 
     # -- the API ---------------------------------------------------------------------------------
 
-    def answer(self, method: str, path: str, body: object) -> tuple[int, object, dict[str, str]]:
+    def answer(self, method: str, path: str, body: object) -> tuple[int, object, dict[str, str], Failure | None]:
         with self.lock:
             for failure in self.failures:
                 if failure.times and failure.method == method and failure.pattern.search(path):
                     failure.times -= 1
+                    if not failure.status:  # the request is served, then the fault (a delay, a dropped connection)
+                        return (*self._route(method, path, body), {}, failure)
                     if failure.carried_out:
                         self._route(method, path, body)
-                    return failure.status, {"error": {"detail": "simulated failure"}}, failure.headers
+                    return failure.status, {"error": {"detail": "simulated failure"}}, failure.headers, failure
             status, answer = self._route(method, path, body)
-            return status, answer, {}
+            return status, answer, {}, None
 
     def _route(self, method: str, path: str, body: object) -> tuple[int, object]:
         if m := re.fullmatch(r"/api/v1/submissions/([^/]+)/", path):
             if method != "GET" or m.group(1) == "bonus-payments":
                 return self._bonus_setup(body) if method == "POST" else (405, {})
             found = self.submissions.get(m.group(1))
+            if found and self.lists_bonuses:
+                found = {**found, "bonus_payments": [int(a * 100) for who, a in self.paid if who in (found["id"], found["participant"])]}
             return (200, found) if found else (404, {"error": {"detail": "Not found."}})
         if (m := re.fullmatch(r"/api/v1/submissions/([^/]+)/transition/", path)) and method == "POST":
             return self._transition(m.group(1), body)
@@ -177,10 +193,17 @@ class FakeProlific:
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
                 api.requests.append(Recorded(self.command, self.path, dict(self.headers.items()), body))
+                fault = None
                 if self.headers.get("Authorization") != f"Token {api.token}":
                     status, answer, headers = 401, {"error": {"detail": "Invalid token."}}, {}
                 else:
-                    status, answer, headers = api.answer(self.command, self.path, body)
+                    status, answer, headers, fault = api.answer(self.command, self.path, body)
+                if fault is not None and fault.delay:
+                    time.sleep(fault.delay)
+                if fault is not None and fault.drop:  # the request was received (and acted on): no answer at all
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 data = json.dumps(answer).encode()
                 self.send_response(status)
                 for name, value in {"Content-Type": "application/json", "Content-Length": str(len(data)), **headers}.items():

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from studyapp.models import PlatformCall, ReviewDecision
 from studyapp.services.access.teams import set_team
+from studyapp.services.review import audit
 from tests.studyapp.test_platform_review import PlatformReviewTestCase
 
 LONG = "Your submission was rejected because the answers did not follow the instructions that were shown before the first item."
@@ -72,7 +73,7 @@ class ReviewPageTests(PlatformReviewTestCase):
             response = self.client.post(self.url, {"apply": "", "confirm": "on"}, follow=True)
         self.assertContains(response, "Applied: 15 step(s) done, 0 failed.")
         self.assertEqual(len(self.api.paid), 6)
-        self.assertEqual(PlatformCall.objects.filter(staff=self.member).count(), len(self.api.requests))
+        self.assertEqual(PlatformCall.objects.filter(staff=self.member).exclude(response=audit.SENT).count(), len(self.api.requests))
         self.assertContains(response, "approved on Prolific; bonus 0.75 paid")
         self.assertContains(response, "pay_bonus")
         self.assertNotContains(response, "sim-0000")
@@ -87,6 +88,7 @@ class ReviewPageTests(PlatformReviewTestCase):
 
     def test_a_bonus_with_unknown_outcome_is_settled_on_the_page(self) -> None:
         self.api.fail("POST", r"/pay/$", 500, carried_out=True)  # paid, but the answer is an error: outcome unknown
+        self.api.lists_bonuses = False  # and Prolific does not list the bonuses yet: staff settle
         with mock.patch("time.sleep"):
             self.client.post(self.url, {"apply": "", "confirm": "on"})
         unknown = ReviewDecision.objects.filter(bonus_unknown=True)

@@ -46,6 +46,7 @@ from studyapp.services.platforms.review_api import (
     UNKNOWN,
     ApiError,
     CallRecord,
+    PaymentIntent,
     SubmissionRef,
     short,
 )
@@ -249,7 +250,8 @@ class MTurkReviewClient:
             error.records = error.records + more
             raise
 
-    def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]], *, reason: str = "") -> list[CallRecord]:
+    def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]], *, reason: str = "",
+                    intent: PaymentIntent | None = None) -> list[CallRecord]:  # fmt: skip
         """``SendBonus`` once per bonus under its token; a token MTurk has already processed is paid. The
         worker sees ``reason`` (the study's ``bonus_reason``; empty: the client's ``bonus_reason``).
 
@@ -260,7 +262,7 @@ class MTurkReviewClient:
         failed: list[str] = []
         for index, (ref, amount, token) in enumerate(bonuses):
             try:
-                records += self._pay_one(ref, amount, token, reason or self.bonus_reason)
+                records += self._pay_one(ref, amount, token, reason or self.bonus_reason, intent)
             except ApiError as error:
                 records += error.records
                 failed.append(f"{token}: {error.message}")
@@ -271,7 +273,9 @@ class MTurkReviewClient:
             raise ApiError(f"{len(failed)} of {len(bonuses)} bonuses not paid: " + "; ".join(failed), records=records)
         return records
 
-    def _pay_one(self, ref: SubmissionRef, amount: Decimal, token: str, reason: str) -> list[CallRecord]:
+    def _pay_one(
+        self, ref: SubmissionRef, amount: Decimal, token: str, reason: str, intent: PaymentIntent | None = None
+    ) -> list[CallRecord]:
         if not token or len(token) > TOKEN_LIMIT:
             raise ApiError(f"a bonus token must have 1 to {TOKEN_LIMIT} characters, not {len(token)}")
         params = {
@@ -281,12 +285,22 @@ class MTurkReviewClient:
             "Reason": feedback(reason, required=True),
             "UniqueRequestToken": token,
         }
+        if intent is not None:
+            intent.sending([token], {"operation": self._api_name("send_bonus"), "body": dict(params), "sandbox": self.sandbox})
         try:
             records = self._call("bonus", "send_bonus", params, settled=lambda error: token_already_used(error, token))[1]
         except ApiError as error:  # not paid (MTurk keeps the token 24 hours: the next apply may retry it safely)
             error.outcome_unknown = False
             raise
         return [replace(r, tokens=(token,)) if r.ok else r for r in records]
+
+    def bonus_outcome(self, ref: SubmissionRef, amount: Decimal, token: str, payment_id: str) -> tuple[bool | None, list[CallRecord]]:
+        """``ListBonusPayments`` of the assignment: a bonus of ``amount`` there -> paid; none -> not paid (SendBonus
+        answers once the bonus is granted, and the same token within 24 hours is refused as a duplicate anyway)."""
+        response, records = self._call("bonus_check", "list_bonus_payments", {"AssignmentId": ref.submission_id, "MaxResults": 100})
+        listed = response.get("BonusPayments") or []
+        paid = any(b.get("AssignmentId") == ref.submission_id and _amount(b.get("BonusAmount")) == amount for b in listed)
+        return paid, records
 
     # -- opening the study (manage.py platform_draft) ------------------------------------------------
 
@@ -317,3 +331,11 @@ def summary(response: dict) -> str:
     if request_id:
         parts.append(f"RequestId {request_id}")
     return "OK" + (": " + ", ".join(parts) if parts else "")
+
+
+def _amount(text: object) -> Decimal | None:
+    """MTurk's amount string ("0.75") as a Decimal; None when unreadable."""
+    try:
+        return Decimal(str(text))
+    except (ArithmeticError, ValueError):
+        return None

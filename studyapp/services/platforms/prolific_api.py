@@ -10,8 +10,10 @@ Calls (Prolific API reference, "Submissions" and "Bonuses"; token auth: ``Author
   sets up a bulk bonus (nothing paid yet) and answers its ``id``; ``POST /api/v1/bulk-bonus-payments/{id}/pay/``
   pays it. Prolific documents the pay call as **not idempotent**: every request pays again.
 
-So a created bulk bonus's id is remembered (:attr:`ProlificReviewClient.bonus_batches`, stored on the
-decision by the review service) and a retry pays that one instead of setting up a second. The pay call
+So a created bulk bonus's id is remembered (:attr:`ProlificReviewClient.bonus_batches`, committed on the
+decision by the review service as soon as it is set up) and a retry pays that one instead of setting up a
+second; the pay request is announced to the service before it goes out (``intent``: services.review.paying).
+After a lost answer, ``GET /api/v1/submissions/{id}/`` lists the bonuses paid (``bonus_payments``). The pay call
 is retried only when the answer says it was not carried out (429, 502, 503, 504); a 500 or a network
 error after the request went out leaves its outcome unknown: :class:`ApiError` with ``outcome_unknown``,
 and the service never pays that bonus again by itself.
@@ -42,6 +44,7 @@ from studyapp.services.platforms.review_api import (
     UNKNOWN,
     ApiError,
     CallRecord,
+    PaymentIntent,
     SubmissionRef,
     short,
 )
@@ -110,18 +113,33 @@ class ProlificReviewClient:
     def reject(self, ref: SubmissionRef, category: str, message: str) -> list[CallRecord]:
         return self._transition("reject", ref, {"action": "REJECT", "rejection_category": category, "message": message})
 
-    def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]], *, reason: str = "") -> list[CallRecord]:
+    def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]], *, reason: str = "",
+                    intent: PaymentIntent | None = None) -> list[CallRecord]:  # fmt: skip
         """Set up one bulk bonus per Prolific study (unless one was set up for these tokens before) and pay it
-        (Prolific's bonuses carry no reason: ``reason`` is not sent)."""
+        (Prolific's bonuses carry no reason: ``reason`` is not sent). ``intent`` hears of each bulk bonus set up
+        and of each pay request before it goes out."""
         records: list[CallRecord] = []
-        for batch, tokens in self._batches(bonuses, records).items():
+        for batch, tokens in self._batches(bonuses, records, intent).items():
+            path = f"/api/v1/bulk-bonus-payments/{batch}/pay/"
+            if intent is not None:
+                intent.sending(tokens, {"method": "POST", "path": path, "body": {}})
             try:
-                _, done = self._call("pay_bonus", "POST", f"/api/v1/bulk-bonus-payments/{batch}/pay/", {}, safe=False)
+                _, done = self._call("pay_bonus", "POST", path, {}, safe=False)
             except ApiError as exc:
                 exc.records[:0] = records
                 raise
             records += [_paid(r, tokens) for r in done]
         return records
+
+    def bonus_outcome(self, ref: SubmissionRef, amount: Decimal, token: str, payment_id: str) -> tuple[bool | None, list[CallRecord]]:
+        """Prolific's submission lists the bonuses paid for it (``bonus_payments``, in the currency's cents): one of
+        ``amount`` there -> paid. Prolific pays asynchronously ("in the following minutes"), so a missing one
+        proves nothing: None (staff look at the platform), never False."""
+        answer, records = self._call("bonus_check", "GET", f"/api/v1/submissions/{ref.submission_id}/")
+        listed = answer.get("bonus_payments") if isinstance(answer, dict) else None
+        cents = int((amount * 100).to_integral_value())
+        paid = isinstance(listed, list) and any(isinstance(c, int | float) and round(c) == cents for c in listed)
+        return (True if paid else None), records
 
     def create_draft(self, body: dict) -> tuple[str, list[CallRecord]]:
         """Prolific's "Create a draft study" (``POST /api/v1/studies/``, :meth:`.prolific.Prolific.draft`): unpublished
@@ -136,7 +154,8 @@ class ProlificReviewClient:
         # Prolific ignores a repeated identical transition, so retrying one is safe.
         return self._call(operation, "POST", f"/api/v1/submissions/{ref.submission_id}/transition/", body)[1]
 
-    def _batches(self, bonuses: list[tuple[SubmissionRef, Decimal, str]], records: list[CallRecord]) -> dict[str, list[str]]:
+    def _batches(self, bonuses: list[tuple[SubmissionRef, Decimal, str]], records: list[CallRecord],
+                 intent: PaymentIntent | None = None) -> dict[str, list[str]]:  # fmt: skip
         """Bulk bonus id -> the tokens it pays: known ones reused, one new per Prolific study for the rest."""
         batches: dict[str, list[str]] = {}
         new: dict[str, list[tuple[SubmissionRef, Decimal, str]]] = {}
@@ -158,12 +177,15 @@ class ProlificReviewClient:
             except ApiError as exc:
                 exc.records[:0] = records
                 raise
-            records += done
             batch = str(answer.get("id", "")) if isinstance(answer, dict) else ""
             if not batch:
-                raise ApiError("Prolific set up the bonus but answered no id", status=done[-1].status, records=records)
+                raise ApiError("Prolific set up the bonus but answered no id", status=done[-1].status, records=records + done)
             for _, _, token in group:
                 self.bonus_batches[token] = batch
+            if intent is not None:  # kept (with its calls) before anything is paid: a retry pays this one
+                intent.set_up([token for _, _, token in group], batch, done)
+            else:
+                records += done
             batches.setdefault(batch, []).extend(token for _, _, token in group)
         return batches
 

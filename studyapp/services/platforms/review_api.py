@@ -17,7 +17,7 @@ from typing import Protocol
 AWAITING, APPROVED, REJECTED, RETURNED, UNKNOWN = "awaiting", "approved", "rejected", "returned", "unknown"
 STATES = (AWAITING, APPROVED, REJECTED, RETURNED, UNKNOWN)
 # Operations recorded in the audit log.
-OPERATIONS = ("state", "approve", "reject", "bonus", "pay_bonus", "create_draft")
+OPERATIONS = ("state", "approve", "reject", "bonus", "pay_bonus", "bonus_check", "create_draft")
 RESPONSE_LIMIT = 500
 
 
@@ -81,6 +81,20 @@ class CallRecord:
     tokens: tuple[str, ...] = ()  # optional: the bonus tokens a successful payment call paid (partial failures)
 
 
+class PaymentIntent(Protocol):
+    """Told by a client what it is about to do with money, so the caller can commit it first
+    (services.review.paying.Intent)."""
+
+    def set_up(self, tokens: list[str], payment_id: str, records: list[CallRecord]) -> None:
+        """The platform set up a payment for ``tokens`` under ``payment_id`` (nothing paid yet: Prolific's bulk bonus)
+        with the calls of ``records`` (logged now, not returned again)."""
+        ...
+
+    def sending(self, tokens: list[str], request: dict) -> None:
+        """The request paying ``tokens`` (``request``: method, path or operation, body) goes out right after this returns."""
+        ...
+
+
 class ReviewClient(Protocol):
     """One platform's API for review. Every method raises :class:`ApiError` on failure and returns the
     records of the calls it made (for the audit log). Implementations retry a retryable error a bounded
@@ -95,10 +109,17 @@ class ReviewClient(Protocol):
 
     def reject(self, ref: SubmissionRef, category: str, message: str) -> list[CallRecord]: ...
 
-    def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]], *, reason: str = "") -> list[CallRecord]:
+    def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]], *, reason: str = "",
+                    intent: PaymentIntent | None = None) -> list[CallRecord]:  # fmt: skip
         """Pay each ``(ref, amount, token)`` exactly once; ``token`` is our unique, stable id of that
         bonus (the same on a retry); ``reason``: the study's ``bonus_reason`` for a platform that shows
         one (MTurk's ``Reason``; the client's default when empty). MTurk: ``send_bonus`` with ``UniqueRequestToken=token``; Prolific:
         bulk create then pay, grouped by ``study_ref``. When it raises, the bonuses whose tokens appear
-        in a successful record's ``tokens`` count as paid (the others are tried again next time)."""
+        in a successful record's ``tokens`` count as paid (the others are tried again next time). ``intent``
+        hears of each payment set up and, right before it goes out, of each request that moves money."""
+        ...
+
+    def bonus_outcome(self, ref: SubmissionRef, amount: Decimal, token: str, payment_id: str) -> tuple[bool | None, list[CallRecord]]:
+        """After a payment's answer was lost: was the bonus ``token`` of ``amount`` paid? True (the platform lists it),
+        False (the platform says it was not: safe to pay again under the same token), None (it cannot tell)."""
         ...

@@ -3,7 +3,8 @@
 Per submission the platform's own state is asked first: a submission approved or rejected there
 already is not sent again, one returned or timed out is left alone. Then the approve/reject, then the
 bonuses of the approved (one stable token per bonus, made once: MTurk's UniqueRequestToken; Prolific's
-bulk bonus id remembered on the decision, so a retry pays that one instead of setting up another).
+bulk bonus id remembered on the decision, so a retry pays that one instead of setting up another; a payment
+whose answer was lost is never sent again by itself: :mod:`.paying`).
 Every call, answered or failed, becomes a :class:`~studyapp.models.PlatformCall` at once (the audit
 log; credentials never reach it); an error stops that submission only, shown in its row. Two applies
 never send the same decision: each claims it first (:func:`_claim`).
@@ -12,32 +13,20 @@ never send the same decision: each claims it first (:func:`_claim`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db.models import Q
 from django.utils import timezone
 
 from studyapp.exceptions import StudyError
-from studyapp.models import Annotator, PlatformCall, ReviewDecision, Study
-from studyapp.services.platforms.review_api import APPROVED, AWAITING, REJECTED, ApiError, CallRecord, ReviewClient, short
+from studyapp.models import ReviewDecision, Study
+from studyapp.services.platforms.review_api import APPROVED, AWAITING, REJECTED, ApiError, ReviewClient
+from studyapp.services.review.audit import record_calls, with_failure
 from studyapp.services.review.decisions import DONE, Row, review_rows, was_sent
+from studyapp.services.review.paying import SAVED, Step, ask_unknown, pay_group, resolve_unknown_bonus
 from studyapp.services.review.suggest import APPROVE
 
 CLAIM_MINUTES = 15  # a claim older than this is from an apply that died: the decision is free again
-SECRET_KEYS = {"authorization", "headers", "auth", "token_header", "aws_secret_access_key", "aws_access_key_id"}
-SAVED = ["action", "category", "message", "bonus", "source", "applied_action", "applied_at", "applied_note",
-         "bonus_batch", "bonus_paid", "bonus_paid_at", "bonus_unknown"]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Step:
-    """One line of a plan or of an apply's outcome: ``operation`` for ``pseudonym`` and what it did or would do."""
-
-    pseudonym: str
-    operation: str  # approve, reject, bonus, nothing
-    text: str
-    ok: bool = True
 
 
 def plan(rows: list[Row]) -> list[Step]:
@@ -64,7 +53,8 @@ def clients_for(rows: list[Row]) -> dict[str, ReviewClient]:
     """The review client of every platform with something to send; ApiError/StudyError before anything is sent."""
     clients: dict[str, ReviewClient] = {}
     for row in rows:
-        if (row.transition_due or row.bonus_due) and row.platform.key not in clients:
+        unknown = row.record is not None and row.record.bonus_unknown and row.ref is not None
+        if (row.transition_due or row.bonus_due or unknown) and row.platform.key not in clients:
             client = row.platform.review_client()
             if client is None:
                 raise StudyError(f"{row.platform.label} has no API for review here: decide its submissions on the platform")
@@ -76,16 +66,23 @@ def apply(study: Study, *, staff=None, clients: Mapping[str, ReviewClient] | Non
           progress: Callable[[Step], None] | None = None, limit: int | None = None) -> list[Step]:  # fmt: skip
     """Send every due decision of ``study`` (the first ``limit`` of them, in the table's order, when given: the
     review page sends a batch per request); returns what happened per submission (errors included)."""
-    rows = [row for row in review_rows(study) if row.transition_due or row.bonus_due]
-    if limit is not None:
-        rows = rows[:limit]
-    clients = dict(clients) if clients is not None else clients_for(rows)
+    every = review_rows(study)
+    unknown = [row for row in every if row.record is not None and row.record.bonus_unknown and row.ref is not None]
+    rows = [row for row in every if row.transition_due or row.bonus_due]
+    clients = dict(clients) if clients is not None else clients_for(unknown + rows)
     steps: list[Step] = []
 
     def report(step: Step) -> None:
         steps.append(step)
         if progress is not None:
             progress(step)
+
+    if unknown:  # first ask the platform about payments whose answer was lost; one found unpaid is due again
+        for step in ask_unknown(study, unknown, clients, staff):
+            report(step)
+        rows = [row for row in review_rows(study) if row.transition_due or row.bonus_due]
+    if limit is not None:
+        rows = rows[:limit]
 
     bonuses: dict[tuple[str, str], list[tuple[Row, ReviewDecision]]] = {}
     for row in rows:
@@ -111,7 +108,7 @@ def apply(study: Study, *, staff=None, clients: Mapping[str, ReviewClient] | Non
                 _release(rec)
     for (key, _), group in bonuses.items():
         try:
-            for step in _pay(study, group, clients[key], staff):
+            for step in pay_group(study, group, clients[key], staff):
                 report(step)
         finally:
             for _, rec in group:
@@ -182,84 +179,4 @@ def _transition(study: Study, row: Row, rec: ReviewDecision, client: ReviewClien
     return Step(row.pseudonym, action, text, ok)
 
 
-def _pay(study: Study, group: list[tuple[Row, ReviewDecision]], client: ReviewClient, staff) -> list[Step]:
-    """Pay the bonuses of ``group`` (one platform, one platform study) in one call of the client."""
-    batches = getattr(client, "bonus_batches", None)
-    if isinstance(batches, dict):  # Prolific: the bulk bonuses set up before are paid, never set up again
-        batches.update({str(rec.bonus_token): rec.bonus_batch for _, rec in group if rec.bonus_batch})
-    items = [(row.ref, rec.bonus, str(rec.bonus_token)) for row, rec in group if row.ref is not None]
-    failure: ApiError | None = None
-    try:
-        records = client.pay_bonuses(items, reason=study.bonus_reason)
-        paid = {token for _, _, token in items}
-    except ApiError as exc:
-        failure, records = exc, with_failure(exc, "pay_bonus")
-        paid = {token for r in records if r.ok for token in r.tokens}
-    single = group[0][0].annotator if len(group) == 1 else None
-    record_calls(study, single, group[0][0].platform.key, records, staff)
-    steps, now = [], timezone.now()
-    for row, rec in group:
-        token = str(rec.bonus_token)
-        if isinstance(batches, dict) and token in batches:
-            rec.bonus_batch = batches[token]
-        if token in paid:
-            rec.bonus_paid, rec.bonus_paid_at = rec.bonus, now
-            steps.append(Step(row.pseudonym, "bonus", f"bonus {rec.bonus} paid on {row.platform.name}"))
-        else:
-            assert failure is not None
-            rec.bonus_unknown = failure.outcome_unknown
-            later = "check the platform before paying again" if failure.outcome_unknown else "tried again on the next apply"
-            steps.append(Step(row.pseudonym, "bonus", f"bonus {rec.bonus} not paid: {failure.message} ({later})", ok=False))
-        rec.save(update_fields=SAVED)
-    return steps
-
-
-# -- the audit log ----------------------------------------------------------------------------------
-
-
-def with_failure(exc: ApiError, operation: str) -> list[CallRecord]:
-    """The records of a failed client call, with the failure itself when the client did not record it."""
-    records = list(exc.records)
-    if not any(not r.ok for r in records):
-        records.append(CallRecord(operation, {}, False, exc.status, short(exc.message)))
-    return records
-
-
-def record_calls(study: Study, annotator: Annotator | None, platform: str, records: list[CallRecord], staff=None) -> None:
-    """Store ``records`` in the audit log at once (a later failure keeps them); requests without credentials."""
-    now = timezone.now()
-    PlatformCall.objects.bulk_create(
-        PlatformCall(
-            study=study,
-            annotator=annotator,
-            platform=platform,
-            operation=r.operation,
-            request=_clean(r.request),
-            ok=r.ok,
-            status=r.status,
-            response=short(r.response),
-            staff=staff,
-            created_at=now,
-        )  # fmt: skip
-        for r in records
-    )
-
-
-def _clean(request: dict) -> dict:
-    """``request`` without anything that could be a credential (clients never put one there; belt and braces)."""
-    return {k: (_clean(v) if isinstance(v, dict) else v) for k, v in request.items() if str(k).lower() not in SECRET_KEYS}
-
-
-def resolve_unknown_bonus(row: Row, *, paid: bool, staff=None) -> None:
-    """After staff looked at the platform: the bonus whose payment's outcome was unknown was ``paid``, or was not (then the
-    next apply pays it, through the same set-up payment)."""
-    rec = row.record
-    if rec is None or not rec.bonus_unknown:
-        raise StudyError(f"{row.pseudonym}: no bonus payment with an unknown outcome")
-    rec.bonus_unknown = False
-    if paid:
-        rec.bonus_paid, rec.bonus_paid_at = rec.bonus, timezone.now()
-    rec.applied_note = (
-        f"bonus outcome settled by {'staff ' + staff.get_username() if staff else 'manage.py'}: {'paid' if paid else 'not paid'}"
-    )
-    rec.save(update_fields=SAVED)
+__all__ = ["SAVED", "Step", "apply", "clients_for", "plan", "record_calls", "resolve_unknown_bonus", "still_due", "with_failure"]

@@ -1,0 +1,225 @@
+"""Must-show 1 of issue 30: bonuses paid exactly once under every fault of the local Prolific server (slow answers,
+a connection dropped after the request was received, 5xx, Retry-After, a worker killed mid-call with SIGKILL),
+through the apply of ``platform_review --apply`` (in this process and as a real process killed by pid) and the
+review page's job worker (tests/studyapp/test_review_jobs.py); the server counts the payments, and every request
+it received is in the audit log."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from unittest import mock
+
+from studyapp.models import Annotator, PlatformCall, ReviewDecision
+from studyapp.services.platforms.prolific_api import ProlificReviewClient
+from studyapp.services.review import audit, decisions, sending
+from tests.studyapp.test_platform_review import PAY, SETUP, TOKEN, TRANSITION, PlatformReviewTestCase
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def audit_misses(requests, calls) -> list[str]:
+    """The requests the server received that no audit row names (method and path), with their count."""
+    logged = Counter((c.get("method"), c.get("path")) for c in calls)
+    received = Counter((r.method, r.path.split("?")[0]) for r in requests)
+    return [f"{m} {p} x{n - logged[(m, p)]}" for (m, p), n in received.items() if logged[(m, p)] < n]
+
+
+class FaultTests(PlatformReviewTestCase):
+    """Each fault on the pay call (or the set-up), then applies until nothing is due: every bonus paid once."""
+
+    def prolific(self) -> dict:
+        return {"prolific": ProlificReviewClient(TOKEN, self.api.url, sleep=self.sleeps.append, timeout=1.0)}
+
+    def apply_until_settled(self, rounds: int = 3) -> list[sending.Step]:
+        steps = []
+        for _ in range(rounds):
+            steps += sending.apply(self.study, clients=self.prolific())
+        return steps
+
+    def assert_paid_once_and_logged(self) -> None:
+        finished = {a.external_ids["SESSION_ID"] for a in self.annotators if a.status == Annotator.Status.FINISHED}
+        self.assertEqual(len(finished), 6)
+        self.assertEqual({sid: self.api.payments_of(sid) for sid in finished}, dict.fromkeys(finished, 1))
+        self.assertEqual(len(self.api.paid), 6)
+        paid = ReviewDecision.objects.filter(bonus_paid_at__isnull=False)
+        self.assertEqual(paid.count(), 6)
+        self.assertFalse(ReviewDecision.objects.filter(bonus_unknown=True).exists())
+        self.assertEqual(audit_misses(self.api.requests, PlatformCall.objects.values_list("request", flat=True)), [])
+        self.assertEqual(sending.still_due(self.study), 0)
+
+    def test_a_slow_answer_outlasting_the_timeout(self) -> None:
+        self.api.fail("POST", PAY, delay=2.5)  # paid at once, answered after the client gave up (1 s)
+        first = sending.apply(self.study, clients=self.prolific())
+        self.assertTrue(any("outcome unknown" in s.text for s in first), first)
+        self.assertEqual(ReviewDecision.objects.filter(bonus_unknown=True).count(), 6)  # never free to send again
+        steps = self.apply_until_settled()
+        self.assertTrue(any("found paid on Prolific" in s.text for s in steps), steps)
+        self.assertEqual(len(self.api.calls("POST", PAY)), 1)
+        self.assert_paid_once_and_logged()
+
+    def test_a_connection_dropped_after_the_request_was_received(self) -> None:
+        self.api.fail("POST", PAY, drop=True)
+        self.apply_until_settled()
+        self.assertEqual(len(self.api.calls("POST", PAY)), 1)
+        self.assert_paid_once_and_logged()
+        checks = PlatformCall.objects.filter(operation="bonus_check", ok=True)
+        self.assertEqual(checks.count(), 6)  # asked once per bonus, then recorded as paid
+
+    def test_a_500_after_paying(self) -> None:
+        self.api.fail("POST", PAY, 500, carried_out=True)
+        self.apply_until_settled()
+        self.assert_paid_once_and_logged()
+
+    def test_503_and_retry_after_are_waited_for(self) -> None:
+        self.api.fail("POST", PAY, 503)  # not carried out: retried at once
+        self.api.fail("POST", PAY, 429, retry_after=3)
+        self.apply_until_settled()
+        self.assertIn(3.0, self.sleeps)
+        self.assertEqual(len(self.api.calls("POST", PAY)), 3)
+        self.assert_paid_once_and_logged()
+
+    def test_an_outage_outlasting_the_retries_pays_later_through_the_same_bulk_bonus(self) -> None:
+        self.api.fail("POST", PAY, 503, times=3)
+        first = sending.apply(self.study, clients=self.prolific())
+        self.assertTrue(any("tried again on the next apply" in s.text for s in first))
+        self.assertFalse(ReviewDecision.objects.filter(bonus_unknown=True).exists())  # a clean "not carried out"
+        self.apply_until_settled()
+        self.assertEqual(len(self.api.calls("POST", SETUP)), 1)
+        self.assert_paid_once_and_logged()
+
+    def test_a_lost_set_up_answer_is_never_paid(self) -> None:
+        self.api.fail("POST", SETUP, drop=True)  # Prolific set up a bulk bonus whose id we never learn
+        self.apply_until_settled()
+        self.assertEqual(len(self.api.bulk), 2)  # the orphan stays unpaid; the second is paid
+        self.assert_paid_once_and_logged()
+
+    def test_what_the_platform_cannot_tell_is_left_to_staff(self) -> None:
+        self.api.fail("POST", PAY, drop=True)
+        self.api.lists_bonuses = False  # Prolific pays asynchronously: the bonus is not listed yet
+        steps = self.apply_until_settled()
+        self.assertTrue(any("does not show whether it was paid" in s.text for s in steps))
+        self.assertEqual(len(self.api.calls("POST", PAY)), 1)
+        self.assertEqual(ReviewDecision.objects.filter(bonus_unknown=True).count(), 6)
+        for row in decisions.review_rows(self.study):
+            if row.record is not None and row.record.bonus_unknown:
+                sending.resolve_unknown_bonus(row, paid=True)
+        self.assertEqual(len(self.api.paid), 6)
+
+    def test_an_interrupt_during_the_pay_call_leaves_the_outcome_unknown(self) -> None:
+        """Ctrl-C or SystemExit while waiting for the answer: the marker committed before the call stays."""
+        for stop in (KeyboardInterrupt, SystemExit):
+            with self.subTest(stop.__name__):
+                ReviewDecision.objects.all().delete()
+                self.api.paid.clear()
+                original = ProlificReviewClient._send
+
+                def interrupted(client, method, path, body, original=original, stop=stop):
+                    if path.endswith("/pay/"):
+                        original(client, method, path, body)  # the platform pays; the answer never gets back
+                        raise stop()
+                    return original(client, method, path, body)
+
+                with mock.patch.object(ProlificReviewClient, "_send", interrupted), self.assertRaises(stop):
+                    sending.apply(self.study, clients=self.prolific())
+                self.assertEqual(ReviewDecision.objects.filter(bonus_unknown=True).count(), 6)
+                self.assertEqual(PlatformCall.objects.filter(response=audit.SENT).count() >= 1, True)
+                sending.apply(self.study, clients=self.prolific())
+                self.assertEqual(len(self.api.paid), 6)
+                self.assertEqual(ReviewDecision.objects.filter(bonus_paid_at__isnull=False).count(), 6)
+
+
+SETUP_SCRIPT = """
+import json
+from studyapp.models import Annotator
+from studyapp.services.quality.control import quality_check
+from studyapp.services.rehearsal.simulation import Plan, simulate_annotators
+from tests.studyapp.base import import_toy, make_toy_study
+import_toy()
+study = make_toy_study(name="Review study", check_share=0.34, fast_limit=1000, check_fail_limit=None)
+simulate_annotators(study, Plan(truth="D#-nDCG@10", noise=0.5, fast_share=0.4, seed=4))
+study.check_fail_limit, study.bonus_amount = 0, "0.75"
+study.save()
+quality_check(study)
+rows = [[a.external_ids["SESSION_ID"], a.external_id, a.external_ids["STUDY_ID"], a.status] for a in Annotator.objects.filter(study=study)]
+print("STUDY=" + json.dumps({"slug": study.slug, "annotators": rows}))
+"""
+
+
+class KilledWorkerTestCase(PlatformReviewTestCase):
+    """A real ``manage.py`` process on a database file, killed with SIGKILL (by pid) while the pay call waits."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.tmp = Path(tempfile.mkdtemp(prefix="studyapp-payfaults-"))
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": f"sqlite:///{self.tmp / 'db.sqlite3'}",
+            "DJANGO_SECRET_KEY_FILE": str(self.tmp / "key"),
+            "PROLIFIC_API_TOKEN": TOKEN,
+            "PROLIFIC_API_URL": self.api.url,
+            "STUDYAPP_CACHE_URL": "locmem",
+        }
+        self.manage("migrate", "--noinput")
+        out = self.manage("shell", "-c", SETUP_SCRIPT)
+        data = json.loads(out.split("STUDY=", 1)[1].splitlines()[0])
+        self.slug = data["slug"]
+        self.api.submissions.clear()
+        for session, participant, study_ref, _ in data["annotators"]:
+            self.api.add(session, participant, study_ref)
+        self.finished = {s for s, _, _, status in data["annotators"] if status == "finished"}
+
+    def manage(self, *args: str, check: bool = True) -> str:
+        result = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=300)
+        if check:
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        return result.stdout
+
+    def start(self, *args: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)  # fmt: skip
+
+    def kill_when_paying(self, process: subprocess.Popen) -> None:
+        """SIGKILL ``process`` once the server holds its pay request (already carried out, the answer delayed)."""
+        deadline = time.monotonic() + 120
+        while not self.api.calls("POST", PAY) and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.1)
+        self.assertTrue(self.api.calls("POST", PAY), "the worker never sent the pay call")
+        os.kill(process.pid, signal.SIGKILL)
+        self.assertEqual(process.wait(timeout=30), -signal.SIGKILL)
+
+    def audit(self) -> list[dict]:
+        with sqlite3.connect(self.tmp / "db.sqlite3") as db:
+            return [json.loads(r) for (r,) in db.execute("SELECT request FROM studyapp_platformcall")]
+
+    def decisions(self) -> list[tuple]:
+        with sqlite3.connect(self.tmp / "db.sqlite3") as db:
+            return list(db.execute("SELECT bonus_unknown, bonus_paid_at IS NOT NULL FROM studyapp_reviewdecision WHERE bonus > 0"))
+
+    def assert_paid_once(self) -> None:
+        self.assertEqual(len(self.finished), 6)
+        self.assertEqual({s: self.api.payments_of(s) for s in self.finished}, dict.fromkeys(self.finished, 1))
+        self.assertEqual(len(self.api.paid), 6)
+        self.assertEqual(len(self.api.calls("POST", PAY)), 1)
+        self.assertEqual(sorted(self.decisions()), [(0, 1)] * 6)
+        self.assertEqual(audit_misses(self.api.requests, self.audit()), [])
+
+
+class KilledCommandTests(KilledWorkerTestCase):
+    def test_platform_review_apply_killed_mid_pay(self) -> None:
+        self.api.fail("POST", PAY, delay=60)  # paid at once; the answer would come after a minute
+        self.kill_when_paying(self.start("platform_review", self.slug, "--apply"))
+        self.assertEqual(sorted(self.decisions()), [(1, 0)] * 6)  # "pay sent", outcome unknown: committed before the call
+        self.assertIn({"method": "POST", "path": self.api.calls("POST", PAY)[0].path, "body": {}}, self.audit())
+        out = self.manage("platform_review", self.slug, "--apply")
+        self.assertIn("found paid on Prolific", out)
+        self.assert_paid_once()
+        self.assertEqual(len(self.api.calls("POST", TRANSITION)), 9)  # each decision sent once
