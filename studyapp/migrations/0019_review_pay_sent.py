@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("studyapp", "0017_allocation_decided_answers"),
+        ("studyapp", "0018_withdrawn_participants"),
     ]
 
     operations = [
