@@ -53,12 +53,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
+from scipy.stats import norm  # noqa: E402
 
-from benchmarks.bench_coverage import candidate_measures, population_values  # noqa: E402
+from benchmarks.bench_coverage import candidate_measures  # noqa: E402
 from benchmarks.synthetic import run_qualities, write_collection  # noqa: E402
 from evaluation import evaluate, load_collection, read_run  # noqa: E402
+from evaluation.io.preferences import SCALE  # noqa: E402
 from evaluation.meta import adaptive  # noqa: E402
 from evaluation.meta._matrix import score_cube  # noqa: E402
+from evaluation.meta.agreement import signs  # noqa: E402
 from evaluation.meta.simulate import StudyPairs, UserModel, latent_preference, simulate_answers  # noqa: E402
 
 TRUTH = "D#-nDCG@10"
@@ -85,6 +88,24 @@ def trec_population() -> StudyPairs:
     collection = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv", REFERENCE / "trec2014" / "intent_probs_din.tsv")
     runs = [read_run(path) for path in sorted((REFERENCE / "runs" / "public").glob("*.run"))]
     return score_pairs(collection, runs)
+
+
+def population_mup(pairs: StudyPairs, model: UserModel, truth: str) -> np.ndarray:
+    """Exact population MUP of every candidate: the ratio of the expected sums over all pairs, each pair's sum of k
+    answers distributed as the simulator draws it (rounding cells, ends open; a ``cheaters`` share uniform)."""
+    values = np.arange(-SCALE, SCALE + 1)
+    upper, lower = np.where(values == SCALE, np.inf, values + 0.5), np.where(values == -SCALE, -np.inf, values - 0.5)
+    mu = latent_preference(pairs.d[pairs.measures.index(truth)], model.signal)
+    one = norm.cdf((upper[None] - mu[:, None]) / model.noise) - norm.cdf((lower[None] - mu[:, None]) / model.noise)
+    one = (1 - model.cheaters) * one + model.cheaters / values.size
+    dist = one
+    for _ in range(model.annotators - 1):
+        dist = np.stack([np.convolve(row, o) for row, o in zip(dist, one)])
+    total = np.arange(-SCALE * model.annotators, SCALE * model.annotators + 1)
+    u, s_u = np.abs(total) / model.annotators, np.sign(total)
+    s_m = np.where(np.isnan(pairs.d), 0.0, signs(np.nan_to_num(pairs.d)))
+    defined = (~np.isnan(pairs.d)).astype(float)
+    return (s_m @ (dist @ (u * s_u))) / (defined @ (dist @ u))
 
 
 @dataclass
@@ -238,7 +259,7 @@ def main() -> int:
     model = UserModel(noise=args.noise, signal=2.0, annotators=3, cheaters=args.careless)
     pairs = seed_population(args.population, args.seed) if args.design == "seed" else trec_population()
     measures = list(pairs.measures)
-    truth_mup = population_values(pairs, model, TRUTH)["all", "MUP"]
+    truth_mup = population_mup(pairs, model, TRUTH)
     mu = latent_preference(pairs.d[measures.index(TRUTH)], model.signal)
     per_topic = pairs.d.shape[1] // (int(pairs.topic_index.max()) + 1)
     budget = TOPICS * per_topic * model.annotators
