@@ -210,12 +210,15 @@ def summary(label: str, runs: list[list[Look]], budget: int) -> dict[str, float]
         "coverage": sum(x.covered for x in stops) / max(1, sum(x.intervals for x in stops)),
         "size": float(np.mean([x.size for x in stops])),
         "dropped": float(np.mean([any(not x.holds for x in looks) for looks in runs])),
+        "coverage_looks": sum(x.covered for looks in runs for x in looks[:-1])
+        / max(1, sum(x.intervals for looks in runs for x in looks[:-1])),
     }
     print(
         f"{label}: answers_to_decide mean {out['decide']:.0f} median {np.median(decide):.0f} (never decided, counted at the "
         f"budget {budget}: {out['censored']:.2f}), stopped at {out['stopped']:.0f} answers, set at the stop {out['size']:.2f} "
         f"entries, truth in it {out['truth']:.3f}, MUP coverage there {out['coverage']:.3f}; the truth out of the set at any of "
-        f"the looks (the looks' family-wise level, alpha 0.05): {out['dropped']:.3f}",
+        f"the looks (the looks' family-wise level, alpha 0.05): {out['dropped']:.3f}; MUP coverage at every look before the last "
+        f"(partial samples, design-weighted) {out['coverage_looks']:.3f}",
         file=sys.stderr,
     )
     return out
