@@ -70,7 +70,7 @@ class ScratchPostgres:
             shutil.chown(self.folder, "postgres")
 
     def _run(self, *command: str) -> None:
-        subprocess.run([*self.as_user, *command], check=True, capture_output=True, timeout=120)
+        subprocess.run([*self.as_user, *command], cwd=self.folder, check=True, capture_output=True, timeout=120)
 
     def start(self) -> str:
         """Create and start the cluster; its URL (database ``postgres``, user ``postgres``)."""
