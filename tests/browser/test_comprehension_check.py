@@ -18,6 +18,7 @@ def test_a_failed_attempt_says_which_answer_was_wrong_and_keeps_the_rest(browser
         person.onboard(study.slug, "quiz", check=[CHECK_ANSWERS[0], "About the same", CHECK_ANSWERS[2]])
         page = person.page
         expect(page.get_by_role("alert").first).to_contain_text("Your answer to question 2 was not right")
+        expect(page.get_by_role("alert").first).to_be_focused()  # focus moves to the feedback, not left on the page
         expect(page.get_by_text("Attempt 2 of 2")).to_be_visible()
         expect(page.get_by_label(CHECK_ANSWERS[0], exact=True)).to_be_checked()  # kept
         expect(page.get_by_label(CHECK_ANSWERS[2], exact=True)).to_be_checked()  # kept
