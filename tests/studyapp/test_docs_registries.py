@@ -62,7 +62,7 @@ LISTS: list[tuple[str, str, Callable[[str], set[str]], Callable[[], set[str]]]] 
     ("docs/data-dictionary.md", r"`--format ([a-z\\|]+)`", words, formats),
     ("docs/studyapp.md", r"export_preferences \"TREC 2014 pilot\" --format ([a-z|]+) ", words, formats),
     ("docs/meta.md", r"Registered: (.*?) \(needs pyarrow", ticked, formats),
-    ("README.md", r"Participants arrive from an? ([\w ]+?) link", words, platform_names),
+    ("README.md", r"Participants arrive from an? ([\w ,]+?) link", words, platform_names),
     ("docs/annotator.md", r"\*\*Platform parameters\.\*\* (.*?) None: an anonymous", documented_params, platform_params),
     ("docs/meta.md", r"## Commands (.*?) ## Where the sources", lambda text: set(re.findall(r"### ([a-z]+) \(", text)), meta_commands),
 ]

@@ -115,7 +115,8 @@ class DummyPlatformTestCase(WithPanel, AnnotatorTestCase):
         self.assertIn("form-action 'self' https://www.mturk.com https://workersandbox.mturk.com https://panel.example;", policy())
         self.assertTrue(platform_study("https://www.panel.example/done?c=1"))
         self.assertTrue(parse_config({**TOY_CONFIG, "redirect_url": "https://panel.example/done?c={code}"}).require_platform_id)
-        self.assertEqual(platforms.names_text(), "Prolific, MTurk or PanelCo")
+        names = [p.name for p in platforms.REGISTRY.values() if p.key]  # every registered platform, the dummy last
+        self.assertEqual(platforms.names_text(), f"{', '.join(names[:-1])} or PanelCo")
         self.assertIn(("panel", "PanelCo research panel"), platforms.choices())
         Study.objects.filter(pk=self.study.pk).update(screenout_code="FULL1")
         self.study.refresh_from_db()
