@@ -14,10 +14,8 @@ built before the clock starts, and everything from there on is timed:
   ``score_matrix`` call. "ndeval set": the same 21 measures; "all": every registered metric at
   default parameters at cutoffs 5, 10, 20 (raw lists), and separately with every condensed variant.
 
-The engine leaves the process's allocator alone. ``--allocator-policy`` opts in to the glibc policy
-of the command line (``evaluation/_allocator.py``: freed heap kept for reuse) before anything is
-timed, for both sides; the script prints which. The speed goal (``ratio_all <= 0.5``) holds
-without it.
+The engine leaves the process's allocator alone (glibc's documented ``MALLOC_TRIM_THRESHOLD_`` and
+``MALLOC_MMAP_THRESHOLD_`` environment variables tune it for a whole process, both sides alike).
 
 For transparency the script also times "all" starting from the row tuples (the columns are then
 made inside the timed job). Each timing is the best of ``--repeat`` interleaved rounds (fresh
@@ -42,7 +40,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evaluation import build_collection, judgments_from_arrays, runs_from_arrays, score_matrix  # noqa: E402
-from evaluation._allocator import retain_freed_memory  # noqa: E402
 from evaluation.metrics import default_measures, parse_measure  # noqa: E402
 
 QRELS = ROOT / "tests" / "evaluation" / "data" / "reference" / "trec2014" / "qrels.diversity.tsv"
@@ -260,7 +257,6 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--seed", type=int, default=20261122)
-    parser.add_argument("--allocator-policy", action="store_true", help="apply the command line's glibc allocator policy first")
     parser.add_argument("--clock", choices=tuple(CLOCKS), default="wall", help="wall time, or this process's CPU time (a shared machine)")
     parser.add_argument(
         "--exclude-tag",
@@ -284,7 +280,6 @@ def main() -> None:
         return run_once_and_report_peak(args.peak_of, args)
     if args.scale:
         return memory_report(args)
-    policy = retain_freed_memory() if args.allocator_policy else False
     qrels = load_qrels()
     runs = make_runs(qrels, args.runs, args.depth, args.seed)
     raw_all = [m for m in default_measures(condensed=False) if not m.spec.tags & set(args.exclude_tag)]
@@ -295,7 +290,7 @@ def main() -> None:
     times = best_of(jobs, args.repeat, CLOCKS[args.clock])
     t_ndeval, t_set, t_all = times["ndeval"], times["set"], times["all"]
     print(f"input: {args.runs} runs x 50 topics, depth {args.depth}, {len(qrels)} qrels lines; best of {args.repeat}")
-    print(f"allocator policy (evaluation/_allocator.py): {'on' if policy else 'off'}; clock: {args.clock}")
+    print(f"clock: {args.clock}")
     if args.exclude_tag:
         print(f"'all' leaves out metrics tagged {', '.join(args.exclude_tag)}")
     print(f"pyndeval ({len(NDEVAL_SET)} measures):          {t_ndeval:8.4f} s")

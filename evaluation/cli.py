@@ -240,11 +240,7 @@ def _run_difficulty(args: argparse.Namespace) -> int:
 
 
 def console_main() -> int:
-    """``python -m evaluation`` and the ``diversity-eval`` script: :func:`main` in a process of its own,
-    which may retune its allocator (the library itself never does, see ``_allocator``)."""
-    from evaluation._allocator import retain_freed_memory
-
-    retain_freed_memory()
+    """``python -m evaluation`` and the ``diversity-eval`` script."""
     return main()
 
 

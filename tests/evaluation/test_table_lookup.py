@@ -68,17 +68,15 @@ def test_per_topic_equals_reduceat_bit_for_bit() -> None:
                 np.testing.assert_array_equal(got, want)
 
 
-@pytest.fixture(params=["pandas-private", "public-fallback"])
+@pytest.fixture(params=["pyarrow", "pandas"])
 def hash_table(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run a test with pandas' private hash table and again with the public fallback that serves when
-    a pandas lacks it (``object_hash_table`` is the one place that reads the private one)."""
+    """Run a test with pyarrow's look-up and again with pandas' public one that serves without pyarrow."""
     from evaluation import _factorize
 
-    if request.param == "public-fallback":
-        monkeypatch.setattr(_factorize, "_PyObjectHashTable", None)
-        assert _factorize.object_hash_table(10) is None
+    if request.param == "pandas":
+        monkeypatch.setattr(_factorize, "_pc", None)
     else:
-        assert _factorize.object_hash_table(10) is not None
+        assert _factorize._pc is not None
     return request.param
 
 
@@ -86,10 +84,11 @@ def test_positions_equal_index_lookup(hash_table: str) -> None:
     from evaluation._factorize import factorize, positions
 
     _, distinct = factorize(["d3", "d1", "d2", "d1", "d10"])
-    values = ["d2", "x", "d10", "d3", "d3", "", "d1"]
-    got = positions(distinct, values)
-    assert got.dtype == np.int64
-    np.testing.assert_array_equal(got, pd.Index(distinct, dtype=object).get_indexer(values))
+    for values in (["d2", "x", "d10", "d3", "d3", "", "d1"], ["d2", None, "d1"], [3, "d1"], ["é", "d3"]):
+        got = positions(distinct, values)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, pd.Index(distinct, dtype=object).get_indexer(values))
+    np.testing.assert_array_equal(positions(np.array([1, 2], dtype=object), [2, 5, 1]), [1, -1, 0])
     np.testing.assert_array_equal(positions(distinct, []), np.zeros(0, dtype=np.int64))
 
 
