@@ -94,7 +94,7 @@ class DocsListsTestCase(SimpleTestCase):
         self.assertEqual(
             [line.split(":")[0] for line in stale], ["README.md", "docs/data-dictionary.md", "docs/studyapp.md", "docs/meta.md"]
         )
-        self.assertIn("the registry ['csv', 'jsonl', 'parquet', 'psv']", stale[0])
+        self.assertIn("'psv']", stale[0].split("the registry ")[1])
         dummy = type("Dummy", (platforms.Platform,), {"key": "dummy", "name": "Dummy", "label": "Dummy", "params": ("DUMMY_ID",),
                                                        "id_param": "DUMMY_ID"})()  # fmt: skip
         platforms.register(dummy)
@@ -104,4 +104,4 @@ class DocsListsTestCase(SimpleTestCase):
         commands.register(dataclasses.replace(dss, name="dummy"))
         self.addCleanup(commands.unregister, "dummy")
         self.assertEqual(stale_lists()[-1].split(":")[0], "docs/meta.md")
-        self.assertIn("'dss', 'dummy', 'intuitiveness'", stale_lists()[-1])
+        self.assertIn("'dummy'", stale_lists()[-1].split("the registry ")[1])
