@@ -19,6 +19,7 @@ urlpatterns = [
     path("s/<slug:slug>/done/", annotator.done, name="study_done"),
     path("s/<slug:slug>/withdraw/", withdrawal.withdraw, name="study_withdraw"),
     path("staff/", staff.study_list, name="staff_studies"),
+    path("staff/studies/new/", staff.study_new, name="staff_study_new"),  # two segments: never a study's slug
     path("staff/<slug:slug>/", staff.study_page, name="staff_study"),
     path("staff/<slug:slug>/live/", staff.study_live, name="staff_study_live"),
     path("staff/<slug:slug>/setup/", staff.study_setup, name="staff_study_setup"),

@@ -9,7 +9,10 @@ from django.contrib import admin
 
 from studyapp.admin import access, annotators, collections, review, studies  # noqa: F401  (registration)
 from studyapp.admin.common import TeamScoped  # noqa: F401  (the access tests find the team-scoped admins by it)
-from studyapp.admin.studies import EXAMPLE_CONFIG, StudyAdmin, StudyChangeForm  # noqa: F401  (tests, docs)
-from studyapp.forms import StaffLoginForm
+from studyapp.admin.studies import StudyAdmin, StudyChangeForm  # noqa: F401  (tests, docs)
+from studyapp.forms import (
+    EXAMPLE_CONFIG,  # noqa: F401  (the create form's example, shared with the staff page)
+    StaffLoginForm,
+)
 
 admin.site.login_form = StaffLoginForm  # sign-in throttled after repeated failures

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -14,51 +12,13 @@ from django.utils.html import format_html
 from studyapp import models as m
 from studyapp.admin.common import CountColumns, ReadOnly, ReadOnlyInline, TeamScoped
 from studyapp.exceptions import InvalidStudyConfig
+from studyapp.forms import CreateStudyForm, runs_by_collection
 from studyapp.models import study_settings
 from studyapp.models.study_settings import SETTINGS
 from studyapp.services.access import teams
-from studyapp.services.design.study_config import keys, parse_config, setting_problems
-from studyapp.services.design.study_design import config_problems, create_study
+from studyapp.services.design.study_config import keys, setting_problems
 from studyapp.services.quality import control
 from studyapp.views.staff import download
-
-EXAMPLE_CONFIG = {
-    "runs": ["run-a", "run-b", "run-c"],
-    "topic_rule": {"count": 50, "min_subtopics": 3},
-    "subtopics_per_topic": 3,
-    "levels": ["topic", "subtopic"],
-    "annotators_per_presentation": 3,
-    "items_per_annotator": 60,
-}
-
-
-class CreateStudyForm(forms.Form):
-    """Everything ``manage.py create_study`` takes; validated by the same service."""
-
-    collection = forms.ModelChoiceField(queryset=m.Collection.objects.all())
-    name = forms.CharField(max_length=100)
-    config = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 18, "cols": 80, "style": "font-family: monospace"}),
-        initial=json.dumps(EXAMPLE_CONFIG, indent=2),
-        help_text="JSON with the keys of docs/studyapp.md; only runs is required.",
-    )
-
-    def clean_config(self):
-        try:
-            return json.loads(self.cleaned_data["config"])
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
-
-    def clean(self):
-        """Every problem at once (keys, values, and the study, run and topic names against the collection), each
-        misspelt key or name with the closest known one; then the configuration, parsed."""
-        data = super().clean()
-        if "config" in data and data.get("collection") is not None:
-            problems = config_problems(data["collection"].name, data.get("name", ""), data["config"])
-            if problems:
-                raise forms.ValidationError(problems)
-            data["config"] = parse_config(data["config"])
-        return data
 
 
 class StudyChangeForm(forms.ModelForm):
@@ -171,23 +131,21 @@ class StudyAdmin(admin.ModelAdmin):
         form = CreateStudyForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
-                summary = create_study(form.cleaned_data["collection"].name, form.cleaned_data["name"], form.cleaned_data["config"])
+                summary = form.create(request.user)
             except InvalidStudyConfig as exc:
                 for error in exc.errors:
                     form.add_error(None, error)
             else:
-                teams.set_team(summary.study, request.user.get_username())  # whoever creates a study owns it
                 for line in summary.lines():
                     self.message_user(request, line, messages.SUCCESS)
                 return HttpResponseRedirect(reverse("admin:studyapp_study_change", args=[summary.study.pk]))
-        runs = {c.name: sorted(c.runs.values_list("name", flat=True)) for c in m.Collection.objects.order_by("name")}
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
             "form": form,
             "title": "Create a study",
             "settings": study_settings.SETTINGS,  # the keys the configuration takes, read when asked
-            "runs_by_collection": runs,  # what runs can name
+            "runs_by_collection": runs_by_collection(),  # what runs can name
         }
         return render(request, "studyapp/admin/create_study.html", context)
 

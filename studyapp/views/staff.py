@@ -12,12 +12,13 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from studyapp.exceptions import StudyError
-from studyapp.forms import AnnotatorSearchForm, ReviewApplyForm, ReviewDecisionForm
-from studyapp.models import Study
+from studyapp.exceptions import InvalidStudyConfig, StudyError
+from studyapp.forms import AnnotatorSearchForm, CreateStudyForm, ReviewApplyForm, ReviewDecisionForm, runs_by_collection
+from studyapp.models import Study, study_settings
 from studyapp.services.access.teams import member_study, sees_platform_ids, visible_studies
 from studyapp.services.analysis import adaptive, dashboard, figures, preview
 from studyapp.services.data.export import content_type, download_name, export_bytes, export_formats
@@ -54,6 +55,27 @@ def _live_context(study: Study) -> dict:
 @staff_member_required
 def study_list(request: HttpRequest) -> HttpResponse:
     return render(request, "studyapp/staff/study_list.html", {"summaries": dashboard.study_summaries(visible_studies(request.user))})
+
+
+@staff_member_required
+def study_new(request: HttpRequest) -> HttpResponse:
+    """Create a study (the admin's form and ``create_study``'s service): every problem at once, with suggestions;
+    the creator owns it, and the summary and the link warnings come with the study's page."""
+    if not request.user.has_perm("studyapp.add_study"):
+        raise PermissionDenied("creating studies needs the permission to add studies")
+    form = CreateStudyForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            summary = form.create(request.user)
+        except InvalidStudyConfig as exc:
+            for error in exc.errors:
+                form.add_error(None, error)
+        else:
+            for line in summary.lines(base_url(request)):
+                messages.success(request, line)
+            return redirect("staff_study", summary.study.slug)
+    context = {"form": form, "settings": study_settings.SETTINGS, "runs_by_collection": runs_by_collection()}
+    return render(request, "studyapp/staff/study_new.html", context)
 
 
 @staff_member_required

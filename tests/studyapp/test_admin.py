@@ -225,3 +225,45 @@ class AdminTestCase(BaseTestCase):
                 self.assertEqual(response.status_code, 200)  # the form again, with the reason
                 self.assertContains(response, reason.replace("'", "&#x27;"))
                 self.assertEqual(Study.objects.filter(pk=self.study.pk).values().get(), before)
+
+
+class StaffStudyFormTestCase(BaseTestCase):
+    """The study form on a staff page (issue 33): the collection's runs listed, every problem at once with
+    suggestions, and a good configuration designs the study, owned by whoever created it."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.staff = get_user_model().objects.create_superuser("maker", "maker@example.org", "pw-for-tests")
+        self.client.force_login(self.staff)
+        self.url = reverse("staff_study_new")
+
+    def test_create_a_study_from_the_staff_pages(self) -> None:
+        listing = self.client.get(reverse("staff_studies"))
+        self.assertContains(listing, f'href="{self.url}"')
+        page = self.client.get(self.url)
+        self.assertContains(page, "<strong>toy</strong>: alpha, bravo, charlie")
+        self.assertContains(page, "<code>annotators_per_presentation</code>")  # the keys from the settings' declaration
+        bad = {**TOY_CONFIG, "runs": ["alpha", "brav"], "items_per_anotator": 4}
+        response = self.client.post(self.url, {"collection": self.collection.pk, "name": "Staff made", "config": json.dumps(bad)})
+        self.assertContains(response, "Nothing was created; every problem:")
+        self.assertContains(response, "did you mean &#x27;bravo&#x27;?")
+        self.assertContains(response, "did you mean &#x27;items_per_annotator&#x27;?")
+        self.assertFalse(Study.objects.filter(name="Staff made").exists())
+        good = {**TOY_CONFIG, "consent_text": "A toy study. Questions: maker@example.org."}
+        response = self.client.post(
+            self.url, {"collection": self.collection.pk, "name": "Staff made", "config": json.dumps(good)}, HTTP_HOST="testserver"
+        )
+        study = Study.objects.get(name="Staff made")
+        self.assertRedirects(response, reverse("staff_study", args=[study.slug]), fetch_redirect_response=False)
+        self.assertTrue(study.members.filter(user=self.staff, role="owner").exists())
+        shown = self.client.get(response.url)
+        self.assertContains(shown, f"Annotator link: http://testserver/s/{study.slug}/")  # the request's address
+        self.assertContains(shown, "The link is not HTTPS")
+
+    def test_only_staff_who_may_add_studies(self) -> None:
+        plain = get_user_model().objects.create_user("helper", password="pw-for-tests", is_staff=True)
+        self.client.force_login(plain)
+        self.assertEqual(self.client.get(self.url).status_code, 403)
+        self.assertNotContains(self.client.get(reverse("staff_studies")), f'href="{self.url}"')
+        self.client.logout()
+        self.assertEqual(self.client.get(self.url).status_code, 302)  # the staff sign-in
