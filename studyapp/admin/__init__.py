@@ -7,7 +7,7 @@ configuration through the same service as ``create_study``.
 
 from django.contrib import admin
 
-from studyapp.admin import access, annotators, collections, review, studies  # noqa: F401  (registration)
+from studyapp.admin import access, allocation, annotators, collections, review, studies  # noqa: F401  (registration)
 from studyapp.admin.common import TeamScoped  # noqa: F401  (the access tests find the team-scoped admins by it)
 from studyapp.admin.studies import StudyAdmin, StudyChangeForm  # noqa: F401  (tests, docs)
 from studyapp.forms import (

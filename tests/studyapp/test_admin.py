@@ -74,6 +74,11 @@ class AdminTestCase(BaseTestCase):
         record_calls(
             self.study, alice, "prolific", [CallRecord("approve", {"method": "POST", "path": "/x/"}, False, 503, "busy")], self.staff
         )
+        presentation = m.Presentation.objects.filter(study=self.study).first()  # what adaptive allocation stores
+        m.AllocationRound.objects.create(study=self.study, number=1, drawn_at=self.now, answers=3, target=1.0, drawn=1)
+        m.AllocationGroup.objects.create(
+            study=self.study, topic=presentation.topic, run_a=presentation.run_a, run_b=presentation.run_b, drawn_round=1, probability=0.5
+        )
 
     def test_every_model_has_a_working_list_and_change_page(self) -> None:
         for model in apps.get_app_config("studyapp").get_models():
