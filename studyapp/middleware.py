@@ -104,3 +104,21 @@ class RequestSizeMiddleware:
         elif "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             return HttpResponse("A request body needs a Content-Length.\n", status=411, content_type="text/plain")
         return self.get_response(request)
+
+
+class DatabasePauseMiddleware:
+    """While this process pauses its database tries (the database just did not answer: ``pg_deadline.paused``),
+    every page answers 503 with Retry-After at once instead of waiting seconds for the same silence.
+    Placed after WhiteNoise: static files need no database."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        from studyapp import pg_deadline
+
+        if pg_deadline.paused():
+            from studyapp.views.site import error_response
+
+            return error_response(request, unavailable=True)
+        return self.get_response(request)

@@ -11,12 +11,18 @@ plus one second: a running server has answered by then): the connection is close
 unknown, and :class:`DatabaseNotAnswering` is raised, an ``OperationalError``, which the error page
 answers with 503 and Retry-After (``views.site.server_error``). psycopg's ``Connection.wait`` takes the
 timeout (psycopg 3.2 and later); with an older psycopg this module steps aside and says so once.
+
+A server that did not answer (this deadline, or the connect timeout) will hardly answer the next
+request either: for ``STUDYAPP_DB_PAUSE_SECONDS`` the process then answers 503 at once without trying
+(:func:`paused`, ``middleware.DatabasePauseMiddleware``), so requests queued behind a worker do not
+each wait seconds; the first request after the pause tries again.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import time
 from typing import Any
 
 from django.conf import settings
@@ -28,6 +34,24 @@ from studyapp.django_internals import step_aside
 
 class DatabaseNotAnswering(OperationalError):
     """PostgreSQL did not answer within ``STUDYAPP_DB_WAIT_SECONDS``; the connection was closed."""
+
+
+_paused_until = 0.0  # monotonic time until which this process does not try the database
+
+
+def pause() -> None:
+    """The database did not answer: do not try it again in this process for ``STUDYAPP_DB_PAUSE_SECONDS``."""
+    global _paused_until
+    _paused_until = time.monotonic() + settings.STUDYAPP_DB_PAUSE_SECONDS
+
+
+def paused() -> bool:
+    return _paused_until > 0.0 and time.monotonic() < _paused_until
+
+
+def not_answering(error: BaseException | None) -> bool:
+    """Is ``error`` a database that did not answer at all (this deadline, or psycopg's connect timeout)?"""
+    return isinstance(error, DatabaseNotAnswering) or (isinstance(error, OperationalError) and "timeout expired" in str(error))
 
 
 @functools.cache
@@ -54,6 +78,7 @@ def deadline_connection_class() -> type | None:
                 return super().wait(gen, interval=interval, timeout=timeout if timeout is not None else seconds)
             except wait_timeout:
                 self.close()  # mid-protocol: nothing more can be read or sent on it
+                pause()
                 raise DatabaseNotAnswering(f"the database did not answer within {seconds} s") from None
 
     return DeadlineConnection

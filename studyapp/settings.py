@@ -149,6 +149,7 @@ MIDDLEWARE = [
     "studyapp.middleware.RequestSizeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "studyapp.middleware.DatabasePauseMiddleware",
     "studyapp.middleware.PlatformFrameMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -198,6 +199,8 @@ DB_LOCK_TIMEOUT = env_int("STUDYAPP_DB_LOCK_TIMEOUT", 30)
 DB_STATEMENT_TIMEOUT = env_int("STUDYAPP_DB_STATEMENT_TIMEOUT", 600)
 DB_KEEPALIVE_SECONDS = env_int("DJANGO_DB_KEEPALIVE_SECONDS", 20, minimum=4)
 STUDYAPP_DB_WAIT_SECONDS = DB_STATEMENT_TIMEOUT + 1 if DB_STATEMENT_TIMEOUT else 0
+# After the database did not answer at all, a process answers 503 at once for this long (studyapp.pg_deadline).
+STUDYAPP_DB_PAUSE_SECONDS = env_int("STUDYAPP_DB_PAUSE_SECONDS", 5)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     _options = DATABASES["default"].setdefault("OPTIONS", {})
     _limits = {"lock_timeout": DB_LOCK_TIMEOUT, "statement_timeout": DB_STATEMENT_TIMEOUT}

@@ -12,6 +12,7 @@ from django.shortcuts import render
 from django.template import loader
 from django.utils.translation import gettext
 
+from studyapp import pg_deadline
 from studyapp.models import Study
 from studyapp.services.rehearsal.demo import SIMULATED_STUDY
 from studyapp.services.rehearsal.demo import STUDY as DEMO_STUDY
@@ -34,9 +35,16 @@ logger = logging.getLogger(__name__)
 def server_error(request: HttpRequest) -> HttpResponse:
     """handler500: a database that does not answer (statement or connection timeout, server gone, disk
     full) is "try again shortly" (503 with Retry-After), anything else "something went wrong" (500);
-    JSON for the page script's requests, a static page otherwise (no database needed to draw either)."""
+    JSON for the page script's requests, a static page otherwise (no database needed to draw either).
+    A database that did not answer at all pauses this process's tries (``pg_deadline.pause``)."""
     error = sys.exc_info()[1]
-    unavailable = isinstance(error, OperationalError | InterfaceError)
+    if pg_deadline.not_answering(error):
+        pg_deadline.pause()
+    return error_response(request, unavailable=isinstance(error, OperationalError | InterfaceError))
+
+
+def error_response(request: HttpRequest, *, unavailable: bool) -> HttpResponse:
+    """The 503 ("try again shortly", Retry-After) or 500 answer, JSON for the page script's requests."""
     status = 503 if unavailable else 500
     message = (
         "The server is busy. Your previous answers are saved; please try again in a moment."

@@ -92,6 +92,23 @@ def in_the_parent_run_only() -> None:
         pytest.skip("the parent (SQLite) run of this session runs it against PostgreSQL")
 
 
+class PauseTest(AnnotatorTestCase):
+    def test_a_paused_process_answers_503_at_once_without_a_query(self) -> None:
+        from studyapp import pg_deadline
+
+        self.addCleanup(setattr, pg_deadline, "_paused_until", 0.0)
+        self.assertTrue(pg_deadline.not_answering(OperationalError("connection timeout expired")))
+        self.assertFalse(pg_deadline.not_answering(OperationalError("canceling statement due to lock timeout")))
+        pg_deadline.pause()  # as after the client's deadline or a connect timeout
+        with self.assertNumQueries(0):
+            script = self.client.get(self.url("study_next_item"), **JSON)
+            page = self.client.get(self.url("study_next_item"))
+        self.assertEqual((script.status_code, script["Retry-After"], script.json()["error"]), (503, RETRY_AFTER, "unavailable"))
+        self.assertContains(page, "Please try again shortly", status_code=503)
+        pg_deadline._paused_until = 0.0
+        self.assertNotEqual(self.client.get(self.url("study_next_item")).status_code, 503)
+
+
 def answered_unavailable(result: tuple[int, dict[str, str], bytes, float], what: str) -> None:
     status, headers, body, seconds = result
     assert (status, headers.get("Retry-After")) == (503, RETRY_AFTER), (what, status, headers, body[:300])
@@ -146,10 +163,12 @@ def test_locked_tables_answer_503_within_seconds_and_kill_no_worker() -> None:
 @pytest.mark.slow
 def test_a_frozen_database_answers_503_within_5_s_and_kills_no_worker() -> None:
     """A scratch cluster of this test's own, every process of it stopped (SIGSTOP): connections stay open and
-    nothing answers (PostgreSQL's own timeouts cannot fire). Two rounds of one request per worker (home page,
-    a newcomer's link, a participant's item page, a page script's request): each is answered 503 with
-    Retry-After within 5 s (the first round by the client's deadline on an open connection, the second by
-    the connect timeout), no worker is killed, and the site answers again once the server resumes."""
+    nothing answers (PostgreSQL's own timeouts cannot fire). Home page, a newcomer's link and a participant's
+    item page (as the page script asks for it): one request per worker (answered by the client's deadline
+    on the kept connection), then three per worker at once (answered at once: each worker pauses its tries
+    after a database that did not answer; without the pause the last would wait 9 s), then, the pause
+    over, one per worker again (the connect timeout). Every request gets 503 with Retry-After within 5 s,
+    no worker is killed, and the site answers again once the server resumes."""
     in_the_parent_run_only()
     postgres_url()  # in CI PostgreSQL is required; elsewhere the test needs its programs only
     with ExitStack() as stack:
@@ -173,14 +192,22 @@ def test_a_frozen_database_answers_503_within_5_s_and_kills_no_worker() -> None:
         assert len(workers) == 3
         cluster.freeze()
         try:
-            for _ in range(2):
-                with ThreadPoolExecutor(3) as pool:
-                    results = list(pool.map(lambda r: fetch(r[0], r[1], opener=r[2], timeout=40), requests))
-                for (page, _, _), result in zip(requests, results, strict=True):
-                    print(f"frozen database: {page} answered {result[0]} in {result[3]:.2f} s")
+            # one request per worker: each waits for the database once (the client's deadline on its kept
+            # connection, 4 s), then the worker pauses its tries (STUDYAPP_DB_PAUSE_SECONDS, 5 s)
+            rounds = [("deadline", requests), ("paused", requests * 3), ("connect", requests)]
+            for name, batch in rounds:
+                if name == "connect":
+                    time.sleep(5.5)  # the pause is over: the next try connects anew and meets the connect timeout (3 s)
+                with ThreadPoolExecutor(len(batch)) as pool:
+                    results = list(pool.map(lambda r: fetch(r[0], r[1], opener=r[2], timeout=40), batch))
+                for (page, _, _), result in zip(batch, results, strict=True):
+                    print(f"frozen database, {name}: {page} answered {result[0]} in {result[3]:.2f} s")
                     answered_unavailable(result, page)
         finally:
             cluster.thaw()
-        assert fetch(server.base + "/")[0] == 200
+        deadline = time.monotonic() + 20  # answered again once the workers' pauses are over
+        while fetch(server.base + "/")[0] != 200:
+            assert time.monotonic() < deadline, "the site did not answer again after the database resumed"
+            time.sleep(0.5)
         assert fetch(item, opener=browser)[0] in (200, 302)
         assert server.workers() == workers and "WORKER TIMEOUT" not in server.output(), server.output()[-2000:]
