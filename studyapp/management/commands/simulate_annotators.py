@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import Q
 
 from evaluation._argtypes import non_negative_int, positive_int
 from evaluation.exceptions import EvaluationError
 from studyapp.exceptions import StudyError
-from studyapp.models import Study
+from studyapp.management.studies import find_study
 from studyapp.services.rehearsal.simulation import Plan, simulate_annotators
 
 
@@ -35,10 +34,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default 0)")
 
     def handle(self, *args, **opts) -> None:
-        study = Study.objects.filter(Q(name=opts["study"]) | Q(slug=opts["study"])).first()
-        if study is None:
-            known = ", ".join(Study.objects.values_list("name", flat=True)) or "none"
-            raise CommandError(f"no study named {opts['study']!r} (known: {known})")
+        study = find_study(opts["study"])
         try:
             plan = Plan(truth=opts["truth"], noise=opts["noise"], fast_share=opts["fast_share"], n=opts["n"], seed=opts["seed"])
             verbose = opts["verbosity"] > 1

@@ -6,10 +6,9 @@ import math
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import Q
 
 from evaluation._argtypes import non_negative_int, positive_int
-from studyapp.models import Study
+from studyapp.management.studies import find_study
 from studyapp.services.analysis.report import build_report, write_report
 from studyapp.services.analysis.study_analysis import DEFAULT_B, DEFAULT_SEED, Timer
 
@@ -29,10 +28,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=non_negative_int, default=DEFAULT_SEED, help=f"seed of every bootstrap (default {DEFAULT_SEED})")
 
     def handle(self, *args, **opts) -> None:
-        study = Study.objects.filter(Q(name=opts["study"]) | Q(slug=opts["study"])).select_related("collection").first()
-        if study is None:
-            known = ", ".join(Study.objects.values_list("name", flat=True)) or "none"
-            raise CommandError(f"no study named {opts['study']!r} (known: {known})")
+        study = find_study(opts["study"])
         out = Path(opts["out"])
         if out.exists() and not out.is_dir():
             raise CommandError(f"{out}: --out needs a directory, this is a file")
