@@ -20,8 +20,9 @@ class QualityAction(models.TextChoices):
     REINSTATE = "reinstate", "reinstated"
 
 
-class QualityRule(models.TextChoices):
-    """Why: one of the automatic rules (their keys, in ``services.quality.rules.RULES`` order), or a decision of staff."""
+class DecisionRule(models.TextChoices):
+    """Why a decision was taken (``QualityDecision.Rule``): one of the quality rules (the keys of ``services.quality.rules.RULES``,
+    in its order, whose ``QualityRule`` declares the rule), or a decision of staff."""
 
     FAST = "fast", "fast decisions"
     CHECKS = "checks", "failed check items"
@@ -36,7 +37,7 @@ class QualityDecision(models.Model):
     """One quality decision on one annotator (``staff`` empty = automatic)."""
 
     Action = QualityAction
-    Rule = QualityRule
+    Rule = DecisionRule
 
     study = models.ForeignKey(Study, models.CASCADE, related_name="quality_decisions")
     annotator = models.ForeignKey(Annotator, models.CASCADE, related_name="quality_decisions")
@@ -53,15 +54,15 @@ class QualityDecision(models.Model):
         ordering = ["study", "decided_at", "id"]
         constraints = [
             models.CheckConstraint(condition=Q(action__in=QualityAction.values), name="qualitydecision_action_valid"),
-            models.CheckConstraint(condition=Q(rule__in=QualityRule.values), name="qualitydecision_rule_valid"),
+            models.CheckConstraint(condition=Q(rule__in=DecisionRule.values), name="qualitydecision_rule_valid"),
             models.CheckConstraint(condition=~Q(rule="staff") | ~Q(reason=""), name="qualitydecision_staff_reason"),
         ]
         indexes = [models.Index(fields=["annotator", "decided_at"], name="qualitydecision_annotator")]
 
     def __str__(self) -> str:
-        who = f"staff {self.staff}" if self.rule == QualityRule.STAFF else "automatic"
+        who = f"staff {self.staff}" if self.rule == DecisionRule.STAFF else "automatic"
         return f"{self.annotator} {self.get_action_display()} ({who}: {self.detail or self.reason})"
 
     @property
     def automatic(self) -> bool:
-        return self.rule != QualityRule.STAFF
+        return self.rule != DecisionRule.STAFF
