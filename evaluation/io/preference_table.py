@@ -3,8 +3,9 @@
 :data:`EXPORT_COLUMNS` is the study app's export (docs/data-dictionary.md): each column with its type.
 Every format stores the same values (text formats as text, Parquet typed): ids (``topic``,
 ``subtopic``, names) are strings, never numbers, and an empty string cell is a null (the subtopic of
-a topic-level answer, the ``check`` of a regular item, the reason of a valid annotator); JSON Lines
-and Parquet write it as null, CSV as an empty cell. :func:`read_export` reads any registered format
+a topic-level answer, the ``check_kind`` of a regular item, the reason of a valid annotator); JSON Lines
+and Parquet write it as null, CSV as an empty cell. ``check`` is a boolean in every format (true on
+check items, false on regular ones, never null). :func:`read_export` reads any registered format
 back into a DataFrame with the dtypes of :data:`PANDAS_DTYPES` (pandas' nullable types), so an
 export read from CSV, JSON Lines or Parquet is the same DataFrame and joins scores without casts.
 """
@@ -33,7 +34,8 @@ EXPORT_COLUMNS: tuple[Column, ...] = (
     ("left_run", "string"),
     ("shown_value", "int"),
     ("value", "int"),
-    ("check", "string"),
+    ("check", "bool"),
+    ("check_kind", "string"),
     ("annotator", "string"),
     ("position", "int"),
     ("server_seconds", "float"),

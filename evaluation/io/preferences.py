@@ -3,7 +3,9 @@
 Files: CSV or TSV with a header, JSON Lines or Parquet (any format of the registry in
 :mod:`evaluation.io.preference_formats`, so every export of the study app). Required columns ``topic run_a run_b value``; optional
 ``level`` (``topic``, the default, or ``subtopic``), ``subtopic`` (required at subtopic level) and
-``annotator``. Other columns (timings, the side shown left, ...) are ignored.
+``annotator``. Other columns (timings, the side shown left, ...) are ignored, except ``check``: a row
+of a check item (``check`` true, or naming the kind as exports before ``check_kind`` did) compares a
+run with itself and is refused.
 
 ``value`` is an integer in [-4, 4] on the 9-point scale; positive means ``run_b`` is preferred.
 Rows are re-oriented to the canonical pair order ``run_a < run_b`` (by run name): a row given the
@@ -23,7 +25,8 @@ from evaluation.exceptions import FormatError
 from evaluation.io.preference_formats import read_records
 
 REQUIRED = ("topic", "run_a", "run_b", "value")
-OPTIONAL = ("level", "subtopic", "annotator")
+OPTIONAL = ("level", "subtopic", "annotator", "check")
+REGULAR = ("", "false", "0")  # ``check`` cells of a regular item (empty: a file without check items)
 LEVELS = ("topic", "subtopic")
 SCALE = 4
 VOTE_COLUMNS = ("level", "topic", "subtopic", "run_a", "run_b", "annotator", "value", "line")
@@ -66,6 +69,10 @@ def read_preferences(path: str | Path) -> pd.DataFrame:
 
 def _parse_row(path: str | Path, line: int, cells: dict[str, str], seen: dict[tuple[str, ...], int]) -> tuple:
     topic, run_a, run_b = cells["topic"], cells["run_a"], cells["run_b"]
+    if cells.get("check", "").lower() not in REGULAR:
+        raise FormatError(
+            path, line, f"check item (check = {cells['check']!r}), not a preference between two runs; export without --include-checks"
+        )
     for name, cell in (("topic", topic), ("run_a", run_a), ("run_b", run_b)):
         if not cell:
             raise FormatError(path, line, f"{name} is empty")

@@ -71,7 +71,8 @@ class ExportRowsTests(ExportTestCase):
             self.assertEqual(list(row), list(COLUMNS))
             self.assertLess(row["run_a"], row["run_b"])
             self.assertTrue(row["valid"])
-            self.assertEqual(row["check"], "")
+            self.assertIs(row["check"], False)
+            self.assertEqual(row["check_kind"], "")
             # value is canonical: positive = run_b preferred; as clicked it is relative to the left run
             self.assertEqual(row["value"], row["shown_value"] if row["left_run"] == row["run_a"] else -row["shown_value"])
             stored = by_key[(row["presentation"], row["annotator"])]
@@ -156,7 +157,9 @@ class FormatTests(ExportTestCase):
         checks = [r for r in with_checks if r["check"]]
         self.assertTrue(checks)
         self.assertEqual(len(with_checks), len(default) + len(checks))
-        self.assertTrue({r["check"] for r in checks} <= {Presentation.Kind.IDENTICAL, Presentation.Kind.DEGRADED})
+        self.assertTrue(all(r["check"] is True for r in checks))
+        self.assertTrue({r["check_kind"] for r in checks} <= {Presentation.Kind.IDENTICAL, Presentation.Kind.DEGRADED})
+        self.assertTrue(all(r["check_kind"] == "" for r in with_checks if not r["check"]))
         self.assertTrue(all(r["run_a"] == r["run_b"] for r in checks))
         self.assertFalse(any(r["check"] for r in default))
 

@@ -46,7 +46,8 @@ class ExportRoundTripTests(BaseTestCase):
     def test_every_registered_format_reads_back_to_the_same_typed_frame(self) -> None:
         expected = self.expected()
         self.assertEqual(set(expected["level"]), {"topic", "subtopic"})
-        self.assertTrue(expected["check"].notna().any() and expected["check"].isna().any())
+        self.assertTrue(expected["check"].any() and not expected["check"].all())
+        self.assertTrue(expected["check_kind"].notna().any() and expected["check_kind"].isna().any())
         self.assertFalse(expected["valid"].all())
         folder = Path(tempfile.mkdtemp())
         self.assertGreaterEqual(set(format_names()), {"csv", "jsonl", "parquet"})
@@ -56,7 +57,10 @@ class ExportRoundTripTests(BaseTestCase):
                 self.assertEqual(write_export(self.study, name, path, EVERYTHING), len(expected))
                 got = read_export(path)
                 pd.testing.assert_frame_equal(got, expected)
-                self.assertEqual(got["topic"].dtype, "string")  # never int64, whatever the ids look like
+                dtypes = {c: str(got[c].dtype) for c in ("topic", "subtopic", "check", "check_kind")}
+                self.assertEqual(dtypes, {"topic": "string", "subtopic": "string", "check": "boolean", "check_kind": "string"})
+                self.assertFalse(got["check"].isna().any())  # never null: False on regular items
+                self.assertTrue((got["check"] == got["check_kind"].notna()).all())
                 self.assertTrue(got.loc[got["level"] == "topic", "subtopic"].isna().all())  # nulls, not "" or NaN
                 self.assertTrue(got.loc[got["valid"], "exclusion_reason"].isna().all())
                 self.assertEqual(str(got["answered_at"].dtype), "datetime64[us, UTC]")

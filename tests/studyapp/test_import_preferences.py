@@ -75,6 +75,30 @@ class ImportTests(BaseTestCase):
                 excluded = Annotator.objects.get(study=target, status=Annotator.Status.EXCLUDED)
                 self.assertEqual(excluded.exclusion_reason, "fast: 40 decisions under 10 s")
 
+    def test_check_items_import_back_from_new_and_older_exports(self) -> None:
+        source = make_toy_study(name="Checks source", check_share=0.34)
+        fill(source, ["k1", "k2"], random.Random(4), NOW)
+        options = ExportOptions(include_checks=True)
+        original = list(export_rows(source, options))
+        self.assertTrue(any(r["check"] for r in original))
+        text = export_bytes(source, "csv", options)[0].decode()
+        header, *lines = text.splitlines()
+        names = header.split(",")
+        at, kind_at = names.index("check"), names.index("check_kind")
+        older = [",".join(c for n, c in enumerate(header.split(",")) if n != kind_at)]  # before check_kind: check held the kind
+        for line in lines:
+            cells = line.split(",")
+            cells[at] = cells[kind_at]
+            older.append(",".join(c for n, c in enumerate(cells) if n != kind_at))
+        for name, content in (("new.csv", text), ("older.csv", "\n".join(older) + "\n")):
+            with self.subTest(file=name):
+                target = make_toy_study(name=f"Checks {name}", check_share=0.34)
+                path = self.write(content, name)
+                self.assertEqual(import_preferences(target, path).answers, len(original))
+                copied = list(export_rows(target, options))
+                kinds = lambda rows: Counter((r["check"], r["check_kind"], r["run_a"], r["run_b"], r["value"]) for r in rows)  # noqa: E731
+                self.assertEqual(kinds(copied), kinds(original))
+
     def test_minimal_columns_and_pairs_given_the_other_way_round(self) -> None:
         path = self.write(f"{HEADER}\ntopic,1,,bravo,alpha,3,x1\nsubtopic,1,1,alpha,bravo,-2,x1\ntopic,1,,alpha,bravo,1,x2\n")
         result = import_preferences(self.target, path, now=NOW)
@@ -111,6 +135,14 @@ class ImportTests(BaseTestCase):
             ),
             (f"{HEADER},valid\n{good[:-1]},maybe\n", ":2: valid must be true or false, got 'maybe'"),
             (f"{HEADER},check\ntopic,1,,alpha,alpha,1,x1,identical\n", ":2: the study has no topic-level check item 1 alpha vs alpha"),
+            (
+                f"{HEADER},check,check_kind\ntopic,1,,alpha,alpha,1,x1,true,identical\n",
+                ":2: the study has no topic-level check item 1 alpha vs alpha",
+            ),
+            (f"{HEADER},check,check_kind\ntopic,1,,alpha,alpha,1,x1,true,\n", ":2: a check item (check = true) needs its check_kind"),
+            (f"{HEADER},check,check_kind\ntopic,1,,alpha,bravo,1,x1,false,degraded\n", ":2: check_kind 'degraded' on a regular item"),
+            (f"{HEADER},check,check_kind\ntopic,1,,alpha,bravo,1,x1,maybe,\n", ":2: check must be true or false, got 'maybe'"),
+            (f"{HEADER},check,check_kind\ntopic,1,,alpha,alpha,1,x1,true,broken\n", ":2: unknown check kind 'broken'"),
             (f"{HEADER}\n", "no answers"),
             ("", "file is empty"),
         ]

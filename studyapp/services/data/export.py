@@ -9,8 +9,8 @@ clicked is ``shown_value`` with ``left_run`` on the left.
 
 By default the export holds what the analysis reads: valid answers to regular presentations.
 ``include_excluded`` adds the answers of excluded annotators (``valid`` false, with the reason);
-``include_checks`` adds check items (``check`` names their kind; their run_a equals run_b, so
-such a file is not an input of ``meta agreement``). The command ``export_preferences``, the admin
+``include_checks`` adds check items (``check`` true, ``check_kind`` names their kind; their run_a
+equals run_b, so such a file is not an input of ``meta agreement``). The command ``export_preferences``, the admin
 action and the dashboard downloads all call :func:`export_bytes` / :func:`write_export`.
 """
 
@@ -88,7 +88,8 @@ def export_rows(study: Study, options: ExportOptions = ExportOptions()) -> Itera
             "left_run": (p.run_a if assignment.a_on_left else p.run_b).name,
             "shown_value": answer.value,
             "value": answer.canonical,
-            "check": "" if p.kind == Presentation.Kind.PAIR else p.kind,
+            "check": p.kind != Presentation.Kind.PAIR,
+            "check_kind": "" if p.kind == Presentation.Kind.PAIR else p.kind,
             "annotator": names[annotator.pk],
             "position": assignment.position,
             "server_seconds": answer.server_seconds,

@@ -97,7 +97,7 @@ class _Design:
     def find(self, cells: dict[str, str], where: str) -> tuple[Presentation, bool]:
         """The presentation a row names and whether the row's pair was given the other way round."""
         level, topic, subtopic = cells["level"], cells["topic"], cells["subtopic"]
-        run_a, run_b, check = cells["run_a"], cells["run_b"], cells.get("check", "")
+        run_a, run_b, check = cells["run_a"], cells["run_b"], _check_kind(cells, where)
         if level not in (TOPIC, SUBTOPIC):
             raise ImportFailed(f"{where}: unknown level {level!r}; expected topic or subtopic")
         if level not in self.levels:
@@ -109,8 +109,6 @@ class _Design:
         for name in (run_a, run_b):
             if name not in self.runs:
                 raise ImportFailed(f"{where}: run {name!r} is not a run of the study ({', '.join(sorted(self.runs))})")
-        if check and check not in (Presentation.Kind.IDENTICAL, Presentation.Kind.DEGRADED):
-            raise ImportFailed(f"{where}: unknown check kind {check!r}; expected identical, degraded or empty")
         if run_a == run_b and not check:
             raise ImportFailed(f"{where}: run_a and run_b are the same run {run_a!r} (only check items compare a run with itself)")
         swapped = run_a > run_b
@@ -121,6 +119,26 @@ class _Design:
             item = f"{topic}/{subtopic}" if subtopic else topic
             raise ImportFailed(f"{where}: the study has no {level}-level {'check ' if check else ''}item {item} {run_a} vs {run_b}")
         return found, swapped
+
+
+CHECK_KINDS = (Presentation.Kind.IDENTICAL, Presentation.Kind.DEGRADED)
+
+
+def _check_kind(cells: dict[str, str], where: str) -> str:
+    """The kind of check item a row names (empty for a regular item): ``check`` true/false with the kind
+    in ``check_kind``, or, in files exported before ``check`` became a boolean, the kind in ``check``."""
+    flag, kind = cells.get("check", "").lower(), cells.get("check_kind", "")
+    if flag in CHECK_KINDS and not kind:  # an older export: check held the kind
+        flag, kind = "true", flag
+    if flag and flag not in TRUE + FALSE:
+        raise ImportFailed(f"{where}: check must be true or false, got {flag!r}")
+    if kind and kind not in CHECK_KINDS:
+        raise ImportFailed(f"{where}: unknown check kind {kind!r}; expected identical, degraded or empty")
+    if flag in TRUE and not kind:
+        raise ImportFailed(f"{where}: a check item (check = true) needs its check_kind: identical or degraded")
+    if flag in FALSE and kind:
+        raise ImportFailed(f"{where}: check_kind {kind!r} on a regular item (check = false)")
+    return kind
 
 
 def _integer(cells: dict[str, str], column: str, where: str, low: int, high: int) -> int | None:

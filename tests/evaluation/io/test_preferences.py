@@ -92,3 +92,11 @@ def test_missing_columns_and_empty_files(tmp_path: Path) -> None:
         read_preferences(write(tmp_path, "topic\trun_a\trun_b\tvalue\n"))
     with pytest.raises(FormatError, match="no such file"):
         read_preferences(tmp_path / "absent.tsv")
+
+
+def test_check_items_are_refused_and_regular_rows_of_a_check_column_read(tmp_path: Path) -> None:
+    regular = "topic,run_a,run_b,value,check,check_kind\n1,a,b,2,false,\n2,a,b,-1,,\n"
+    assert read_preferences(write(tmp_path, regular, "regular.csv"))["value"].tolist() == [2, -1]
+    for name, row in (("new.csv", "3,a,a,0,true,identical"), ("old.csv", "3,a,a,0,identical,")):  # old: check held the kind
+        with pytest.raises(FormatError, match=rf"{name}:4: check item \(check = '(true|identical)'\)"):
+            read_preferences(write(tmp_path, regular + row + "\n", name))
