@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: venv run serve test lint bench clean messages compiled-messages
+.PHONY: venv run serve worker test lint bench clean messages compiled-messages
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -42,6 +42,10 @@ serve: venv compiled-messages
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput -v 0
 	STUDYAPP_STATIC_FROM_APPS=0 $(BIN)/gunicorn -c gunicorn.conf.py studyapp.wsgi
+
+# The job worker beside `make serve` (or `make run`): sends the review page's Apply (manage.py run_jobs).
+worker: venv
+	$(BIN)/python manage.py run_jobs
 
 test: venv compiled-messages
 	$(BIN)/python -m pytest -q --durations=30

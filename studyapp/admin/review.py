@@ -70,3 +70,13 @@ class ReviewDecisionAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj=None):
         return [f.name for f in self.model._meta.fields]
+
+
+@admin.register(m.ReviewJob)
+class ReviewJobAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
+    """The review page's Apply jobs and their progress (run by manage.py run_jobs); read-only."""
+
+    list_display = ["created_at", "study", "staff", "status", "attempts", "steps_done", "steps_failed", "finished_at"]
+    list_filter = ["study", "status"]
+    list_select_related = ["study", "staff"]
+    exclude = ["log", "error"]  # steps and errors may name raw platform ids: the review page shows them masked

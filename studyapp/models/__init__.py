@@ -8,7 +8,7 @@ from studyapp.models.allocation import AllocationGroup, AllocationRound
 from studyapp.models.annotation import Annotator, Assignment, Consent, Preference
 from studyapp.models.collection import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
 from studyapp.models.erasure import ErasureLog, WithdrawnParticipant
-from studyapp.models.platform_review import PlatformCall, ReviewDecision
+from studyapp.models.platform_review import PlatformCall, ReviewDecision, ReviewJob
 from studyapp.models.quality import QualityDecision
 from studyapp.models.staff import StaffSession
 from studyapp.models.study import Presentation, Study, StudyRun, StudySubtopic, StudyTopic
@@ -31,6 +31,7 @@ __all__ = [
     "QualityDecision",
     "RankedItem",
     "ReviewDecision",
+    "ReviewJob",
     "Run",
     "StaffSession",
     "Study",

@@ -97,3 +97,39 @@ class PlatformCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.operation} {'ok' if self.ok else 'failed'} ({self.status or 'no answer'})"
+
+
+class ReviewJobStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class ReviewJob(models.Model):
+    """An Apply of a study's review asked on the review page, run by a job worker (``manage.py run_jobs``) instead of
+    the request, with its progress (services.review.jobs)."""
+
+    Status = ReviewJobStatus
+
+    study = models.ForeignKey(Study, models.CASCADE, related_name="review_jobs")
+    staff = models.ForeignKey(settings.AUTH_USER_MODEL, models.SET_NULL, null=True, blank=True, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    created_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="the worker's last sign of life (a silent one is taken over)")
+    finished_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=100, blank=True, help_text="host and process id of the worker running it")
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="workers that took it (more than 1: a worker was lost)")
+    steps_done = models.PositiveIntegerField(default=0)
+    steps_failed = models.PositiveIntegerField(default=0)
+    log = models.TextField(blank=True, help_text="one line per step, as the command prints them")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.CheckConstraint(condition=Q(status__in=ReviewJobStatus.values), name="reviewjob_status_valid")]
+        indexes = [models.Index(fields=["status", "created_at"], name="reviewjob_status_time")]
+
+    def __str__(self) -> str:
+        return f"apply {self.study} ({self.status})"

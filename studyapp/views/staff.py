@@ -9,7 +9,6 @@ fetches again every ``REFRESH_SECONDS``.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied
@@ -26,7 +25,7 @@ from studyapp.services.data.file_names import safe_name
 from studyapp.services.data.payments import payments_csv
 from studyapp.services.design.readiness import consent_warnings, link_warnings
 from studyapp.services.platforms.review_api import ApiError
-from studyapp.services.review import decisions, sending
+from studyapp.services.review import decisions, jobs, sending
 from studyapp.services.review.setup import base_url, setup_sections, study_link
 
 REFRESH_SECONDS = 15
@@ -158,10 +157,20 @@ def study_review(request: HttpRequest, slug: str) -> HttpResponse:
         "page_error": error[1] if error and not any(row.pseudonym == error[0] for row in rows) else "",
         "dry_run": sending.plan(rows) if "dry_run" in request.GET else None,
         "apply_form": ReviewApplyForm(),
-        "batch": settings.STUDYAPP_REVIEW_PAGE_BATCH,
+        "job": _job(study, sees_platform_ids(request.user, study)),
         "audit": decisions.audit_log(study, platform_ids=sees_platform_ids(request.user, study)),
     }
     return render(request, "studyapp/staff/review.html", context, status=400 if error else 200)
+
+
+def _job(study: Study, platform_ids: bool) -> dict | None:
+    """The study's latest Apply job for the page: its state, counts and step lines (ids masked without the permission)."""
+    job = jobs.latest(study)
+    if job is None:
+        return None
+    log = job.log if platform_ids else decisions.mask_ids(study, job.log)
+    error = job.error if platform_ids else decisions.mask_ids(study, job.error)
+    return {"job": job, "lines": log.splitlines()[-200:], "error": error, "active": job.status in jobs.ACTIVE}
 
 
 def _row_form(row: decisions.Row, posted, error: tuple[str, str] | None) -> tuple[dict, str]:
@@ -180,19 +189,12 @@ def _review_post(request: HttpRequest, study: Study, rows: list[decisions.Row]) 
         if "apply" in request.POST:
             if not ReviewApplyForm(request.POST).is_valid():
                 raise StudyError("tick the box to confirm, then Apply")
-            batch = settings.STUDYAPP_REVIEW_PAGE_BATCH
-            steps = sending.apply(study, staff=request.user, clients=sending.clients_for(rows), limit=batch)
-            failed = [s for s in steps if not s.ok]
-            messages.success(request, f"Applied: {len(steps) - len(failed)} step(s) done, {len(failed)} failed.")
-            left = sending.still_due(study)
-            if left:
-                messages.warning(
-                    request,
-                    f"{left} submission(s) still have something to send (at most {batch} are sent per Apply, failed ones "
-                    "included): check the table and Apply again, or use the command.",
-                )
-            for step in failed:
-                messages.error(request, f"{step.pseudonym} {step.operation}: {step.text}")
+            sending.clients_for(rows)  # a missing token or platform without API: said now, nothing queued
+            job, created = jobs.enqueue(study, request.user)
+            if created:
+                messages.success(request, "Apply queued: a job worker sends it; its progress is shown below.")
+            else:
+                messages.warning(request, f"An Apply of this study is {job.status} already: its progress is shown below.")
         elif "settle" in request.POST:
             paid = request.POST["settle"] == "paid"
             sending.resolve_unknown_bonus(decisions.row_of(rows, pseudonym), paid=paid, staff=request.user)

@@ -24,6 +24,7 @@ from studyapp.services.access.teams import set_team
 from studyapp.services.data import erasure
 from studyapp.services.platforms.review_api import CallRecord
 from studyapp.services.quality import control
+from studyapp.services.review import jobs
 from studyapp.services.review.sending import record_calls
 from tests.studyapp.annotator_base import AnnotatorTestCase
 from tests.studyapp.base import TOY_CONFIG, BaseTestCase
@@ -82,6 +83,7 @@ class AccessMatrixTest(AnnotatorTestCase):
             "prolific",
             [CallRecord("state", {"method": "GET", "path": "/api/v1/submissions/pid-one/"}, True, 200, '{"participant": "pid-one"}')],
         )
+        jobs.enqueue(cls.study, cls.users["member"])  # an Apply of the review page, queued
 
     def client_for(self, role: str) -> Client:
         client = Client()

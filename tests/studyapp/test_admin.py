@@ -19,6 +19,7 @@ from studyapp.services.platforms.review_api import CallRecord
 from studyapp.services.quality import control
 from studyapp.services.rehearsal.demo import SIMULATED_STUDY
 from studyapp.services.rehearsal.demo import STUDY as DEMO_STUDY
+from studyapp.services.review import jobs
 from studyapp.services.review.sending import record_calls
 from tests.studyapp.base import TOY_CONFIG, BaseTestCase, make_toy_study
 
@@ -79,6 +80,7 @@ class AdminTestCase(BaseTestCase):
         m.AllocationGroup.objects.create(
             study=self.study, topic=presentation.topic, run_a=presentation.run_a, run_b=presentation.run_b, drawn_round=1, probability=0.5
         )
+        jobs.enqueue(self.study, self.staff)  # an Apply of the review page, queued
 
     def test_every_model_has_a_working_list_and_change_page(self) -> None:
         for model in apps.get_app_config("studyapp").get_models():

@@ -1,7 +1,7 @@
 """Must-show 1 of issue 30: bonuses paid exactly once under every fault of the local Prolific server (slow answers,
 a connection dropped after the request was received, 5xx, Retry-After, a worker killed mid-call with SIGKILL),
 through the apply of ``platform_review --apply`` (in this process and as a real process killed by pid) and the
-review page's job worker (tests/studyapp/test_review_jobs.py); the server counts the payments, and every request
+review page's job worker (``manage.py run_jobs``, killed the same way); the server counts the payments, and every request
 it received is in the audit log."""
 
 from __future__ import annotations
@@ -223,3 +223,25 @@ class KilledCommandTests(KilledWorkerTestCase):
         self.assertIn("found paid on Prolific", out)
         self.assert_paid_once()
         self.assertEqual(len(self.api.calls("POST", TRANSITION)), 9)  # each decision sent once
+
+
+class KilledJobWorkerTests(KilledWorkerTestCase):
+    """The review page's path: its Apply queues a job (services.review.jobs.enqueue, as the page does) that the job worker
+    ``manage.py run_jobs`` runs; the worker is killed mid-pay, another takes the job over."""
+
+    def job(self) -> tuple:
+        with sqlite3.connect(self.tmp / "db.sqlite3") as db:
+            return db.execute("SELECT status, attempts, steps_failed FROM studyapp_reviewjob").fetchone()
+
+    def test_the_job_worker_killed_mid_pay(self) -> None:
+        enqueue = f"from studyapp.models import Study\nfrom studyapp.services.review import jobs\njobs.enqueue(Study.objects.get(slug={self.slug!r}))"
+        self.manage("shell", "-c", enqueue)
+        self.api.fail("POST", PAY, delay=60)
+        self.kill_when_paying(self.start("run_jobs", "--poll", "0.2"))
+        self.assertEqual(self.job()[:2], ("running", 1))  # its worker is gone
+        self.assertEqual(sorted(self.decisions()), [(1, 0)] * 6)
+        out = self.manage("run_jobs", "--once", "--stale", "0")  # another worker takes the silent job over
+        self.assertIn("(attempt 2)", out)
+        self.assertEqual(self.job(), ("done", 2, 0))
+        self.assert_paid_once()
+        self.assertEqual(len(self.api.calls("POST", TRANSITION)), 9)

@@ -3,14 +3,18 @@ Prolific server, and the audit log; raw platform ids only for members with the i
 
 from __future__ import annotations
 
+import io
+from datetime import timedelta
 from unittest import mock
 
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 
-from studyapp.models import PlatformCall, ReviewDecision
+from studyapp.models import PlatformCall, ReviewDecision, ReviewJob
 from studyapp.services.access.teams import set_team
-from studyapp.services.review import audit
+from studyapp.services.review import audit, jobs
 from tests.studyapp.test_platform_review import PlatformReviewTestCase
 
 LONG = "Your submission was rejected because the answers did not follow the instructions that were shown before the first item."
@@ -69,9 +73,16 @@ class ReviewPageTests(PlatformReviewTestCase):
         response = self.client.post(self.url, {"apply": ""}, follow=True)  # not confirmed
         self.assertContains(response, "Nothing sent: tick the box to confirm")
         self.assertEqual(self.api.requests, [])
-        with mock.patch("time.sleep"):
-            response = self.client.post(self.url, {"apply": "", "confirm": "on"}, follow=True)
-        self.assertContains(response, "Applied: 15 step(s) done, 0 failed.")
+        response = self.client.post(self.url, {"apply": "", "confirm": "on"}, follow=True)
+        self.assertContains(response, "Apply queued: a job worker sends it")
+        self.assertContains(response, "Apply queued</strong>")
+        self.assertContains(response, '<meta http-equiv="refresh" content="3">')  # the page follows the job
+        self.assertEqual(self.api.requests, [])  # nothing is sent by the request itself
+        self.run_jobs()
+        response = self.client.get(self.url)
+        self.assertContains(response, "Apply done</strong> (asked by member)")
+        self.assertContains(response, "15 step(s) done, 0 failed.")
+        self.assertNotContains(response, 'http-equiv="refresh"')
         self.assertEqual(len(self.api.paid), 6)
         self.assertEqual(PlatformCall.objects.filter(staff=self.member).exclude(response=audit.SENT).count(), len(self.api.requests))
         self.assertContains(response, "approved on Prolific; bonus 0.75 paid")
@@ -89,8 +100,8 @@ class ReviewPageTests(PlatformReviewTestCase):
     def test_a_bonus_with_unknown_outcome_is_settled_on_the_page(self) -> None:
         self.api.fail("POST", r"/pay/$", 500, carried_out=True)  # paid, but the answer is an error: outcome unknown
         self.api.lists_bonuses = False  # and Prolific does not list the bonuses yet: staff settle
-        with mock.patch("time.sleep"):
-            self.client.post(self.url, {"apply": "", "confirm": "on"})
+        self.client.post(self.url, {"apply": "", "confirm": "on"})
+        self.run_jobs()
         unknown = ReviewDecision.objects.filter(bonus_unknown=True)
         self.assertEqual(unknown.count(), 6)
         page = self.client.get(self.url)
@@ -108,15 +119,51 @@ class ReviewPageTests(PlatformReviewTestCase):
         again = self.client.post(self.url, {"pseudonym": first, "settle": "paid"}, follow=True)
         self.assertContains(again, f"{first}: no bonus payment with an unknown outcome")
 
-    def test_apply_sends_a_batch_per_request_and_says_what_is_left(self) -> None:
+    def test_apply_is_queued_once_and_run_by_the_worker(self) -> None:
         transitions = r"/transition/$"
-        with self.settings(STUDYAPP_REVIEW_PAGE_BATCH=4), mock.patch("time.sleep"):
-            response = self.client.post(self.url, {"apply": "", "confirm": "on"}, follow=True)
-            self.assertEqual(len(self.api.calls("POST", transitions)), 4)
-            self.assertContains(response, "5 submission(s) still have something to send (at most 4 are sent per Apply")
-            for _ in range(2):
-                response = self.client.post(self.url, {"apply": "", "confirm": "on"}, follow=True)
-        self.assertNotContains(response, "still have something to send")
+        for _ in range(3):  # a double click, another tab: one job
+            self.client.post(self.url, {"apply": "", "confirm": "on"}, follow=True)
+        self.assertEqual(ReviewJob.objects.count(), 1)
+        self.assertContains(self.client.get(self.url), "Apply queued")
+        self.assertEqual(self.api.requests, [])
+        out = self.run_jobs()
+        self.assertIn("done, 15 step(s) done, 0 failed", out)
         self.assertEqual(len(self.api.calls("POST", transitions)), len(self.annotators))  # each decision sent once
-        self.assertEqual(len(self.api.paid), 6)  # every valid finisher's bonus, once, over the batches
+        self.assertEqual(len(self.api.paid), 6)
         self.assertEqual(sorted(self.api.paid), sorted(set(self.api.paid)))
+        self.assertNotIn("job", self.run_jobs().split("waiting for jobs")[1])  # nothing left to run
+        job = ReviewJob.objects.get()
+        self.assertEqual((job.status, job.attempts, job.staff), ("done", 1, self.member))
+        self.assertEqual(len(job.log.splitlines()), 15)
+        page = self.client.get(self.url).content.decode()
+        self.assertNotIn("sim-0000", page)  # the steps shown are masked like the rest
+        self.client.post(self.url, {"apply": "", "confirm": "on"})  # a new Apply after the last ended: a new job
+        self.assertEqual(ReviewJob.objects.count(), 2)
+
+    def test_a_stale_job_is_taken_over(self) -> None:
+        job, _ = jobs.enqueue(self.study, self.member)
+        ReviewJob.objects.filter(pk=job.pk).update(
+            status="running", worker="gone:1", attempts=1, heartbeat_at=timezone.now() - timedelta(hours=1)
+        )
+        self.assertIsNone(jobs.claim("w:2", stale_seconds=7200))  # not silent long enough
+        taken = jobs.claim("w:2", stale_seconds=60)
+        self.assertEqual((taken.pk, taken.worker, taken.attempts), (job.pk, "w:2", 2))
+        self.assertIn("the worker gone:1 fell silent; taken over by w:2", taken.log)
+        with mock.patch("time.sleep"):
+            done = jobs.run(taken)
+        self.assertEqual(done.status, "done")
+        self.assertEqual(len(self.api.paid), 6)
+
+    def test_a_job_without_a_token_fails_with_the_reason(self) -> None:
+        job, _ = jobs.enqueue(self.study, self.member)
+        with mock.patch.dict("os.environ", {"PROLIFIC_API_TOKEN": ""}):
+            job = jobs.run(jobs.claim("w:1"))
+        self.assertEqual(job.status, "failed")
+        self.assertIn("PROLIFIC_API_TOKEN is not set", job.error)
+        self.assertContains(self.client.get(self.url), "PROLIFIC_API_TOKEN is not set")
+
+    def run_jobs(self) -> str:
+        out = io.StringIO()
+        with mock.patch("time.sleep"):
+            call_command("run_jobs", "--once", stdout=out)
+        return out.getvalue()

@@ -313,7 +313,7 @@ def audit_log(study: Study, *, platform_ids: bool, limit: int = 300) -> list[dic
         text = request_text(call.request)
         entries.append({
             "time": call.created_at, "staff": call.staff.get_username() if call.staff else "manage.py", "pseudonym": who,
-            "operation": call.operation, "ok": call.ok,
+            "operation": call.operation, "ok": call.ok, "sent": call.status is None and call.operation == "pay_bonus" and call.response.startswith("sent;"),
             "result": result if ids is None else mask_ids(study, result, ids), "request": text if ids is None else mask_ids(study, text, ids),
         })  # fmt: skip
     return entries

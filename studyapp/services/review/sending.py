@@ -65,7 +65,7 @@ def clients_for(rows: list[Row]) -> dict[str, ReviewClient]:
 def apply(study: Study, *, staff=None, clients: Mapping[str, ReviewClient] | None = None,
           progress: Callable[[Step], None] | None = None, limit: int | None = None) -> list[Step]:  # fmt: skip
     """Send every due decision of ``study`` (the first ``limit`` of them, in the table's order, when given: the
-    review page sends a batch per request); returns what happened per submission (errors included)."""
+    caller wants a batch); returns what happened per submission (errors included)."""
     every = review_rows(study)
     unknown = [row for row in every if row.record is not None and row.record.bonus_unknown and row.ref is not None]
     rows = [row for row in every if row.transition_due or row.bonus_due]
