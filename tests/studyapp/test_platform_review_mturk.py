@@ -183,6 +183,42 @@ class MTurkApplyTests(MTurkReviewTestCase):
         self.assertEqual(ReviewDecision.objects.filter(study=self.study, bonus_paid_at__isnull=False).count(), 6)
         self.assertEqual([(c.ok, c.status) for c in self.bonus_calls()[:2]], [(False, 503), (True, 400)])
 
+    def test_an_interrupted_send_bonus_is_asked_about_with_list_bonus_payments(self) -> None:
+        """Ctrl-C (or a killed worker) while SendBonus waits: the bonus stays "outcome unknown"; the next apply asks
+        ListBonusPayments first: listed -> recorded paid and not sent again; not listed -> sent again under its token."""
+        finished = self.of(Annotator.Status.FINISHED)
+        self.expect_decisions()
+        original = MTurkReviewClient._call
+
+        def interrupted(client, operation, method, params, **kwargs):
+            if method == "send_bonus":
+                raise KeyboardInterrupt
+            return original(client, operation, method, params, **kwargs)
+
+        with mock.patch.object(MTurkReviewClient, "_call", interrupted), self.assertRaises(KeyboardInterrupt):
+            sending.apply(self.study, clients=self.clients())
+        unknown = ReviewDecision.objects.get(study=self.study, bonus_unknown=True)  # the one whose call was out
+        self.assertEqual(unknown.annotator, finished[0])
+        self.assertIsNotNone(unknown.bonus_sent_at)
+        first, second = finished[0].external_ids["assignmentId"], finished[1].external_ids["assignmentId"]
+        listed = {"BonusPayments": [{"WorkerId": finished[0].external_id, "BonusAmount": "0.75", "AssignmentId": first}], **OK}
+        self.stub.add_response("list_bonus_payments", listed, {"AssignmentId": first, "MaxResults": 100})
+        for a in finished[1:]:
+            self.stub.add_response("send_bonus", OK, self.bonus_params(a))
+        steps = sending.apply(self.study, clients=self.clients())
+        self.stub.assert_no_pending_responses()
+        self.assertIn("found paid on MTurk", steps[0].text)
+        self.assertEqual(ReviewDecision.objects.filter(study=self.study, bonus_paid_at__isnull=False).count(), 6)
+        # not listed: MTurk did not pay it, so it is paid again, under the same UniqueRequestToken
+        rec = ReviewDecision.objects.get(annotator=finished[1])
+        ReviewDecision.objects.filter(pk=rec.pk).update(bonus_paid_at=None, bonus_paid=None, bonus_unknown=True)
+        self.stub.add_response("list_bonus_payments", {"BonusPayments": [], **OK}, {"AssignmentId": second, "MaxResults": 100})
+        self.stub.add_response("send_bonus", OK, {**self.bonus_params(finished[1]), "UniqueRequestToken": str(rec.bonus_token)})
+        steps = sending.apply(self.study, clients=self.clients())
+        self.stub.assert_no_pending_responses()
+        self.assertIn("has no bonus 0.75 for it", steps[0].text)
+        self.assertIsNotNone(ReviewDecision.objects.get(pk=rec.pk).bonus_paid_at)
+
     def test_an_outage_leaves_the_bonuses_for_the_next_apply_under_the_same_tokens(self) -> None:
         finished = self.of(Annotator.Status.FINISHED)
         self.expect_decisions()
