@@ -4,6 +4,7 @@ on at 301 s), and a system check refuses a per-process cache in production with 
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import tempfile
@@ -18,6 +19,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.db import connections
 from django.test import SimpleTestCase, TransactionTestCase, override_settings
+from django.test.utils import CaptureQueriesContext
 
 from studyapp import checks
 from studyapp.services.access import throttle
@@ -114,6 +116,36 @@ class DatabaseCacheTest(SharedCacheChecks, TransactionTestCase):
                 throttle.count(throttle.Limit("other", 5, 900), "y")  # a write at that time, as a busy site has
                 wait = throttle.login_attempt("boss", "10.0.0.2")
                 self.assertEqual(wait > 0, locked, f"after {later} s: wait {wait}")
+
+    def test_add_keeps_a_live_entry_and_replaces_an_expired_one(self) -> None:
+        self.assertTrue(cache.add("k", 1, timeout=900))
+        self.assertFalse(cache.add("k", 2, timeout=900))
+        self.assertEqual(cache.get("k"), 1)
+        cache.set("k", 3, timeout=900)  # set replaces a live entry
+        self.assertEqual(cache.get("k"), 3)
+        later = time.time() + 901
+        with mock.patch("time.time", return_value=later), mock.patch("studyapp.cache_backends.tz_now", return_value=_utc(later)):
+            self.assertTrue(cache.add("k", 4, timeout=900))
+        self.assertEqual(self.seconds_left("k") > 1700, True)  # the new entry's window, not the old one's
+        cache.set("forever", "v", timeout=None)
+        self.assertEqual(cache.get("forever"), "v")
+
+    def test_a_newcomers_arrival_writes_in_two_statements(self) -> None:
+        limit = throttle.Limit("arrival-statements", 20, 600)
+        with mock.patch("studyapp.cache_backends._WRITES", itertools.count(1)), CaptureQueriesContext(connections["default"]) as queries:
+            self.assertEqual(throttle.count(limit, "10.0.0.9"), 1)  # the counter and its window's end
+        self.assertEqual([q["sql"].split()[0] for q in queries.captured_queries], ["INSERT", "INSERT"])
+
+    def test_the_table_is_still_culled(self) -> None:
+        with override_settings(CACHES={"default": {**DB_CACHE["default"], "OPTIONS": {"MAX_ENTRIES": 10, "CULL_FREQUENCY": 2}}}):
+            with mock.patch("studyapp.cache_backends.CULL_CHECK_EVERY", 5):
+                for i in range(40):
+                    caches["default"].set(f"e{i}", i, timeout=900)
+            with connections["default"].cursor() as cursor:
+                cursor.execute("SELECT COUNT(*) FROM studyapp_cache")
+                (rows,) = cursor.fetchone()
+        self.assertLessEqual(rows, 10 + 5)
+        self.assertEqual(caches["default"].get("e39"), 39)  # the newest stays
 
     def test_migrate_makes_the_cache_table(self) -> None:
         with connections["default"].cursor() as cursor:
