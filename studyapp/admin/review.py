@@ -80,3 +80,15 @@ class ReviewJobAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
     list_filter = ["study", "status"]
     list_select_related = ["study", "staff"]
     exclude = ["log", "error"]  # steps and errors may name raw platform ids: the review page shows them masked
+
+
+@admin.register(m.StoredPlan)
+class StoredPlanAdmin(TeamScoped, ReadOnly, admin.ModelAdmin):
+    """The last plan of each study and kind, written by manage.py plan_study (read-only: run the command again)."""
+
+    list_display = ["study", "kind", "computed_at", "answers", "summary"]
+    list_filter = ["study", "kind"]
+    list_select_related = ["study"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        return [f.name for f in self.model._meta.fields]

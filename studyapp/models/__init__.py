@@ -8,6 +8,7 @@ from studyapp.models.allocation import AllocationGroup, AllocationRound
 from studyapp.models.annotation import Annotator, Assignment, Consent, Preference
 from studyapp.models.collection import Collection, Document, Judgment, RankedItem, Run, Subtopic, Topic
 from studyapp.models.erasure import ErasureLog, WithdrawnParticipant
+from studyapp.models.planning import StoredPlan
 from studyapp.models.platform_review import PlatformCall, ReviewDecision, ReviewJob
 from studyapp.models.quality import QualityDecision
 from studyapp.models.staff import StaffSession
@@ -34,6 +35,7 @@ __all__ = [
     "ReviewJob",
     "Run",
     "StaffSession",
+    "StoredPlan",
     "Study",
     "StudyMember",
     "StudyRun",

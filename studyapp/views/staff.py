@@ -17,9 +17,10 @@ from django.shortcuts import redirect, render
 
 from studyapp.exceptions import InvalidStudyConfig, StudyError
 from studyapp.forms import AnnotatorSearchForm, CreateStudyForm, ReviewApplyForm, ReviewDecisionForm, runs_by_collection
-from studyapp.models import Study, study_settings
+from studyapp.models import StoredPlan, Study, study_settings
 from studyapp.services.access.teams import member_study, sees_platform_ids, visible_studies
 from studyapp.services.analysis import adaptive, dashboard, figures, preview
+from studyapp.services.analysis.stored_plan import plan_command, stored_plan
 from studyapp.services.data.export import content_type, download_name, export_bytes, export_formats
 from studyapp.services.data.file_names import safe_name
 from studyapp.services.data.payments import payments_csv
@@ -95,6 +96,8 @@ def study_page(request: HttpRequest, slug: str) -> HttpResponse:
         "formats": export_formats(),
         "refresh_seconds": REFRESH_SECONDS,
         "adaptive": adaptive.dashboard_view(study),
+        "data_plan": stored_plan(study, StoredPlan.Kind.DATA),
+        "data_plan_command": plan_command(study, from_data=True),
     }
     return render(request, "studyapp/staff/study.html", context)
 
@@ -135,6 +138,8 @@ def study_setup(request: HttpRequest, slug: str) -> HttpResponse:
         "link": link,
         "warnings": link_warnings(link) + consent_warnings(study.consent_text),
         "sections": setup_sections(study, base),
+        "plan": stored_plan(study, StoredPlan.Kind.DESIGN),
+        "plan_command": plan_command(study),
     }
     return render(request, "studyapp/staff/setup.html", context)
 

@@ -19,7 +19,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from studyapp import admin as study_admin
-from studyapp.models import Annotator, PlatformCall, QualityDecision, ReviewDecision, Study, StudyMember
+from studyapp.models import Annotator, PlatformCall, QualityDecision, ReviewDecision, StoredPlan, Study, StudyMember
 from studyapp.services.access.teams import set_team
 from studyapp.services.data import erasure
 from studyapp.services.platforms.review_api import CallRecord
@@ -84,6 +84,9 @@ class AccessMatrixTest(AnnotatorTestCase):
             [CallRecord("state", {"method": "GET", "path": "/api/v1/submissions/pid-one/"}, True, 200, '{"participant": "pid-one"}')],
         )
         jobs.enqueue(cls.study, cls.users["member"])  # an Apply of the review page, queued
+        StoredPlan.objects.create(  # what manage.py plan_study stores
+            study=cls.study, kind="design", computed_at=datetime(2026, 1, 7, tzinfo=UTC), assumptions={}, table=[], lines="", summary=""
+        )
 
     def client_for(self, role: str) -> Client:
         client = Client()

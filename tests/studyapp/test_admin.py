@@ -81,6 +81,15 @@ class AdminTestCase(BaseTestCase):
             study=self.study, topic=presentation.topic, run_a=presentation.run_a, run_b=presentation.run_b, drawn_round=1, probability=0.5
         )
         jobs.enqueue(self.study, self.staff)  # an Apply of the review page, queued
+        m.StoredPlan.objects.create(  # what manage.py plan_study stores
+            study=self.study,
+            kind="design",
+            computed_at=self.now,
+            assumptions={"truth": "D#-nDCG@10"},
+            table=[{"participants": 4}],
+            lines="Plan for ...",
+            summary="Recommended: none in the grid",
+        )
 
     def test_every_model_has_a_working_list_and_change_page(self) -> None:
         for model in apps.get_app_config("studyapp").get_models():
