@@ -98,7 +98,10 @@ class DashboardProjectionTests(BaseTestCase):
         html = client.get(reverse("staff_study", args=[study.slug])).content.decode()
         self.assertIn(escape(found.summary), html)
         self.assertIn("Computed 3\xa0hours ago", html)
-        self.assertIn("from 144 valid answers", html)
+        self.assertIn("from 144 valid answers,", html)  # as many as now: no note
+        StoredPlan.objects.filter(pk=found.pk).update(answers=100)
+        html = client.get(reverse("staff_study", args=[study.slug])).content.decode()
+        self.assertIn("from 100 valid answers (144 now)", html)  # answers arrived since: the page says so
 
 
 class ProjectionSentenceTests(BaseTestCase):
