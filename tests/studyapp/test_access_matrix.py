@@ -19,7 +19,18 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from studyapp import admin as study_admin
-from studyapp.models import Annotator, PlatformCall, QualityDecision, ReviewDecision, StoredPlan, Study, StudyMember
+from studyapp.models import (
+    AllocationGroup,
+    AllocationRound,
+    Annotator,
+    PlatformCall,
+    Presentation,
+    QualityDecision,
+    ReviewDecision,
+    StoredPlan,
+    Study,
+    StudyMember,
+)
 from studyapp.services.access.teams import set_team
 from studyapp.services.data import erasure
 from studyapp.services.platforms.review_api import CallRecord
@@ -84,6 +95,11 @@ class AccessMatrixTest(AnnotatorTestCase):
             [CallRecord("state", {"method": "GET", "path": "/api/v1/submissions/pid-one/"}, True, 200, '{"participant": "pid-one"}')],
         )
         jobs.enqueue(cls.study, cls.users["member"])  # an Apply of the review page, queued
+        presentation = Presentation.objects.filter(study=cls.study).first()  # what adaptive allocation stores
+        AllocationRound.objects.create(study=cls.study, number=1, drawn_at=datetime(2026, 1, 7, tzinfo=UTC), answers=3, target=1.0, drawn=1)
+        AllocationGroup.objects.create(
+            study=cls.study, topic=presentation.topic, run_a=presentation.run_a, run_b=presentation.run_b, drawn_round=1, probability=0.5
+        )
         StoredPlan.objects.create(  # what manage.py plan_study stores
             study=cls.study, kind="design", computed_at=datetime(2026, 1, 7, tzinfo=UTC), assumptions={}, table=[], lines="", summary=""
         )
