@@ -7,7 +7,6 @@ within 5 s, the same workers alive afterwards."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -85,13 +84,6 @@ class ErrorPathTest(AnnotatorTestCase):
             self.assertEqual(len(after_failure), 1, after_failure)  # the failing query only
 
 
-def in_the_parent_run_only() -> None:
-    """These tests start their own servers against PostgreSQL: the PostgreSQL child run (test_postgresql.py,
-    DATABASE_URL set) leaves them to the parent run, which runs them in CI."""
-    if os.environ.get("DATABASE_URL", "").startswith("postgres"):
-        pytest.skip("the parent (SQLite) run of this session runs it against PostgreSQL")
-
-
 class PauseTest(AnnotatorTestCase):
     def test_a_paused_process_answers_503_at_once_without_a_query(self) -> None:
         from studyapp import pg_deadline
@@ -122,7 +114,6 @@ def test_locked_tables_answer_503_within_seconds_and_kill_no_worker() -> None:
     request (the annotator table was read again on the error page: 2 waits), and no worker is killed."""
     import psycopg
 
-    in_the_parent_run_only()
     url = postgres_url()  # fails in CI without PostgreSQL, skips elsewhere
     base = url.replace("postgres://", "postgresql://", 1)
     name = f"studyapp_locked_{time.time_ns()}"
@@ -169,7 +160,6 @@ def test_a_frozen_database_answers_503_within_5_s_and_kills_no_worker() -> None:
     after a database that did not answer; without the pause the last would wait 9 s), then, the pause
     over, one per worker again (the connect timeout). Every request gets 503 with Retry-After within 5 s,
     no worker is killed, and the site answers again once the server resumes."""
-    in_the_parent_run_only()
     postgres_url()  # in CI PostgreSQL is required; elsewhere the test needs its programs only
     with ExitStack() as stack:
         cluster = ScratchPostgres()
