@@ -12,6 +12,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext, gettext_lazy
 
+from studyapp.exceptions import InvalidStudyConfig
 from studyapp.models import Collection
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
 from studyapp.services import platforms
@@ -211,6 +212,18 @@ class CreateStudyForm(forms.Form):
         summary = create_study(data["collection"].name, data["name"], data["config"])
         set_team(summary.study, user.get_username())  # whoever creates a study owns it
         return summary
+
+    def submitted_study(self, request) -> DesignSummary | None:
+        """On a valid POST, the created study's summary; None otherwise, the service's problems (all of
+        them, from :class:`InvalidStudyConfig`) added to the form's errors. Shared by the staff page and the admin."""
+        if request.method != "POST" or not self.is_valid():
+            return None
+        try:
+            return self.create(request.user)
+        except InvalidStudyConfig as exc:
+            for error in exc.errors:
+                self.add_error(None, error)
+            return None
 
 
 def runs_by_collection() -> dict[str, list[str]]:

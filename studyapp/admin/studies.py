@@ -11,7 +11,6 @@ from django.utils.html import format_html
 
 from studyapp import models as m
 from studyapp.admin.common import CountColumns, ReadOnly, ReadOnlyInline, TeamScoped
-from studyapp.exceptions import InvalidStudyConfig
 from studyapp.forms import CreateStudyForm, runs_by_collection
 from studyapp.models import study_settings
 from studyapp.models.study_settings import SETTINGS
@@ -129,16 +128,11 @@ class StudyAdmin(admin.ModelAdmin):
         if not self.has_add_permission(request):
             return HttpResponseRedirect(reverse("admin:studyapp_study_changelist"))
         form = CreateStudyForm(request.POST or None)
-        if request.method == "POST" and form.is_valid():
-            try:
-                summary = form.create(request.user)
-            except InvalidStudyConfig as exc:
-                for error in exc.errors:
-                    form.add_error(None, error)
-            else:
-                for line in summary.lines():
-                    self.message_user(request, line, messages.SUCCESS)
-                return HttpResponseRedirect(reverse("admin:studyapp_study_change", args=[summary.study.pk]))
+        summary = form.submitted_study(request)
+        if summary is not None:
+            for line in summary.lines():
+                self.message_user(request, line, messages.SUCCESS)
+            return HttpResponseRedirect(reverse("admin:studyapp_study_change", args=[summary.study.pk]))
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,

@@ -15,7 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from studyapp.exceptions import InvalidStudyConfig, StudyError
+from studyapp.exceptions import StudyError
 from studyapp.forms import AnnotatorSearchForm, CreateStudyForm, ReviewApplyForm, ReviewDecisionForm, runs_by_collection
 from studyapp.models import StoredPlan, Study, study_settings
 from studyapp.services.access.teams import member_study, sees_platform_ids, visible_studies
@@ -64,16 +64,11 @@ def study_new(request: HttpRequest) -> HttpResponse:
     if not request.user.has_perm("studyapp.add_study"):
         raise PermissionDenied("creating studies needs the permission to add studies")
     form = CreateStudyForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            summary = form.create(request.user)
-        except InvalidStudyConfig as exc:
-            for error in exc.errors:
-                form.add_error(None, error)
-        else:
-            for line in summary.lines(base_url(request)):
-                messages.success(request, line)
-            return redirect("staff_study", summary.study.slug)
+    summary = form.submitted_study(request)
+    if summary is not None:
+        for line in summary.lines(base_url(request)):
+            messages.success(request, line)
+        return redirect("staff_study", summary.study.slug)
     context = {"form": form, "settings": study_settings.SETTINGS, "runs_by_collection": runs_by_collection()}
     return render(request, "studyapp/staff/study_new.html", context)
 
