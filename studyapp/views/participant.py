@@ -19,7 +19,6 @@ from django.utils import translation
 from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
 
-from studyapp.forms import ArrivalForm
 from studyapp.models import Annotator, Study
 from studyapp.services import platforms
 from studyapp.services.participation import flow, sessions
@@ -60,20 +59,10 @@ def message_page(request: HttpRequest, study: Study | None, kind: str, *, status
 def _exit_with_screenout(request: HttpRequest, study: Study, context: dict) -> None:
     """The screen-out code, and the platform's own redirect (Prolific's for a Prolific participant; an MTurk worker returns the HIT on MTurk)."""
     context["code"] = study.screenout_code
-    platform = platforms.by_key(_arrived_from(request, study))
+    platform = sessions.platform_of(request, study.slug) or platforms.ANONYMOUS
     link = screenout_link(study, platform.key)
     if link:
         context.update(link=link, platform_name=platform.name)
-
-
-def _arrived_from(request: HttpRequest, study: Study) -> str:
-    """The platform of whoever asks: the link's parameters, else the session's annotator or pending newcomer."""
-    form = ArrivalForm(request.GET)
-    if form.is_valid() and form.arrival().external_id:
-        return form.arrival().platform
-    annotator = sessions.session_annotator(request, study)
-    arrival = sessions.pending(request, study)
-    return annotator.platform if annotator is not None else arrival.platform if arrival is not None else platforms.ANONYMOUS.key
 
 
 def to_step(request: HttpRequest, study: Study, step: str) -> HttpResponse:

@@ -21,8 +21,6 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from studyapp.services.participation import sessions
-from studyapp.services.platforms.base import Platform
-from studyapp.services.platforms.registry import REGISTRY
 
 
 class PartitionedMorsel(Morsel):
@@ -35,28 +33,13 @@ class PartitionedMorsel(Morsel):
 PARTICIPANT_ROUTE = "s/<slug:slug>/"  # where the participant pages live (studyapp/urls.py); staff pages never framed
 
 
-def _platform_of(request: HttpRequest, slug: str, from_session: bool) -> Platform | None:
-    """The platform of this request's participant in study ``slug`` (None: anonymous or unknown), from the
-    link's parameters and, if ``from_session``, the session's arrival or annotator (a database query)."""
-    for platform in REGISTRY.values():
-        if platform.key and platform.in_link(request.GET):
-            return platform
-    if not from_session or not hasattr(request, "session"):
-        return None
-    study, annotator = sessions.resolve(request, slug)
-    if study is None:
-        return None
-    key = annotator.platform if annotator is not None else getattr(sessions.pending(request, study), "platform", "")
-    return REGISTRY.get(key) if key else None
-
-
 def frame_ancestors(request: HttpRequest, from_session: bool = True) -> tuple[str, ...]:
     """The origins that may frame the response to ``request`` (empty: none may); without ``from_session``
     only the link's parameters count (no database query: the error pages)."""
     match = getattr(request, "resolver_match", None)
     if match is None or not (match.route or "").startswith(PARTICIPANT_ROUTE) or "slug" not in match.kwargs:
         return ()
-    platform = _platform_of(request, match.kwargs["slug"], from_session)
+    platform = sessions.platform_of(request, match.kwargs["slug"], from_session=from_session)
     return tuple(platform.frame_ancestors) if platform is not None else ()
 
 

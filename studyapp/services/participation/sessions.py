@@ -18,6 +18,8 @@ from django.http import HttpRequest
 from studyapp.compiled_queries import compiled
 from studyapp.models import Annotator, Study
 from studyapp.services.participation import flow
+from studyapp.services.platforms.base import Platform
+from studyapp.services.platforms.registry import REGISTRY
 
 TOKENS = "studyapp.tokens"  # session: {study id: annotator token}
 ARRIVALS = "studyapp.arrivals"  # session: {study id: platform parameters of a newcomer who has not consented yet}
@@ -121,3 +123,19 @@ def set_pending(request: HttpRequest, study: Study, arrival: flow.Arrival) -> fl
     arrival = replace(arrival, key=key)
     request.session[ARRIVALS] = {**request.session.get(ARRIVALS, {}), str(study.pk): arrival.to_session()}
     return arrival
+
+
+def platform_of(request: HttpRequest, slug: str, *, from_session: bool = True) -> Platform | None:
+    """The platform of this request's participant in study ``slug`` (None: anonymous or unknown): the one whose
+    parameters the link carries (a preview's too), else, if ``from_session``, the platform of the session's
+    annotator or pending newcomer (read with :func:`resolve`, once per request)."""
+    for platform in REGISTRY.values():
+        if platform.key and platform.in_link(request.GET):
+            return platform
+    if not from_session or not hasattr(request, "session"):
+        return None
+    study, annotator = resolve(request, slug)
+    if study is None:
+        return None
+    key = annotator.platform if annotator is not None else getattr(pending(request, study), "platform", "")
+    return REGISTRY.get(key) if key else None
