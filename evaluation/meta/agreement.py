@@ -25,18 +25,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
 from evaluation._types import FloatArray, IntArray
-from evaluation.exceptions import EvaluationError
-from evaluation.meta._matrix import pair_differences, score_cube
 from evaluation.meta._resampling import RngLike, bootstrap_counts, percentile_interval, resolve_rng
 from evaluation.meta.intervals import CONVENTION as INTERVAL_CONVENTION
 from evaluation.meta.intervals import MIN_TOPICS, check_method, score_interval
-from evaluation.meta.levels import drop_undefined
+from evaluation.meta.pairs import TIE, checked_pairs, on_items, signs
 
 STATISTICS = ("tau", "tau_b", "MUP", "MUP_b", "MUP_b_published")
 BINS = ("small", "large")
@@ -44,7 +43,6 @@ SUBRANGES = ("(0-1]", "(1-2]", "(2-3]", "(3-4]")
 SUBRANGE_BOUNDS = ((0.0, 1.0), (1.0, 2.0), (2.0, 3.0), (3.0, 4.0))
 SUBSETS = ("all", *BINS, *SUBRANGES, *(f"{b}:{s}" for b in BINS for s in SUBRANGES))
 TABLE_COLUMNS = ["measure", "statistic", "subset", "n", "value", "ci_low", "ci_high"]
-TIE = 1e-12
 TAU_MODES = ("pairs", "scipy")
 CONVENTIONS = {
     "metric_tie": "|d_M(c)| <= 1e-12 is a metric tie (docs/metrics.md#run-pairs-and-signs)",
@@ -67,12 +65,6 @@ def subrange_masks(u: FloatArray, tol: float = TIE) -> FloatArray:
     ``(k-1, k]`` iff ``k - 1 + tol < u <= k + tol``, so ``u <= tol`` (a tie) is in none.
     """
     return np.stack([(u > lo + tol) & (u <= hi + tol) for lo, hi in SUBRANGE_BOUNDS])
-
-
-def signs(values: FloatArray, tol: float = TIE) -> FloatArray:
-    """``sign(x)`` with ``|x| <= tol`` mapped to 0 (floating-noise ties, docs/metrics.md#run-pairs-and-signs)."""
-    values = np.asarray(values, dtype=np.float64)
-    return np.where(np.abs(values) <= tol, 0.0, np.sign(values))
 
 
 def weighted_sums(s_m: FloatArray, s_u: FloatArray, u: FloatArray, w: FloatArray) -> dict[str, FloatArray]:
@@ -206,17 +198,9 @@ def agreement(
         bootstrap, needs B) or ``none``; docs/meta.md#confidence-intervals. No interval for a
         subset whose pairs come from fewer than ``intervals.MIN_TOPICS`` topics.
     """
-    d = np.atleast_2d(np.asarray(d, dtype=np.float64))
-    p = np.asarray(p, dtype=np.float64)
+    x = checked_pairs(d, p, measures, user_sign, clusters)
+    d, p, s_u, clusters, measures = x.d, x.p, x.user_sign, x.clusters, x.measures
     G, P = d.shape
-    if len(measures) != G:
-        raise ValueError(f"{len(measures)} measure names for {G} rows of differences")
-    if p.shape != (P,):
-        raise ValueError(f"preferences must have shape ({P},), got {p.shape}")
-    if P == 0:
-        raise EvaluationError("no run pairs to analyse")
-    if not np.isfinite(p).all() or np.isinf(d).any():
-        raise EvaluationError("preferences must be finite and metric differences finite or NaN (undefined)")
     if tau_mode not in TAU_MODES:
         raise ValueError(f"tau_mode must be one of {', '.join(TAU_MODES)}, got {tau_mode!r}")
     if B < 0:
@@ -226,8 +210,6 @@ def agreement(
     if unknown or not subsets:
         raise ValueError(f"subsets must be among {', '.join(SUBSETS)}, got {', '.join(map(str, subsets)) or 'none'}")
     subsets = [subset for subset in SUBSETS if subset in subsets]
-    s_u = signs(p) if user_sign is None else np.asarray(user_sign, dtype=np.float64)
-    clusters = np.arange(P) if clusters is None else np.asarray(clusters)
     generator, seed = resolve_rng(rng)
 
     valid = ~np.isnan(d)
@@ -433,65 +415,11 @@ def _tied_pairs(values: FloatArray) -> float:
     return float((counts * (counts - 1) / 2).sum())
 
 
-@dataclass(frozen=True)
-class PairInputs:
-    """The arrays every pairwise analysis reads from preference items and a score table."""
-
-    d: FloatArray  # (G, P) metric differences
-    p: FloatArray  # (P,) mean user preferences
-    user_sign: FloatArray  # (P,) exact user signs
-    clusters: IntArray  # (P,) topic index of each pair
-    measures: tuple[str, ...]
-
-
-def pair_inputs(items: pd.DataFrame, scores: pd.DataFrame, measures: Sequence[str] | None = None) -> PairInputs:
-    """Metric differences, preferences and topics of the defined preference items (see :func:`agreement_with_users`)."""
-    items = drop_undefined(items)
-    if items.empty:
-        raise EvaluationError("no run pair has a defined user preference")
-    runs = sorted(set(items["run_a"]) | set(items["run_b"]))
-    cube = score_cube(scores, measures, runs=runs, topics=list(dict.fromkeys(items["key"])))
-    kept = items["key"].isin(cube.topics)
-    if not kept.all():
-        items = items[kept].reset_index(drop=True)
-    d = pair_differences(cube, items["key"], items["run_a"], items["run_b"])
-    _, clusters = np.unique(items["topic"].to_numpy(), return_inverse=True)
-    return PairInputs(d, items["p"].to_numpy(dtype=np.float64), items["sign"].to_numpy(dtype=np.float64), clusters, tuple(cube.measures))
-
-
 def agreement_with_users(
-    items: pd.DataFrame,
-    scores: pd.DataFrame,
-    measures: Sequence[str] | None = None,
-    *,
-    B: int = 0,
-    rng: RngLike = None,
-    confidence: float = 0.95,
-    tau_mode: str = "pairs",
-    subsets: Sequence[str] = SUBSETS,
-    interval: str = "score",
+    items: pd.DataFrame, scores: pd.DataFrame, measures: Sequence[str] | None = None, **options: Any
 ) -> AgreementResult:
-    """Agreement of every measure of a per-topic score table with preference items.
-
-    Parameters
-    ----------
-    items : from :func:`evaluation.meta.levels.preference_items` (``key run_a run_b p sign topic``).
-    scores : tidy ``run topic measure value`` frame; the metric of pair ``c`` is looked up under
-        topic ``key``. Every needed (run, key, measure) must be present (error otherwise).
-    measures : measures to evaluate (default: all in the scores).
-    B, rng, confidence, tau_mode, subsets, interval : see :func:`agreement`; intervals treat topics as clusters.
-    """
-    x = pair_inputs(items, scores, measures)
-    return agreement(
-        x.d,
-        x.p,
-        x.measures,
-        user_sign=x.user_sign,
-        clusters=x.clusters,
-        B=B,
-        rng=rng,
-        confidence=confidence,
-        tau_mode=tau_mode,
-        subsets=subsets,
-        interval=interval,
-    )
+    """Agreement of every measure of a per-topic score table with preference items: :func:`agreement` through
+    :func:`~evaluation.meta.pairs.on_items` (which says what ``items``, ``scores`` and ``measures`` are), with
+    :func:`agreement`'s options (``B``, ``rng``, ``confidence``, ``tau_mode``, ``subsets``, ``interval``);
+    intervals treat topics as clusters."""
+    return on_items(agreement, items, scores, measures, **options)

@@ -46,19 +46,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from evaluation._types import FloatArray, IntArray
-from evaluation.exceptions import EvaluationError
 from evaluation.meta._resampling import RngLike, resolve_rng
+from evaluation.meta.pairs import TIE, checked_pairs, on_items, signs
 
 MIN_TOPICS = 5  # fewer topics: no best-set claim (2^-4 > 0.05: nothing could be left out)
 EXACT_TOPICS = 12  # up to this many topics every sign-flip vector is enumerated (4,096); above, B random ones
 CORRECTIONS = ("max", "none")
 COLUMNS = ["measure", "entry", "MUP", "rank", "diff_to_leader", "diff_low", "diff_high", "p_best", "in_best_set", "status"]
-TIE = 1e-12
 SELECTION = 0.1  # beta = SELECTION * alpha: level spent on leaving clearly worse rivals out of the maximum
 CHUNK = 2048  # sign-flip vectors per block (bounds memory: CHUNK x G x G floats)
 CONVENTION = (
@@ -150,7 +150,7 @@ def _num(value: float) -> float | None:
 def topic_sums(d: FloatArray, p: FloatArray, user_sign: FloatArray, clusters: IntArray) -> tuple[FloatArray, FloatArray]:
     """Per-topic ``x = sum u J`` and ``u = sum u`` of each metric over its defined pairs: two (T, G) arrays."""
     defined = np.isfinite(d)
-    s_m = np.where(defined, np.where(np.abs(np.nan_to_num(d)) <= TIE, 0.0, np.sign(np.nan_to_num(d))), 0.0)
+    s_m = np.where(defined, signs(np.nan_to_num(d)), 0.0)
     u = np.abs(p)
     _, index = np.unique(clusters, return_inverse=True)
     member = np.zeros((int(index.max()) + 1, d.shape[1]))
@@ -165,7 +165,7 @@ def merge_identical(d: FloatArray, measures: Sequence[str]) -> tuple[list[list[i
     and ``{row: reason}`` for the metrics tied (or undefined) on every pair.
     """
     defined = np.isfinite(d)
-    s = np.where(defined, np.where(np.abs(np.nan_to_num(d)) <= TIE, 0, np.sign(np.nan_to_num(d))), 9).astype(np.int8)
+    s = np.where(defined, signs(np.nan_to_num(d)), 9).astype(np.int8)
     undefined: dict[int, str] = {}
     groups: dict[bytes, list[int]] = {}
     for g in range(d.shape[0]):
@@ -284,23 +284,14 @@ def best_set(
     alpha : level of each entry's test (and 1 - level of the leader-rival intervals);
     correction : ``max`` (default) or ``none``.
     """
-    d = np.atleast_2d(np.asarray(d, dtype=np.float64))
-    p = np.asarray(p, dtype=np.float64)
-    G, P = d.shape
-    if len(measures) != G:
-        raise ValueError(f"{len(measures)} measure names for {G} rows of differences")
-    if p.shape != (P,) or P == 0:
-        raise EvaluationError(f"preferences must be a non-empty vector of {P} pairs, got shape {p.shape}")
-    if not np.isfinite(p).all():
-        raise EvaluationError("preferences must be finite")
+    x = checked_pairs(d, p, measures, user_sign, clusters)
+    d, p, s_u, clusters = x.d, x.p, x.user_sign, x.clusters
     if B < 1:
         raise ValueError(f"the best set needs B >= 1 sign-flip vectors, got {B}")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     if correction not in CORRECTIONS:
         raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
-    s_u = np.where(np.abs(p) <= TIE, 0.0, np.sign(p)) if user_sign is None else np.asarray(user_sign, dtype=np.float64)
-    clusters = np.arange(P) if clusters is None else np.asarray(clusters)
     generator, seed = resolve_rng(rng)
     groups, undefined = merge_identical(d, measures)
     x_all, u_all = topic_sums(d, p, s_u, clusters)
@@ -372,18 +363,7 @@ def with_best_set(table: pd.DataFrame, chosen: BestSet) -> pd.DataFrame:
     )
 
 
-def best_set_with_users(
-    items: pd.DataFrame,
-    scores: pd.DataFrame,
-    measures: Sequence[str] | None = None,
-    *,
-    B: int = 1000,
-    rng: RngLike = None,
-    alpha: float = 0.05,
-    correction: str = "max",
-) -> BestSet:
-    """:func:`best_set` of preference items against a per-topic score table (as ``agreement_with_users`` reads them)."""
-    from evaluation.meta.agreement import pair_inputs
-
-    x = pair_inputs(items, scores, measures)
-    return best_set(x.d, x.p, x.measures, user_sign=x.user_sign, clusters=x.clusters, B=B, rng=rng, alpha=alpha, correction=correction)
+def best_set_with_users(items: pd.DataFrame, scores: pd.DataFrame, measures: Sequence[str] | None = None, **options: Any) -> BestSet:
+    """:func:`best_set` of preference items against a per-topic score table (:func:`~evaluation.meta.pairs.on_items`,
+    as ``agreement_with_users`` reads them), with :func:`best_set`'s options (``B``, ``rng``, ``alpha``, ``correction``)."""
+    return on_items(best_set, items, scores, measures, **options)

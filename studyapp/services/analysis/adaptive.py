@@ -24,8 +24,8 @@ from django.db.models import Count
 from evaluation.exceptions import EvaluationError
 from evaluation.meta import adaptive
 from evaluation.meta._matrix import pair_differences, score_cube
-from evaluation.meta.agreement import pair_inputs
 from evaluation.meta.levels import drop_undefined, preference_items
+from evaluation.meta.pairs import pair_inputs
 from studyapp.models import AllocationGroup, AllocationRound, Annotator, Preference, Presentation, Study
 from studyapp.models.study import TOPIC
 from studyapp.models.study_settings import Allocation
