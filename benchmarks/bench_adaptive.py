@@ -44,6 +44,7 @@ import tempfile
 import time
 import warnings
 from dataclasses import dataclass
+from dataclasses import replace as with_fields
 from pathlib import Path
 
 if "OPENBLAS_NUM_THREADS" not in os.environ and "OMP_NUM_THREADS" not in os.environ:
@@ -65,6 +66,9 @@ from evaluation.meta.agreement import signs  # noqa: E402
 from evaluation.meta.simulate import StudyPairs, UserModel, latent_preference, simulate_answers  # noqa: E402
 
 TRUTH = "D#-nDCG@10"
+# The default candidates: the metrics a diversity preference study of the seed's kind compares (Sakai & Zeng 2019's
+# diversity measures and the ad hoc nDCG baseline they were held against); --candidates all: every registered metric.
+CANDIDATES = ("alpha-nDCG@10", "nERR-IA@10", "D-nDCG@10", "D#-nDCG@10", "RBU@10", "nDCG@10")
 TOPICS = 50
 REFERENCE = ROOT / "tests" / "evaluation" / "data" / "reference"
 
@@ -90,12 +94,20 @@ def trec_population() -> StudyPairs:
     return score_pairs(collection, runs)
 
 
-def population_mup(pairs: StudyPairs, model: UserModel, truth: str) -> np.ndarray:
+def restrict(pairs: StudyPairs, candidates: list[str]) -> StudyPairs:
+    """The pairs with only the study's ``candidates`` (a study compares the metrics it is configured with)."""
+    unknown = [m for m in candidates if m not in pairs.measures]
+    if unknown:
+        raise SystemExit(f"unknown candidate(s) {', '.join(unknown)}; registered at depth 10: {', '.join(pairs.measures)}")
+    idx = [pairs.measures.index(m) for m in candidates]
+    return with_fields(pairs, d=pairs.d[idx], measures=tuple(candidates))
+
+
+def population_mup(pairs: StudyPairs, model: UserModel, mu: np.ndarray) -> np.ndarray:
     """Exact population MUP of every candidate: the ratio of the expected sums over all pairs, each pair's sum of k
     answers distributed as the simulator draws it (rounding cells, ends open; a ``cheaters`` share uniform)."""
     values = np.arange(-SCALE, SCALE + 1)
     upper, lower = np.where(values == SCALE, np.inf, values + 0.5), np.where(values == -SCALE, -np.inf, values - 0.5)
-    mu = latent_preference(pairs.d[pairs.measures.index(truth)], model.signal)
     one = norm.cdf((upper[None] - mu[:, None]) / model.noise) - norm.cdf((lower[None] - mu[:, None]) / model.noise)
     one = (1 - model.cheaters) * one + model.cheaters / values.size
     dist = one
@@ -115,9 +127,9 @@ class Study:
     clusters: np.ndarray  # (P,)
 
 
-def draw_study(pairs: StudyPairs, mu: np.ndarray, model: UserModel, replace: bool, rng: np.random.Generator) -> Study:
+def draw_study(pairs: StudyPairs, mu: np.ndarray, model: UserModel, topics: int, replace: bool, rng: np.random.Generator) -> Study:
     n_topics = int(pairs.topic_index.max()) + 1
-    drawn = rng.choice(n_topics, size=TOPICS, replace=replace)
+    drawn = rng.choice(n_topics, size=topics, replace=replace)
     cols, clusters = [], []
     for cluster, t in enumerate(drawn):
         idx = np.flatnonzero(pairs.topic_index == t)
@@ -137,13 +149,23 @@ class Look:
     intervals: int
 
 
-def look(study: Study, measures, truth, truth_mup, spent, p, weights, alpha, B, rng) -> tuple[Look, adaptive.Contenders]:
-    """The best set and the MUP intervals after ``spent`` answers, with design ``weights``."""
+def look(
+    study: Study, measures, truth, truth_mup, spent, p, weights, alpha, B, rng, full=None, p_full=None
+) -> tuple[Look, adaptive.Contenders]:
+    """The best set after ``spent`` answers (preferences ``p``, design ``weights``) and the MUP intervals on the
+    k-answer sample (``full`` weights and ``p_full`` preferences; default: the same)."""
     sign = np.sign(p)
     chosen = adaptive.contenders(study.d, p, measures, weights=weights, user_sign=sign, clusters=study.clusters, alpha=alpha, B=B, rng=rng)
-    est = adaptive.weighted_estimates(study.d, p, weights=weights, clusters=study.clusters, user_sign=sign, statistics=("MUP",))
-    low, high = est.low["MUP"], est.high["MUP"]
-    given = np.isfinite(low) & np.isfinite(truth_mup)
+    full = weights if full is None else full
+    p_full = p if p_full is None else p_full
+    if (full > 0).any():
+        est = adaptive.weighted_estimates(
+            study.d, p_full, weights=full, clusters=study.clusters, user_sign=np.sign(p_full), statistics=("MUP",)
+        )
+        low, high = est.low["MUP"], est.high["MUP"]
+    else:  # no full group yet: no k-answer estimate (counted as not covering)
+        low = high = np.full(len(measures), np.nan)
+    given = np.isfinite(truth_mup)
     hit = given & (low <= truth_mup + 1e-12) & (truth_mup - 1e-12 <= high)
     return Look(spent, chosen.size if chosen.chosen.claim else len(measures), chosen.holds(truth), int(hit.sum()), int(given.sum())), chosen
 
@@ -163,24 +185,30 @@ def run_uniform(study, measures, truth, truth_mup, batch, alpha, B, rng) -> list
     return looks
 
 
-def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, others, rng) -> list[Look]:
-    """Rounds of about ``batch`` answers drawn by dispute among the metrics still in the best set."""
+def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, others, share, rng) -> list[Look]:
+    """Rounds of about ``batch`` answers drawn by dispute among the metrics still in the best set; a drawn group
+    gets its k answers with probability ``share`` (full), else one (the first layer)."""
     P, k = study.answers.shape
     p_full = study.answers.mean(axis=1)
+    p_first = study.answers[:, 0].astype(float)  # the simulated answers are exchangeable: the first stands for any one
+    full = np.zeros(P, dtype=bool)
+    cost = 1 + share * (k - 1)  # expected answers per drawn group
     drawn_round = np.full(P, adaptive.NOT_DRAWN)
     probability = np.zeros(P)
     in_set = np.ones(len(measures), dtype=bool)
     closeness = None
     spent, r, looks = 0, 0, []
     while (available := drawn_round == adaptive.NOT_DRAWN).any():
-        q = adaptive.round_probabilities(adaptive.dispute_weights(study.d, in_set, closeness), available, batch / k, explore)
+        q = adaptive.round_probabilities(adaptive.dispute_weights(study.d, in_set, closeness), available, batch / cost, explore)
         got = adaptive.draw(q, rng) & available
+        full |= adaptive.draw_full(got, share, rng)
         drawn_round[got] = r
         probability[available] = q[available]  # the probability of the round each group was last considered in
-        spent += int(got.sum()) * k
-        p = np.where(drawn_round >= 0, p_full, 0.0)
+        spent += int(got.sum()) + int((got & full).sum()) * (k - 1)
+        p = np.where(drawn_round >= 0, np.where(full, p_full, p_first), 0.0)
+        entry = adaptive.design_weights(drawn_round, probability, r)
         result, chosen = look(
-            study, measures, truth, truth_mup, spent, p, adaptive.design_weights(drawn_round, probability, r), alpha, B, rng
+            study, measures, truth, truth_mup, spent, p, entry, alpha, B, rng, adaptive.full_weights(entry, full, share), p
         )
         looks.append(result)
         in_set = np.isin(measures, chosen.members)
@@ -257,34 +285,65 @@ def main() -> int:
     parser.add_argument("--careless", type=float, default=0.1, help="share of answers from fast random clickers (default 0.1)")
     parser.add_argument("--population", type=int, default=300, help="seed design: synthetic population topics (default 300)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--full",
+        type=float,
+        default=adaptive.FULL,
+        help="share of drawn groups that get all k answers, the others one (default %(default).3f; 1: every drawn group k)",
+    )
+    parser.add_argument(
+        "--tie",
+        default="",
+        help="a rival candidate the simulated users follow as much as the planted truth (the null-ish case of the stopping rule)",
+    )
+    parser.add_argument("--topics", type=int, default=TOPICS, help=f"topics per study (default {TOPICS})")
+    parser.add_argument(
+        "--candidates",
+        default=",".join(CANDIDATES),
+        help="comma-separated metrics the study compares (default: %(default)s); 'all': every registered metric",
+    )
     args = parser.parse_args()
-    if args.studies < 1 or args.B < 1 or args.batch < 0:
-        parser.error("--studies and --B must be >= 1, --batch >= 0")
+    if args.studies < 1 or args.B < 1 or args.batch < 0 or args.topics < 2 or not 0 < args.full <= 1:
+        parser.error("--studies and --B must be >= 1, --batch >= 0, --topics >= 2, --full in (0, 1]")
     start = time.perf_counter()
     model = UserModel(noise=args.noise, signal=2.0, annotators=3, cheaters=args.careless)
     pairs = seed_population(args.population, args.seed) if args.design == "seed" else trec_population()
+    if args.candidates != "all":
+        candidates = [m.strip() for m in args.candidates.split(",") if m.strip()]
+        if TRUTH not in candidates:
+            parser.error(f"--candidates must include the planted truth {TRUTH}")
+        pairs = restrict(pairs, candidates)
     measures = list(pairs.measures)
-    truth_mup = population_mup(pairs, model, TRUTH)
     mu = latent_preference(pairs.d[measures.index(TRUTH)], model.signal)
+    if args.tie:  # the null-ish case: users follow the truth and a rival equally
+        if args.tie not in measures:
+            parser.error(f"--tie {args.tie} is not a candidate ({', '.join(measures)})")
+        mu = (mu + latent_preference(pairs.d[measures.index(args.tie)], model.signal)) / 2
+    truth_mup = population_mup(pairs, model, mu)
+    truth = measures[int(np.nanargmax(truth_mup))]  # the population's best metric (the planted one unless --tie)
+    order = np.argsort(-np.nan_to_num(truth_mup, nan=-1))
     per_topic = pairs.d.shape[1] // (int(pairs.topic_index.max()) + 1)
-    budget = TOPICS * per_topic * model.annotators
+    budget = args.topics * per_topic * model.annotators
     batch = args.batch or math.ceil(budget / 20)
     looks = math.ceil(budget / batch)
     alpha = adaptive.look_alpha(args.alpha, args.looks or looks)
     print(
-        f"{args.design}: {len(measures)} metrics, about {TOPICS * per_topic} groups x {model.annotators} answers per study, "
-        f"batch {batch} answers, {looks} looks at alpha {alpha:.4f}; truth {TRUTH} population MUP "
-        f"{truth_mup[measures.index(TRUTH)]:.3f}; {time.perf_counter() - start:.1f} s",
+        f"{args.design}: {len(measures)} metrics, {args.topics} topics, about {args.topics * per_topic} groups x {model.annotators} answers per study, "
+        f"batch {batch} answers, {looks} looks at alpha {alpha:.4f}, full share {args.full:.2f}; population MUP "
+        + ", ".join(f"{measures[g]} {truth_mup[g]:.4f}" for g in order[:4])
+        + f" (truth: {truth}); {time.perf_counter() - start:.1f} s",
         file=sys.stderr,
     )
     rng = np.random.default_rng(args.seed)
     uniform, adapted = [], []
     for i in range(args.studies):
-        study = draw_study(pairs, mu, model, replace=args.design == "trec2014", rng=rng)
+        study = draw_study(pairs, mu, model, args.topics, replace=args.design == "trec2014", rng=rng)
         seed = int(rng.integers(2**31))
-        uniform.append(run_uniform(study, measures, TRUTH, truth_mup, batch, alpha, args.B, np.random.default_rng(seed)))
+        uniform.append(run_uniform(study, measures, truth, truth_mup, batch, alpha, args.B, np.random.default_rng(seed)))
         adapted.append(
-            run_adaptive(study, measures, TRUTH, truth_mup, batch, alpha, args.B, args.explore, args.others, np.random.default_rng(seed))
+            run_adaptive(
+                study, measures, truth, truth_mup, batch, alpha, args.B, args.explore, args.others, args.full, np.random.default_rng(seed)
+            )
         )
         if (i + 1) % 5 == 0 or i + 1 == args.studies:
             print(f"  {i + 1}/{args.studies} studies, {time.perf_counter() - start:.0f} s", file=sys.stderr)

@@ -5,26 +5,46 @@ Unit: the *group* ``c`` = (topic, run_a, run_b), every presentation of a run pai
 subtopic-level ones). For two metrics g and h, ``MUP_g - MUP_h`` moves only on the groups where their
 signs differ, so the groups worth judging are those *disputed* among the metrics still in the best set.
 
-Design (sequential Poisson sampling in rounds). Round ``r`` draws, independently per group not drawn
-before (``A_r``), group ``c`` with probability ``q_rc`` computed from the data before the draw
-(:func:`round_probabilities`): proportional to the group's dispute weight (:func:`dispute_weights`), never
-below the exploration floor ``floor``, scaled so that about ``target`` groups are drawn. A drawn group is
-offered first until it has its k answers. Uniform allocation is the special case ``q = target / |A_r|``.
+Design (sequential Poisson sampling in rounds, two phases inside a group). Round ``r`` draws, independently
+per group not drawn before (``A_r``), group ``c`` with probability ``q_rc`` computed from the data before the
+draw (:func:`round_probabilities`): proportional to the group's dispute weight (:func:`dispute_weights`), never
+below the exploration floor ``floor``, scaled so that about ``target`` groups are drawn. At the same draw, and
+independently of everything else, a drawn group is made *full* with probability ``f`` (:func:`draw_full`,
+default :data:`FULL`; ``f = 1`` is the one-phase design where every drawn group gets its k answers): a full
+group is offered first until every presentation has its k answers, any other drawn group until every
+presentation has *one* answer (its first layer). Uniform allocation is the special case ``q = target / |A_r|``,
+``f = 1``.
 
-Estimator (design-based, Horvitz & Thompson 1952). For any round ``r`` the total of a per-group quantity
+Estimators (design-based, Horvitz & Thompson 1952). For any round ``r`` the total of a per-group quantity
 ``y`` over every group of the design is estimated without bias, whatever the adaptive rule, by::
 
-    Y_r = sum over groups drawn before r of y_c  +  sum over groups drawn in r of y_c / q_rc
+    Y_r = sum over full groups drawn before r of y_c / f  +  sum over full groups drawn in r of y_c / (q_rc f)
 
-because, given everything known at the draw of round ``r`` (when ``q_r`` was fixed), the second sum is
-the Horvitz-Thompson estimator of the total over ``A_r``. A stopping rule decided before a round's draw
-keeps this (the draw is independent of the decision), so the analysis uses the *last round whose drawn
-groups are complete*: :func:`design_weights` gives every group its weight (1, ``1 / q``, or 0) and every
-agreement statistic, a ratio of weighted sums (:func:`evaluation.meta.agreement.weighted_sums`), becomes
-its ratio estimator. Intervals: the topic jackknife of :mod:`evaluation.meta.intervals` on the weighted
-sums (topics are the clusters of both stages: Wolter 2007 ch. 4, the ultimate-cluster variance).
-The best set is computed on the same weights (:func:`contenders`): a group's weight multiplies its
-preference strength ``u = |p|``, so ``MUP = sum w u J / sum w u``.
+Given everything known at the draw of round ``r`` (when ``q_r`` was fixed) the groups drawn in ``r``, weighted
+``1 / q_rc``, are the Horvitz-Thompson estimator of the total over ``A_r`` (the groups drawn before are
+certain); the full sub-sample is a second phase drawn independently with known probability ``f``, so the
+weight is the product of the phases' inverse probabilities (two-phase sampling: Saerndal, Swensson & Wretman
+1992, ch. 9). This holds for *any* ``y`` of the k answers, also the non-linear ones (a group's ``u = |p|``, its
+user sign): the reported k-answer estimates (MUP, MUP_b, tau_b: :func:`weighted_estimates`) use the full
+groups with :func:`design_weights` times :func:`full_weights`. A stopping rule decided before a round's draw
+keeps this (the draw is independent of the decision), so the analysis uses the *last round whose drawn groups
+are complete*; every agreement statistic, a ratio of weighted sums
+(:func:`evaluation.meta.agreement.weighted_sums`), becomes its ratio estimator. Intervals: the topic jackknife
+of :mod:`evaluation.meta.intervals` on the weighted sums (topics are the clusters of every phase: Wolter 2007
+ch. 4, the ultimate-cluster variance).
+
+The decision (the best set the allocation steers by, :func:`contenders`) also uses the first layer of the
+other drawn groups: each drawn group's preference is the mean of the answers it received, ``p_c``, with its
+entry weight (:func:`design_weights`). How many answers a group receives is fixed at its draw, before any of
+its answers, and which of its k potential answers arrive first is exchangeable (annotators get presentations
+by need order, not by what they answer), so the mean of its ``n_c`` answers is unbiased for the mean of its k:
+every group-level quantity *linear* in ``p`` keeps its Horvitz-Thompson unbiasedness. What separates two
+metrics g and h is linear in ``p``: on a group where their signs are opposite and non-zero,
+``u J_g - u J_h = s_g p`` (``J`` the agreement with the user sign), so the numerator of ``MUP_g - MUP_h`` (a sum
+over those groups of ``s_g p_c``) is estimated without bias; the positive denominator (``sum u``, non-linear)
+is not, which does not change the sign the best set tests (groups where one metric ties are the exception:
+there ``u J`` is not linear). The best set is a test; its level under the looks is measured
+(benchmarks/bench_adaptive.py ``--tie``), not assumed from this argument.
 
 Optional stopping: the "decided" signal (a claim with at most 3 entries) looks at most ``max_looks`` times, each at level
 ``alpha / max_looks`` (Bonferroni over a fixed number of looks), so the chance that the truth is dropped
@@ -44,6 +64,7 @@ from evaluation.meta.agreement import pair_statistics, signs
 from evaluation.meta.bestset import BestSet, best_set
 from evaluation.meta.intervals import score_interval
 
+FULL = 0.4  # default share of drawn groups that get all k answers (the others get one answer per presentation)
 EXPLORE = 0.25  # default exploration floor: every undrawn group keeps this share of the uniform chance in every round
 NOT_DRAWN = -1
 OTHERS = 0.25  # weight of a disagreement between two contenders neither of which leads (leader_closeness)
@@ -214,6 +235,22 @@ def design_weights(drawn_round: IntArray, probability: FloatArray, analysis_roun
         raise ValueError("a group drawn in the analysis round has no positive selection probability")
     with np.errstate(divide="ignore"):
         return np.where((r >= 0) & (r < analysis_round), 1.0, np.where(in_round, 1.0 / np.where(q > 0, q, 1.0), 0.0))
+
+
+def full_weights(entry: FloatArray, full: Sequence[bool], share: float) -> FloatArray:
+    """Weights of the k-answer estimates: the entry weight over the second phase's probability ``share`` on the
+    full groups, 0 on the others (module docstring: two-phase Horvitz-Thompson)."""
+    if not 0 < share <= 1:
+        raise ValueError(f"the share of full groups must be in (0, 1], got {share}")
+    return np.where(np.asarray(full, dtype=bool), np.asarray(entry, dtype=np.float64) / share, 0.0)
+
+
+def draw_full(drawn: Sequence[bool], share: float, rng: np.random.Generator) -> np.ndarray:
+    """The second phase: each drawn group is full (gets its k answers) independently with probability ``share``."""
+    if not 0 < share <= 1:
+        raise ValueError(f"the share of full groups must be in (0, 1], got {share}")
+    drawn = np.asarray(drawn, dtype=bool)
+    return drawn & (rng.random(drawn.shape) < share)
 
 
 @dataclass(frozen=True)

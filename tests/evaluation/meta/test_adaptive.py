@@ -140,3 +140,63 @@ def test_leader_closeness_counts_disagreements_with_the_leader_fully() -> None:
     np.testing.assert_allclose(c, [[1, 1, 1], [1, 0.25, 0.25], [1, 0.25, 0.25]])
     d = np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, -1.0]])  # pair 0: c against the leader; pair 1: b and c against it
     np.testing.assert_allclose(adaptive.dispute_weights(d, [True, True, True], c), [1 + 0.25, 2])
+
+
+def test_two_phase_estimators_are_unbiased_by_enumeration() -> None:
+    """Every draw of a two-round design with its second phase (a drawn group is full with probability f, else it
+    gets one of its k answers, which one exchangeable) enumerated: the full groups weighted entry / f estimate the
+    total of a non-linear k-answer quantity (|mean|) exactly, and every drawn group's received mean weighted by
+    its entry weight estimates the total of the k-answer means exactly, although round 2's probabilities depend
+    on the answers round 1 saw."""
+    answers = np.array([[3.0, -1.0, 2.0], [-2.0, -2.0, 1.0], [0.0, 4.0, -1.0], [1.0, 1.0, 1.0]])
+    k = answers.shape[1]
+    mean = answers.mean(axis=1)
+    f = 0.4
+    q1 = np.array([0.5, 0.3, 0.6, 0.2])
+    got_abs, got_mean = 0.0, 0.0
+
+    def outcomes(drawn: np.ndarray):
+        """(probability, full flags, received means) of every second phase and arrival order of ``drawn``."""
+        idx = np.flatnonzero(drawn)
+        for flags in itertools.product([0, 1], repeat=idx.size):
+            full = np.zeros(4, dtype=bool)
+            full[idx] = np.array(flags, dtype=bool)
+            p_full = np.prod(np.where(full[idx], f, 1 - f))
+            first = np.flatnonzero(drawn & ~full)
+            for order in itertools.product(range(k), repeat=first.size):
+                received = np.where(full, mean, 0.0)
+                received[first] = answers[first, list(order)]
+                yield p_full / k**first.size, full, received
+
+    for r1 in itertools.product([0, 1], repeat=4):
+        got1 = np.array(r1, dtype=bool)
+        p1 = np.prod(np.where(got1, q1, 1 - q1))
+        for pa, full1, seen1 in outcomes(got1):
+            q2 = np.where(got1, 0.0, np.clip(0.2 + 0.1 * np.arange(4) + 0.05 * seen1.sum(), 0.05, 1.0))
+            rest = np.flatnonzero(~got1)
+            for r2 in itertools.product([0, 1], repeat=rest.size):
+                got2 = np.zeros(4, dtype=bool)
+                got2[rest] = np.array(r2, dtype=bool)
+                p2 = np.prod(np.where(got2[rest], q2[rest], 1 - q2[rest]))
+                drawn = np.where(got1, 0, np.where(got2, 1, -1))
+                probability = np.where(got1, q1, q2)
+                entry = adaptive.design_weights(drawn, probability, 1)
+                for pb, full2, seen2 in outcomes(got2):
+                    full = full1 | full2
+                    received = np.where(got1, seen1, seen2)
+                    weight = p1 * pa * p2 * pb
+                    got_abs += weight * (adaptive.full_weights(entry, full, f) * np.abs(mean)).sum()
+                    got_mean += weight * (entry * received).sum()
+    assert got_abs == pytest.approx(np.abs(mean).sum(), abs=1e-12)
+    assert got_mean == pytest.approx(mean.sum(), abs=1e-12)
+
+
+def test_full_share_is_checked_and_one_keeps_every_drawn_group_full() -> None:
+    drawn = np.array([True, False, True, True])
+    np.testing.assert_array_equal(adaptive.draw_full(drawn, 1.0, np.random.default_rng(0)), drawn)
+    np.testing.assert_allclose(adaptive.full_weights(np.array([1.0, 0.0, 2.0, 4.0]), [True, False, False, True], 0.5), [2, 0, 0, 8])
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError, match="share of full groups"):
+            adaptive.draw_full(drawn, bad, np.random.default_rng(0))
+        with pytest.raises(ValueError, match="share of full groups"):
+            adaptive.full_weights(np.ones(4), drawn, bad)
