@@ -10,14 +10,19 @@ k = 3 answers per presentation), on one of two designs:
   reference data (tests/evaluation/data/reference), 8 runs x 50 topics, each study's 50 topics drawn with
   replacement from those 50 (the population is the track's own topics).
 
-The candidates are every registered metric at depth 10 (what the study report scores). Every study
+The candidates (``--candidates``) are the metrics the study compares: by default six, the diversity metrics a
+preference study of the seed's kind compares and the ad hoc nDCG baseline (:data:`CANDIDATES`); ``all``: every
+registered metric at depth 10 (what the study report scores; several are nearly identical, the hard regime).
+``--tie RIVAL`` makes the simulated users follow the truth and RIVAL equally (the null-ish case of the stopping
+rule: the population's best metric is then whichever has the higher population MUP). Every study
 simulates every group's k answers once; uniform and adaptive allocation spend them on the same seeds:
 
 * uniform: today's need order, every group gets its first answer, then its second, then its third, in
   random order within each layer;
 * adaptive: rounds of ``--batch`` answers, each drawing groups with the probabilities of
   ``evaluation.meta.adaptive.round_probabilities`` (dispute among the metrics still in the best set,
-  exploration floor ``--explore``); a drawn group gets its k answers.
+  exploration floor ``--explore``); a drawn group gets its k answers with probability ``--full``, else one
+  (two phases; the best set uses every drawn group's received mean, the MUP intervals the full groups).
 
 After every batch (a "look") the best set is computed (adaptive: on the design weights) at level
 ``alpha / looks`` (Bonferroni over the fixed maximum number of looks, ``looks = ceil(budget / batch)``).
