@@ -14,7 +14,7 @@ from django.db.models import F, Q, QuerySet
 
 from studyapp.compiled_queries import compiled
 from studyapp.models.collection import Collection, Document, RankedItem, Run, Subtopic, Topic
-from studyapp.models.study_settings import SETTINGS, ExcludedExit, FastTime, StudyLanguage, setting_constraints
+from studyapp.models.study_settings import ExcludedExit, FastTime, StudyLanguage, setting_column, setting_constraints
 
 PAGE_FIELDS = ("docid", "title", "url", "snippet", "text")  # what a result page shows of a document (run_page reads no more)
 
@@ -53,8 +53,9 @@ def new_pseudonym_secret() -> str:
 class Study(models.Model):
     """A preference study: its collection, status and levels, and one column per declared setting.
 
-    The settings' columns and their checks come from :data:`studyapp.models.study_settings.SETTINGS`
-    (added below the class), the one declaration the JSON configuration and the admin also read.
+    The settings' columns and their checks are made from :data:`studyapp.models.study_settings.SETTINGS`,
+    the one declaration the JSON configuration and the admin also read; each has its line here, in the
+    declaration's order (tests/studyapp/test_study_settings.py finds every declared setting's column).
     """
 
     Status = StudyStatus
@@ -77,6 +78,37 @@ class Study(models.Model):
         max_length=64, default=new_pseudonym_secret, editable=False, help_text="HMAC key of the annotator pseudonyms in exports"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    # -- one column per declared setting (studyapp.models.study_settings.SETTINGS) --
+    subtopics_per_topic = setting_column("subtopics_per_topic")
+    depth = setting_column("depth")
+    annotators_per_presentation = setting_column("annotators_per_presentation")
+    items_per_annotator = setting_column("items_per_annotator")
+    fast_threshold_seconds = setting_column("fast_threshold_seconds")
+    fast_limit = setting_column("fast_limit")
+    lease_minutes = setting_column("lease_minutes")
+    check_share = setting_column("check_share")
+    consent_text = setting_column("consent_text")
+    consent_version = setting_column("consent_version")
+    instructions = setting_column("instructions")
+    completion_code = setting_column("completion_code")
+    screenout_code = setting_column("screenout_code")
+    withdrawal_code = setting_column("withdrawal_code")
+    platform_id_retention_days = setting_column("platform_id_retention_days")
+    redirect_url = setting_column("redirect_url")
+    allocation = setting_column("allocation")
+    same_pair_both_levels = setting_column("same_pair_both_levels")
+    require_platform_id = setting_column("require_platform_id")
+    language = setting_column("language")
+    min_viewport_width = setting_column("min_viewport_width")
+    excluded_exit = setting_column("excluded_exit")
+    fast_time = setting_column("fast_time")
+    check_fail_limit = setting_column("check_fail_limit")
+    straightline_limit = setting_column("straightline_limit")
+    side_bias_limit = setting_column("side_bias_limit")
+    median_seconds_min = setting_column("median_seconds_min")
+    bonus_amount = setting_column("bonus_amount")
+    bonus_reason = setting_column("bonus_reason")
 
     class Meta:
         verbose_name_plural = "studies"
@@ -106,10 +138,6 @@ class Study(models.Model):
     def completion_redirect(self) -> str:
         """The redirect URL with ``{code}`` filled in ('' when the study has none)."""
         return self.redirect_url.replace("{code}", self.completion_code) if self.redirect_url else ""
-
-
-for _setting in SETTINGS:
-    Study.add_to_class(_setting.name, _setting.model_field())
 
 
 class PresentationKind(models.TextChoices):

@@ -1,11 +1,12 @@
 """The study settings, declared once: type, default, bounds, help and whether they are frozen.
 
-Each :class:`StudySetting` makes the ``Study`` column (:meth:`StudySetting.model_field`) and its
-database constraint (:meth:`StudySetting.constraint`); the JSON configuration
+Each :class:`StudySetting` makes the ``Study`` column (:meth:`StudySetting.model_field`, declared on the
+model as ``name = setting_column("name")``) and its database constraint (:meth:`StudySetting.constraint`); the JSON configuration
 (``services.design.study_config``: ``KEYS``, ``StudyConfig``, ``parse_config``), the admin's study
 form and the key table of docs/studyapp.md#create_study read the same declaration
 (tests/studyapp/test_study_settings.py holds them to it). A new setting is one entry of
-:data:`SETTINGS` and ``manage.py makemigrations studyapp`` (docs/contributing.md#a-study-setting).
+:data:`SETTINGS`, its column line on ``Study`` and ``manage.py makemigrations studyapp``
+(docs/contributing.md#a-study-setting).
 
 The configuration's structure (``runs``, ``topics``, ``topic_rule``, ``levels``) is not a setting:
 the parser checks it against the collection.
@@ -343,3 +344,9 @@ BY_NAME: dict[str, StudySetting] = by_name(SETTINGS)
 def setting_constraints() -> list[models.CheckConstraint]:
     """The ``Study`` table's checks of every declared setting."""
     return [c for s in SETTINGS if (c := s.constraint()) is not None]
+
+
+def setting_column(name: str) -> models.Field:
+    """The ``Study`` column of the setting ``name``, made from its declaration (``name = setting_column("name")``
+    in the model's body, so editors and type checkers see every column)."""
+    return BY_NAME[name].model_field()

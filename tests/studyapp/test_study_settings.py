@@ -46,10 +46,13 @@ def docs_rows() -> set[str]:
 
 class DeclarationTestCase(SimpleTestCase):
     def test_every_setting_is_a_study_column_made_from_its_declaration(self) -> None:
-        for setting in SETTINGS:
+        declared = {field.name for field in Study._meta.get_fields()}
+        for setting in study_settings.SETTINGS:  # as declared now (a test may add one)
             with self.subTest(setting.name):
+                line = f'{setting.name} = setting_column("{setting.name}")'
+                self.assertIn(setting.name, declared, f"studyapp/models/study.py: Study lacks the line {line}")
                 column = Study._meta.get_field(setting.name)
-                self.assertEqual(column.deconstruct()[1:], setting.model_field().deconstruct()[1:])
+                self.assertEqual(column.deconstruct()[1:], setting.model_field().deconstruct()[1:], f"write {line}")
         names = {c.name for c in Study._meta.constraints}
         self.assertLessEqual({c.name for c in study_settings.setting_constraints()}, names)
 
@@ -175,6 +178,10 @@ class DummySettingTestCase(SimpleTestCase):
         with self.assertRaisesMessage(InvalidStudyConfig, "dummy_limit must be between 1 and 9, got 10"):
             parse_config({**TOY_CONFIG, "dummy_limit": 10})
         self.assertEqual(setting_problems({"dummy_limit": "x"}), [("dummy_limit", 'dummy_limit must be an integer, got "x"')])
+
+    def test_a_declaration_without_its_column_line_fails_the_declaration_test(self) -> None:
+        with self.assertRaisesMessage(AssertionError, 'Study lacks the line dummy_limit = setting_column("dummy_limit")'):
+            DeclarationTestCase("test_every_setting_is_a_study_column_made_from_its_declaration").debug()
 
     def test_it_makes_its_column_check_and_docs_row(self) -> None:
         field = DUMMY.model_field()
