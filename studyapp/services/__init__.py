@@ -13,9 +13,10 @@ concerns use each other, even through others (docs/design.md#concerns-of-studyap
   frame them.
 * :mod:`.quality`: per-annotator signals, exclusion rules and the decision log.
 * :mod:`.analysis`: the report, the dashboard and its live preview, study status, figures.
-* :mod:`.data`: exports, import of answers, pseudonyms, payments.
+* :mod:`.data`: exports, import of answers, pseudonyms, the payments table, erasure of a participant.
 * :mod:`.platforms`: the recruitment platforms' adapters (link, identity, completion, API clients).
 * :mod:`.review`: a study on its platform: set-up page, drafts, review of submissions, bonuses.
 * :mod:`.rehearsal`: simulated annotators through the real pages, and the bundled demo.
 * :mod:`.clock`: the one injected clock every service reads.
+* :mod:`.wording`: numbers in staff-facing sentences (a count with its noun, a rounded value).
 """

@@ -100,6 +100,15 @@ def concerns() -> list[str]:
     return sorted(packages + [p.stem for p in folder.glob("*.py") if p.name != "__init__.py"])
 
 
+def services_docstring() -> str:
+    return ast.get_docstring(ast.parse((ROOT / SERVICES.replace(".", "/") / "__init__.py").read_text(encoding="utf-8"))) or ""
+
+
+def test_the_services_package_names_every_concern() -> None:
+    listed = set(re.findall(r"^\* :mod:`\.(\w+)`", services_docstring(), re.MULTILINE))
+    assert listed == set(concerns()), f"{SERVICES.replace('.', '/')}/__init__.py: list each concern once as '* :mod:`.name`: what it owns'"
+
+
 def concern_graph() -> dict[str, dict[str, list[str]]]:
     """``{concern: {concern it imports: ["file:line", ...]}}``, from every import that runs (lazy ones
     inside functions included: they tie two concerns as much as any other)."""
