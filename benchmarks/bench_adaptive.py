@@ -192,44 +192,74 @@ def run_uniform(study, measures, truth, truth_mup, batch, alpha, B, rng) -> list
 
 def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, others, share, rng) -> list[Look]:
     """Rounds of about ``batch`` answers drawn by dispute among the metrics still in the best set; a drawn group
-    gets its k answers with probability ``share`` (full), else one (the first layer)."""
+    gets its k answers with probability ``share`` (full), else one (the first layer). Once every group is drawn,
+    batches go in need order (admission's fallback: the groups with the fewest answers first, up to k); the best
+    set uses every group's received mean, the MUP intervals the full groups (module docstring)."""
     P, k = study.answers.shape
-    p_full = study.answers.mean(axis=1)
-    p_first = study.answers[:, 0].astype(float)  # the simulated answers are exchangeable: the first stands for any one
+    received = np.zeros(P, dtype=np.int64)  # answers per group so far
     full = np.zeros(P, dtype=bool)
     cost = 1 + share * (k - 1)  # expected answers per drawn group
     drawn_round = np.full(P, adaptive.NOT_DRAWN)
     probability = np.zeros(P)
     in_set = np.ones(len(measures), dtype=bool)
     closeness = None
-    spent, r, looks = 0, 0, []
-    while (available := drawn_round == adaptive.NOT_DRAWN).any():
-        q = adaptive.round_probabilities(adaptive.dispute_weights(study.d, in_set, closeness), available, batch / cost, explore)
-        got = adaptive.draw(q, rng) & available
-        full |= adaptive.draw_full(got, share, rng)
-        drawn_round[got] = r
-        probability[available] = q[available]  # the probability of the round each group was last considered in
-        spent += int(got.sum()) + int((got & full).sum()) * (k - 1)
-        p = np.where(drawn_round >= 0, np.where(full, p_full, p_first), 0.0)
+    r, looks = -1, []
+    while received.sum() < P * k:
+        available = drawn_round == adaptive.NOT_DRAWN
+        if available.any():
+            r += 1
+            q = adaptive.round_probabilities(adaptive.dispute_weights(study.d, in_set, closeness), available, batch / cost, explore)
+            got = adaptive.draw(q, rng) & available
+            full |= adaptive.draw_full(got, share, rng)
+            drawn_round[got] = r
+            probability[available] = q[available]  # the probability of the round each group was last considered in
+            received[got] = np.where(full[got], k, 1)
+        else:
+            need_order(received, k, batch, rng)
+        p = np.where(received > 0, (study.answers * (np.arange(k)[None, :] < received[:, None])).sum(axis=1) / np.maximum(received, 1), 0.0)
         entry = adaptive.design_weights(drawn_round, probability, r)
+        p_full = study.answers.mean(axis=1)
         result, chosen = look(
-            study, measures, truth, truth_mup, spent, p, entry, alpha, B, rng, adaptive.full_weights(entry, full, share), p
+            study,
+            measures,
+            truth,
+            truth_mup,
+            int(received.sum()),
+            p,
+            entry,
+            alpha,
+            B,
+            rng,
+            adaptive.full_weights(entry, full, share),
+            p_full,
         )
         looks.append(result)
         in_set = np.isin(measures, chosen.members)
         closeness = adaptive.leader_closeness(measures, chosen.chosen.leaders, others) if others < 1 else None
-        r += 1
     return looks
 
 
+def need_order(received: np.ndarray, k: int, answers: int, rng: np.random.Generator) -> None:
+    """Give ``answers`` more answers (in place) to the groups with the fewest, at random among equals, up to ``k`` each."""
+    while answers > 0 and (open_ := received < k).any():
+        low = received[open_].min()
+        take = rng.permutation(np.flatnonzero(open_ & (received == low)))[:answers]
+        received[take] += 1
+        answers -= take.size
+
+
+MAX_LOOKS = 20  # set in main(): the looks the level is divided among; only they can decide
+
+
 def first(looks: list[Look], budget: int, size: int, truth: bool) -> int:
-    """Answers at the first look with at most ``size`` entries (and the truth inside when ``truth``); the budget if none."""
-    return next((x.spent for x in looks if x.size <= size and (x.holds or not truth)), budget)
+    """Answers at the first of the allowed looks with at most ``size`` entries (and the truth inside when ``truth``);
+    the budget if none."""
+    return next((x.spent for x in looks[:MAX_LOOKS] if x.size <= size and (x.holds or not truth)), budget)
 
 
 def stop(looks: list[Look]) -> Look:
     """Where the study stops: the first look with at most 3 entries (the decided signal), else its last."""
-    return next((x for x in looks if x.size <= adaptive.DECIDED_SIZE), looks[-1])
+    return next((x for x in looks[:MAX_LOOKS] if x.size <= adaptive.DECIDED_SIZE), looks[-1])
 
 
 def summary(label: str, runs: list[list[Look]], budget: int) -> dict[str, float]:
@@ -237,12 +267,12 @@ def summary(label: str, runs: list[list[Look]], budget: int) -> dict[str, float]
     stops = [stop(looks) for looks in runs]
     out = {
         "decide": float(decide.mean()),
-        "censored": float(np.mean([not any(x.size <= adaptive.DECIDED_SIZE and x.holds for x in looks) for looks in runs])),
+        "censored": float(np.mean([not any(x.size <= adaptive.DECIDED_SIZE and x.holds for x in looks[:MAX_LOOKS]) for looks in runs])),
         "stopped": float(np.mean([x.spent for x in stops])),
         "truth": float(np.mean([x.holds for x in stops])),
         "coverage": sum(x.covered for x in stops) / max(1, sum(x.intervals for x in stops)),
         "size": float(np.mean([x.size for x in stops])),
-        "dropped": float(np.mean([any(not x.holds for x in looks) for looks in runs])),
+        "dropped": float(np.mean([any(not x.holds for x in looks[:MAX_LOOKS]) for looks in runs])),
         "coverage_looks": sum(x.covered for looks in runs for x in looks[:-1])
         / max(1, sum(x.intervals for looks in runs for x in looks[:-1])),
     }
@@ -331,7 +361,9 @@ def main() -> int:
     budget = args.topics * per_topic * model.annotators
     batch = args.batch or math.ceil(budget / 20)
     looks = math.ceil(budget / batch)
-    alpha = adaptive.look_alpha(args.alpha, args.looks or looks)
+    global MAX_LOOKS
+    MAX_LOOKS = args.looks or looks
+    alpha = adaptive.look_alpha(args.alpha, MAX_LOOKS)
     print(
         f"{args.design}: {len(measures)} metrics, {args.topics} topics, about {args.topics * per_topic} groups x {model.annotators} answers per study, "
         f"batch {batch} answers, {looks} looks at alpha {alpha:.4f}, full share {args.full:.2f}; population MUP "

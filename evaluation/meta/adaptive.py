@@ -237,12 +237,14 @@ def design_weights(drawn_round: IntArray, probability: FloatArray, analysis_roun
         return np.where((r >= 0) & (r < analysis_round), 1.0, np.where(in_round, 1.0 / np.where(q > 0, q, 1.0), 0.0))
 
 
-def full_weights(entry: FloatArray, full: Sequence[bool], share: float) -> FloatArray:
-    """Weights of the k-answer estimates: the entry weight over the second phase's probability ``share`` on the
-    full groups, 0 on the others (module docstring: two-phase Horvitz-Thompson)."""
-    if not 0 < share <= 1:
+def full_weights(entry: FloatArray, full: Sequence[bool], share: float | FloatArray) -> FloatArray:
+    """Weights of the k-answer estimates: the entry weight over the second phase's probability ``share`` (one
+    number, or one per group) on the full groups, 0 on the others (module docstring: two-phase Horvitz-Thompson)."""
+    full = np.asarray(full, dtype=bool)
+    f = np.broadcast_to(np.asarray(share, dtype=np.float64), full.shape)
+    if not ((f[full] > 0) & (f[full] <= 1)).all():
         raise ValueError(f"the share of full groups must be in (0, 1], got {share}")
-    return np.where(np.asarray(full, dtype=bool), np.asarray(entry, dtype=np.float64) / share, 0.0)
+    return np.where(full, np.asarray(entry, dtype=np.float64) / np.where(full, f, 1.0), 0.0)
 
 
 def draw_full(drawn: Sequence[bool], share: float, rng: np.random.Generator) -> np.ndarray:

@@ -46,6 +46,8 @@ class AllocationGroup(models.Model):
     run_b = models.ForeignKey(Run, models.PROTECT, related_name="+")
     drawn_round = models.IntegerField(default=NOT_DRAWN, help_text="the round that drew it (-1: not drawn yet)")
     probability = models.FloatField(default=0.0, help_text="its selection probability in the last round that considered it")
+    full = models.BooleanField(default=True, help_text="drawn to get k answers per presentation (else one: the first layer only)")
+    full_probability = models.FloatField(default=1.0, help_text="the chance a drawn group was made full (the second phase)")
     priority = models.FloatField(default=0.0, help_text="dispute weight at the last recomputation (0: every contender orders it alike)")
     disputed_by = models.TextField(blank=True, help_text="contenders ordering it against the others' majority")
 
@@ -55,6 +57,9 @@ class AllocationGroup(models.Model):
             models.UniqueConstraint(fields=["study", "topic", "run_a", "run_b"], name="allocationgroup_unique"),
             models.CheckConstraint(condition=Q(probability__gte=0) & Q(probability__lte=1), name="allocationgroup_probability"),
             models.CheckConstraint(condition=Q(drawn_round__gte=NOT_DRAWN), name="allocationgroup_round"),
+            models.CheckConstraint(
+                condition=Q(full_probability__gt=0) & Q(full_probability__lte=1), name="allocationgroup_full_probability"
+            ),
         ]
         indexes = [models.Index(fields=["study", "drawn_round"], name="allocationgroup_drawn")]
 

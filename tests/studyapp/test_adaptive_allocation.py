@@ -54,7 +54,8 @@ class AdaptiveAllocationTests(BaseTestCase):
         ensure = groups_of(self.study)  # the groups exist, none drawn
         first = ensure.rows[0]
         AllocationGroup.objects.filter(pk=first.pk).update(drawn_round=0, probability=0.5)
-        self.assertEqual(allocation.pool.offered_groups(self.study), frozenset({(first.topic_id, first.run_a_id, first.run_b_id)}))
+        k = self.study.annotators_per_presentation
+        self.assertEqual(allocation.pool.offered_groups(self.study), {(first.topic_id, first.run_a_id, first.run_b_id): k})
         annotator = self.arrive("alice")
         got = Counter(
             (a.presentation.topic_id, a.presentation.run_a_id, a.presentation.run_b_id)
@@ -74,6 +75,25 @@ class AdaptiveAllocationTests(BaseTestCase):
             study=self.study, topic_id=first.topic_id, run_a_id=first.run_a_id, run_b_id=first.run_b_id, level__in=levels
         ).count()
         self.assertEqual(got[first.topic_id, first.run_a_id, first.run_b_id], expected)
+
+    def test_a_first_layer_group_is_offered_first_for_one_answer_per_presentation_only(self) -> None:
+        design = allocation.pool.design_of(self.study)
+        group = design.regular[0].group
+        k = self.study.annotators_per_presentation
+        counts = {c.id: 1 for c in design.regular if c.group == group}  # one answer on each of its presentations
+
+        def first_pick(depth: int):
+            return allocation.choice.greedy(
+                design, 1, counts=counts, k=k, history=allocation.pool.History(), unavailable=set(),
+                tiebreak={c.id: 0.0 for c in design.regular}, same_pair_both_levels=self.study.same_pair_both_levels,
+                first={group: depth},
+            )[0]  # fmt: skip
+
+        self.assertEqual(first_pick(k).group, group)  # full: still offered before the unanswered others
+        self.assertNotEqual(first_pick(1).group, group)  # first layer done: back behind every other need
+        groups_of(self.study)  # the groups exist
+        AllocationGroup.objects.filter(study=self.study).update(drawn_round=0, probability=0.5, full=False)
+        self.assertEqual(set(allocation.pool.offered_groups(self.study).values()), {1})
 
     def test_every_allocation_invariant_holds_through_a_whole_adaptive_study(self) -> None:
         stats, rng, n = Stats(), self.gen(5), 0
@@ -110,6 +130,9 @@ class AdaptiveAllocationTests(BaseTestCase):
         weights, r_star = design_weights_by_group(self.study)
         self.assertEqual(r_star, analysis_round(groups))
         self.assertTrue(all(w >= 1 for w in weights.values()))
+        drawn = groups.drawn_round >= 0
+        self.assertTrue(drawn.all())  # every group was drawn in some round before the study filled
+        self.assertEqual(set(np.unique(groups.full_probability[drawn])), {recompute.__globals__["FULL"]})
 
     def test_the_command_recomputes_and_refuses_a_uniform_study(self) -> None:
         out = StringIO()

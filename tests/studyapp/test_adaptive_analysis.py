@@ -20,7 +20,8 @@ from studyapp.services.participation.answers import record_answer
 from tests.studyapp.base import NOW, BaseTestCase, import_toy, make_toy_study
 from tests.studyapp.test_staff_dashboard import staff_client
 
-DRAWS = [(0, 0.5), (0, 0.8), (1, 0.25), (1, 0.4)]  # (round, probability) of the first four groups; the rest not drawn
+# (round, probability, full, chance of being full) of the first four groups; the rest not drawn
+DRAWS = [(0, 0.5, True, 1.0), (0, 0.8, True, 0.5), (1, 0.25, True, 0.5), (1, 0.4, False, 0.5)]
 
 
 def fill_adaptive(study, seed: int = 3) -> None:
@@ -45,8 +46,8 @@ class AdaptiveAnalysisTests(BaseTestCase):
         cls.collection = import_toy()
         cls.study = make_toy_study(allocation="adaptive", name="Adaptive analysis", levels=["topic"], items_per_annotator=3)
         groups = groups_of(cls.study).rows
-        for group, (number, probability) in zip(groups, DRAWS):
-            AllocationGroup.objects.filter(pk=group.pk).update(drawn_round=number, probability=probability)
+        for group, (number, probability, full, chance) in zip(groups, DRAWS):
+            AllocationGroup.objects.filter(pk=group.pk).update(drawn_round=number, probability=probability, full=full, full_probability=chance)
         fill_adaptive(cls.study)
         cls.report = build_report(cls.study, B=50)
 
@@ -54,8 +55,13 @@ class AdaptiveAnalysisTests(BaseTestCase):
         weights, r_star = design_weights_by_group(self.study)
         self.assertEqual(r_star, 1)  # both rounds complete once the study is full
         names = [(g.topic.topic_id, g.run_a.name, g.run_b.name) for g in groups_of(self.study).rows]
-        expected_weights = {names[i]: (1.0 if number < 1 else 1 / probability) for i, (number, probability) in enumerate(DRAWS)}
+        # two-phase weights: entry (1 before the analysis round, 1 / q in it) over the chance of being full; a
+        # first-layer group is left out of the k-answer estimates
+        expected_weights = {
+            names[i]: (1.0 if number < 1 else 1 / probability) / chance for i, (number, probability, full, chance) in enumerate(DRAWS) if full
+        }
         self.assertEqual(weights, expected_weights)
+        self.assertEqual(sorted(expected_weights.values()), [1.0, 2.0, 8.0])
         votes = study_votes(self.study)
         p = votes.groupby(["topic", "run_a", "run_b"])["value"].mean()
         scores = self.report.analysis.scores.set_index(["run", "topic", "measure"])["value"]
@@ -80,7 +86,7 @@ class AdaptiveAnalysisTests(BaseTestCase):
         allocation_summary = self.report.summary["allocation"]
         self.assertEqual(allocation_summary["kind"], "adaptive")
         self.assertEqual(allocation_summary["analysis_round"], 1)
-        self.assertEqual(allocation_summary["groups"], 4)
+        self.assertEqual(allocation_summary["groups"], 3)  # the full groups
         client = staff_client()
         page = client.get(reverse("study_report", args=[self.study.slug])).content.decode()
         self.assertIn("Design-weighted MUP, MUP_b and tau_b", page)
@@ -90,7 +96,9 @@ class AdaptiveAnalysisTests(BaseTestCase):
     def test_the_dashboard_shows_each_pairs_answers_and_why(self) -> None:
         view = dashboard_view(self.study)
         self.assertEqual(view["groups"], 6)
-        self.assertEqual(view["drawn"], 4)
+        self.assertEqual((view["drawn"], view["full"]), (4, 3))
+        layer = next(r for r in view["rows"] if r["round"] is not None and not r["full"])
+        self.assertEqual(layer["wanted"] * self.study.annotators_per_presentation, layer["slots"])  # one answer per presentation
         self.assertEqual(view["answers"], sum(r["answers"] for r in view["rows"]))
         self.assertEqual(view["answers"] - view["outside_draw"], sum(r["answers"] for r in view["rows"] if r["round"] is not None))
         self.assertIsNone(view["decided_at"])  # no recomputation ran, so no look was taken
@@ -98,4 +106,6 @@ class AdaptiveAnalysisTests(BaseTestCase):
         self.assertIn("Adaptive allocation", page)
         self.assertIn("answers received and why they were offered", page)
         self.assertIn("not drawn", page)
+        self.assertIn("(first layer)", page)
+        self.assertIn("(full)", page)
         self.assertIsNone(dashboard_view(make_toy_study(name="Uniform dashboard")))

@@ -39,6 +39,7 @@ MIN_ROUND_QUOTAS = 4  # ... and room for at least this many annotators' regular 
 MAX_LOOKS = 20  # the decided signal's looks; each at alpha / MAX_LOOKS (Bonferroni)
 RESERVE = 0.5  # draw the next round when the drawn groups' open slots fall below this share of a round
 B = 400  # bootstrap resamples of each look's best set
+FULL = adaptive.FULL  # the share of drawn groups that get k answers per presentation (the others one)
 
 
 @dataclass
@@ -49,12 +50,22 @@ class Groups:
     names: list[tuple[str, str, str]]  # (topic id, run_a name, run_b name)
     slots: np.ndarray  # k x regular presentations of the group
     answers: np.ndarray  # valid answers on them (at most k counted per presentation)
+    layered: np.ndarray  # its presentations with at least one valid answer (the first layer)
     drawn_round: np.ndarray
     probability: np.ndarray
+    full: np.ndarray  # drawn to get k answers per presentation (else one)
+    full_probability: np.ndarray
+    presentations: np.ndarray  # regular presentations of the group
+
+    @property
+    def wanted(self) -> np.ndarray:
+        """Answers a drawn group is offered first for: k per presentation if full, else one each."""
+        return np.where(self.full, self.slots, self.presentations)
 
     @property
     def complete(self) -> np.ndarray:
-        return self.answers >= self.slots
+        """Full groups: every presentation has its k answers; first-layer groups: every presentation has one."""
+        return np.where(self.full, self.answers >= self.slots, self.layered >= self.presentations)
 
 
 def ensure_groups(study: Study) -> None:
@@ -83,7 +94,7 @@ def groups_of(study: Study) -> Groups:
     k = study.annotators_per_presentation
     rows = list(AllocationGroup.objects.filter(study=study).select_related("topic", "run_a", "run_b").order_by("id"))
     index = {(g.topic_id, g.run_a_id, g.run_b_id): i for i, g in enumerate(rows)}
-    slots, answers = np.zeros(len(rows)), np.zeros(len(rows))
+    slots, answers, layered, presentations = (np.zeros(len(rows)) for _ in range(4))
     valid = (
         Preference.objects.filter(assignment__presentation__study=study, assignment__presentation__kind=Presentation.Kind.PAIR)
         .exclude(assignment__annotator__status=Annotator.Status.EXCLUDED)
@@ -98,13 +109,19 @@ def groups_of(study: Study) -> Groups:
         i = index[t, a, b]
         slots[i] += k
         answers[i] += min(k, answered[pid])
+        layered[i] += answered[pid] > 0
+        presentations[i] += 1
     return Groups(
         rows,
         [(g.topic.topic_id, g.run_a.name, g.run_b.name) for g in rows],
         slots,
         answers,
+        layered,
         np.array([g.drawn_round for g in rows], dtype=np.int64),
         np.array([g.probability for g in rows], dtype=np.float64),
+        np.array([g.full for g in rows], dtype=bool),
+        np.array([g.full_probability for g in rows], dtype=np.float64),
+        presentations,
     )
 
 
@@ -183,14 +200,17 @@ def recompute(
     priority = adaptive.dispute_weights(d, in_set, closeness)
     why = adaptive.disputed_by(d, measures, in_set)
     available = groups.drawn_round == adaptive.NOT_DRAWN
-    drawn_open = float((groups.slots - groups.answers)[~available].sum())
+    got = np.where(groups.full, groups.answers, groups.layered)
+    drawn_open = float(np.maximum(groups.wanted - got, 0)[~available].sum())
     per_round = max(groups.slots.sum() / ROUNDS, MIN_ROUND_QUOTAS * study.regular_items_per_annotator)
-    new_round, drawn = None, np.zeros(len(groups.rows), dtype=bool)
+    new_round, drawn, full = None, np.zeros(len(groups.rows), dtype=bool), np.zeros(len(groups.rows), dtype=bool)
     if available.any() and drawn_open < RESERVE * per_round:
         new_round = int(groups.drawn_round.max(initial=-1)) + 1
-        mean_slots = groups.slots[available].mean()
-        q = adaptive.round_probabilities(priority, available, per_round / mean_slots)
+        k = study.annotators_per_presentation
+        cost = groups.presentations[available].mean() * (1 + FULL * (k - 1))  # expected answers per drawn group
+        q = adaptive.round_probabilities(priority, available, per_round / cost)
         drawn = adaptive.draw(q, rng) & available
+        full = adaptive.draw_full(drawn, FULL, rng)
     changed = []
     for i, g in enumerate(groups.rows):
         before = (g.priority, g.disputed_by, g.probability, g.drawn_round)
@@ -198,11 +218,13 @@ def recompute(
         if new_round is not None and available[i]:
             g.probability = float(q[i])
             if drawn[i]:
-                g.drawn_round = new_round
+                g.drawn_round, g.full, g.full_probability = new_round, bool(full[i]), FULL
         if (g.priority, g.disputed_by, g.probability, g.drawn_round) != before:
             changed.append(g)
     with transaction.atomic():  # only the rows that changed: a recomputation without news writes little
-        AllocationGroup.objects.bulk_update(changed, ["priority", "disputed_by", "probability", "drawn_round"], batch_size=1000)
+        AllocationGroup.objects.bulk_update(
+            changed, ["priority", "disputed_by", "probability", "drawn_round", "full", "full_probability"], batch_size=1000
+        )
         if new_round is not None:
             AllocationRound.objects.create(
                 study=study,
@@ -226,12 +248,14 @@ def recompute(
 
 
 def design_weights_by_group(study: Study) -> tuple[dict[tuple[str, str, str], float], int | None]:
-    """Each group's weight in the design-based estimator ((topic, run_a, run_b) names -> weight) and its round."""
+    """Each group's weight in the design-based estimator of the k-answer statistics ((topic, run_a, run_b) names ->
+    weight: entry weight over the chance of being full, on the full groups) and its round."""
     groups = groups_of(study)
     r_star = analysis_round(groups)
     if r_star is None:
         return {}, None
-    weights = adaptive.design_weights(groups.drawn_round, groups.probability, r_star)
+    entry = adaptive.design_weights(groups.drawn_round, groups.probability, r_star)
+    weights = adaptive.full_weights(entry, groups.full & (entry > 0), groups.full_probability)
     return {name: float(w) for name, w in zip(groups.names, weights) if w > 0}, r_star
 
 
@@ -305,6 +329,8 @@ def dashboard_view(study: Study) -> dict | None:
             "run_b": groups.names[i][2],
             "answers": int(groups.answers[i]),
             "slots": int(groups.slots[i]),
+            "wanted": int(groups.wanted[i]) if groups.drawn_round[i] >= 0 else 0,
+            "full": bool(groups.full[i]),
             "round": None if groups.drawn_round[i] < 0 else int(groups.drawn_round[i]),
             "probability": float(groups.probability[i]),
             "priority": groups.rows[i].priority,
@@ -320,6 +346,8 @@ def dashboard_view(study: Study) -> dict | None:
         "contenders": rounds[-1].contenders if rounds else [],
         "groups": len(groups.rows),
         "drawn": int((groups.drawn_round >= 0).sum()),
+        "full": int(((groups.drawn_round >= 0) & groups.full).sum()),
+        "full_share": FULL,
         "answers": answers,
         "outside_draw": outside,
         "complete_study": complete_study,

@@ -85,13 +85,14 @@ def greedy(
     unavailable: set[int],
     tiebreak: dict[int, float],
     same_pair_both_levels: bool,
-    first: frozenset[tuple[int, int, int]] | None = None,
+    first: dict[tuple[int, int, int], int] | None = None,
 ) -> list[Item]:
     """Choose ``n`` of the ``design``'s regular presentations: most needed first, then the level, pair
     and topic the annotator has least.
 
-    ``first``: adaptive allocation's drawn groups (:func:`.pool.offered_groups`): their presentations
-    come before all others, most needed first among them; None (uniform allocation): no such tier.
+    ``first``: adaptive allocation's drawn groups with their depth (:func:`.pool.offered_groups`): a
+    presentation of one with fewer answer slots taken than its depth (k: full, 1: first layer) comes before
+    all others, most needed first among them; None (uniform allocation): no such tier.
 
     ``counts`` are the answer slots taken per presentation (``k`` is full), ``history`` what the annotator
     already holds, ``unavailable`` ids to skip (locked by others or found full) and ``tiebreak`` a
@@ -107,8 +108,10 @@ def greedy(
         return c.id not in unavailable and taken(c.id, 0) < k
 
     def rank(c: Item) -> int:
-        """Slots taken; with adaptive allocation, k more for a group not drawn (offered after every drawn one)."""
-        return taken(c.id, 0) if first is None or c.group in first else k + taken(c.id, 0)
+        """Slots taken; with adaptive allocation, k more unless its group is drawn and below its depth (then it is
+        offered before every other)."""
+        n = taken(c.id, 0)
+        return n if first is None or n < first.get(c.group, 0) else k + n
 
     # most needed first, ties at random: one bucket per number of slots taken (per tier), each in
     # tiebreak order (a stable sort: equal numbers keep the design's order)

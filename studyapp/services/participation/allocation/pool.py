@@ -125,11 +125,13 @@ def live_counts(study: Study, now: datetime, presentation_ids: Iterable[int] | N
     return dict(qs.order_by().values("presentation_id").annotate(n=Count("id")).values_list("presentation_id", "n"))
 
 
-def offered_groups(study: Study) -> frozenset[tuple[int, int, int]] | None:
-    """Adaptive allocation: the (topic, run_a, run_b) groups drawn so far, offered before all others (one
-    indexed query; the draws are written off the request path by ``manage.py allocation_priorities``).
+def offered_groups(study: Study) -> dict[tuple[int, int, int], int] | None:
+    """Adaptive allocation: the (topic, run_a, run_b) groups drawn so far, each with the answers per presentation it
+    is offered first for (k for a full group, 1 for a first-layer one; docs/meta.md#adaptive-allocation). One
+    indexed query; the draws are written off the request path by ``manage.py allocation_priorities``.
     None for uniform allocation."""
     if study.allocation != Allocation.ADAPTIVE:
         return None
-    rows = AllocationGroup.objects.filter(study=study, drawn_round__gte=0).values_list("topic_id", "run_a_id", "run_b_id")
-    return frozenset(rows)
+    k = study.annotators_per_presentation
+    rows = AllocationGroup.objects.filter(study=study, drawn_round__gte=0).values_list("topic_id", "run_a_id", "run_b_id", "full")
+    return {(t, a, b): k if full else 1 for t, a, b, full in rows}
