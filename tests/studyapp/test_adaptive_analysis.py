@@ -47,7 +47,9 @@ class AdaptiveAnalysisTests(BaseTestCase):
         cls.study = make_toy_study(allocation="adaptive", name="Adaptive analysis", levels=["topic"], items_per_annotator=3)
         groups = groups_of(cls.study).rows
         for group, (number, probability, full, chance) in zip(groups, DRAWS):
-            AllocationGroup.objects.filter(pk=group.pk).update(drawn_round=number, probability=probability, full=full, full_probability=chance)
+            AllocationGroup.objects.filter(pk=group.pk).update(
+                drawn_round=number, probability=probability, full=full, full_probability=chance
+            )
         fill_adaptive(cls.study)
         cls.report = build_report(cls.study, B=50)
 
@@ -58,7 +60,9 @@ class AdaptiveAnalysisTests(BaseTestCase):
         # two-phase weights: entry (1 before the analysis round, 1 / q in it) over the chance of being full; a
         # first-layer group is left out of the k-answer estimates
         expected_weights = {
-            names[i]: (1.0 if number < 1 else 1 / probability) / chance for i, (number, probability, full, chance) in enumerate(DRAWS) if full
+            names[i]: (1.0 if number < 1 else 1 / probability) / chance
+            for i, (number, probability, full, chance) in enumerate(DRAWS)
+            if full
         }
         self.assertEqual(weights, expected_weights)
         self.assertEqual(sorted(expected_weights.values()), [1.0, 2.0, 8.0])
