@@ -11,8 +11,7 @@ from django.utils.html import format_html
 
 from studyapp import models as m
 from studyapp.admin.common import CountColumns, ReadOnly, ReadOnlyInline, TeamScoped
-from studyapp.forms import CreateStudyForm, runs_by_collection
-from studyapp.models import study_settings
+from studyapp.forms.study import json_download, study_form_step
 from studyapp.models.study_settings import SETTINGS
 from studyapp.services.access import teams
 from studyapp.services.design.study_config import keys, setting_problems
@@ -127,19 +126,19 @@ class StudyAdmin(admin.ModelAdmin):
     def add_view(self, request: HttpRequest, form_url: str = "", extra_context=None) -> HttpResponse:
         if not self.has_add_permission(request):
             return HttpResponseRedirect(reverse("admin:studyapp_study_changelist"))
-        form = CreateStudyForm(request.POST or None)
-        summary = form.submitted_study(request)
-        if summary is not None:
-            for line in summary.lines():
+        step = study_form_step(request)
+        if step.download is not None:
+            return json_download(step.download, step.filename)
+        if step.summary is not None:
+            for line in step.summary.lines():
                 self.message_user(request, line, messages.SUCCESS)
-            return HttpResponseRedirect(reverse("admin:studyapp_study_change", args=[summary.study.pk]))
+            return HttpResponseRedirect(reverse("admin:studyapp_study_change", args=[step.summary.study.pk]))
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
-            "form": form,
+            "form": step.form,
             "title": "Create a study",
-            "settings": study_settings.SETTINGS,  # the keys the configuration takes, read when asked
-            "runs_by_collection": runs_by_collection(),  # what runs can name
+            "collections": m.Collection.objects.order_by("name"),
         }
         return render(request, "studyapp/admin/create_study.html", context)
 

@@ -16,8 +16,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from studyapp.exceptions import StudyError
-from studyapp.forms import AnnotatorSearchForm, CreateStudyForm, ReviewApplyForm, ReviewDecisionForm, runs_by_collection
-from studyapp.models import StoredPlan, Study, study_settings
+from studyapp.forms import AnnotatorSearchForm, ReviewApplyForm, ReviewDecisionForm
+from studyapp.forms.study import json_download, study_form_step
+from studyapp.models import Collection, StoredPlan, Study
 from studyapp.services.access.teams import member_study, sees_platform_ids, visible_studies
 from studyapp.services.analysis import adaptive, dashboard, figures, preview
 from studyapp.services.analysis.stored_plan import plan_command, stored_plan
@@ -63,13 +64,14 @@ def study_new(request: HttpRequest) -> HttpResponse:
     the creator owns it, and the summary and the link warnings come with the study's page."""
     if not request.user.has_perm("studyapp.add_study"):
         raise PermissionDenied("creating studies needs the permission to add studies")
-    form = CreateStudyForm(request.POST or None)
-    summary = form.submitted_study(request)
-    if summary is not None:
-        for line in summary.lines(base_url(request)):
+    step = study_form_step(request)
+    if step.download is not None:
+        return json_download(step.download, step.filename)
+    if step.summary is not None:
+        for line in step.summary.lines(base_url(request)):
             messages.success(request, line)
-        return redirect("staff_study", summary.study.slug)
-    context = {"form": form, "settings": study_settings.SETTINGS, "runs_by_collection": runs_by_collection()}
+        return redirect("staff_study", step.summary.study.slug)
+    context = {"form": step.form, "collections": Collection.objects.order_by("name")}
     return render(request, "studyapp/staff/study_new.html", context)
 
 

@@ -3,7 +3,6 @@ configuration through the same service as ``create_study``. Plus the landing pag
 
 from __future__ import annotations
 
-import json
 from html.parser import HTMLParser
 
 from django.apps import apps
@@ -21,7 +20,7 @@ from studyapp.services.rehearsal.demo import SIMULATED_STUDY
 from studyapp.services.rehearsal.demo import STUDY as DEMO_STUDY
 from studyapp.services.review import jobs
 from studyapp.services.review.sending import record_calls
-from tests.studyapp.base import TOY_CONFIG, BaseTestCase, make_toy_study
+from tests.studyapp.base import BaseTestCase, make_toy_study
 
 
 class FormFields(HTMLParser):
@@ -148,39 +147,6 @@ class AdminTestCase(BaseTestCase):
         response = self.client.get(reverse("admin:studyapp_presentation_changelist"), {"level__exact": "topic"})
         self.assertContains(response, "6 presentations")
 
-    def test_it_creates_a_study_from_a_configuration(self) -> None:
-        url = reverse("admin:studyapp_study_add")
-        self.assertContains(self.client.get(url), "Create a study")
-        response = self.client.post(
-            url, {"collection": self.collection.pk, "name": "Admin study", "config": json.dumps({**TOY_CONFIG, "levels": ["topic"]})}
-        )
-        study = Study.objects.get(name="Admin study")
-        self.assertRedirects(response, reverse("admin:studyapp_study_change", args=[study.pk]), fetch_redirect_response=False)
-        self.assertEqual(Presentation.objects.filter(study=study).count(), 6)
-        self.assertContains(self.client.get(response.url), "6 topic-level + 0 subtopic-level = 6")
-
-    def test_a_bad_configuration_is_shown_with_its_reasons(self) -> None:
-        url = reverse("admin:studyapp_study_add")
-        response = self.client.post(
-            url,
-            {"collection": self.collection.pk, "name": "Bad", "config": json.dumps({**TOY_CONFIG, "runs": ["alpha", "zulu"], "depth": 0})},
-        )
-        self.assertContains(response, "depth must be between 1 and 100")
-        response = self.client.post(
-            url, {"collection": self.collection.pk, "name": "Bad", "config": json.dumps({**TOY_CONFIG, "runs": ["alpha", "zulu"]})}
-        )
-        self.assertContains(response, "unknown run &#x27;zulu&#x27; in collection &#x27;toy&#x27;")
-        response = self.client.post(  # every problem at once, with suggestions
-            url,
-            {"collection": self.collection.pk, "name": "Bad", "config": json.dumps({**TOY_CONFIG, "runs": ["alpha", "brav"], "dpth": 3})},
-        )
-        self.assertContains(response, "did you mean &#x27;bravo&#x27;?")
-        self.assertContains(response, "did you mean &#x27;depth&#x27;?")
-        self.assertContains(self.client.get(url), "<strong>toy</strong>: alpha, bravo, charlie")  # the collection's runs listed
-        response = self.client.post(url, {"collection": self.collection.pk, "name": "Bad", "config": "{not json"})
-        self.assertContains(response, "invalid JSON at line 1")
-        self.assertFalse(Study.objects.filter(name="Bad").exists())
-
     def test_design_fields_are_read_only_after_creation(self) -> None:
         response = self.client.get(reverse("admin:studyapp_study_change", args=[self.study.pk]))
         self.assertNotContains(response, 'name="depth"')
@@ -244,37 +210,13 @@ class AdminTestCase(BaseTestCase):
 
 
 class StaffStudyFormTestCase(BaseTestCase):
-    """The study form on a staff page (issue 33): the collection's runs listed, every problem at once with
-    suggestions, and a good configuration designs the study, owned by whoever created it."""
+    """Who may use the study form of the staff pages (the form itself: tests/studyapp/test_study_form.py)."""
 
     def setUp(self) -> None:
         super().setUp()
         self.staff = get_user_model().objects.create_superuser("maker", "maker@example.org", "pw-for-tests")
         self.client.force_login(self.staff)
         self.url = reverse("staff_study_new")
-
-    def test_create_a_study_from_the_staff_pages(self) -> None:
-        listing = self.client.get(reverse("staff_studies"))
-        self.assertContains(listing, f'href="{self.url}"')
-        page = self.client.get(self.url)
-        self.assertContains(page, "<strong>toy</strong>: alpha, bravo, charlie")
-        self.assertContains(page, "<code>annotators_per_presentation</code>")  # the keys from the settings' declaration
-        bad = {**TOY_CONFIG, "runs": ["alpha", "brav"], "items_per_anotator": 4}
-        response = self.client.post(self.url, {"collection": self.collection.pk, "name": "Staff made", "config": json.dumps(bad)})
-        self.assertContains(response, "Nothing was created; every problem:")
-        self.assertContains(response, "did you mean &#x27;bravo&#x27;?")
-        self.assertContains(response, "did you mean &#x27;items_per_annotator&#x27;?")
-        self.assertFalse(Study.objects.filter(name="Staff made").exists())
-        good = {**TOY_CONFIG, "consent_text": "A toy study. Questions: maker@example.org."}
-        response = self.client.post(
-            self.url, {"collection": self.collection.pk, "name": "Staff made", "config": json.dumps(good)}, HTTP_HOST="testserver"
-        )
-        study = Study.objects.get(name="Staff made")
-        self.assertRedirects(response, reverse("staff_study", args=[study.slug]), fetch_redirect_response=False)
-        self.assertTrue(study.members.filter(user=self.staff, role="owner").exists())
-        shown = self.client.get(response.url)
-        self.assertContains(shown, f"Annotator link: http://testserver/s/{study.slug}/")  # the request's address
-        self.assertContains(shown, "The link is not HTTPS")
 
     def test_only_staff_who_may_add_studies(self) -> None:
         plain = get_user_model().objects.create_user("helper", password="pw-for-tests", is_staff=True)

@@ -207,10 +207,11 @@ class DummySettingInTheStudyTestCase(BaseTestCase):
         self.assertEqual(columns["dummy_limit"], 7)
         self.assertEqual(set(columns), {s.name for s in study_settings.SETTINGS})
 
-    def test_the_admin_create_form_lists_it(self) -> None:
+    def test_the_admin_create_form_has_its_field(self) -> None:
         self.client.force_login(get_user_model().objects.create_superuser("staff", "staff@example.org", "pw-for-tests"))
-        page = self.client.get(reverse("admin:studyapp_study_add")).content.decode()
-        self.assertIn("<td><code>dummy_limit</code></td><td>5</td>\n<td>1-9</td>\n<td>a dummy rule&#x27;s limit</td>", page)
+        page = self.client.get(reverse("admin:studyapp_study_add")).content.decode()  # the only collection: chosen
+        self.assertIn('<input type="number" name="dummy_limit" value="5" min="1" max="9"', page)
+        self.assertIn("a dummy rule&#x27;s limit; allowed: 1-9; default: 5 (key dummy_limit)", page)
 
     def test_the_exported_configuration_has_it(self) -> None:
         self.study.dummy_limit = 7  # the column the migration would add

@@ -1,8 +1,8 @@
-"""Every input of the annotator pages (and the staff sign-in) goes through one of these forms (views never read raw parameters)."""
+"""Every input of the annotator pages (and the staff sign-in) goes through one of these forms (views never read raw parameters);
+the study form of the admin and the staff pages is ``studyapp.forms.study``."""
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from decimal import Decimal, InvalidOperation
@@ -12,14 +12,9 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext, gettext_lazy
 
-from studyapp.exceptions import InvalidStudyConfig
-from studyapp.models import Collection
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
 from studyapp.services import platforms
 from studyapp.services.access import throttle
-from studyapp.services.access.teams import set_team
-from studyapp.services.design.study_config import parse_config
-from studyapp.services.design.study_design import DesignSummary, config_problems, create_study
 from studyapp.services.participation.answers import CLIENT_MS_MAX
 from studyapp.services.participation.onboarding import COMPREHENSION
 from studyapp.services.platforms import Arrival
@@ -166,66 +161,3 @@ class ReviewApplyForm(forms.Form):
     """Sending the decisions to the platforms: a deliberate step."""
 
     confirm = forms.BooleanField(required=True, label="I checked the decisions above; send them to the platform now")
-
-
-EXAMPLE_CONFIG = {
-    "runs": ["run-a", "run-b", "run-c"],
-    "topic_rule": {"count": 50, "min_subtopics": 3},
-    "subtopics_per_topic": 3,
-    "levels": ["topic", "subtopic"],
-    "annotators_per_presentation": 3,
-    "items_per_annotator": 60,
-}
-
-
-class CreateStudyForm(forms.Form):
-    """Everything ``manage.py create_study`` takes; validated by the same service."""
-
-    collection = forms.ModelChoiceField(queryset=Collection.objects.all())
-    name = forms.CharField(max_length=100)
-    config = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 18, "cols": 80, "style": "font-family: monospace"}),
-        initial=json.dumps(EXAMPLE_CONFIG, indent=2),
-        help_text="JSON with the keys of docs/studyapp.md; only runs is required.",
-    )
-
-    def clean_config(self):
-        try:
-            return json.loads(self.cleaned_data["config"])
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
-
-    def clean(self):
-        """Every problem at once (keys, values, and the study, run and topic names against the collection), each
-        misspelt key or name with the closest known one; then the configuration, parsed."""
-        data = super().clean()
-        if "config" in data and data.get("collection") is not None:
-            problems = config_problems(data["collection"].name, data.get("name", ""), data["config"])
-            if problems:
-                raise forms.ValidationError(problems)
-            data["config"] = parse_config(data["config"])
-        return data
-
-    def create(self, user) -> DesignSummary:
-        """Design the study (``create_study``'s service) and make ``user`` its owner; raises InvalidStudyConfig."""
-        data = self.cleaned_data
-        summary = create_study(data["collection"].name, data["name"], data["config"])
-        set_team(summary.study, user.get_username())  # whoever creates a study owns it
-        return summary
-
-    def submitted_study(self, request) -> DesignSummary | None:
-        """On a valid POST, the created study's summary; None otherwise, the service's problems (all of
-        them, from :class:`InvalidStudyConfig`) added to the form's errors. Shared by the staff page and the admin."""
-        if request.method != "POST" or not self.is_valid():
-            return None
-        try:
-            return self.create(request.user)
-        except InvalidStudyConfig as exc:
-            for error in exc.errors:
-                self.add_error(None, error)
-            return None
-
-
-def runs_by_collection() -> dict[str, list[str]]:
-    """Every collection's run names, what a configuration's ``runs`` may name (shown beside the study form)."""
-    return {c.name: sorted(c.runs.values_list("name", flat=True)) for c in Collection.objects.order_by("name")}
