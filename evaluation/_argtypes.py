@@ -8,7 +8,10 @@ import os
 import re
 import sys
 import warnings
+from collections.abc import Callable
+from typing import TypeVar
 
+Number = TypeVar("Number", int, float)
 SCRIPT = "diversity-eval"  # the console script pyproject.toml installs
 
 
@@ -27,24 +30,35 @@ def measure_names(values: list[str]) -> list[str]:
     return [part.strip() for value in values for part in _TOP_LEVEL_COMMA.split(value) if part.strip()]
 
 
-def _int_at_least(text: str, low: int, what: str) -> int:
+def _checked(text: str, parse: Callable[[str], Number], accept: Callable[[Number], bool], what: str) -> Number:
+    """``parse(text)`` if it parses and ``accept`` takes it; else the usage error ``expected <what>, got '<text>'``."""
     try:
-        value = int(text)
+        value = parse(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-    if value < low:
+    if not accept(value):
         raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
     return value
 
 
 def positive_int(text: str) -> int:
     """argparse type: an integer >= 1."""
-    return _int_at_least(text, 1, "a positive integer")
+    return _checked(text, int, lambda value: value >= 1, "a positive integer")
 
 
 def non_negative_int(text: str) -> int:
     """argparse type: an integer >= 0."""
-    return _int_at_least(text, 0, "a non-negative integer")
+    return _checked(text, int, lambda value: value >= 0, "a non-negative integer")
+
+
+def probability(text: str) -> float:
+    """argparse type: a number in (0, 1)."""
+    return _checked(text, float, lambda value: 0 < value < 1, "a number in (0, 1)")
+
+
+def non_negative(text: str) -> float:
+    """argparse type: a number >= 0."""
+    return _checked(text, float, lambda value: value >= 0, "a number >= 0")
 
 
 class UsageError(Exception):

@@ -37,6 +37,15 @@ def uniform_study():
     return create_study("demo-uniform", "Uniform weights", read_config(DEMO_DIR / "simulated.json")).study
 
 
+def fill_by_truth(test: BaseTestCase, study, most: int = 30) -> None:
+    """Newcomers answer by the truth's sign (``test_analysis.answer_by_truth``) until the study is full."""
+    for i in range(most):
+        try:
+            test_analysis.AnalysisTestCase.answer_by_truth(test, study, names=[f"u{i}"])
+        except StudyFull:
+            return
+
+
 class UniformWeightsStudyTest(BaseTestCase):
     @classmethod
     def setUpTestData(cls) -> None:
@@ -54,11 +63,7 @@ class UniformWeightsStudyTest(BaseTestCase):
         self.assertFalse(per_topic.loc[per_topic["measure"] == "alpha-nDCG@10", "value"].isna().any())
 
     def test_report_has_every_section(self) -> None:
-        for i in range(30):  # newcomers answer by the truth's sign until the study is full
-            try:
-                test_analysis.AnalysisTestCase.answer_by_truth(self, self.uniform, names=[f"u{i}"])
-            except StudyFull:
-                break
+        fill_by_truth(self, self.uniform)
         analysis = analyse_study(self.uniform, B=100, seed=3)
         self.assertIn("topic", analysis.agreement)
         self.assertIn("weighted", analysis.agreement)

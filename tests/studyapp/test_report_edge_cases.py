@@ -84,14 +84,9 @@ class UniformWeightsReportPageTestCase(BaseTestCase):
     def test_every_section_renders(self) -> None:
         import re
 
-        from studyapp.exceptions import StudyFull
-        from tests.studyapp import test_analysis
+        from tests.studyapp.test_analysis_uniform import fill_by_truth
 
-        for i in range(30):  # newcomers answer by the truth's sign until the study is full
-            try:
-                test_analysis.AnalysisTestCase.answer_by_truth(self, self.uniform, names=[f"u{i}"])
-            except StudyFull:
-                break
+        fill_by_truth(self, self.uniform)
         cache.clear()
         staff = self.client_class()
         staff.force_login(get_user_model().objects.create_superuser("staff", "staff@example.org", "pw-for-tests"))

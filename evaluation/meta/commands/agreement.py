@@ -7,9 +7,9 @@ import warnings
 
 import pandas as pd
 
-from evaluation._argtypes import non_negative_int
+from evaluation._argtypes import non_negative_int, probability
 from evaluation.exceptions import EvaluationError, EvaluationWarning
-from evaluation.meta.commands.base import POWER_COLUMNS, Command, Output, probability, read_scores, scores_option, seed_of, weights
+from evaluation.meta.commands.base import POWER_COLUMNS, Command, Output, read_scores, scores_option, seed_of, weights
 from evaluation.report.tables import read_table
 
 

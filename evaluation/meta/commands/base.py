@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from evaluation._argtypes import non_negative_int, positive_int
+from evaluation._argtypes import non_negative_int, positive_int, probability
 from evaluation.meta.provenance import draw_seed
 from evaluation.report.tables import FORMATS
 
@@ -41,28 +41,6 @@ class Command:
         self.options(parser)
         common(parser, seed=self.seed, plots=self.plots)
         return parser
-
-
-def probability(text: str) -> float:
-    """argparse type: a number in (0, 1)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
-    return value
-
-
-def non_negative(text: str) -> float:
-    """argparse type: a number >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
-    return value
 
 
 def common(parser: argparse.ArgumentParser, *, seed: bool = False, plots: bool = False) -> None:

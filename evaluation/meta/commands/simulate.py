@@ -6,8 +6,8 @@ import argparse
 
 import pandas as pd
 
-from evaluation._argtypes import positive_int
-from evaluation.meta.commands.base import Command, Output, cube_of, non_negative, scores_option, seed_of
+from evaluation._argtypes import non_negative, positive_int
+from evaluation.meta.commands.base import Command, Output, cube_of, scores_option, seed_of
 from evaluation.report.tables import render_table
 
 

@@ -6,7 +6,8 @@ import argparse
 
 import pandas as pd
 
-from evaluation.meta.commands.base import Command, Output, probability, weights
+from evaluation._argtypes import probability
+from evaluation.meta.commands.base import Command, Output, weights
 
 
 def options(p: argparse.ArgumentParser) -> None:

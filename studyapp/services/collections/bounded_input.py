@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -111,13 +112,17 @@ class BoundedStream:
         self.stream: BinaryIO = gzip.GzipFile(fileobj=self.raw, mode="rb") if self.gzipped else self.raw
 
     def read(self, size: int = -1) -> bytes:
-        if self.problem:
-            return b""
         allowed = self.limits.file_bytes + 1 - self.position
         size = allowed if size is None or size < 0 else min(size, allowed)
+        # read1: what one read of the file gives, so the records before a truncation are handed out first
+        return self._guarded(self.stream.read1 if self.gzipped else self.stream.read, size)
+
+    def _guarded(self, read: Callable[[int], bytes], size: int) -> bytes:
+        """``read(size)``, or b"" with :attr:`problem` said once the file is truncated, damaged or over the limit."""
+        if self.problem:
+            return b""
         try:
-            # read1: what one read of the file gives, so the records before a truncation are handed out first
-            data = self.stream.read1(size) if self.gzipped else self.stream.read(size)
+            data = read(size)
         except EOFError:
             self.truncated, self.problem = True, "the archive ends early (the file is truncated)"
             return b""
@@ -138,21 +143,7 @@ class BoundedStream:
 
     def readline(self, limit: int) -> bytes:
         """One line of at most ``limit`` bytes (longer: the first ``limit`` bytes; see :meth:`skip_line`)."""
-        if self.problem:
-            return b""
-        try:
-            line = self.stream.readline(min(limit, self.limits.file_bytes + 1 - self.position))
-        except EOFError:
-            self.truncated, self.problem = True, "the file ends early (the gzip file is truncated)"
-            return b""
-        except (OSError, zlib.error) as exc:
-            self.problem = f"not a valid gzip file ({exc})"
-            return b""
-        self.position += len(line)
-        if self.position > self.limits.file_bytes:
-            self.problem = f"more than {megabytes(self.limits.file_bytes)} decompressed (--max-file-mb): not imported"
-            return b""
-        return line
+        return self._guarded(self.stream.readline, min(limit, self.limits.file_bytes + 1 - self.position))
 
     def skip_line(self) -> int:
         """Read to the end of the current line without keeping it; the bytes skipped."""
