@@ -219,7 +219,7 @@ def _run_metrics(args: argparse.Namespace) -> int:
     if args.format == "text":
         lines = []
         for row in table.itertuples(index=False):
-            cut = {"required": "@k", "optional": "[@k]", "none": ""}[row.cutoff]
+            cut = {"required": "@k", "optional": "[@k]", "either": "[@k]", "none": ""}[row.cutoff]
             lines.append(
                 f"{row.name}{cut}\n    {row.summary}\n    parameters: {row.parameters or '-'}\n    tags: {row.tags}\n    source: {row.citation}"
             )

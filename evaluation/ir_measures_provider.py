@@ -16,8 +16,9 @@ and a provider named ``evaluation`` that computes them, appended to ir_measures'
 The diversity measures both packages define (``alpha_nDCG``, ``ERR_IA``, ``NRBP``, ``P_IA``,
 ``StRecall``, ...) keep ir_measures' objects: the provider answers them too (with ``rel=1``), but the
 pipeline asks pyndeval first; ``ir_measures.providers.registry["evaluation"]`` asks us directly.
-ir_measures' own nDCG, AP, ERR and RBP (trec_eval's and gdeval's) keep their names; ours are the
-NTCIREVAL ad hoc baselines and are not offered under those names.
+ir_measures' own ad hoc measures keep their names and its providers: its P, R, RR, Success, Judged, AP and
+nDCG objects are accepted by :func:`evaluation.evaluate` as ours (same values, docs/metrics.md#trec_eval-measures);
+its ERR and RBP (gdeval's, trec_eval's) are not ours (NTCIREVAL's) and are refused.
 
 Qrels ``iteration`` is the subtopic (intent); weights are uniform over the relevant subtopics, as in
 ndeval. Runs are ordered like the command line (``order``, docs/metrics.md#runs).
@@ -37,7 +38,13 @@ from evaluation.metrics import REGISTRY, Measure, MetricSpec, get_spec
 from evaluation.metrics.base import ECOSYSTEM_PARAMS
 
 PROVIDER_NAME = "evaluation"
-TREC_EVAL_SPELLINGS = frozenset({"nDCG", "AP", "ERR", "RBP", "P", "R", "RR", "Judged", "Success", "Rprec", "Bpref", "infAP"})
+# ir_measures' ad hoc measures with trec_eval's definition here too (docs/metrics.md#trec_eval-measures); its
+# AP@k is trec_eval's map_cut (divides by R): ours with ap_norm=R
+SHARED_ADHOC = frozenset({"nDCG", "AP", "P", "R", "RR", "Judged", "Success"})
+# ir_measures' ad hoc measures this package does not define, or defines differently (NTCIREVAL's ERR and RBP)
+TREC_EVAL_ONLY = frozenset(
+    {"ERR", "RBP", "Rprec", "Bpref", "infAP", "NumRet", "NumRel", "NumRelRet", "SetP", "SetR", "SetF", "iprec_at_recall"}
+)
 
 
 def ir_measures_name(name: str) -> str:
@@ -48,20 +55,27 @@ def ir_measures_name(name: str) -> str:
 
 
 def to_our_measure(measure: Any) -> Measure:
-    """Our :class:`Measure` for an ir_measures measure (its name or an alias of ours, its parameters).
-    ir_measures' own ad hoc measures (nDCG, AP, P, RR, ...: trec_eval's) are refused with a pointer
-    back to ir_measures, as ours of the same name are NTCIREVAL's (docs/metrics.md#ad-hoc-baselines)."""
+    """Our :class:`Measure` for an ir_measures measure (its name or an alias of ours, its parameters), labelled
+    as ir_measures prints it. Its trec_eval measures P, R, RR, Success, Judged, AP and nDCG (linear gains) are
+    ours with the same values (docs/metrics.md#trec_eval-measures; ``AP@k`` is ``AP(ap_norm=R)@k``); the ones
+    this package lacks or defines differently (ERR, RBP: NTCIREVAL's here; Rprec, Bpref, ...) are refused
+    with a pointer back to ir_measures."""
     name = getattr(measure, "_evaluation_spec", None) or measure.NAME
-    if not hasattr(measure, "_evaluation_spec") and name in TREC_EVAL_SPELLINGS:
+    own = not hasattr(measure, "_evaluation_spec") and not _is_ndeval_measure(measure)
+    if own and (name in TREC_EVAL_ONLY or (name == "nDCG" and (measure.params.get("dcg", "log2") != "log2" or "gains" in measure.params))):
         raise UnknownMetricError(
-            f"{measure} is ir_measures' (trec_eval's) {name}; compute it with ir_measures itself: this package's {name} "
-            "is NTCIREVAL's ad hoc baseline (docs/metrics.md#ad-hoc-baselines)"
+            f"{measure} is ir_measures' (trec_eval's or gdeval's) {name}, which this package does not define: compute it with "
+            "ir_measures itself (this package's ERR and RBP are NTCIREVAL's ad hoc baselines, docs/metrics.md#ad-hoc-baselines)"
         )
     spec = get_spec(name)
     params, cutoff, condensed = dict(spec.defaults), None, False
     for key, value in measure.params.items():
         if key == "cutoff":
             cutoff = int(value)
+            if own and name == "AP":
+                params["ap_norm"] = "R"  # ir_measures' AP@k is trec_eval's map_cut_k
+        elif own and name == "nDCG" and key == "dcg":
+            continue  # log2: ours
         elif key in spec.params:
             params[key] = spec.params[key].parse(spec.name, key, value)
         elif key in ECOSYSTEM_PARAMS:
@@ -71,7 +85,7 @@ def to_our_measure(measure: Any) -> Measure:
             raise UnknownMetricError(f"{spec.name}: unknown parameter {key!r}")
     if cutoff is None and spec.cutoff == "required":
         raise UnknownMetricError(f"{spec.name} needs a cutoff, e.g. {measure.NAME}@10")
-    return Measure(spec, params, cutoff, condensed)
+    return Measure(spec, params, cutoff, condensed, str(measure))
 
 
 def _defined_mean(irm: Any) -> Any:

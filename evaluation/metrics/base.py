@@ -19,7 +19,9 @@ import numpy as np
 
 from evaluation.exceptions import UnknownMetricError
 
-CutoffRule = Literal["required", "optional", "none"]
+# required: ``Name@k`` only; optional: the whole list by default; either: the whole list when no cutoff is
+# given, but listed at the usual cutoffs by :func:`default_measures` (nDCG, AP, Judged); none: the whole list only
+CutoffRule = Literal["required", "optional", "either", "none"]
 DEFAULT_CUTOFFS = (5, 10, 20)
 
 
@@ -205,7 +207,8 @@ def _fmt(value: Any) -> str:
 
 
 # ir_measures' parameters, accepted on every measure: judged_only=True is the condensed list (the
-# trailing '); rel is the lowest relevant grade, and only its default 1 is ours (docs/metrics.md#measure-names)
+# trailing '); rel is the lowest relevant grade: only its default 1 except on the metrics with a Param
+# of that name (P, R, RR, Success: docs/metrics.md#trec_eval-measures)
 ECOSYSTEM_PARAMS = {
     "judged_only": Param(bool, False, "ir_measures: drop unjudged documents first (the same as a trailing ')"),
     "rel": Param(int, 1, "ir_measures' lowest relevant grade (relevance here is always grade >= 1)", choices=(1,)),
@@ -223,6 +226,8 @@ def get_spec(name: str) -> MetricSpec:
     if key not in REGISTRY:
         close = closest_names(name)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
+        if name.lower() in TREC_EVAL_ELSEWHERE:
+            hint = f"; trec_eval's {name} is not defined here: compute it with ir_measures (ir_measures.parse_measure({name!r}))"
         raise UnknownMetricError(f"unknown metric {name!r}{hint} (`python -m evaluation metrics` lists them all)", suggestions=close)
     return REGISTRY[key]
 
@@ -243,8 +248,8 @@ def parse_measure(text: str, **overrides: Any) -> Measure:
 
     Raises UnknownMetricError for unknown names or parameters, bad values and cutoff misuse.
     """
-    raw = text.strip()
-    _point_elsewhere(raw)
+    _refuse_comma_lists(text.strip())
+    raw = trec_eval_spelling(text.strip())
     # names that themselves contain '@' (S-RR@100%) are matched as a prefix first
     prefixed = next((n for n in sorted(REGISTRY, key=len, reverse=True) if "@" in n and raw.startswith(n)), None)
     rest = raw[len(prefixed) :] if prefixed else raw
@@ -276,56 +281,56 @@ def parse_measure(text: str, **overrides: Any) -> Measure:
     return Measure(spec, params, cutoff, condensed, text.strip())
 
 
-# trec_eval / ir_measures ad hoc measures this package does not define: name -> ir_measures' spelling
-# ({k}: the cutoff). Asked for, they raise an error that says where to compute them.
-ELSEWHERE = {
+# trec_eval's spellings (``P_10``, ``P.10``, ``recall_100``, ``recip_rank``, ``map``, ``map_cut_10``, ``ndcg``,
+# ``ndcg_cut.20``, ``success_10``) -> our measure (docs/metrics.md#trec_eval-measures); ``{k}``: the cutoff
+TREC_EVAL_NAMES = {
     "P": "P@{k}",
-    "precision": "P@{k}",
-    "RR": "RR",
-    "MRR": "RR",
-    "recip_rank": "RR",
-    "R": "R@{k}",
     "recall": "R@{k}",
-    "Judged": "Judged@{k}",
-    "Success": "Success@{k}",
+    "success": "Success@{k}",
+    "recip_rank": "RR",
     "map": "AP",
-    "MAP": "AP",
-    "ndcg_cut": "nDCG@{k}",
+    "map_cut": "AP(ap_norm=R)@{k}",
     "ndcg": "nDCG",
-    "P_": "P@{k}",
-    "recall_": "R@{k}",
-    "map_cut": "AP@{k}",
+    "ndcg_cut": "nDCG@{k}",
 }
-_TREC_EVAL_NAME = re.compile(r"^(?P<name>[A-Za-z_]+?)(?:[._@](?P<k>\d+))?$")
+_TREC_EVAL_NAME = re.compile(r"^(?P<name>P|recall|success|recip_rank|map_cut|map|ndcg_cut|ndcg)(?:[._](?P<k>\d+))?$")
 
 
-def _point_elsewhere(text: str) -> None:
-    """Raise a pointer to ir_measures for the ad hoc measures of trec_eval this package lacks, and a
-    hint for several measures given as one comma-separated string."""
+def trec_eval_spelling(text: str) -> str:
+    """Our measure string for one of trec_eval's measure names (``ndcg_cut.20`` -> ``nDCG@20``), else ``text``.
+    Raises for a trec_eval name that needs a cutoff and has none (``P``, ``ndcg_cut``) or one it does not take."""
+    match = _TREC_EVAL_NAME.match(text)
+    if not match or (match.group("name") == "P" and match.group("k") is None):
+        return text
+    name, k = match.group("name"), match.group("k")
+    template = TREC_EVAL_NAMES[name]
+    if k is None and "{k}" in template:
+        raise UnknownMetricError(f"{text!r}: trec_eval's {name} needs a cutoff, e.g. {name}_10 (our {template.format(k=10)})")
+    if k is not None and "{k}" not in template:
+        cut = f"{name}_cut_{k}" if name in ("map", "ndcg") else f"{template}@{k}"
+        raise UnknownMetricError(f"{text!r}: trec_eval's {name} takes no cutoff; write {cut}")
+    return template.format(k=k)
+
+
+# trec_eval's measures this package does not define (docs/metrics.md#trec_eval-measures): answered with a pointer
+TREC_EVAL_ELSEWHERE = frozenset(
+    {"bpref", "rprec", "infap", "num_ret", "num_rel", "num_rel_ret", "set_p", "set_recall", "set_f", "set_map", "gm_map", "iprec_at_recall"}
+)
+
+
+def _refuse_comma_lists(text: str) -> None:
+    """A hint for several measures given as one comma-separated string."""
     if _TOP_LEVEL_COMMA.search(text) and "(" not in text.split(",")[0]:
         parts = [p.strip() for p in _TOP_LEVEL_COMMA.split(text)]
         raise UnknownMetricError(
             f"{text!r} looks like several measures; give one per string, e.g. {parts!r} (on the command line: --measures {' '.join(parts)})"
         )
-    match = _TREC_EVAL_NAME.match(text)
-    if not match or match.group("name") not in ELSEWHERE:
-        return
-    name, k = match.group("name"), match.group("k") or "10"
-    theirs = ELSEWHERE[name].format(k=k)
-    ours = {"AP": f"AP@{k} (NTCIREVAL's AP@l, dividing by min(l, R))", "nDCG": f"nDCG@{k} (NTCIREVAL's nDCG)"}
-    own = next((v for key, v in ours.items() if theirs.startswith(key)), None)
-    tail = f"; this package's ad hoc baseline is {own}, docs/metrics.md#ad-hoc-baselines" if own else ""
-    raise UnknownMetricError(
-        f"{text!r} is trec_eval's ad hoc measure, which this package does not define: compute it with ir_measures, "
-        f"e.g. ir_measures.calc_aggregate([ir_measures.parse_measure({theirs!r})], qrels, run){tail}"
-    )
 
 
 def _parse_cutoff(spec: MetricSpec, raw: str | None) -> int | None:
     if raw is None:
         if spec.cutoff == "required":
-            hint = " (trec_eval's AP over the whole list is ir_measures' AP)" if spec.name == "AP" else ""
-            raise UnknownMetricError(f"{spec.name} needs a cutoff, e.g. {spec.name}@10{hint}")
+            raise UnknownMetricError(f"{spec.name} needs a cutoff, e.g. {spec.name}@10")
         return None
     if spec.cutoff == "none":
         raise UnknownMetricError(f"{spec.name} takes no cutoff (it scores the whole list)")
@@ -343,7 +348,7 @@ def default_measures(cutoffs: Iterable[int] = DEFAULT_CUTOFFS, *, condensed: boo
     rest once on the whole list; each also as its condensed variant when ``condensed``."""
     out: list[Measure] = []
     for spec in REGISTRY.values():
-        cuts: list[int | None] = list(cutoffs) if spec.cutoff == "required" else [None]
+        cuts: list[int | None] = list(cutoffs) if spec.cutoff in ("required", "either") else [None]
         for mode in (False, True) if condensed else (False,):
             for cut in cuts:
                 out.append(Measure(spec, dict(spec.defaults), cut, mode))

@@ -31,7 +31,8 @@ def adhoc_top(t: RefTopic, gain: str = "max", err_gmax: str = "topic") -> float:
     return scale * sum(t.weights[i] for i in t.intents) if gain == "global" else scale
 
 
-def adhoc_ndcg(t: RefTopic, docs: Sequence[str], l: int, gain: str = "max") -> float:
+def adhoc_ndcg(t: RefTopic, docs: Sequence[str], l: int | None, gain: str = "max") -> float:
+    """``l=None``: the whole list over the whole ideal list (trec_eval's ndcg)."""
     dcg = sum(doc_gain(t, d, gain) * _log_disc(r) for r, d in enumerate(docs[:l], start=1))
     return div(dcg, sum(g * _log_disc(r) for r, g in enumerate(adhoc_ideal(t, gain)[:l], start=1)))
 
@@ -40,14 +41,15 @@ def adhoc_q(t: RefTopic, docs: Sequence[str], l: int, gain: str = "max", beta: f
     return q_measure([doc_gain(t, d, gain) for d in docs], adhoc_ideal(t, gain), l, beta)
 
 
-def adhoc_ap(t: RefTopic, docs: Sequence[str], l: int, gain: str = "max") -> float:
+def adhoc_ap(t: RefTopic, docs: Sequence[str], l: int | None, gain: str = "max", ap_norm: str = "min") -> float:
+    """``l=None``: the whole list over R (trec_eval's map); ``ap_norm="R"``: over R at any cutoff (map_cut)."""
     big_r = len(adhoc_ideal(t, gain))
     found, total = 0, 0.0
     for r, d in enumerate(docs[:l], start=1):
         if doc_gain(t, d, gain) > 0:
             found += 1
             total += found / r
-    return div(total, min(l, big_r))
+    return div(total, big_r if l is None or ap_norm == "R" else min(l, big_r))
 
 
 def _stops(gains: Sequence[float], top: float) -> list[float]:
@@ -91,3 +93,31 @@ def adhoc_ebr(t: RefTopic, docs: Sequence[str], l: int, gain: str = "max", err_g
 def adhoc_irbu(t: RefTopic, docs: Sequence[str], l: int, gain: str = "max", err_gmax: str = "topic", p: float = 0.8) -> float:
     stops = _stops([doc_gain(t, d, gain) for d in docs[:l]], adhoc_top(t, gain, err_gmax))
     return sum(p**r * s for r, s in enumerate(stops, start=1))
+
+
+# docs/metrics.md#trec_eval-measures ---------------------------------------------------------------------------------------------
+
+
+def _is_rel(t: RefTopic, doc: str, rel: int) -> bool:
+    return doc_gain(t, doc) >= rel
+
+
+def trec_p(t: RefTopic, docs: Sequence[str], l: int, rel: int = 1) -> float:
+    return sum(_is_rel(t, d, rel) for d in docs[:l]) / l
+
+
+def trec_recall(t: RefTopic, docs: Sequence[str], l: int, rel: int = 1) -> float:
+    return div(sum(_is_rel(t, d, rel) for d in docs[:l]), sum(_is_rel(t, d, rel) for d in t.grades))
+
+
+def trec_success(t: RefTopic, docs: Sequence[str], l: int, rel: int = 1) -> float:
+    return 1.0 if any(_is_rel(t, d, rel) for d in docs[:l]) else 0.0
+
+
+def trec_rr(t: RefTopic, docs: Sequence[str], l: int | None = None, rel: int = 1) -> float:
+    return next((1.0 / r for r, d in enumerate(docs[:l], start=1) if _is_rel(t, d, rel)), 0.0)
+
+
+def judged(t: RefTopic, docs: Sequence[str], l: int | None = None) -> float:
+    shown = docs[:l]
+    return div(sum(d in t.grades for d in shown), len(shown))

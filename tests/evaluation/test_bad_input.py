@@ -31,7 +31,7 @@ from tests.evaluation.toy import toy_collection, toy_run
 
 UNKNOWN_NAMES = [
     ("foo@5", ["unknown metric 'foo'"]),
-    ("MRR@10", ["'MRR@10' is trec_eval's ad hoc measure", "ir_measures.parse_measure('RR')"]),
+    ("bpref", ["unknown metric 'bpref'", "compute it with ir_measures (ir_measures.parse_measure('bpref'))"]),
     ("d-ndcg@5", ["unknown metric 'd-ndcg'", "did you mean D-nDCG"]),
 ]
 

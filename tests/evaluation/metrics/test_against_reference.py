@@ -157,6 +157,17 @@ AT_CUTOFF: dict[str, Callable[..., float]] = {
     "iRBU": ref_adhoc.adhoc_irbu,
     "iRBU(p=0.99,err_gmax=scale)": partial(ref_adhoc.adhoc_irbu, err_gmax="scale", p=0.99),
     "iRBU(gain=global)": partial(ref_adhoc.adhoc_irbu, gain="global"),
+    # trec_eval's measures (docs/metrics.md#trec_eval-measures)
+    "AP(ap_norm=R)": partial(ref_adhoc.adhoc_ap, ap_norm="R"),
+    "P": ref_adhoc.trec_p,
+    "P(rel=2)": partial(ref_adhoc.trec_p, rel=2),
+    "R": ref_adhoc.trec_recall,
+    "R(rel=2)": partial(ref_adhoc.trec_recall, rel=2),
+    "RR": ref_adhoc.trec_rr,
+    "RR(rel=3)": partial(ref_adhoc.trec_rr, rel=3),
+    "Success": ref_adhoc.trec_success,
+    "Success(rel=2)": partial(ref_adhoc.trec_success, rel=2),
+    "Judged": ref_adhoc.judged,
 }
 
 
@@ -193,6 +204,13 @@ def cases() -> dict[str, Ref]:
     out["RBU"] = lambda t, d: ref.rbu(t, d)
     out["RBU(p=0.99,e=0.05)"] = lambda t, d: ref.rbu(t, d, None, 0.99, 0.05)
     out["RBU(p=0.5,e=0)"] = lambda t, d: ref.rbu(t, d, None, 0.5, 0.0)
+    # whole lists (trec_eval's ndcg, map, recip_rank; ir_measures' Judged)
+    out["nDCG"] = lambda t, d: ref_adhoc.adhoc_ndcg(t, d, None)
+    out["nDCG(gain=global)"] = lambda t, d: ref_adhoc.adhoc_ndcg(t, d, None, gain="global")
+    out["AP"] = lambda t, d: ref_adhoc.adhoc_ap(t, d, None)
+    out["RR"] = lambda t, d: ref_adhoc.trec_rr(t, d)
+    out["RR(rel=2)"] = lambda t, d: ref_adhoc.trec_rr(t, d, rel=2)
+    out["Judged"] = lambda t, d: ref_adhoc.judged(t, d)
     return out
 
 
