@@ -192,9 +192,10 @@ def run_uniform(study, measures, truth, truth_mup, batch, alpha, B, rng) -> list
 
 def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, others, share, rng) -> list[Look]:
     """Rounds of about ``batch`` answers drawn by dispute among the metrics still in the best set; a drawn group
-    gets its k answers with probability ``share`` (full), else one (the first layer). Once every group is drawn,
-    batches go in need order (admission's fallback: the groups with the fewest answers first, up to k); the best
-    set uses every group's received mean, the MUP intervals the full groups (module docstring)."""
+    gets its k answers with probability ``share`` (full), else one (the first layer). What a round leaves of the
+    batch goes as admission gives it: to the drawn groups below k answers, fewest first, then to the others in
+    need order (answers outside the draw count as spent and are left out of the estimates). The best set uses
+    every drawn group's received mean, the MUP intervals the full groups (module docstring)."""
     P, k = study.answers.shape
     received = np.zeros(P, dtype=np.int64)  # answers per group so far
     full = np.zeros(P, dtype=bool)
@@ -206,6 +207,7 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
     r, looks = -1, []
     while received.sum() < P * k:
         available = drawn_round == adaptive.NOT_DRAWN
+        before = int(received.sum())
         if available.any():
             r += 1
             q = adaptive.round_probabilities(adaptive.dispute_weights(study.d, in_set, closeness), available, batch / cost, explore)
@@ -214,8 +216,10 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
             drawn_round[got] = r
             probability[available] = q[available]  # the probability of the round each group was last considered in
             received[got] = np.where(full[got], k, 1)
-        else:
-            need_order(received, k, batch, rng)
+        # the rest of the batch: admission's next tiers, the drawn groups below k in need order, then the others
+        rest = batch - int(received.sum() - before)
+        rest = need_order(received, drawn_round >= 0, k, rest, rng)
+        need_order(received, drawn_round < 0, k, rest, rng)
         p = np.where(received > 0, (study.answers * (np.arange(k)[None, :] < received[:, None])).sum(axis=1) / np.maximum(received, 1), 0.0)
         entry = adaptive.design_weights(drawn_round, probability, r)
         p_full = study.answers.mean(axis=1)
@@ -239,13 +243,15 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
     return looks
 
 
-def need_order(received: np.ndarray, k: int, answers: int, rng: np.random.Generator) -> None:
-    """Give ``answers`` more answers (in place) to the groups with the fewest, at random among equals, up to ``k`` each."""
-    while answers > 0 and (open_ := received < k).any():
+def need_order(received: np.ndarray, among: np.ndarray, k: int, answers: int, rng: np.random.Generator) -> int:
+    """Give up to ``answers`` more answers (in place) to the groups ``among`` with the fewest, at random among
+    equals, up to ``k`` each; returns the answers left."""
+    while answers > 0 and (open_ := among & (received < k)).any():
         low = received[open_].min()
         take = rng.permutation(np.flatnonzero(open_ & (received == low)))[:answers]
         received[take] += 1
         answers -= take.size
+    return max(answers, 0)
 
 
 MAX_LOOKS = 20  # set in main(): the looks the level is divided among; only they can decide

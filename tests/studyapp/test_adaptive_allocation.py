@@ -90,7 +90,17 @@ class AdaptiveAllocationTests(BaseTestCase):
             )[0]  # fmt: skip
 
         self.assertEqual(first_pick(k).group, group)  # full: still offered before the unanswered others
-        self.assertNotEqual(first_pick(1).group, group)  # first layer done: back behind every other need
+        others = {c.group for c in design.regular if c.group != group}
+
+        def pick(depths: dict) -> tuple:
+            return allocation.choice.greedy(
+                design, 1, counts=counts, k=k, history=allocation.pool.History(), unavailable=set(),
+                tiebreak={c.id: 0.0 for c in design.regular}, same_pair_both_levels=self.study.same_pair_both_levels, first=depths,
+            )[0].group  # fmt: skip
+
+        other = sorted(others)[0]
+        self.assertEqual(pick({group: 1, other: 1}), other)  # a drawn group's first layer before another's second answer
+        self.assertEqual(pick({group: 1}), group)  # a drawn group's second answer before the groups not drawn
         groups_of(self.study)  # the groups exist
         AllocationGroup.objects.filter(study=self.study).update(drawn_round=0, probability=0.5, full=False)
         self.assertEqual(set(allocation.pool.offered_groups(self.study).values()), {1})

@@ -92,7 +92,8 @@ def greedy(
 
     ``first``: adaptive allocation's drawn groups with their depth (:func:`.pool.offered_groups`): a
     presentation of one with fewer answer slots taken than its depth (k: full, 1: first layer) comes before
-    all others, most needed first among them; None (uniform allocation): no such tier.
+    all others, then the drawn groups' further answers, then the groups not drawn, most needed first within
+    each tier; None (uniform allocation): one tier.
 
     ``counts`` are the answer slots taken per presentation (``k`` is full), ``history`` what the annotator
     already holds, ``unavailable`` ids to skip (locked by others or found full) and ``tiebreak`` a
@@ -108,14 +109,17 @@ def greedy(
         return c.id not in unavailable and taken(c.id, 0) < k
 
     def rank(c: Item) -> int:
-        """Slots taken; with adaptive allocation, k more unless its group is drawn and below its depth (then it is
-        offered before every other)."""
+        """Slots taken; with adaptive allocation three tiers: a drawn group below its depth, then a drawn group's
+        further answers (k more), then the groups not drawn (2k more), most needed first within each."""
         n = taken(c.id, 0)
-        return n if first is None or n < first.get(c.group, 0) else k + n
+        if first is None:
+            return n
+        depth = first.get(c.group)
+        return 2 * k + n if depth is None else n if n < depth else k + n
 
     # most needed first, ties at random: one bucket per number of slots taken (per tier), each in
     # tiebreak order (a stable sort: equal numbers keep the design's order)
-    buckets: list[list[Item]] = [[] for _ in range(2 * k)]
+    buckets: list[list[Item]] = [[] for _ in range(3 * k)]
     for c in design.regular:
         if is_open(c):
             buckets[rank(c)].append(c)
