@@ -1,4 +1,9 @@
-"""Admin of imported collections: topics, subtopics, documents, judgments, runs and their ranked lists."""
+"""Admin of imported collections: topics, subtopics, documents, judgments, runs and their ranked lists.
+
+What shapes a study's pages and analysis (topics and their queries, subtopics and their weights,
+judgments, runs and their ranked lists) is read-only once a study uses the collection
+(:class:`FrozenOnceStudied`); documents' display data stays correctable (``import_documents`` adds it too).
+"""
 
 from __future__ import annotations
 
@@ -16,14 +21,14 @@ class CollectionAdmin(CountColumns, admin.ModelAdmin):
     counts = {"n_topics": ("topics", "topics"), "n_runs": ("runs", "runs")}
 
 
-class SubtopicInline(admin.TabularInline):
-    model = m.Subtopic
+class SubtopicInline(FrozenOnceStudied, admin.TabularInline):
+    model = m.Subtopic  # its obj is the topic: collection_path leads from the topic
     extra = 0
     fields = ["number", "type", "weight", "text"]
 
 
 @admin.register(m.Topic)
-class TopicAdmin(CountColumns, admin.ModelAdmin):
+class TopicAdmin(FrozenOnceStudied, CountColumns, admin.ModelAdmin):
     list_display = ["topic_id", "query", "collection", "n_subtopics"]
     list_filter = ["collection"]
     search_fields = ["topic_id", "query", "description"]
@@ -33,7 +38,8 @@ class TopicAdmin(CountColumns, admin.ModelAdmin):
 
 
 @admin.register(m.Subtopic)
-class SubtopicAdmin(admin.ModelAdmin):
+class SubtopicAdmin(FrozenOnceStudied, admin.ModelAdmin):
+    collection_path = "topic__collection"
     list_display = ["__str__", "type", "weight", "text"]
     list_filter = ["type", "topic__collection"]
     search_fields = ["text", "topic__topic_id", "topic__query"]
@@ -60,7 +66,7 @@ class JudgmentAdmin(FrozenOnceStudied, admin.ModelAdmin):
 
 
 @admin.register(m.Run)
-class RunAdmin(CountColumns, admin.ModelAdmin):
+class RunAdmin(FrozenOnceStudied, CountColumns, admin.ModelAdmin):
     list_display = ["name", "collection", "source", "n_items"]
     list_filter = ["collection"]
     search_fields = ["name", "source"]

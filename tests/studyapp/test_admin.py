@@ -108,7 +108,8 @@ class AdminTestCase(BaseTestCase):
         judgment = m.Judgment.objects.filter(topic__collection=self.study.collection).first()
         rows = {"annotator": alice, "assignment": assignment, "consent": alice.consents.first(), "presentation": presentation,
                 "studyrun": self.study.study_runs.first(), "studytopic": self.study.study_topics.first(),
-                "rankeditem": item, "judgment": judgment}  # fmt: skip
+                "rankeditem": item, "judgment": judgment, "topic": presentation.topic, "run": presentation.run_a,
+                "subtopic": m.Subtopic.objects.filter(topic=presentation.topic).first()}  # fmt: skip
         for name, obj in rows.items():
             with self.subTest(model=name):
                 self.assertEqual(self.client.get(reverse(f"admin:studyapp_{name}_add")).status_code, 403)
@@ -125,6 +126,10 @@ class AdminTestCase(BaseTestCase):
         doc = m.Document.objects.create(collection=fresh, docid="d")
         loose = m.RankedItem.objects.create(run=run, topic=topic, document=doc, rank=1)
         self.assertContains(self.client.get(reverse("admin:studyapp_rankeditem_change", args=[loose.pk])), 'name="_save"')
+        for name, obj in (("topic", topic), ("run", run)):
+            self.assertContains(self.client.get(reverse(f"admin:studyapp_{name}_change", args=[obj.pk])), 'name="_save"')
+        topic_page = self.client.get(reverse("admin:studyapp_topic_change", args=[presentation.topic.pk])).content.decode()
+        self.assertNotIn('name="subtopics-0-weight"', topic_page)  # the studied topic's subtopics: read-only inline
 
     def test_count_columns_show_the_related_rows_and_sort_by_them(self) -> None:
         page = self.client.get(reverse("admin:studyapp_collection_changelist"))
