@@ -1,4 +1,5 @@
-"""System checks of the deployment (``manage.py check``, run by ``migrate`` and ``make serve``)."""
+"""System checks (``manage.py check``, run by ``makemigrations``, ``migrate`` and ``make serve``): of the deployment,
+and of the study settings' declaration against the ``Study`` model."""
 
 from __future__ import annotations
 
@@ -38,3 +39,23 @@ def allowed_hosts(app_configs, **kwargs) -> list[Error]:
             )
         ]
     return []
+
+
+@register(Tags.models)
+def setting_columns(app_configs, **kwargs) -> list[Error]:
+    """Every declared study setting has its ``Study`` column: a declaration whose line in the model was forgotten
+    is named before ``makemigrations`` writes a migration without it (docs/contributing.md#a-study-setting)."""
+    from studyapp.models import Study
+    from studyapp.models.study_settings import SETTINGS
+
+    columns = {field.name for field in Study._meta.get_fields()}
+    return [
+        Error(
+            f"the study setting {setting.name!r} is declared in SETTINGS but Study has no column for it",
+            hint=f'add the line  {setting.name} = setting_column("{setting.name}")  to the Study class of studyapp/models/study.py',
+            obj=Study,
+            id="studyapp.E003",
+        )
+        for setting in SETTINGS
+        if setting.name not in columns
+    ]

@@ -16,6 +16,7 @@ from django.forms.models import model_to_dict
 from django.test import SimpleTestCase
 from django.urls import reverse
 
+from studyapp import checks
 from studyapp.admin import StudyChangeForm
 from studyapp.exceptions import InvalidStudyConfig
 from studyapp.models import Study, study_settings
@@ -81,6 +82,9 @@ class DeclarationTestCase(SimpleTestCase):
                 self.assertTrue(setting.docs_row() in rows, f"docs/studyapp.md#create_study lacks the row: {setting.docs_row()}")
         documented = {row.split("`")[1] for row in rows if row.split("|")[1].strip().startswith("`")}
         self.assertLessEqual({s.name for s in SETTINGS}, documented)
+
+    def test_the_system_check_finds_every_column(self) -> None:
+        self.assertEqual(checks.setting_columns(None), [])
 
     def test_a_name_is_declared_once(self) -> None:
         with self.assertRaisesMessage(ValueError, "study setting 'depth' declared twice"):
@@ -179,9 +183,13 @@ class DummySettingTestCase(SimpleTestCase):
             parse_config({**TOY_CONFIG, "dummy_limit": 10})
         self.assertEqual(setting_problems({"dummy_limit": "x"}), [("dummy_limit", 'dummy_limit must be an integer, got "x"')])
 
-    def test_a_declaration_without_its_column_line_fails_the_declaration_test(self) -> None:
+    def test_a_declaration_without_its_column_line_fails_the_declaration_test_and_the_system_check(self) -> None:
         with self.assertRaisesMessage(AssertionError, 'Study lacks the line dummy_limit = setting_column("dummy_limit")'):
             DeclarationTestCase("test_every_setting_is_a_study_column_made_from_its_declaration").debug()
+        [error] = checks.setting_columns(None)
+        self.assertEqual(error.id, "studyapp.E003")
+        self.assertIn('dummy_limit = setting_column("dummy_limit")', error.hint)
+        self.assertIn("dummy_limit", str(error.msg))
 
     def test_it_makes_its_column_check_and_docs_row(self) -> None:
         field = DUMMY.model_field()
