@@ -143,34 +143,35 @@ def agreement_grid(table: pd.DataFrame, measure: str, statistic: str = "tau_b") 
     return values, counts
 
 
+TABLES_EXTRA = "Markdown and LaTeX tables need tabulate and Jinja2 (dependencies of diversity-prefs: pip install tabulate Jinja2)"
+
+
 def to_markdown(frame: pd.DataFrame, digits: int = 4) -> str:
-    """A GitHub-flavoured Markdown table (floats rounded to ``digits``) for notes and docs."""
-
-    def show(v: object) -> str:
-        if isinstance(v, (float, np.floating)):
-            return "nan" if np.isnan(v) else f"{v:.{digits}f}"
-        return str(v)
-
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    body = ["| " + " | ".join(show(v) for v in row) + " |" for row in frame.astype(object).itertuples(index=False)]
-    return "\n".join([header, rule, *body]) + "\n"
-
-
-LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}"}
-LATEX_SPECIALS |= {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+    """A GitHub-flavoured Markdown table (floats rounded to ``digits``, NaN as ``nan``) for notes and docs:
+    pandas' ``DataFrame.to_markdown`` (tabulate). Text cells are kept as written (no number parsing) with
+    ``|`` escaped."""
+    shown = frame.reset_index(drop=True).copy()
+    text_columns = [
+        n for n, c in enumerate(shown.columns) if not pd.api.types.is_numeric_dtype(shown[c]) or pd.api.types.is_bool_dtype(shown[c])
+    ]
+    for n in text_columns:
+        shown.iloc[:, n] = [v.replace("|", "\\|") if isinstance(v, str) else v for v in shown.iloc[:, n]]
+    try:
+        text = shown.to_markdown(
+            index=False, tablefmt="github", floatfmt=f".{digits}f", disable_numparse=text_columns if len(shown) else True
+        )
+    except ImportError as error:
+        raise ImportError(f"{TABLES_EXTRA}: {error}") from error
+    return text + "\n"
 
 
 def to_latex(frame: pd.DataFrame, digits: int = 4) -> str:
-    """A LaTeX ``tabular`` with booktabs rules (numbers right-aligned, floats rounded to ``digits``)."""
-
-    def show(v: object) -> str:
-        if isinstance(v, (float, np.floating)):
-            return "--" if np.isnan(v) else f"{v:.{digits}f}"
-        return "".join(LATEX_SPECIALS.get(c, c) for c in str(v))
-
+    """A LaTeX ``tabular`` with booktabs rules (numbers right-aligned, floats rounded to ``digits``, NaN as
+    ``--``, LaTeX's special characters escaped in cells and headers): pandas' ``Styler.to_latex`` (Jinja2)."""
     numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) for c in frame.columns]
-    spec = "".join("r" if n else "l" for n in numeric)
-    lines = [rf"\begin{{tabular}}{{{spec}}}", r"\toprule", " & ".join(show(c) for c in frame.columns) + r" \\", r"\midrule"]
-    lines += [" & ".join(show(v) for v in row) + r" \\" for row in frame.astype(object).itertuples(index=False)]
-    return "\n".join([*lines, r"\bottomrule", r"\end{tabular}"]) + "\n"
+    try:
+        styler = frame.reset_index(drop=True).style.format(precision=digits, na_rep="--", escape="latex")
+        styler = styler.format_index(escape="latex", axis=1).hide(axis="index")
+        return styler.to_latex(hrules=True, column_format="".join("r" if n else "l" for n in numeric))
+    except ImportError as error:
+        raise ImportError(f"{TABLES_EXTRA}: {error}") from error
