@@ -8,11 +8,12 @@ keeps the expiry. Django's ``RedisCache`` needs no help: Redis ``INCRBY`` is ato
 key's time to live.
 
 Django's ``DatabaseCache`` also counts the table's rows (``SELECT COUNT(*)``, a scan of up to
-``MAX_ENTRIES`` rows) and then reads the key before every write, in a transaction: six statements for
-the two entries a newcomer's arrival writes. On PostgreSQL and SQLite :meth:`DatabaseCache.set` and
-``add`` are one ``INSERT ... ON CONFLICT`` each (``add`` replaces only an expired entry), and the rows
-are counted for culling on every :data:`CULL_CHECK_EVERY`-th write of a process: the table may hold
-that many entries per process beyond ``MAX_ENTRIES`` before the oldest go.
+``MAX_ENTRIES`` rows) and then reads the key before every write, in a transaction: three statements
+per write. On PostgreSQL and SQLite :meth:`DatabaseCache.set` and ``add`` are one ``INSERT ... ON
+CONFLICT`` each (``add`` replaces only an expired entry), and the rows are counted for culling on every
+:data:`CULL_CHECK_EVERY`-th write of a process: the table may hold that many entries per process beyond
+``MAX_ENTRIES`` before the oldest go. :meth:`DatabaseCache.expires_at` reads an entry's expiry, so a
+counter's window end needs no entry of its own (a newcomer's arrival: one statement).
 """
 
 from __future__ import annotations
@@ -88,9 +89,28 @@ class DatabaseCache(DjangoDatabaseCache):
         except DatabaseError:  # as Django's: a write that fails (a race, a lost connection) is a cache miss
             return False
 
+    def expires_at(self, key, version=None) -> float | None:
+        """When the live entry ``key`` expires (Unix time; None: no live entry, or one that never expires)."""
+        key = self.make_and_validate_key(key, version=version)
+        connection = connections[router.db_for_read(self.cache_model_class)]
+        table, key_column = connection.ops.quote_name(self._table), connection.ops.quote_name("cache_key")
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT expires FROM {table} WHERE {key_column} = %s", [key])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        expires = self._converted(row[0], connection)
+        if expires < tz_now() or expires.year >= 9999:
+            return None
+        return expires.timestamp()
+
     @staticmethod
-    def _expired(expires, connection) -> bool:
+    def _converted(expires, connection) -> datetime:
         expression = models.Expression(output_field=models.DateTimeField())
         for converter in connection.ops.get_db_converters(expression) + expression.get_db_converters(connection):
             expires = converter(expires, expression, connection)
-        return expires < tz_now()
+        return expires
+
+    @classmethod
+    def _expired(cls, expires, connection) -> bool:
+        return cls._converted(expires, connection) < tz_now()

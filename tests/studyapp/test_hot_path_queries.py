@@ -58,3 +58,34 @@ class HotPathQueryTests(AnnotatorTestCase):
             self.assertEqual(sessions.resolve(request, self.slug), (self.study, None))
         with self.assertNumQueries(1):
             self.assertEqual(sessions.resolve(request, "no-such-study"), (None, None))
+
+
+@override_settings(DEBUG=False)
+class ArrivalQueryTests(AnnotatorTestCase):
+    """The once-per-participant requests: the arrival and the consent (bench_requests.py's entry and consent_post).
+    The suite's cache is per process (locmem); the database cache's one statement per arrival is pinned in
+    test_shared_cache."""
+
+    def test_a_newcomers_arrival(self) -> None:
+        client = self.fresh_client()
+        with statements(self, 4):  # the study, the platform id's annotator (none), withdrawn before (no), the room
+            response = client.get(self.entry(PROLIFIC_PID="carol", STUDY_ID="toy", SESSION_ID="s-carol"))
+        self.assertRedirects(response, self.url("study_consent"), fetch_redirect_response=False)
+
+    def test_a_newcomers_consent(self) -> None:
+        client = self.fresh_client()
+        client.get(self.entry(PROLIFIC_PID="carol", STUDY_ID="toy", SESSION_ID="s-carol"))
+        with CaptureQueriesContext(connection) as captured:
+            response = client.post(self.url("study_consent"), {"agree": "on", "version": self.study.consent_version})
+        self.assertRedirects(response, self.url("study_instructions"), fetch_redirect_response=False)
+        sql = [q["sql"].split()[0] for q in captured.captured_queries]
+        # the study; the arrival's annotator (none); the annotator, its consent and their time written without
+        # a savepoint or a look-up of a consent it cannot have; admission: the annotator locked, its history,
+        # the counts, the picked presentations locked (PostgreSQL; SQLite: the study, before the annotator),
+        # their counts, the items, its status; the framing middleware asks nothing (the bound annotator is known)
+        self.assertEqual(
+            len([s for s in sql if s not in ("SAVEPOINT", "RELEASE")]), 12, "\n".join(q["sql"] for q in captured.captured_queries)
+        )
+        # savepoints: the test's own transaction makes consent's transaction one, and admission's (its retry
+        # when rows were locked); in production only admission's pair remains (15 statements in all)
+        self.assertEqual(sql.count("SAVEPOINT"), 2)

@@ -130,11 +130,25 @@ class DatabaseCacheTest(SharedCacheChecks, TransactionTestCase):
         cache.set("forever", "v", timeout=None)
         self.assertEqual(cache.get("forever"), "v")
 
-    def test_a_newcomers_arrival_writes_in_two_statements(self) -> None:
-        limit = throttle.Limit("arrival-statements", 20, 600)
+    def test_a_newcomers_arrival_writes_in_one_statement(self) -> None:
+        limit = throttle.Limit("arrival-statements", 2, 600)
         with mock.patch("studyapp.cache_backends._WRITES", itertools.count(1)), CaptureQueriesContext(connections["default"]) as queries:
-            self.assertEqual(throttle.count(limit, "10.0.0.9"), 1)  # the counter and its window's end
-        self.assertEqual([q["sql"].split()[0] for q in queries.captured_queries], ["INSERT", "INSERT"])
+            self.assertEqual(throttle.count(limit, "10.0.0.9"), 1)  # the counter; its expiry is the window's end
+        self.assertEqual([q["sql"].split()[0] for q in queries.captured_queries], ["INSERT"])
+        self.assertEqual(throttle.count(limit, "10.0.0.9"), 2)
+        self.assertEqual(throttle.count(limit, "10.0.0.9"), 3)
+        self.assertIn(throttle.wait_seconds(limit, "10.0.0.9"), range(595, 601))  # read back from the row's expiry
+        self.assertIsNone(cache.get(throttle._key(limit, "10.0.0.9") + ":until"))
+
+    def test_expires_at(self) -> None:
+        cache.set("live", 1, timeout=100)
+        cache.set("forever", 1, timeout=None)
+        self.assertAlmostEqual(cache.expires_at("live"), time.time() + 100, delta=2)
+        self.assertIsNone(cache.expires_at("forever"))
+        self.assertIsNone(cache.expires_at("missing"))
+        later = time.time() + 101
+        with mock.patch("studyapp.cache_backends.tz_now", return_value=_utc(later)):
+            self.assertIsNone(cache.expires_at("live"))
 
     def test_the_table_is_still_culled(self) -> None:
         with override_settings(CACHES={"default": {**DB_CACHE["default"], "OPTIONS": {"MAX_ENTRIES": 10, "CULL_FREQUENCY": 2}}}):

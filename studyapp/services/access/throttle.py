@@ -3,7 +3,9 @@
 A fixed window per key: the first counted attempt opens a window of ``window`` seconds; once
 ``limit`` attempts were counted in it, :func:`wait_seconds` says how long is left. The counts live in
 Django's cache (see ``settings.CACHES``); keys are hashed, so user names and addresses are not kept
-in clear text.
+in clear text. The window's end is the counter's expiry: the database cache reads it back
+(``cache_backends.DatabaseCache.expires_at``), so opening a window is one write; other caches keep it
+in a second entry (``<key>:until``).
 """
 
 from __future__ import annotations
@@ -32,17 +34,23 @@ def _key(limit: Limit, who: str) -> str:
     return f"throttle:{limit.name}:{hashlib.sha256(who.encode()).hexdigest()[:32]}"
 
 
+def _open_window(key: str, limit: Limit) -> None:
+    """Note when the window just opened at ``key`` ends, unless the cache can tell a key's expiry itself."""
+    if not hasattr(cache, "expires_at"):
+        cache.set(key + ":until", time.time() + limit.window, timeout=limit.window)
+
+
 def count(limit: Limit, who: str) -> int:
     """Count one attempt of ``who``; returns the attempts counted in the current window, this one included."""
     key = _key(limit, who)
     if cache.add(key, 1, timeout=limit.window):
-        cache.set(key + ":until", time.time() + limit.window, timeout=limit.window)
+        _open_window(key, limit)
         return 1
     try:
         return cache.incr(key)
     except ValueError:  # the window ended between add and incr: this attempt opens a new one
         cache.set(key, 1, timeout=limit.window)
-        cache.set(key + ":until", time.time() + limit.window, timeout=limit.window)
+        _open_window(key, limit)
         return 1
 
 
@@ -51,7 +59,8 @@ def wait_seconds(limit: Limit, who: str) -> int:
     key = _key(limit, who)
     if (cache.get(key) or 0) < limit.limit:
         return 0
-    until = cache.get(key + ":until") or time.time() + limit.window
+    expires_at = getattr(cache, "expires_at", None)
+    until = (expires_at(key) if expires_at is not None else cache.get(key + ":until")) or time.time() + limit.window
     return max(1, math.ceil(until - time.time()))
 
 

@@ -32,7 +32,7 @@ import random
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from studyapp.exceptions import ConsentOutdated, IdentityInUse, PlatformIdRequired, StudyClosed, StudyFull, StudyUnavailable
 from studyapp.models import Annotator, Assignment, Consent, Study
@@ -191,23 +191,39 @@ def give_consent(
         raise StudyClosed(f"study {study.name!r} is {study.status}", study.screenout_code)
     if annotator is None:
         check_platform_id(study, arrival)  # checked on the entry page too; the study may have changed since
+        try:
+            return _consented(study, None, arrival, version, now, rng)
+        except IntegrityError:  # registered by a post of the same arrival at this very moment: found this time
+            return _consented(study, None, arrival, version, now, rng)
+    return _consented(study, annotator, arrival, version, now, rng)
+
+
+def _consented(
+    study: Study, annotator: Annotator | None, arrival: Arrival, version: str, now: datetime, rng: random.Random | None
+) -> Annotator:
     # One transaction: registering, the consent and the items leased stand or fall together, so a failed
-    # write (a full disk, a lost connection) leaves no participant registered without items.
+    # write (a full disk, a lost connection) leaves no participant registered without items. A newcomer's
+    # row is inserted without a savepoint: a concurrent registration fails the whole transaction, and
+    # give_consent runs it again.
     with transaction.atomic():
+        new = False
         if annotator is None:
-            annotator = allocation.register(
+            annotator, new = allocation.registered(
                 study,
                 platform=arrival.platform,
                 external_id=arrival.external_id,
                 external_ids=arrival.external_ids,
                 arrival_key=arrival.key,
                 now=now,
+                savepoint=False,
             )
             if arrival.key and annotator.arrival_key != arrival.key and not may_resume(annotator, arrival):
                 raise IdentityInUse(f"platform id of annotator {annotator.pseudonym} is held by another session")
-        Consent.objects.get_or_create(
-            annotator=annotator, version=version, defaults={"text_sha256": consent_digest(study), "accepted_at": now}
-        )
+        defaults = {"text_sha256": consent_digest(study), "accepted_at": now}
+        if new:  # created in this transaction: it has no consent yet
+            Consent.objects.create(annotator=annotator, version=version, **defaults)
+        else:
+            Consent.objects.get_or_create(annotator=annotator, version=version, defaults=defaults)
         annotator.consent_version, annotator.consented_at = version, now
         annotator.save(update_fields=["consent_version", "consented_at"])
         if annotator.status == Annotator.Status.NEW:

@@ -91,7 +91,9 @@ def bind(request: HttpRequest, study: Study, annotator: Annotator) -> None:
         request.session.cycle_key()
         tokens[str(study.pk)] = annotator.token
         request.session[TOKENS] = tokens
-    _resolved(request).pop(study.pk, None)  # read again if asked for: the caller may change the annotator afterwards
+    # The caller's object answers later questions in this request (the framing middleware's platform): it
+    # is the one the caller changes afterwards, so nothing is read again.
+    _resolved(request)[study.pk] = annotator
     arrivals = dict(request.session.get(ARRIVALS, {}))
     if arrivals.pop(str(study.pk), None) is not None:
         request.session[ARRIVALS] = arrivals

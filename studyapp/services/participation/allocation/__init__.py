@@ -47,7 +47,7 @@ How it works
 Time is injected (``now``) and so is randomness (``rng``), so tests need neither sleeping nor luck.
 """
 
-from studyapp.services.participation.allocation.admission import admit, register
+from studyapp.services.participation.allocation.admission import admit, register, registered
 from studyapp.services.participation.allocation.choice import SPREAD_SAMPLE
 from studyapp.services.participation.allocation.leases import (
     LEASE_RESOLUTION,
@@ -75,5 +75,6 @@ __all__ = [
     "mark_seen",
     "newcomer_room",
     "register",
+    "registered",
     "touch",
 ]

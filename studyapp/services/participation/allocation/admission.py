@@ -97,6 +97,23 @@ def register(
     Both are unique per study (database constraints), so the same participant or the same arrival
     registering twice at the same moment (two consent posts of one browser) makes one annotator.
     """
+    return registered(study, external_id=external_id, external_ids=external_ids, platform=platform, arrival_key=arrival_key, now=now)[0]
+
+
+def registered(
+    study: Study,
+    *,
+    external_id: str = "",
+    external_ids: dict | None = None,
+    platform: str = "",
+    arrival_key: str = "",
+    now: datetime | None = None,
+    savepoint: bool = True,
+) -> tuple[Annotator, bool]:
+    """:func:`register`, and whether the annotator was created now. Without ``savepoint`` (inside a
+    transaction of the caller's) the row is inserted without a savepoint of its own: a participant or
+    arrival registered at the same moment raises ``IntegrityError`` and fails the caller's transaction,
+    which the caller runs again (:func:`~studyapp.services.participation.flow.give_consent`)."""
     if platform not in platforms.REGISTRY:
         raise ValueError(f"unknown platform {platform!r} (registered: {', '.join(map(repr, platforms.REGISTRY))})")
     now = now_or(now)
@@ -108,19 +125,15 @@ def register(
     if external_id or arrival_key:
         existing = Annotator.objects.filter(same, study=study).first()
         if existing is not None:
-            return existing
+            return existing, False
+    fields = {"platform": platform, "external_id": external_id, "external_ids": external_ids or {}, "arrival_key": arrival_key}
+    if not savepoint:
+        return Annotator.objects.create(study=study, created_at=now, **fields), True
     try:
         with transaction.atomic():
-            return Annotator.objects.create(
-                study=study,
-                platform=platform,
-                external_id=external_id,
-                external_ids=external_ids or {},
-                arrival_key=arrival_key,
-                created_at=now,
-            )
+            return Annotator.objects.create(study=study, created_at=now, **fields), True
     except IntegrityError:  # the same participant or arrival registered at the same moment
-        return Annotator.objects.filter(same, study=study).order_by("pk").first()
+        return Annotator.objects.filter(same, study=study).order_by("pk").first(), False
 
 
 def admit(annotator: Annotator, *, now: datetime | None = None, rng: random.Random | None = None) -> list[Assignment]:
