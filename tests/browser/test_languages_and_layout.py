@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 
 from tests.browser.conftest import ROOT, require_playwright
 
@@ -63,6 +64,24 @@ class Walk:
             if name in PUBLISHED:
                 publish(self.artifacts, file)
         return text
+
+    def onboard(self, slug: str, pid: str, *, on_instructions: Callable[[], None] | None = None) -> None:
+        """Arrive, consent, read the instructions (``on_instructions`` is called there), answer the practice item
+        and give the right comprehension answers, without checking the pages; ends on item 1."""
+        page = self.page
+        self.p.arrive(slug, pid)
+        page.locator("#id_agree").check()
+        page.locator("form button.primary").click()
+        if on_instructions is not None:
+            on_instructions()
+        page.locator("[data-page=instructions] form button").click()
+        page.locator(".opt-2").click()
+        page.locator("form#answer button[type=submit]").click()
+        page.locator("[data-page=practice-feedback] a.button").click()
+        for name, value in RIGHT_ANSWERS.items():
+            page.locator(f"input[name={name}][value={value}]").check()
+        page.locator("[data-page=comprehension] button").click()
+        page.wait_for_url("**/item/*/")
 
     def through(self, slug: str, pid: str) -> None:
         page = self.page
@@ -145,20 +164,8 @@ def test_scale_labels_never_overlap_from_320_to_1920_px(browser, server, make_st
         study = make_study(language=language)
         participant = Participant(browser, server)
         try:
-            walk = Walk(participant, language, artifacts, "unused")
             page = participant.page
-            participant.arrive(study.slug, f"w-{language}")
-            page.locator("#id_agree").check()
-            page.locator("form button.primary").click()
-            page.locator("[data-page=instructions] form button").click()
-            page.locator(".opt-2").click()
-            page.locator("form#answer button[type=submit]").click()
-            page.locator("[data-page=practice-feedback] a.button").click()
-            for name, value in RIGHT_ANSWERS.items():
-                page.locator(f"input[name={name}][value={value}]").check()
-            page.locator("[data-page=comprehension] button").click()
-            page.wait_for_url("**/item/*/")
-            del walk
+            Walk(participant, language, artifacts, "unused").onboard(study.slug, f"w-{language}")
             for width in WIDTHS:
                 page.set_viewport_size({"width": width, "height": 900})
                 page.wait_for_timeout(50)
@@ -207,18 +214,7 @@ def test_the_rules_are_told_up_front_and_an_excluded_participant_learns_why(brow
     try:
         walk = Walk(participant, "ja", artifacts, "i18n-ja")
         page = participant.page
-        participant.arrive(ja.slug, "fast-ja")
-        page.locator("#id_agree").check()
-        page.locator("form button.primary").click()
-        expect(page.locator("[data-rule=fast]")).to_contain_text("10秒未満")
-        page.locator("[data-page=instructions] form button").click()
-        page.locator(".opt-2").click()
-        page.locator("form#answer button[type=submit]").click()
-        page.locator("[data-page=practice-feedback] a.button").click()
-        for name, value in RIGHT_ANSWERS.items():
-            page.locator(f"input[name={name}][value={value}]").check()
-        page.locator("[data-page=comprehension] button").click()
-        page.wait_for_url("**/item/*/")
+        walk.onboard(ja.slug, "fast-ja", on_instructions=lambda: expect(page.locator("[data-rule=fast]")).to_contain_text("10秒未満"))
         for _ in range(2):
             page.locator(".opt-3").click()
             participant.submit_and_wait(lambda: page.locator("form#answer button[type=submit]").click())
