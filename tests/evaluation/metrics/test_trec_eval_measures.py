@@ -9,7 +9,6 @@ default run order does.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import defaultdict
 from functools import cache
@@ -196,11 +195,13 @@ def test_bad_spellings_say_what_to_write(text: str, message: str) -> None:
 
 
 def test_tagged_adhoc_so_exclude_tag_drops_them() -> None:
-    from evaluation.metrics import REGISTRY
+    from evaluation.metrics import REGISTRY, default_measures
 
-    for name in ("P", "R", "RR", "Success", "Judged", "AP", "nDCG"):
-        assert "adhoc" in REGISTRY[name].tags
-    assert math.isclose(1.0, 1.0)
+    names = {"P", "R", "RR", "Success", "Judged", "AP", "nDCG"}
+    assert all("adhoc" in REGISTRY[name].tags for name in names)
+    listed = {m.spec.name for m in default_measures()}
+    kept = {m.spec.name for m in default_measures() if "adhoc" not in m.spec.tags}  # bench_metrics.py --exclude-tag adhoc
+    assert names <= listed and not names & kept and kept
 
 
 def test_the_docs_table_lists_exactly_the_registered_trec_eval_measures() -> None:
@@ -223,3 +224,19 @@ def test_the_docs_table_lists_exactly_the_registered_trec_eval_measures() -> Non
     for row in rows:
         for spelling in re.findall(r"`([^`]+)`", row.split("|")[3]):
             assert parse_measure(spelling.replace("_k", "_10").replace(".k", ".10").replace("@k", "@10")).spec.name in names
+
+
+def test_negative_grades_are_nonrelevant_and_judged_as_in_trec_eval(tmp_path) -> None:
+    """A spam grade (-2) reads as 0 (docs/metrics.md#grades-and-gains): trec_eval, given the raw negative
+    grade, scores P, RR, AP and nDCG the same; the document stays judged (Judged@k counts it)."""
+    qrels_file = tmp_path / "q.qrels"
+    qrels_file.write_text("q1 1 spam -2\nq1 1 good 2\nq1 2 good 1\nq1 1 zero 0\nq1 2 other 1\n")
+    run = {"q1": {"spam": 3.0, "good": 2.0, "unjudged": 1.5, "zero": 1.0}}
+    raw = {"q1": {"spam": -2, "good": 2, "zero": 0, "other": 1}}  # highest grade per document, the -2 kept
+    keys = {"P@5": "P_5", "RR": "recip_rank", "AP": "map", "nDCG": "ndcg", "nDCG@5": "ndcg_cut_5"}
+    theirs = pytrec_eval.RelevanceEvaluator(raw, {"P", "recip_rank", "map", "ndcg", "ndcg_cut"}).evaluate(run)["q1"]
+    frame = evaluate(load_collection(qrels_file), run, [*keys, "Judged@4"], per_topic=True)
+    values = frame[frame.topic == "q1"].set_index("measure")["value"]
+    for ours_name, key in keys.items():
+        assert values[ours_name] == pytest.approx(theirs[key], abs=TOL), ours_name
+    assert values["Judged@4"] == 0.75
