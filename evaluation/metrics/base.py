@@ -99,6 +99,10 @@ class MetricSpec:
     def defaults(self) -> dict[str, Any]:
         return {k: p.default for k, p in self.params.items()}
 
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={_fmt(p.default)}" for k, p in self.params.items())
+        return f"MetricSpec({self.name!r}, cutoff={self.cutoff!r}, params=({params}), tags={sorted(self.tags)})"
+
 
 REGISTRY: dict[str, MetricSpec] = {}
 _ALIASES: dict[str, str] = {}
@@ -192,6 +196,9 @@ class Measure:
 
     def __str__(self) -> str:
         return self.canonical()
+
+    def __repr__(self) -> str:
+        return f"Measure({self.label!r})" if self.label == self.canonical() else f"Measure({self.label!r}: {self.canonical()})"
 
     def __hash__(self) -> int:
         return hash((self.spec.name, tuple(sorted(self.params.items())), self.cutoff, self.condensed))

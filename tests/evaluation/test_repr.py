@@ -30,3 +30,12 @@ def test_a_run_prints_its_name_topics_and_depth() -> None:
     flat = RankedLists.of({"t1": ("a", "b", "c"), "t2": ("d",)})
     assert repr(flat) == "RankedLists(2 topics, 4 ranked documents)"
     assert repr(Run("r", flat)) == "Run('r', 2 topics, depth 3)"
+
+
+def test_a_measure_and_a_metric_print_their_names() -> None:
+    from evaluation.metrics import REGISTRY, parse_measure
+
+    assert repr(parse_measure("alpha-nDCG(alpha=0.3)@10")) == "Measure('alpha-nDCG(alpha=0.3)@10')"
+    assert repr(parse_measure("ndcg_cut.20")) == "Measure('ndcg_cut.20': nDCG@20)"
+    assert repr(REGISTRY["P"]) == "MetricSpec('P', cutoff='required', params=(rel=1), tags=['adhoc', 'binary', 'tool:trec_eval'])"
+    assert all(len(repr(spec)) < 250 for spec in REGISTRY.values())  # never the kernel or the docs of each parameter
