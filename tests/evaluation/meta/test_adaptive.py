@@ -57,24 +57,40 @@ def test_weighted_estimates_match_the_brute_force_weighted_estimator() -> None:
     assert est.pairs == int((w > 0).sum()) and est.topics == 8
 
 
+Q1 = np.array([0.5, 0.3, 0.6, 0.2])  # round 1's selection probabilities of four groups in the enumerations below
+
+
+def first_rounds(q1: np.ndarray):
+    """(probability, drawn flags) of every draw of round 1, each group drawn with its ``q1``."""
+    for flags in itertools.product([0, 1], repeat=q1.size):
+        got1 = np.array(flags, dtype=bool)
+        yield np.prod(np.where(got1, q1, 1 - q1)), got1
+
+
+def second_probabilities(got1: np.ndarray, seen: float) -> np.ndarray:
+    """An adaptive rule: round 2's probabilities of the groups round 1 left depend on what round 1 saw."""
+    return np.where(got1, 0.0, np.clip(0.2 + 0.1 * np.arange(got1.size) + 0.05 * seen, 0.05, 1.0))
+
+
+def second_rounds(got1: np.ndarray, q1: np.ndarray, q2: np.ndarray):
+    """(probability, drawn flags, round of each group (0, 1; -1 never), its selection probability) of every
+    draw of round 2 among the groups round 1 left."""
+    rest = np.flatnonzero(~got1)
+    for flags in itertools.product([0, 1], repeat=rest.size):
+        got2 = np.zeros(got1.size, dtype=bool)
+        got2[rest] = np.array(flags, dtype=bool)
+        p2 = np.prod(np.where(got2[rest], q2[rest], 1 - q2[rest]))
+        yield p2, got2, np.where(got1, 0, np.where(got2, 1, -1)), np.where(got1, q1, q2)
+
+
 def test_design_weights_give_an_unbiased_total_under_an_adaptive_rule() -> None:
     """Every draw of a two-round design enumerated: the round-2 estimator's expectation is the total, exactly,
     although round 2's probabilities depend on what round 1 drew and saw."""
     y = np.array([3.0, -1.0, 0.5, 2.0])
-    q1 = np.array([0.5, 0.3, 0.6, 0.2])
     expected = 0.0
-    for first in itertools.product([0, 1], repeat=4):
-        got1 = np.array(first, dtype=bool)
-        p1 = np.prod(np.where(got1, q1, 1 - q1))
-        seen = y[got1].sum()  # the rule looks at the answers of round 1
-        q2 = np.where(got1, 0.0, np.clip(0.2 + 0.1 * np.arange(4) + 0.05 * seen, 0.05, 1.0))
-        rest = np.flatnonzero(~got1)
-        for second in itertools.product([0, 1], repeat=rest.size):
-            got2 = np.zeros(4, dtype=bool)
-            got2[rest] = np.array(second, dtype=bool)
-            p2 = np.prod(np.where(got2[rest], q2[rest], 1 - q2[rest]))
-            drawn = np.where(got1, 0, np.where(got2, 1, -1))
-            probability = np.where(got1, q1, q2)
+    for p1, got1 in first_rounds(Q1):
+        q2 = second_probabilities(got1, y[got1].sum())  # the rule looks at the answers of round 1
+        for p2, _, drawn, probability in second_rounds(got1, Q1, q2):
             expected += p1 * p2 * (adaptive.design_weights(drawn, probability, 1) * y).sum()
     assert expected == pytest.approx(y.sum(), abs=1e-12)
 
@@ -152,7 +168,6 @@ def test_two_phase_estimators_are_unbiased_by_enumeration() -> None:
     k = answers.shape[1]
     mean = answers.mean(axis=1)
     f = 0.4
-    q1 = np.array([0.5, 0.3, 0.6, 0.2])
     got_abs, got_mean = 0.0, 0.0
 
     def outcomes(drawn: np.ndarray):
@@ -168,18 +183,9 @@ def test_two_phase_estimators_are_unbiased_by_enumeration() -> None:
                 received[first] = answers[first, list(order)]
                 yield p_full / k**first.size, full, received
 
-    for r1 in itertools.product([0, 1], repeat=4):
-        got1 = np.array(r1, dtype=bool)
-        p1 = np.prod(np.where(got1, q1, 1 - q1))
+    for p1, got1 in first_rounds(Q1):
         for pa, full1, seen1 in outcomes(got1):
-            q2 = np.where(got1, 0.0, np.clip(0.2 + 0.1 * np.arange(4) + 0.05 * seen1.sum(), 0.05, 1.0))
-            rest = np.flatnonzero(~got1)
-            for r2 in itertools.product([0, 1], repeat=rest.size):
-                got2 = np.zeros(4, dtype=bool)
-                got2[rest] = np.array(r2, dtype=bool)
-                p2 = np.prod(np.where(got2[rest], q2[rest], 1 - q2[rest]))
-                drawn = np.where(got1, 0, np.where(got2, 1, -1))
-                probability = np.where(got1, q1, q2)
+            for p2, got2, drawn, probability in second_rounds(got1, Q1, second_probabilities(got1, seen1.sum())):
                 entry = adaptive.design_weights(drawn, probability, 1)
                 for pb, full2, seen2 in outcomes(got2):
                     full = full1 | full2
