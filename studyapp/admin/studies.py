@@ -16,6 +16,7 @@ from studyapp.models.study_settings import SETTINGS
 from studyapp.services.access import teams
 from studyapp.services.design.study_config import keys, setting_problems
 from studyapp.services.quality import control
+from studyapp.services.review.setup import base_url
 from studyapp.views.staff import download
 
 
@@ -130,7 +131,7 @@ class StudyAdmin(admin.ModelAdmin):
         if step.download is not None:
             return json_download(step.download, step.filename)
         if step.summary is not None:
-            for line in step.summary.lines():
+            for line in step.summary.lines(base_url(request)):
                 self.message_user(request, line, messages.SUCCESS)
             return HttpResponseRedirect(reverse("admin:studyapp_study_change", args=[step.summary.study.pk]))
         context = {

@@ -113,6 +113,10 @@ class Walk:
         page.wait_for_url("**/item/*/")
         page.locator(".opt-3").click()
         expect(page.locator("#choice-echo")).not_to_contain_text("Your answer")
+        # The chosen sentence moves to the next line whole rather than breaking inside a word ("や/や良い").
+        lines = page.evaluate("[...document.querySelectorAll('#choice-echo span')].filter(s => getComputedStyle(s).display !== 'none')"
+                              ".map(s => s.getClientRects().length)")  # fmt: skip
+        assert lines == [1], lines
         self.check("item", shot=True)
         for _ in range(4):
             if "/item/" not in page.url:

@@ -185,7 +185,7 @@ class CreateStudyTestCase(TestCase):
         self.assert_rejected({**TOY_CONFIG, "topics": ["1", "42"]}, "unknown topic '42' in collection 'toy'")
 
     def test_topic_without_a_list_in_some_run(self) -> None:
-        self.assert_rejected({**TOY_CONFIG, "topics": ["1", "3"]}, "topic 3 has no ranked list in run(s) charlie")
+        self.assert_rejected({**TOY_CONFIG, "topics": ["1", "3"]}, "topic 3 has no ranked list in run charlie")
 
     def test_topics_and_topic_rule_together(self) -> None:
         self.assert_rejected({**TOY_CONFIG, "topic_rule": {"count": 1}}, "either topics or topic_rule, not both")

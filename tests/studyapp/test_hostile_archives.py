@@ -73,7 +73,7 @@ class HostileArchiveTest(TestCase):
         before = peak_rss_mb()
         lines = self.command(str(bomb))
         self.assertLess(peak_rss_mb() - before, 100)  # one chunk at a time, never the record
-        self.assertIn(f"1 record(s) over 16.0 MB decompressed were skipped (--max-record-mb), e.g. {bomb}: record 1 ({self.docids[0]}) "
+        self.assertIn(f"Skipped 1 record over 16.0 MB decompressed (--max-record-mb), e.g. {bomb}: record 1 ({self.docids[0]}) "
                       f"({BOMB_GB}.0 GB).", lines)  # fmt: skip
         self.assertTrue(lines[0].startswith("Read 1 records/files/lines; 0 of the"), lines)
         with self.assertRaisesMessage(CommandError, f"{bomb}: record 1: more than 64.0 MB decompressed (--max-file-mb;"):
@@ -118,7 +118,7 @@ class HostileArchiveTest(TestCase):
         rows = [json.dumps({"docid": d, "title": f"Caf\u00e9 {d}", "text": "na\u00efve"}, ensure_ascii=False) for d in self.docids[:2]]
         latin.write_bytes("\n".join(rows).encode("latin-1") + b"\n")
         lines = self.command(str(latin))
-        self.assertIn("2 record(s)/line(s) were not UTF-8 and were decoded by their detected encoding, 0 character(s) replaced, "
+        self.assertIn("2 records or lines not in UTF-8, decoded by their detected encoding, 0 characters replaced, "
                       f"e.g. {latin}:1 (read as cp1252).", lines)  # fmt: skip
         self.assertEqual(self.stored()[0][1], f"Caf\u00e9 {self.docids[0]}")
         big = self.tmp / "big.jsonl.gz"

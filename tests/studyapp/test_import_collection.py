@@ -69,7 +69,7 @@ class ImportCollectionTestCase(TestCase):
         bravo = RankedItem.objects.filter(run__name="bravo", topic=one).order_by("rank")
         self.assertEqual([i.document.docid for i in bravo], ["t1-d6", "t1-d3", "t1-d1", "t1-d7", "t1-d8", "t1-d2"])
         # charlie's topic 9 is not in the qrels: ignored with a warning, not stored
-        self.assertIn("ignored 1 topic(s) not in the qrels: 9", out)
+        self.assertIn("ignored 1 topic not in the qrels: 9", out)
         self.assertFalse(RankedItem.objects.filter(run__name="charlie", topic__topic_id="9").exists())
 
     def test_ntcir_tab_separated_topics_give_queries_and_subtopic_texts(self) -> None:
@@ -226,9 +226,7 @@ class ImportCollectionTestCase(TestCase):
             with self.subTest(where=where):
                 path = write(self.tmp, name, text)
                 files = {"runs": [self.files["alpha"], path]} if role == "runs" else {role: path}
-                self.assert_refused(
-                    f"{path}:{line}: docid longer than 200 characters (201, 1 such docid(s) in all): {long[:60]}...", **files
-                )
+                self.assert_refused(f"{path}:{line}: docid longer than 200 characters (201, 1 such docid in all): {long[:60]}...", **files)
 
     def test_values_past_the_database_limits_name_file_and_line(self) -> None:
         """Refused the same way on SQLite (which would store them) and PostgreSQL (which would fail)."""

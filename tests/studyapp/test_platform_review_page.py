@@ -81,7 +81,7 @@ class ReviewPageTests(PlatformReviewTestCase):
         self.run_jobs()
         response = self.client.get(self.url)
         self.assertContains(response, "Apply done</strong> (asked by member)")
-        self.assertContains(response, "15 step(s) done, 0 failed.")
+        self.assertContains(response, "15 steps done, 0 failed.")
         self.assertNotContains(response, 'http-equiv="refresh"')
         self.assertEqual(len(self.api.paid), 6)
         self.assertEqual(PlatformCall.objects.filter(staff=self.member).exclude(response=audit.SENT).count(), len(self.api.requests))
@@ -127,7 +127,7 @@ class ReviewPageTests(PlatformReviewTestCase):
         self.assertContains(self.client.get(self.url), "Apply queued")
         self.assertEqual(self.api.requests, [])
         out = self.run_jobs()
-        self.assertIn("done, 15 step(s) done, 0 failed", out)
+        self.assertIn("done, 15 steps done, 0 failed", out)
         self.assertEqual(len(self.api.calls("POST", transitions)), len(self.annotators))  # each decision sent once
         self.assertEqual(len(self.api.paid), 6)
         self.assertEqual(sorted(self.api.paid), sorted(set(self.api.paid)))

@@ -188,7 +188,7 @@ class ReportTestCase(BaseTestCase):
                 stderr=io.StringIO(),
             )
             self.assertNotIn("Best by MUP", out.getvalue())  # never one metric
-            self.assertIn("No best set claimed (topic level): 2 topic(s), fewer than 5; highest MUP", out.getvalue())
+            self.assertIn("No best set claimed (topic level): 2 topics, fewer than 5; highest MUP", out.getvalue())
             self.assertTrue((Path(folder) / "r" / "index.html").is_file())
             (Path(folder) / "file").write_text("x")
             for argv, message in (

@@ -96,7 +96,7 @@ class SuggestionTests(SimpleTestCase):
         d = suggest(self.study, annotator("excluded", seconds=500), PROLIFIC, None, both, NORM)
         self.assertEqual(d.action, "approve")
         self.assertIn("speed alone is no reason to reject", d.note)
-        self.assertIn("1 failed check(s)", d.note)
+        self.assertIn("1 failed check,", d.note)
 
     def test_no_action_with_the_reason(self) -> None:
         for status, words in (

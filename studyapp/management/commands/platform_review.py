@@ -10,6 +10,7 @@ from studyapp.management.studies import find_study
 from studyapp.services.access import teams
 from studyapp.services.platforms.review_api import ApiError
 from studyapp.services.review import decisions, sending
+from studyapp.services.wording import count
 
 COLUMNS = ("pseudonym", "suggested", "decision", "category", "bonus", "by", "state", "message / why")
 
@@ -67,7 +68,7 @@ class Command(BaseCommand):
         failed = [s for s in steps if not s.ok]
         self.stdout.write(f"\n{len(steps) - len(failed)} done, {len(failed)} failed; every call is in the audit log.")
         if failed:
-            raise CommandError(f"{len(failed)} step(s) failed (see above); run again with --apply to retry them")
+            raise CommandError(f"{count(len(failed), 'step')} failed (see above); run again with --apply to retry them")
 
     def _staff(self, name: str | None, study):
         if not name:

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import close_old_connections
 
 from studyapp.services.review import jobs
+from studyapp.services.wording import count
 
 
 class Command(BaseCommand):
@@ -34,5 +35,5 @@ class Command(BaseCommand):
             self.stdout.write(f"job {job.pk}: apply {job.study.name} (attempt {job.attempts})")
             job = jobs.run(job)
             self.stdout.write(
-                f"job {job.pk}: {job.status}, {job.steps_done} step(s) done, {job.steps_failed} failed{': ' + job.error if job.error else ''}"
+                f"job {job.pk}: {job.status}, {count(job.steps_done, 'step')} done, {job.steps_failed} failed{': ' + job.error if job.error else ''}"
             )

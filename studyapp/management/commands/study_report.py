@@ -11,6 +11,7 @@ from evaluation._argtypes import non_negative_int, positive_int
 from studyapp.management.studies import find_study
 from studyapp.services.analysis.report import build_report, write_report
 from studyapp.services.analysis.study_analysis import DEFAULT_B, DEFAULT_SEED, Timer
+from studyapp.services.wording import count
 
 
 class Command(BaseCommand):
@@ -61,7 +62,7 @@ def console_best_set(summary: dict) -> str:
         return f"Highest MUP ({best['level']} level): {best['measure']} {best['value']:.3f}, untested (no resampling)"
     if not chosen["claim"]:
         return (
-            f"No best set claimed ({chosen['level']} level): {chosen['topics']} topic(s), fewer than {chosen['min_topics']}; "
+            f"No best set claimed ({chosen['level']} level): {count(chosen['topics'], 'topic')}, fewer than {chosen['min_topics']}; "
             f"{highest} is an estimate only"
         )
     named = "; ".join(chosen["entries"])

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from studyapp.exceptions import ImportFailed
+from studyapp.services.wording import count
 
 MB = 1024 * 1024
 CHUNK = 1024 * 1024  # bytes read at a time
@@ -84,13 +85,13 @@ class ReadNotes:
         out = list(self.truncated)
         if self.oversized:
             out.append(
-                f"{self.oversized} record(s) over {megabytes(self.limits.record_bytes)} decompressed were skipped "
+                f"Skipped {count(self.oversized, 'record')} over {megabytes(self.limits.record_bytes)} decompressed "
                 f"(--max-record-mb), e.g. {self.oversized_example}."
             )
         if self.not_utf8:
             out.append(
-                f"{self.not_utf8} record(s)/line(s) were not UTF-8 and were decoded by their detected encoding, "
-                f"{self.replaced} character(s) replaced, e.g. {self.replaced_example}."
+                f"{count(self.not_utf8, 'record or line', 'records or lines')} not in UTF-8, decoded by their detected encoding, "
+                f"{count(self.replaced, 'character')} replaced, e.g. {self.replaced_example}."
             )
         return out
 

@@ -31,6 +31,7 @@ from studyapp.models import Collection, Document, Judgment, RankedItem, Run, Sub
 from studyapp.models.study_settings import BY_NAME
 from studyapp.services.collections.bare_documents import BareDocuments, bare_documents
 from studyapp.services.collections.planner_stats import refresh_statistics
+from studyapp.services.wording import count
 
 BATCH = 2000
 NAME_MAX = Collection._meta.get_field("name").max_length
@@ -105,12 +106,13 @@ def _read_all(qrels: str | Path, intents, topics, docs, runs: Sequence[str | Pat
         unknown = sorted(set(run.lists) - set(collection.topics))
         if unknown:
             notes.append(
-                f"{path}: ignored {len(unknown)} topic(s) not in the qrels: {', '.join(unknown[:5])}" + (" ..." if len(unknown) > 5 else "")
+                f"{path}: ignored {count(len(unknown), 'topic')} not in the qrels: {', '.join(unknown[:5])}"
+                + (" ..." if len(unknown) > 5 else "")
             )
     long_ids = [d for d in _all_docids(collection, [r for _, r in parsed_runs], documents) if len(d) > DOCID_MAX]
     if long_ids:
         docid = long_ids[0]
-        reason = f"docid longer than {DOCID_MAX} characters ({len(docid)}, {len(long_ids)} such docid(s) in all): {docid[:60]}..."
+        reason = f"docid longer than {DOCID_MAX} characters ({len(docid)}, {count(len(long_ids), 'such docid')} in all): {docid[:60]}..."
         _fail_where_found([qrels, *(p for p, _ in parsed_runs), *([docs] if docs else [])], _mentions(docid), reason)
     _check_column_limits(collection, qrels, [p for p in (qrels, intents, topics) if p])
     if docs:

@@ -114,7 +114,7 @@ def _choose_topics(config: StudyConfig, collection: Collection, runs: list[Run],
         for tid in config.topics:
             missing = sorted(names - covered[tid])
             if missing:
-                errors.append(f"topic {tid} has no ranked list in run(s) {', '.join(missing)}")
+                errors.append(f"topic {tid} has no ranked list in {'run' if len(missing) == 1 else 'runs'} {', '.join(missing)}")
             if n_subtopics.get(tid, 0) == 0:
                 errors.append(f"topic {tid} has no subtopics")
         return [topics[t] for t in config.topics]

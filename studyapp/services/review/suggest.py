@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from django.utils import translation
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 
 from studyapp.models import Annotator, QualityDecision, ReviewDecision, Study
 from studyapp.services.data.payments import SpeedNorm
@@ -84,7 +84,9 @@ def _rejection(study: Study, platform: Platform, rule: str, counts: dict, detail
             needed = platform.failed_checks_to_reject(seconds)
             failed = counts.get("failed")
             if not isinstance(failed, int) or failed < needed:
-                counted = f"{failed} failed check(s)" if isinstance(failed, int) else "failed checks not counted"
+                counted = (
+                    f"{failed} failed {ngettext('check', 'checks', failed)}" if isinstance(failed, int) else "failed checks not counted"
+                )
                 return None, f"{counted}, and {platform.name} allows a rejection only for at least {needed} on a submission of this length"
         message = rule_message(study, platform, rule, counts, detail)
     category = platform.rejection_reasons.get(kind, platform.rejection_reasons.get("other", ""))
