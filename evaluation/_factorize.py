@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
+from itertools import groupby, repeat
+from operator import itemgetter
 
 import numpy as np
 import pandas as pd
 
 from evaluation._types import IntArray
 
-try:  # pyarrow (the [parquet] extra) looks strings up among others as fast as a hash table of cached hashes
+try:  # pyarrow (the [parquet] extra): Lookup's string look-ups
     import pyarrow as _pa
     import pyarrow.compute as _pc
-except ImportError:  # pragma: no cover - without pyarrow, pandas' public Index.get_indexer serves
+except ImportError:  # pragma: no cover - without pyarrow, a dict serves
     _pa = _pc = None
 
 
@@ -30,74 +33,103 @@ def factorize(values: Sequence | np.ndarray) -> tuple[IntArray, np.ndarray]:
     return codes.astype(np.int64, copy=False), np.asarray(uniques, dtype=object)
 
 
-def block_heads(*columns: Sequence | np.ndarray) -> tuple[IntArray, list[np.ndarray]]:
+def block_heads(*columns: Sequence | np.ndarray) -> IntArray:
     """First positions of the blocks of neighbours equal in every column (entries of one run list, or
-    of one qrels topic and intent, come in such blocks), and the columns as object arrays."""
-    values = [as_objects(column) for column in columns]
-    n = values[0].size
-    if any(v.size != n for v in values):
+    of one qrels topic and intent, come in such blocks).
+
+    ``itertools.groupby`` walks each column in C (a string equal to its neighbour is usually the same
+    object: an identity check), twice as quick on long blocks as making an object array and comparing
+    it with its shifted self; the columns themselves are not copied."""
+    n = len(columns[0])
+    if any(len(column) != n for column in columns):
         raise ValueError("columns of different lengths")
     heads = np.zeros(n, dtype=bool)
-    heads[:1] = True
-    for v in values:
-        heads[1:] |= v[1:] != v[:-1]
-    return np.flatnonzero(heads), values
+    for column in columns:
+        sizes = np.fromiter(map(len, map(list, map(itemgetter(1), groupby(column)))), dtype=np.int64)
+        heads[np.cumsum(sizes) - sizes] = True
+    return np.flatnonzero(heads)
+
+
+def at_positions(values: Sequence | np.ndarray, where: IntArray) -> np.ndarray:
+    """``values[where]`` as an object array, for a list as well as an array."""
+    if isinstance(values, np.ndarray):
+        return values[where].astype(object, copy=False)
+    return as_objects([values[n] for n in where.tolist()])
 
 
 def factorize_blocks(*columns: Sequence | np.ndarray) -> list[tuple[IntArray, np.ndarray]]:
     """:func:`factorize` of each column, hashing only the first entry of each block of neighbours
     equal in every column (see :func:`block_heads`)."""
-    heads, values = block_heads(*columns)
-    sizes = np.diff(np.append(heads, values[0].size))
+    heads = block_heads(*columns)
+    sizes = np.diff(np.append(heads, len(columns[0])))
     out = []
-    for v in values:
-        codes, names = factorize(v[heads])
+    for column in columns:
+        codes, names = factorize(at_positions(column, heads))
         out.append((np.repeat(codes, sizes), names))
     return out
 
 
-def positions(distinct: np.ndarray, values: Sequence | np.ndarray) -> IntArray:
-    """Position of every value in ``distinct`` (an object array without repeats, e.g. the uniques
-    of :func:`factorize`), -1 for values it lacks: pyarrow's ``pyarrow.compute.index_in`` when pyarrow
-    is installed and both hold strings only (3.5 times quicker on a million docids), else
-    ``pd.Index.get_indexer``."""
-    values = as_objects(values)
-    if _pc is not None and values.size:
+class Lookup:
+    """Positions of values among ``distinct`` (an object array without repeats, e.g. the uniques of
+    :func:`factorize`), -1 for values it lacks, like ``pd.Index(distinct).get_indexer(values)``.
+
+    Strings go through pyarrow's ``pyarrow.compute.index_in`` when pyarrow is installed (the
+    ``[parquet]`` extra; the quickest on deep runs' mostly unjudged docids), the value set converted
+    once; anything else, or without pyarrow, through one C-level pass of ``dict.get``."""
+
+    def __init__(self, distinct: np.ndarray) -> None:
+        self.distinct = distinct
+
+    @cached_property
+    def index(self) -> dict[object, int]:
+        return dict(zip(self.distinct.tolist(), range(len(self.distinct))))
+
+    @cached_property
+    def value_set(self) -> object | None:
+        if _pa is None:
+            return None
         try:
-            found = _pc.index_in(_pa.array(values, type=_pa.string()), value_set=_pa.array(distinct, type=_pa.string()))
-        except (_pa.ArrowInvalid, _pa.ArrowTypeError):  # not all strings (or a None): pandas below
-            pass
-        else:
-            return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-    return pd.Index(distinct, dtype=object).get_indexer(values).astype(np.int64, copy=False)
+            return _pa.array(self.distinct, type=_pa.string())
+        except (_pa.ArrowInvalid, _pa.ArrowTypeError):
+            return None
+
+    def positions(self, values: Sequence | np.ndarray) -> IntArray:
+        if self.value_set is not None and len(values):
+            try:
+                found = _pc.index_in(_pa.array(values, type=_pa.string()), value_set=self.value_set)
+            except (_pa.ArrowInvalid, _pa.ArrowTypeError):  # not all strings (or a None): the dict below
+                pass
+            else:
+                return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        items = values.tolist() if isinstance(values, np.ndarray) else values
+        return np.fromiter(map(self.index.get, items, repeat(-1)), dtype=np.int64, count=len(items))
 
 
-def value_hashes(values: np.ndarray) -> np.ndarray:
-    """Python's ``hash`` of every value as unsigned 64-bit integers (a ``str`` computes it once and
-    caches it, so a docid hashed before costs a look-up)."""
-    return np.fromiter(map(hash, values), dtype=np.int64, count=values.size).view(np.uint64)
+def repeated_in_lists(sizes: IntArray, values: np.ndarray) -> np.ndarray:
+    """Boolean mask of the values that already appeared earlier in the same list (lists: consecutive
+    blocks of ``sizes`` values), like ``pd.DataFrame({"list": list_of_each, "value": values}).duplicated()``.
 
-
-def repeated_in_groups(group: IntArray, values: np.ndarray) -> np.ndarray:
-    """Boolean mask of the values that already appeared earlier in the same group (``group``: integers
-    from 0), like ``pd.DataFrame({"group": group, "value": values}).duplicated()``.
-
-    No hash table of every distinct value (at TREC depth, millions of docids that are mostly distinct,
-    whose table costs far more than the rest of a run's layout): the group and the value's hash go into
-    one 64-bit key, a sort finds the keys that occur more than once, and only the entries with such a
-    key (the repeats themselves, and the rare values whose hashes clash) are compared by value.
+    No hash table of every value at once (at TREC depth, millions of docids that are mostly distinct):
+    a set per list tells whether the list has a repeat at all (one C-level pass, each docid's cached
+    hash), and only the lists that do (rare) are walked value by value.
     """
     out = np.zeros(values.size, dtype=bool)
     if values.size < 2:
         return out
-    hashes = value_hashes(values)
-    bits = int(group.max()).bit_length()  # the group in the top bits, the hash's top bits below it
-    key = hashes if bits == 0 else (group.astype(np.uint64) << np.uint64(64 - bits)) | (hashes >> np.uint64(bits))
-    ordered = np.sort(key)
-    shared = ordered[1:][ordered[1:] == ordered[:-1]]
-    if shared.size:
-        suspects = np.flatnonzero(np.isin(key, shared))
-        out[suspects] = pd.DataFrame({"group": group[suspects], "value": values[suspects]}).duplicated().to_numpy()
+    bounds = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=bounds[1:])
+    # short lists: slices of a Python list are cheaper than views of the array
+    items = values.tolist() if values.size < 64 * sizes.size else values
+    slices = map(slice, bounds[:-1].tolist(), bounds[1:].tolist())
+    distinct = np.fromiter(map(len, map(set, map(items.__getitem__, slices))), dtype=np.int64, count=sizes.size)
+    for n in np.flatnonzero(distinct < sizes).tolist():
+        seen: set[object] = set()
+        a = int(bounds[n])
+        for k, value in enumerate(values[a : bounds[n + 1]].tolist()):
+            if value in seen:
+                out[a + k] = True
+            else:
+                seen.add(value)
     return out
 
 

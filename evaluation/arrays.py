@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluation._factorize import as_objects, positions
+from evaluation._factorize import Lookup, as_objects
 from evaluation._types import BoolArray, FloatArray, IntArray
 from evaluation.collection import Collection, QrelsColumns
 from evaluation.io.runs import ListBatch, RankedLists, Run
@@ -131,9 +131,37 @@ class TopicTable(Memoised):
 
     def rows_of(self, topic: IntArray, doc_code: IntArray) -> IntArray:
         """Rows of ``(topic, docid)`` pairs, docids given as ``docid_values`` positions (-1: unknown);
-        ``UNJUDGED`` for pairs the qrels do not judge."""
-        row = self._row_index.get_indexer(np.where(doc_code >= 0, topic * self.n_docids + doc_code, -1))
-        return np.where(row >= 0, row, self.UNJUDGED)
+        ``UNJUDGED`` for pairs the qrels do not judge.
+
+        A docid judged under one topic only (nearly all) has one row: its row, kept if the topic
+        matches, is two array look-ups; only docids judged under several topics go through the
+        ``(topic, docid)`` index."""
+        row = np.full(doc_code.size, self.UNJUDGED, dtype=np.int64)
+        known = np.flatnonzero(doc_code >= 0)
+        code, at = doc_code[known], topic[known]
+        single = self._single_row[code]
+        row[known] = np.where(self.topic_of_row[single] == at, single, self.UNJUDGED)
+        several = np.flatnonzero(single < 0)
+        if several.size:
+            found = self._row_index.get_indexer(at[several] * self.n_docids + code[several])
+            row[known[several]] = np.where(found >= 0, found, self.UNJUDGED)
+        return row
+
+    @cached_property
+    def _single_row(self) -> IntArray:
+        """Per ``docid_values`` position: the docid's row if it is judged under one topic only, -1 if
+        under several, ``UNJUDGED`` if under none (``topic_of_row`` of ``UNJUDGED`` is a sentinel)."""
+        doc = self.row_keys % self.n_docids
+        count = np.bincount(doc, minlength=self.n_docids)
+        out = np.where(count > 1, -1, self.UNJUDGED).astype(np.int64)
+        once = count[doc] == 1
+        out[doc[once]] = np.flatnonzero(once)
+        return out
+
+    @cached_property
+    def docid_lookup(self) -> Lookup:
+        """Positions in ``docid_values``: what a batch's docids are looked up in."""
+        return Lookup(self.docid_values)
 
     @cached_property
     def _row_index(self) -> pd.Index:
@@ -440,12 +468,12 @@ def _flat_lists(table: TopicTable, runs: Sequence[Run]) -> tuple[IntArray, IntAr
     if spanned is not None:  # runs built together, in order: one slice of their flat layout
         batch, a, b = spanned
         topic_index = np.array([table.topic_index.get(t, -1) for t in batch.topics.tolist()] + [-1], dtype=np.int64)
-        docs = positions(table.docid_values, batch.docids[batch.bounds[a] : batch.bounds[b]])
+        docs = table.docid_lookup.positions(batch.docids[batch.bounds[a] : batch.bounds[b]])
         return topic_index[batch.topic[a:b]], batch.run[a:b] - batch.run[a], np.diff(batch.bounds[a : b + 1]), docs
     flat = [RankedLists.of(run.lists) for run in runs]
     topics = np.array([t for lists in flat for t in lists.topics], dtype=object)
     list_topic = pd.Index(table.topic_ids, dtype=object).get_indexer(topics) if topics.size else np.zeros(0, dtype=np.int64)
     list_run = np.repeat(np.arange(len(runs)), [len(lists.topics) for lists in flat])
     list_length = np.concatenate([lists.lengths for lists in flat] + [np.zeros(0, dtype=np.int64)])
-    doc_code = np.concatenate([positions(table.docid_values, lists.docids) for lists in flat] + [np.zeros(0, dtype=np.int64)])
+    doc_code = np.concatenate([table.docid_lookup.positions(lists.docids) for lists in flat] + [np.zeros(0, dtype=np.int64)])
     return list_topic, list_run, list_length, doc_code

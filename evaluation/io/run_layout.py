@@ -15,7 +15,7 @@ from typing import Literal
 
 import numpy as np
 
-from evaluation._factorize import as_objects, block_heads, factorize, has_missing, repeated_in_groups, repeated_keys
+from evaluation._factorize import as_objects, at_positions, block_heads, factorize, has_missing, repeated_in_lists, repeated_keys
 from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning
 from evaluation.io.runs import ListBatch, RankedLists, Run, RunOrder, _check_options, _duplicate_message
@@ -119,11 +119,12 @@ class _Layout:
 
     def _chunk(self, runs, topics, a: int, n: int, chunk_lines: int):
         """The next chunk ``[a, b)``, ending where a list ends (the whole rest when it is short): its block
-        heads (relative to ``a``) and its run and topic names as object arrays."""
+        heads (relative to ``a``) and its run and topic names (slices of the input)."""
         size = max(chunk_lines, 1)
         while True:
             b = min(n, a + size)
-            heads, (names, topic_values) = block_heads(runs[a:b], topics[a:b])
+            names, topic_values = runs[a:b], topics[a:b]
+            heads = block_heads(names, topic_values)
             if b == n or heads.size > 1:
                 break
             size *= 2  # one block longer than a chunk
@@ -142,7 +143,9 @@ class _Layout:
     def _lay_out(self, a, b, heads, names, topic_values, docids, scores, ranks) -> _Lists:
         docs = docids[a:b]
         docs = as_objects(docs) if isinstance(docs, (list, tuple)) else np.array(docs, dtype=object)  # owned, not a view
-        block_group = (self._codes(names[heads], self.run_index) << TOPIC_BITS) | self._codes(topic_values[heads], self.topic_index)
+        block_group = (self._codes(at_positions(names, heads), self.run_index) << TOPIC_BITS) | self._codes(
+            at_positions(topic_values, heads), self.topic_index
+        )
         if has_missing(docs):
             line = a + int(np.flatnonzero([d is None or d != d for d in docs.tolist()])[0])
             raise EvaluationError(f"every run line needs a run name, a topic and a docid (line {line})")
@@ -185,10 +188,10 @@ class _Layout:
 
     def _drop_repeated(self, lists: _Lists) -> _Lists:
         """Keep each docid's first (highest-ranked) entry in its list; note the rest, or raise."""
-        entry_list = np.repeat(np.arange(lists.sizes.size), lists.sizes)
-        repeated = repeated_in_groups(entry_list, lists.docids)
+        repeated = repeated_in_lists(lists.sizes, lists.docids)
         if not repeated.any():
             return lists
+        entry_list = np.repeat(np.arange(lists.sizes.size), lists.sizes)
         for n in np.unique(entry_list[repeated]).tolist():
             message = _duplicate_message(*self.name(int(lists.group[n])), lists.docids[repeated & (entry_list == n)].tolist())
             if self.on_duplicate_doc == "error":

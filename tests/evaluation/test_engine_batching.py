@@ -74,11 +74,11 @@ def test_scratch_buffer_is_one_per_ranking_and_never_lent_twice() -> None:
 def test_each_slice_looks_up_only_its_own_docids(monkeypatch) -> None:
     """score_matrix lays runs built together out in slices; each slice looks up its own lines' docids
     (every line once over all slices, nothing kept between slices: memory bounded by a slice)."""
-    from evaluation import arrays, runs_from_arrays
+    from evaluation import _factorize, runs_from_arrays
 
     calls = []
-    real = arrays.positions
-    monkeypatch.setattr(arrays, "positions", lambda docids, values: calls.append(list(values)) or real(docids, values))
+    real = _factorize.Lookup.positions
+    monkeypatch.setattr(_factorize.Lookup, "positions", lambda lookup, values: calls.append(list(values)) or real(lookup, values))
     built = runs_from_arrays(
         ["a", "a", "b", "b", "c"], ["1", "1", "1", "2", "1"], ["d1", "d2", "d2", "d3", "d9"], [3.0, 2.0, 1.0, 1.0, 1.0]
     )

@@ -68,28 +68,22 @@ def test_per_topic_equals_reduceat_bit_for_bit() -> None:
                 np.testing.assert_array_equal(got, want)
 
 
-@pytest.fixture(params=["pyarrow", "pandas"])
-def hash_table(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run a test with pyarrow's look-up and again with pandas' public one that serves without pyarrow."""
+@pytest.mark.parametrize("pyarrow", [True, False])
+def test_positions_equal_index_lookup(pyarrow: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyarrow's look-up and the dict that serves without it (and for values that are not all strings)."""
     from evaluation import _factorize
+    from evaluation._factorize import Lookup, factorize
 
-    if request.param == "pandas":
-        monkeypatch.setattr(_factorize, "_pc", None)
-    else:
-        assert _factorize._pc is not None
-    return request.param
-
-
-def test_positions_equal_index_lookup(hash_table: str) -> None:
-    from evaluation._factorize import factorize, positions
-
+    if not pyarrow:
+        monkeypatch.setattr(_factorize, "_pa", None)
     _, distinct = factorize(["d3", "d1", "d2", "d1", "d10"])
     for values in (["d2", "x", "d10", "d3", "d3", "", "d1"], ["d2", None, "d1"], [3, "d1"], ["é", "d3"]):
-        got = positions(distinct, values)
-        assert got.dtype == np.int64
-        np.testing.assert_array_equal(got, pd.Index(distinct, dtype=object).get_indexer(values))
-    np.testing.assert_array_equal(positions(np.array([1, 2], dtype=object), [2, 5, 1]), [1, -1, 0])
-    np.testing.assert_array_equal(positions(distinct, []), np.zeros(0, dtype=np.int64))
+        for given in (values, np.array(values, dtype=object)):
+            got = Lookup(distinct).positions(given)
+            assert got.dtype == np.int64
+            np.testing.assert_array_equal(got, pd.Index(distinct, dtype=object).get_indexer(values))
+    np.testing.assert_array_equal(Lookup(np.array([1, 2], dtype=object)).positions([2, 5, 1]), [1, -1, 0])
+    np.testing.assert_array_equal(Lookup(distinct).positions([]), np.zeros(0, dtype=np.int64))
 
 
 @pytest.mark.parametrize(
@@ -102,7 +96,7 @@ def test_positions_equal_index_lookup(hash_table: str) -> None:
         [],
     ],
 )
-def test_factorize_equals_pandas(values: list, hash_table: str) -> None:
+def test_factorize_equals_pandas(values: list) -> None:
     from evaluation._factorize import factorize
 
     codes, distinct = factorize(values)
@@ -138,7 +132,7 @@ def test_ideal_lists_equal_per_topic_sorts() -> None:
             assert table.n_global_rel[t] == (gg > 0).sum()
 
 
-def test_factorize_blocks_of_several_columns(hash_table: str) -> None:
+def test_factorize_blocks_of_several_columns() -> None:
     from evaluation._factorize import factorize_blocks
 
     topics = ["a", "a", "b", "b", "a", "a"]
@@ -153,7 +147,12 @@ def test_factorize_blocks_of_several_columns(hash_table: str) -> None:
 def test_block_heads_are_the_block_starts() -> None:
     from evaluation._factorize import block_heads
 
-    heads, (runs, topics) = block_heads(["r", "r", "r", "s", "s"], ["a", "a", "b", "b", "b"])
-    assert heads.tolist() == [0, 2, 3] and runs.dtype == object and topics.tolist() == ["a", "a", "b", "b", "b"]
-    assert block_heads([], [])[0].tolist() == []
-    assert block_heads(["x"])[0].tolist() == [0]
+    assert block_heads(["r", "r", "r", "s", "s"], ["a", "a", "b", "b", "b"]).tolist() == [0, 2, 3]
+    assert block_heads(np.array(["r", "r", "s"], dtype=object), ("a", "b", "b")).tolist() == [0, 1, 2]
+    equal_not_identical = ["".join(["q", "1"]) for _ in range(3)]
+    assert block_heads(equal_not_identical).tolist() == [0]
+    assert block_heads(["a", None, None, float("nan"), float("nan")]).tolist() == [0, 1, 3, 4]
+    assert block_heads([], []).tolist() == []
+    assert block_heads(["x"]).tolist() == [0]
+    with pytest.raises(ValueError, match="lengths"):
+        block_heads(["a"], [])

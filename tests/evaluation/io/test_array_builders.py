@@ -231,9 +231,16 @@ CLASH_QRELS = [("q1", "1", "a", 1), ("q1", "1", "b", 0), ("q1", "2", "c", 2), ("
                ("q2", "1", "x", 1), ("q3", "1", "f", 0)]  # fmt: skip  # q3: no relevant document
 
 
-def _clashing_hashes(values: np.ndarray) -> np.ndarray:
-    """Three hash values for everything: nearly every entry of a list clashes with another."""
-    return np.array([len(str(v)) % 3 for v in values], dtype=np.uint64)
+class _ClashingStr(str):
+    """A docid with one of three hash values: nearly every entry of a list clashes with another's hash."""
+
+    def __hash__(self) -> int:
+        return len(self) % 3
+
+
+def _clashing(lines: list, qrels: list) -> tuple[list, list]:
+    """Run lines and qrels with every docid a :class:`_ClashingStr`."""
+    return [(r, t, _ClashingStr(d), n, s) for r, t, d, n, s in lines], [(t, i, _ClashingStr(d), g) for t, i, d, g in qrels]
 
 
 def _reference_runs(lines: list, order: str) -> list:
@@ -277,36 +284,47 @@ def test_lists_and_scores_equal_the_reference_even_when_hashes_clash(hashes: str
     """Duplicate docids (kept at their first ranked place), unjudged documents, ties, empty and unknown
     topics: runs_from_arrays gives the lists and the scores of a plain Python reference, with Python's
     hashes and with hashes that clash for different docids (only equal docids count as repeats)."""
-    from evaluation import _factorize
-
     lines = [(run, topic, doc, n + 1, score) for n, (run, topic, doc, score) in enumerate(raw)]
-    with pytest.MonkeyPatch.context() as patch, warnings.catch_warnings():
+    qrels = CLASH_QRELS
+    if hashes == "clashing":
+        lines, qrels = _clashing(lines, qrels)
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", EvaluationWarning)
-        if hashes == "clashing":
-            patch.setattr(_factorize, "value_hashes", _clashing_hashes)
         built = _from_lines(lines, order=order)
         reference = _reference_runs(lines, order)
         assert [(r.name, dict(r.lists)) for r in built] == [(r.name, {t: tuple(d) for t, d in r.lists.items()}) for r in reference]
-        collection = build_collection(judgments_from_arrays(*(list(c) for c in zip(*CLASH_QRELS))))
+        collection = build_collection(judgments_from_arrays(*(list(c) for c in zip(*qrels))))
         measures = default_measures(cutoffs=(1, 3))
         np.testing.assert_array_equal(score_matrix(collection, built, measures), score_matrix(collection, reference, measures))
 
 
 @pytest.mark.parametrize("hashes", ["python", "clashing"])
 @given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["a", "b", "ab", "ba", "c"])), max_size=30))
-def test_repeated_in_groups_equals_pandas_duplicated(hashes: str, pairs: list) -> None:
+def test_repeated_in_lists_equals_pandas_duplicated(hashes: str, pairs: list) -> None:
+    """Repeats within a list (consecutive blocks, long and short lists alike) are pandas' duplicated,
+    with Python's hashes and with hashes that clash for different docids."""
     import pandas as pd
 
-    from evaluation import _factorize
+    from evaluation._factorize import repeated_in_lists
 
+    pairs = sorted(pairs, key=lambda pair: pair[0])  # lists are consecutive blocks
     group = np.array([g for g, _ in pairs], dtype=np.int64)
-    values = np.array([v for _, v in pairs], dtype=object)
-    with pytest.MonkeyPatch.context() as patch:
-        if hashes == "clashing":
-            patch.setattr(_factorize, "value_hashes", _clashing_hashes)
-        got = _factorize.repeated_in_groups(group, values)
-    want = pd.DataFrame({"g": group, "v": values}).duplicated().to_numpy()
+    wrap = _ClashingStr if hashes == "clashing" else str
+    values = np.array([wrap(v) for _, v in pairs], dtype=object)
+    sizes = np.bincount(group, minlength=4) if group.size else np.zeros(0, dtype=np.int64)
+    got = repeated_in_lists(sizes, values)
+    want = pd.DataFrame({"g": group, "v": values.astype(str)}).duplicated().to_numpy()
     assert got.tolist() == want.tolist()
+
+
+def test_repeated_in_long_lists() -> None:
+    """Lists long enough to be read as views of the array: repeats anywhere in them, none across lists."""
+    from evaluation._factorize import repeated_in_lists
+
+    first = [f"d{n}" for n in range(150)] + ["d3", "d149", "d3"]
+    second = [f"d{n}" for n in range(100)]
+    got = repeated_in_lists(np.array([len(first), len(second)]), np.array(first + second, dtype=object))
+    assert np.flatnonzero(got).tolist() == [150, 151, 152]
 
 
 def test_docids_are_checked_and_not_shared_with_the_caller() -> None:
