@@ -123,9 +123,14 @@ def register(
     kernel takes its parameters keyword-only and without defaults: :class:`Param` is the one place
     a default is written (:func:`check_kernel_signature`)."""
 
+    aliases = tuple(aliases)
+
     def decorate(kernel: Kernel) -> Kernel:
         if name in REGISTRY or name in _ALIASES:
             raise ValueError(f"metric {name!r} registered twice")
+        taken = [alias for alias in aliases if alias in REGISTRY or alias in _ALIASES]
+        if taken:
+            raise ValueError(f"metric {name!r}: the alias {taken[0]!r} is taken by {_ALIASES.get(taken[0], taken[0])!r}")
         check_kernel_signature(name, kernel, params or {})
         doc = (kernel.__doc__ or "").strip().splitlines()
         spec = MetricSpec(
@@ -137,7 +142,7 @@ def register(
             citation=citation,
             summary=doc[0] if doc else name,
             aggregate=aggregate,
-            aliases=tuple(aliases),
+            aliases=aliases,
             undefined=undefined,
         )
         REGISTRY[name] = spec

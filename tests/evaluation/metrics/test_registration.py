@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from evaluation.metrics import REGISTRY
-from evaluation.metrics.base import Param, register
+from evaluation.metrics.base import _ALIASES, Param, register
 
 METRICS = Path(__file__).resolve().parents[3] / "evaluation" / "metrics"
 PACKAGE = "evaluation.metrics"
@@ -62,3 +62,8 @@ def test_a_name_or_alias_is_registered_once() -> None:
 
     with pytest.raises(ValueError, match=f"metric {taken!r} registered twice"):
         register(taken, params={"p": Param(0.5, 0, 1)}, citation="a test")(kernel)
+    alias, owner = next(iter(_ALIASES.items()))
+    for clash, who in ((alias, owner), (taken, taken)):
+        with pytest.raises(ValueError, match=f"metric 'Dummy-new': the alias {clash!r} is taken by {who!r}"):
+            register("Dummy-new", params={"p": Param(0.5, 0, 1)}, citation="a test", aliases=(clash,))(kernel)
+    assert "Dummy-new" not in REGISTRY and _ALIASES[alias] == owner
