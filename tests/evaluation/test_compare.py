@@ -71,6 +71,22 @@ def test_exact_randomisation_equals_scipys_permutation_test() -> None:
         assert p_value(x, y, "randomisation", permutations=2**10) == pytest.approx(theirs, rel=1e-12)
 
 
+def test_randomisation_counts_ties_on_a_discrete_measure() -> None:
+    """P@10-like scores (multiples of 0.1): many sign patterns give exactly the observed |mean difference|.
+    Counted in integers (tenths), the exact two-sided p is ours, in exact and in random mode; ranx's Fisher
+    test compares float means with ``>=`` and loses some of those ties (docs/evaluation.md#comparing-runs)."""
+    rng = np.random.default_rng(5)
+    tenths_x, tenths_y = rng.integers(0, 11, 16), rng.integers(0, 11, 16)
+    x, y = tenths_x / 10, tenths_y / 10
+    d = tenths_y - tenths_x
+    signs = 1 - 2 * ((np.arange(2**16)[:, None] >> np.arange(16)) & 1)
+    null = np.abs(signs @ d)
+    exact = (null >= abs(d.sum())).mean()
+    assert (null == abs(d.sum())).sum() > 100  # the ties matter here
+    assert p_value(x, y, "randomisation", permutations=2**16) == pytest.approx(exact, rel=1e-12)
+    assert p_value(x, y, "randomisation", permutations=20000, rng=np.random.default_rng(1)) == pytest.approx(exact, abs=0.01)
+
+
 def test_random_randomisation_and_bootstrap_agree_with_the_exact_test() -> None:
     rng = np.random.default_rng(2)
     x, y = rng.random(12), rng.random(12) + 0.15
