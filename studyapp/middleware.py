@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.utils.functional import SimpleLazyObject
 
 from studyapp.services import platforms
 
@@ -71,16 +72,29 @@ class PlatformFrameMiddleware:
 
 
 class StaffSessionMiddleware:
-    """Signed-in staff stay signed in only while their server-side session lives (services.access.staff_sessions)."""
+    """Signed-in staff stay signed in only while their server-side session lives (services.access.staff_sessions).
+
+    Checked when the request's user is first read (as Django's own ``request.user`` is looked up lazily):
+    a request that never asks who is signed in (a participant page, the health check) acts for nobody, so
+    it neither reads the session cookie nor queries the staff session."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        from studyapp.services.access import staff_sessions
-
-        staff_sessions.check(request)
+        unchecked = getattr(request, "user", None)
+        if unchecked is not None:
+            request.user = SimpleLazyObject(lambda: _checked_user(request, unchecked))
         return self.get_response(request)
+
+
+def _checked_user(request: HttpRequest, unchecked: object) -> object:
+    """The request's user once ``staff_sessions.check`` has run (anonymous after it signed them out)."""
+    from studyapp.services.access import staff_sessions
+
+    request.user = unchecked  # what check() and logout() read and replace
+    staff_sessions.check(request)
+    return request.user
 
 
 class RequestSizeMiddleware:
