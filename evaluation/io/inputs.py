@@ -90,7 +90,7 @@ def iter_runs(runs: Any) -> Iterator[Run]:
         first = next(items, _END)
         if first is _END:
             return
-        if _has(first, RUN_COLUMNS):  # ScoredDoc tuples: one run
+        if _has(first, RUN_COLUMNS) or _is_row(first):  # ScoredDoc or (query_id, doc_id, score) tuples: one run
             yield from _runs_of(chain([first], items), DEFAULT_RUN)
             return
         for n, run in enumerate(chain([first], items)):
@@ -119,6 +119,11 @@ def _runs_of(run: Any, name: str) -> list[Run]:
         if rows and all(isinstance(r, tuple) and len(r) == 3 for r in rows):  # (query_id, doc_id, score)
             return _runs_of_frame(pd.DataFrame(rows, columns=list(RUN_COLUMNS)), name)
     raise TypeError(f"runs must be {RUN_KINDS}; got {_describe(run)}")
+
+
+def _is_row(value: Any) -> bool:
+    """A plain ``(query_id, doc_id, score)`` tuple (a number as the score), not a run of its own."""
+    return isinstance(value, tuple) and len(value) == 3 and isinstance(value[1], str) and isinstance(value[2], (int, float, np.number))
 
 
 def _scored_docs(items: list) -> bool:

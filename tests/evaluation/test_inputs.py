@@ -98,6 +98,11 @@ def test_single_runs_and_one_subtopic_qrels() -> None:
     assert set(by_dict["run"]) == {"run"}
     assert by_dict.query("topic == '2' and measure == 'I-rec@3'")["value"].item() == 1.0
     assert [r.name for r in as_runs([run, run])] == ["run1", "run2"]
+    # plain (query_id, doc_id, score) tuples: one run, as ScoredDoc ones, also as a generator
+    plain = [(q, d, s) for q, ds in run.items() for d, s in ds.items()]
+    pd.testing.assert_frame_equal(evaluate(frame, plain, ["alpha-nDCG@3", "I-rec@3"], per_topic=True), by_dict)
+    pd.testing.assert_frame_equal(evaluate(frame, iter(plain), ["alpha-nDCG@3", "I-rec@3"], per_topic=True), by_dict)
+    assert [r.name for r in as_runs({"a": plain, "b": (row for row in plain)})] == ["a", "b"]
     assert as_collection(qrels).topics["1"].intent_ids == ["0"]
 
 
