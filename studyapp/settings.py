@@ -19,8 +19,9 @@ Deployment settings come from the environment (12-factor); study parameters live
   behind a connection pooler that cannot keep prepared statements (PgBouncer in transaction mode before 1.21).
 - ``STUDYAPP_HEARTBEAT_SECONDS`` (60): how often an open annotator page renews its leases;
   ``STUDYAPP_REDIRECT_SECONDS`` (3): how long the completion page shows the code before redirecting.
-- ``STUDYAPP_JOB_STALE_SECONDS`` (120): a review job (the review page's Apply, run by ``manage.py run_jobs``)
-  whose worker gave no sign of life this long is taken over by another worker.
+- ``STUDYAPP_JOB_STALE_SECONDS`` (30, at least 10): a review job (the review page's Apply, run by
+  ``manage.py run_jobs``) or a decision being sent whose worker gave no sign of life this long (it beats every
+  5 s) is taken over by another worker; one whose process on the same host has ended, at once.
 - ``STUDYAPP_DISPLAY_CACHE_SECONDS`` (60; 0 = off): how long a server process keeps what it read and drew
   for item pages (result lists, queries, needs); an edit in the admin shows on item pages within that time.
 - ``STUDYAPP_BASE_URL`` (empty): the site's public address, e.g. ``https://study.example.org``; absolute
@@ -334,8 +335,9 @@ STORAGES = {
 # page shows the code before it redirects to the platform.
 STUDYAPP_HEARTBEAT_SECONDS = env_int("STUDYAPP_HEARTBEAT_SECONDS", 60, minimum=1)
 STUDYAPP_REDIRECT_SECONDS = env_int("STUDYAPP_REDIRECT_SECONDS", 3)
-# The review page's Apply runs as a job (manage.py run_jobs); a job whose worker was silent this long is taken over.
-STUDYAPP_JOB_STALE_SECONDS = env_int("STUDYAPP_JOB_STALE_SECONDS", 120, minimum=1)
+# The review page's Apply runs as a job (manage.py run_jobs); a job or a decision whose worker was silent this long
+# (it beats every 5 s: services.review.leases) is taken over.
+STUDYAPP_JOB_STALE_SECONDS = env_int("STUDYAPP_JOB_STALE_SECONDS", 30, minimum=10)
 STUDYAPP_DISPLAY_CACHE_SECONDS = env_int("STUDYAPP_DISPLAY_CACHE_SECONDS", 60)
 # purge_platform_ids removes raw platform ids this many days after a participant was last seen, unless the
 # study says otherwise (its platform_id_retention_days); the pseudonymous answers stay.

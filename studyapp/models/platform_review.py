@@ -52,7 +52,10 @@ class ReviewDecision(models.Model):
     )
     applied_at = models.DateTimeField(null=True, blank=True, help_text="when the last apply looked at this submission")
     applied_note = models.TextField(blank=True, help_text="what the last apply found, e.g. an error or 'returned on Prolific'")
-    claimed_at = models.DateTimeField(null=True, blank=True, editable=False, help_text="an apply is sending this decision since")
+    claimed_at = models.DateTimeField(
+        null=True, blank=True, editable=False, help_text="an apply is sending this decision: its holder's last heartbeat"
+    )
+    claimed_by = models.CharField(max_length=100, blank=True, editable=False, help_text="host:pid of the apply sending it")
     bonus_token = models.UUIDField(default=uuid.uuid4, editable=False, help_text="our stable id of this bonus, the same on every retry")
     bonus_batch = models.CharField(max_length=100, blank=True, help_text="the platform's id of the bonus payment created for it (Prolific)")
     bonus_paid = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True, help_text="the amount paid")

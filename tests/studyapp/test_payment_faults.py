@@ -1,22 +1,30 @@
 """Must-show 1 of issue 30: bonuses paid exactly once under every fault of the local Prolific server (slow answers,
 a connection dropped after the request was received, 5xx, Retry-After, a worker killed mid-call with SIGKILL),
 through the apply of ``platform_review --apply`` (in this process and as a real process killed by pid) and the
-review page's job worker (``manage.py run_jobs``, killed the same way); the server counts the payments, and every request
-it received is in the audit log."""
+review page's job worker (``manage.py run_jobs``, killed the same way, then taken over by another at once); the
+server counts the payments, and every request it received is in the audit log.
+
+Every test here runs on SQLite and, in the PostgreSQL child run of ``test_postgresql.py`` (CI), on PostgreSQL: the
+killed processes then work on a scratch database of that server (:class:`ScratchDatabase`), and each killed-process
+test prints ``[postgresql] payment faults: ...``, which the parent requires in the child's output."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections import Counter
 from pathlib import Path
 from unittest import mock
+
+from django.db import connection
 
 from studyapp.models import Annotator, PlatformCall, ReviewDecision
 from studyapp.services.platforms.prolific_api import ProlificReviewClient
@@ -154,15 +162,55 @@ print("STUDY=" + json.dumps({"slug": study.slug, "annotators": rows}))
 """
 
 
+class ScratchDatabase:
+    """A database of its own for the ``manage.py`` processes of one test, on the engine the tests run on: a file for
+    SQLite, a fresh database on the same server for PostgreSQL (dropped afterwards)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.vendor, self.folder = connection.vendor, folder
+        if self.vendor == "postgresql":
+            given = connection.settings_dict
+            self.server = {"host": given["HOST"] or "127.0.0.1", "port": given["PORT"] or 5432, "user": given["USER"],
+                           "password": given["PASSWORD"], "dbname": given["NAME"]}  # fmt: skip
+            self.name = f"{given['NAME']}_payfaults_{uuid.uuid4().hex[:8]}"
+            self._admin(f'CREATE DATABASE "{self.name}"')
+            self.url = f"postgres://{given['USER']}:{given['PASSWORD']}@{self.server['host']}:{self.server['port']}/{self.name}"
+        else:
+            self.url = f"sqlite:///{folder / 'db.sqlite3'}"
+
+    def rows(self, sql: str) -> list[tuple]:
+        if self.vendor == "postgresql":
+            import psycopg
+
+            with psycopg.connect(**{**self.server, "dbname": self.name}) as db:
+                return [tuple(r) for r in db.execute(sql).fetchall()]
+        with sqlite3.connect(self.folder / "db.sqlite3") as db:
+            return list(db.execute(sql))
+
+    def drop(self) -> None:
+        if self.vendor == "postgresql":
+            self._admin(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _admin(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(**self.server, autocommit=True) as db:
+            db.execute(sql)
+
+
 class KilledWorkerTestCase(PlatformReviewTestCase):
-    """A real ``manage.py`` process on a database file, killed with SIGKILL (by pid) while the pay call waits."""
+    """A real ``manage.py`` process on a scratch database (:class:`ScratchDatabase`), killed with SIGKILL (by pid)
+    while the pay call waits."""
 
     def setUp(self) -> None:
         super().setUp()
         self.tmp = Path(tempfile.mkdtemp(prefix="studyapp-payfaults-"))
+        self.db = ScratchDatabase(self.tmp)
+        self.addCleanup(self.db.drop)
         self.env = {
             **os.environ,
-            "DATABASE_URL": f"sqlite:///{self.tmp / 'db.sqlite3'}",
+            "DATABASE_URL": self.db.url,
             "DJANGO_SECRET_KEY_FILE": str(self.tmp / "key"),
             "PROLIFIC_API_TOKEN": TOKEN,
             "PROLIFIC_API_URL": self.api.url,
@@ -197,20 +245,26 @@ class KilledWorkerTestCase(PlatformReviewTestCase):
         self.assertEqual(process.wait(timeout=30), -signal.SIGKILL)
 
     def audit(self) -> list[dict]:
-        with sqlite3.connect(self.tmp / "db.sqlite3") as db:
-            return [json.loads(r) for (r,) in db.execute("SELECT request FROM studyapp_platformcall")]
+        return [r if isinstance(r, dict) else json.loads(r) for (r,) in self.db.rows("SELECT request FROM studyapp_platformcall")]
 
     def decisions(self) -> list[tuple]:
-        with sqlite3.connect(self.tmp / "db.sqlite3") as db:
-            return list(db.execute("SELECT bonus_unknown, bonus_paid_at IS NOT NULL FROM studyapp_reviewdecision WHERE bonus > 0"))
+        """``(pay sent with its outcome unknown, paid)`` per decision with a bonus."""
+        rows = self.db.rows("SELECT bonus_unknown, bonus_paid_at IS NOT NULL FROM studyapp_reviewdecision WHERE bonus > 0")
+        return [(int(unknown), int(paid)) for unknown, paid in rows]
 
-    def assert_paid_once(self) -> None:
+    def claims(self) -> list[tuple]:
+        """``(claimed since, by)`` of every decision claimed by an apply."""
+        return self.db.rows("SELECT claimed_at, claimed_by FROM studyapp_reviewdecision WHERE claimed_at IS NOT NULL")
+
+    def assert_paid_once(self, unlogged: list[str] | None = None) -> None:
         self.assertEqual(len(self.finished), 6)
         self.assertEqual({s: self.api.payments_of(s) for s in self.finished}, dict.fromkeys(self.finished, 1))
         self.assertEqual(len(self.api.paid), 6)
         self.assertEqual(len(self.api.calls("POST", PAY)), 1)
         self.assertEqual(sorted(self.decisions()), [(0, 1)] * 6)
-        self.assertEqual(audit_misses(self.api.requests, self.audit()), [])
+        self.assertEqual(audit_misses(self.api.requests, self.audit()), unlogged or [])
+        self.assertEqual(self.claims(), [])  # nothing left claimed
+        print(f"[{self.db.vendor}] payment faults: {self.id().rpartition('.')[2]}: {len(self.api.paid)} bonuses paid once each")
 
 
 class KilledCommandTests(KilledWorkerTestCase):
@@ -227,21 +281,61 @@ class KilledCommandTests(KilledWorkerTestCase):
 
 class KilledJobWorkerTests(KilledWorkerTestCase):
     """The review page's path: its Apply queues a job (services.review.jobs.enqueue, as the page does) that the job worker
-    ``manage.py run_jobs`` runs; the worker is killed mid-pay, another takes the job over."""
+    ``manage.py run_jobs`` runs; the worker is killed mid-call, and another, started next, takes the job and the dead
+    worker's claims over at once (its process is gone: services.review.leases), not after the stale bound: that is
+    set to 600 s for it, so only the ended process can free them."""
 
     def job(self) -> tuple:
-        with sqlite3.connect(self.tmp / "db.sqlite3") as db:
-            return db.execute("SELECT status, attempts, steps_failed FROM studyapp_reviewjob").fetchone()
+        return self.db.rows("SELECT status, attempts, steps_failed FROM studyapp_reviewjob")[0]
 
-    def test_the_job_worker_killed_mid_pay(self) -> None:
+    def enqueue(self) -> None:
         enqueue = f"from studyapp.models import Study\nfrom studyapp.services.review import jobs\njobs.enqueue(Study.objects.get(slug={self.slug!r}))"
         self.manage("shell", "-c", enqueue)
+
+    def take_over(self) -> str:
+        """Run a second worker until nothing is left; the seconds it took are printed."""
+        started = time.monotonic()
+        self.env["STUDYAPP_JOB_STALE_SECONDS"] = "600"
+        out = self.manage("run_jobs", "--once")
+        took = time.monotonic() - started
+        print(f"[{self.db.vendor}] payment faults: the second worker finished the job {took:.1f} s after the first was killed")
+        self.assertLess(took, 60, out)  # well under a minute, not the stale bound
+        self.assertIn("(attempt 2)", out)
+        self.assertRegex(out, r"job \d+: done, \d+ step\(s\) done, 0 failed")
+        return out
+
+    def test_the_job_worker_killed_mid_pay(self) -> None:
+        self.enqueue()
         self.api.fail("POST", PAY, delay=60)
         self.kill_when_paying(self.start("run_jobs", "--poll", "0.2"))
         self.assertEqual(self.job()[:2], ("running", 1))  # its worker is gone
-        self.assertEqual(sorted(self.decisions()), [(1, 0)] * 6)
-        out = self.manage("run_jobs", "--once", "--stale", "0")  # another worker takes the silent job over
-        self.assertIn("(attempt 2)", out)
+        self.assertEqual(sorted(self.decisions()), [(1, 0)] * 6)  # pay sent, outcome unknown
+        self.assertEqual(len(self.claims()), 6)  # still claimed by the dead worker
+        self.take_over()
         self.assertEqual(self.job(), ("done", 2, 0))
         self.assert_paid_once()
-        self.assertEqual(len(self.api.calls("POST", TRANSITION)), 9)
+        self.assertEqual(len(self.api.calls("POST", TRANSITION)), 9)  # each decision sent once
+        self.assertEqual(len(self.api.calls("GET", r"/submissions/[^/]+/$")), 9 + 6)  # states, then the 6 bonus checks
+
+    def test_the_job_worker_killed_mid_transition(self) -> None:
+        """Killed while a decision's approve call waits (Prolific carried it out): its claim must not block the decision."""
+        self.enqueue()
+        self.api.fail("POST", TRANSITION, delay=60)
+        process = self.start("run_jobs", "--poll", "0.2")
+        deadline = time.monotonic() + 120
+        while not self.api.calls("POST", TRANSITION) and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.1)
+        os.kill(process.pid, signal.SIGKILL)
+        self.assertEqual(process.wait(timeout=30), -signal.SIGKILL)
+        self.assertEqual(len(self.claims()), 1)  # the decision being sent
+        self.assertEqual(self.api.paid, [])
+        out = self.take_over()
+        self.assertEqual(self.job(), ("done", 2, 0))
+        cut = self.api.calls("POST", TRANSITION)[0].path
+        self.assertIn(
+            "already approved on Prolific: nothing sent", "".join(r for (r,) in self.db.rows("SELECT log FROM studyapp_reviewjob"))
+        )
+        # Only calls that move money are logged before they go out: the transition cut by the kill is not in the log,
+        # and the next apply found it carried out on the platform (above), so sent nothing.
+        self.assert_paid_once(unlogged=[f"POST {cut} x1"])
+        self.assertEqual(len(self.api.calls("POST", TRANSITION)), 9, out)  # the interrupted one not sent again

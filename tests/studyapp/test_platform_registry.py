@@ -4,7 +4,9 @@ parameters, identity and resume, the completion page, the screen-out link, the C
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
+from pathlib import Path
 
 from django.test import SimpleTestCase
 
@@ -80,6 +82,30 @@ class RegistryTestCase(SimpleTestCase):
         self.assertEqual(arrival(), platforms.Arrival())
         self.assertIn("no MTurk worker id (workerId is empty)", arrival(assignmentId="a1").problem())
         self.assertIn("turkSubmitTo", arrival(workerId="w", turkSubmitTo="https://evil.example").errors)
+
+
+class NoPlatformCaseInGenericCodeTestCase(SimpleTestCase):
+    """Only ``services/platforms`` knows the platforms: the review (paying, sending, drafts, rules) and its commands ask
+    the adapter (``Platform``'s declarations, the client and the payment intent), never compare a platform's key or
+    test a client's type (issue 34: ``if draft.platform == "mturk"``, ``isinstance(batches, dict)  # Prolific``)."""
+
+    def test_the_review_names_no_platform(self) -> None:
+        root = Path(__file__).resolve().parents[2] / "studyapp"
+        files = [*sorted((root / "services" / "review").glob("*.py")), *sorted((root / "management" / "commands").glob("platform_*.py"))]
+        keys = {key for key in platforms.REGISTRY if key}
+        found = []
+        for path in files:
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Compare):
+                    operands = [node.left, *node.comparators]
+                    named = [o.value for o in operands if isinstance(o, ast.Constant) and o.value in keys]
+                    if named:
+                        found.append(f"{path.name}:{node.lineno} compares with {named}")
+                probe = isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("isinstance", "getattr", "hasattr")
+                if probe and node.args and any(w in ast.unparse(node.args[0]) for w in ("client", "batch", "platform")):
+                    found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}: ask the adapter instead")
+        self.assertGreater(len(files), 8)
+        self.assertEqual(found, [])
 
 
 class DummyPlatformTestCase(WithPanel, AnnotatorTestCase):

@@ -180,6 +180,8 @@ def test_database_tests_pass_on_postgresql() -> None:
     tail = "\n".join([*failed, *result.stdout.splitlines()[-40:], "--- stderr ---", *result.stderr.splitlines()[-20:]])
     assert result.returncode == 0, f"database tests failed on PostgreSQL (exit status {result.returncode}):\n{tail}"
     assert "[postgresql]" in result.stdout, f"the concurrency test did not run on PostgreSQL:\n{tail}"
+    # the killed-process payment tests (test_payment_faults.py) on a scratch database of the same server
+    assert "[postgresql] payment faults:" in result.stdout, f"the killed-worker payment tests did not run on PostgreSQL:\n{tail}"
     if IN_CI:  # nothing skipped quietly (the browser tests included)
         assert "skipped" not in result.stdout.strip().splitlines()[-1], f"tests were skipped on PostgreSQL:\n{tail}"
     print(tail)

@@ -63,9 +63,7 @@ class Command(BaseCommand):
             draft = drafts.plan(study, opts["platform"], base, options)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        where = ""
-        if draft.platform == "mturk":
-            where = " in production" if opts["production"] else " in the requester sandbox"
+        where = drafts.destination(draft, opts["production"])
         self.stdout.write(f"{draft.operation}{where}\n{json.dumps(draft.body, indent=2, ensure_ascii=False)}\n{draft.note}")
         if not opts["apply"]:
             self.stdout.write("Dry run: nothing sent (add --apply to send it).")

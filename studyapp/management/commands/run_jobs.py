@@ -8,7 +8,7 @@ import time
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import close_old_connections
 
-from studyapp.services.review import jobs
+from studyapp.services.review import jobs, leases
 from studyapp.services.wording import count
 
 
@@ -19,10 +19,11 @@ class Command(BaseCommand):
         parser.add_argument("--once", action="store_true", help="run what is queued, then stop (cron, tests)")
         parser.add_argument("--poll", type=float, default=2.0, metavar="SECONDS", help="how often to look for a job (default 2)")
         parser.add_argument("--stale", type=float, metavar="SECONDS",
-                            help="take over a running job whose worker was silent this long (default STUDYAPP_JOB_STALE_SECONDS)")  # fmt: skip
+                            help="take over a running job whose worker was silent this long (default STUDYAPP_JOB_STALE_SECONDS, 30); "
+                                 "one whose process on this host has ended is taken over at once")  # fmt: skip
 
     def handle(self, *args, **opts) -> None:
-        worker = jobs.worker_name()
+        worker = leases.worker_name()
         self.stdout.write(f"job worker {worker}: waiting for jobs" + (" (until none is left)" if opts["once"] else ""))
         while True:
             job = jobs.claim(worker, opts["stale"])

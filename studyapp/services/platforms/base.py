@@ -188,6 +188,11 @@ class Platform:
         platform with a sandbox (MTurk). By default the review client."""
         return self.review_client()
 
+    def draft_destination(self, production: bool) -> str:
+        """Where :meth:`draft_client` creates the study, in words after the call's name (" in the requester sandbox"),
+        for a platform with more than one place; '' by default."""
+        return ""
+
     def draft(self, study: Study, link: str, needed: int, options: DraftOptions) -> Draft | None:
         """The API call that creates ``study`` on the platform with the set-up page's values (``link``,
         ``needed``); None when the platform has no API for it (the anonymous link)."""

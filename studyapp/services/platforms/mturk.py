@@ -162,6 +162,9 @@ class MTurk(Platform):
 
         return MTurkReviewClient()
 
+    def draft_destination(self, production: bool) -> str:
+        return " in production" if production else " in the requester sandbox"
+
     def draft_client(self, production: bool) -> MTurkReviewClient:
         """The HIT is created in the requester sandbox unless ``production`` (MTurk has no drafts)."""
         from studyapp.services.platforms.mturk_api import MTurkReviewClient, build_client

@@ -11,8 +11,8 @@ Calls (Prolific API reference, "Submissions" and "Bonuses"; token auth: ``Author
   pays it. Prolific documents the pay call as **not idempotent**: every request pays again.
 
 So a created bulk bonus's id is remembered (:attr:`ProlificReviewClient.bonus_batches`, committed on the
-decision by the review service as soon as it is set up) and a retry pays that one instead of setting up a
-second; the pay request is announced to the service before it goes out (``intent``: services.review.paying).
+decision by the review service as soon as it is set up and handed back by it: ``intent.payment_id``) and a retry
+pays that one instead of setting up a second; the pay request is announced to the service before it goes out (``intent``: services.review.paying).
 After a lost answer, ``GET /api/v1/submissions/{id}/`` lists the bonuses paid (``bonus_payments``). The pay call
 is retried only when the answer says it was not carried out (429, 502, 503, 504); a 500 or a network
 error after the request went out leaves its outcome unknown: :class:`ApiError` with ``outcome_unknown``,
@@ -88,8 +88,8 @@ class ProlificReviewClient:
         self.sleep = sleep or time.sleep
         self.timeout = timeout
         self.attempts = attempts
-        # token of a bonus -> id of the bulk bonus payment set up for it (filled by the service from its
-        # decisions before paying, read back after: a retry pays the same bulk bonus).
+        # token of a bonus -> id of the bulk bonus payment set up for it (by this client, or by an earlier apply:
+        # the intent's payment_id): a retry pays the same bulk bonus.
         self.bonus_batches: dict[str, str] = {}
 
     def __repr__(self) -> str:  # never the token
@@ -164,7 +164,9 @@ class ProlificReviewClient:
                 raise ApiError(f"bonus {amount} for submission {ref.submission_id}: must be more than 0")
             if not ref.study_ref:
                 raise ApiError(f"submission {ref.submission_id}: the link had no STUDY_ID, so the bonus cannot be set up")
-            if token in self.bonus_batches:
+            if intent is not None and not self.bonus_batches.get(token):  # set up by an earlier apply: pay that one
+                self.bonus_batches[token] = intent.payment_id(token)
+            if self.bonus_batches.get(token):
                 batches.setdefault(self.bonus_batches[token], []).append(token)
             else:
                 new.setdefault(ref.study_ref, []).append((ref, amount, token))

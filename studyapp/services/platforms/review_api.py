@@ -91,7 +91,13 @@ class PaymentIntent(Protocol):
         ...
 
     def sending(self, tokens: list[str], request: dict) -> None:
-        """The request paying ``tokens`` (``request``: method, path or operation, body) goes out right after this returns."""
+        """The request paying ``tokens`` (``request``: method, path or operation, body) goes out right after this returns;
+        it raises (and nothing is sent) when the caller may no longer pay them."""
+        ...
+
+    def payment_id(self, token: str) -> str:
+        """The platform's id of a payment set up before for ``token`` ('' if none): a platform that sets a payment up
+        before paying it (Prolific's bulk bonus) pays that one instead of setting up another."""
         ...
 
 

@@ -56,6 +56,11 @@ def plan(study: Study, platform_key: str, base: str, options: DraftOptions) -> D
     return draft
 
 
+def destination(draft: Draft, production: bool) -> str:
+    """Where ``draft`` would be created, in words after its call's name ('' for a platform with one place)."""
+    return REGISTRY[draft.platform].draft_destination(production)
+
+
 def create(study: Study, draft: Draft, *, production: bool = False, client=None, staff=None) -> tuple[str, list[CallRecord]]:
     """Send ``draft`` (through ``client``, default the platform's :meth:`~studyapp.services.platforms.base.Platform.draft_client`)
     and record the call; returns what was created, in words. Raises :class:`ApiError` (recorded too)."""

@@ -7,19 +7,14 @@ is queued or running joins it), :func:`claim` hands the oldest to a worker (``SE
 LOCKED`` on PostgreSQL, so several workers never take the same one), and :func:`run` carries it out through
 the same :func:`.sending.apply` as ``platform_review --apply``, writing each step and a heartbeat to the row
 (the page shows them). A worker that dies (killed, machine lost) stops its heartbeat; after
-``STUDYAPP_JOB_STALE_SECONDS`` another worker takes the job over and applies again: nothing sent is sent
-twice (a payment whose answer was lost is "outcome unknown" and asked about first: :mod:`.paying`).
+``STUDYAPP_JOB_STALE_SECONDS`` (30 s), or at once when it was a process of the same host that has ended
+(:mod:`.leases`), another worker takes the job over and applies again: nothing sent is sent twice (a payment
+whose answer was lost is "outcome unknown" and asked about first: :mod:`.paying`).
 """
 
 from __future__ import annotations
 
-import os
-import socket
-import threading
-from datetime import timedelta
-
-from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import connection, transaction
 from django.db.models import F, Q, TextField, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
@@ -27,10 +22,9 @@ from django.utils import timezone
 from studyapp.exceptions import StudyError
 from studyapp.models import ReviewJob, Study
 from studyapp.services.platforms.review_api import ApiError
-from studyapp.services.review import sending
+from studyapp.services.review import leases, sending
 
 ACTIVE = (ReviewJob.Status.QUEUED, ReviewJob.Status.RUNNING)
-HEARTBEAT_SECONDS = 5.0
 
 
 def enqueue(study: Study, staff=None) -> tuple[ReviewJob, bool]:
@@ -48,10 +42,12 @@ def latest(study: Study) -> ReviewJob | None:
 
 
 def claim(worker: str, stale_seconds: float | None = None) -> ReviewJob | None:
-    """The oldest queued job, or a running one whose worker fell silent, now this ``worker``'s (None: nothing to do)."""
-    stale = stale_seconds if stale_seconds is not None else settings.STUDYAPP_JOB_STALE_SECONDS
+    """The oldest queued job, or a running one whose worker fell silent or ended (:func:`.leases.lost`), now this
+    ``worker``'s (None: nothing to do)."""
     now = timezone.now()
-    lost = Q(status=ReviewJob.Status.RUNNING, heartbeat_at__lt=now - timedelta(seconds=stale))
+    running = ReviewJob.objects.filter(status=ReviewJob.Status.RUNNING)
+    holders = running.values_list("worker", flat=True)
+    lost = Q(status=ReviewJob.Status.RUNNING) & leases.lost("heartbeat_at", "worker", holders, now, stale_seconds)
     with transaction.atomic():
         jobs = ReviewJob.objects.filter(Q(status=ReviewJob.Status.QUEUED) | lost).order_by("created_at", "id")
         locking = {"skip_locked": True} if connection.features.has_select_for_update_skip_locked else {}
@@ -59,7 +55,8 @@ def claim(worker: str, stale_seconds: float | None = None) -> ReviewJob | None:
         if job is None:
             return None
         if job.status == ReviewJob.Status.RUNNING:
-            job.log += f"-- the worker {job.worker} fell silent; taken over by {worker}\n"
+            why = "has ended" if leases.is_gone(job.worker) else "fell silent"
+            job.log += f"-- the worker {job.worker} {why}; taken over by {worker}\n"
         job.status, job.worker, job.attempts = ReviewJob.Status.RUNNING, worker, job.attempts + 1
         job.started_at, job.heartbeat_at = job.started_at or now, now
         job.save()
@@ -68,57 +65,25 @@ def claim(worker: str, stale_seconds: float | None = None) -> ReviewJob | None:
 
 def run(job: ReviewJob) -> ReviewJob:
     """Apply ``job``'s study, step by step into the row; done, or failed with the reason (never a traceback)."""
-    beat = _Heartbeat(job.pk)
-    beat.start()
 
     def progress(step: sending.Step) -> None:
         line = f"{step.pseudonym} {step.operation}: {step.text}\n"
         counter = "steps_done" if step.ok else "steps_failed"
-        ReviewJob.objects.filter(pk=job.pk).update(
+        ReviewJob.objects.filter(pk=job.pk, worker=job.worker).update(  # a worker taken over writes nothing more
             log=Concat(F("log"), _text(line)), heartbeat_at=timezone.now(), **{counter: F(counter) + 1}
         )
 
     status, error = ReviewJob.Status.DONE, ""
     try:
-        sending.apply(job.study, staff=job.staff, progress=progress)
+        with leases.Heartbeat(lambda: ReviewJob.objects.filter(pk=job.pk, worker=job.worker).update(heartbeat_at=timezone.now())):
+            sending.apply(job.study, staff=job.staff, progress=progress)
     except (StudyError, ApiError) as exc:
         status, error = ReviewJob.Status.FAILED, str(exc)
-    finally:
-        beat.stop()
-    ReviewJob.objects.filter(pk=job.pk).update(status=status, error=error, finished_at=timezone.now(), heartbeat_at=timezone.now())
+    finished = {"finished_at": timezone.now(), "heartbeat_at": timezone.now()}
+    ReviewJob.objects.filter(pk=job.pk, worker=job.worker).update(status=status, error=error, **finished)
     job.refresh_from_db()
     return job
 
 
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
 def _text(line: str) -> Value:
     return Value(line, output_field=TextField())
-
-
-class _Heartbeat:
-    """Touches the job's ``heartbeat_at`` every few seconds while a long platform call blocks the worker."""
-
-    def __init__(self, pk: int) -> None:
-        self.pk, self.stopped = pk, threading.Event()
-        self.thread = threading.Thread(target=self._beat, daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.stopped.set()
-        self.thread.join(timeout=10)
-
-    def _beat(self) -> None:
-        try:
-            while not self.stopped.wait(HEARTBEAT_SECONDS):
-                try:
-                    ReviewJob.objects.filter(pk=self.pk).update(heartbeat_at=timezone.now())
-                except DatabaseError:  # a busy database: the next beat, or the steps, say it again
-                    continue
-        finally:
-            if not connection.in_atomic_block:  # this thread's own connection (a test's shared one stays open)
-                connection.close()

@@ -10,6 +10,10 @@ answer from the platform clears the marker: paid, or an answer saying the reques
 itself. The next apply first asks the platform what happened (:func:`ask_unknown`: Prolific lists a
 submission's bonus payments, MTurk's ListBonusPayments an assignment's); only what the platform cannot
 tell is left to staff (:func:`resolve_unknown_bonus`, on the review page or ``--bonus-settled``).
+
+The marker is set only by the apply that holds the decisions' claims, and only while no payment of theirs is
+pending or paid (one conditional update: :meth:`Intent.sending`): an apply whose claims were taken over (it
+fell silent, :mod:`.leases`) sends nothing more, so two applies never both send the same bonus.
 """
 
 from __future__ import annotations
@@ -39,12 +43,21 @@ class Step:
     ok: bool = True
 
 
-class Intent:
-    """What the client is about to do, committed before it does it (review_api.PaymentIntent)."""
+class ClaimLost(Exception):
+    """The decisions about to be paid are no longer this apply's (taken over after it fell silent): nothing sent."""
 
-    def __init__(self, study: Study, group: list[tuple[Row, ReviewDecision]], staff) -> None:
-        self.study, self.staff = study, staff
+
+class Intent:
+    """What the client is about to do, committed before it does it (review_api.PaymentIntent), by ``worker`` (the
+    holder of the decisions' claims)."""
+
+    def __init__(self, study: Study, group: list[tuple[Row, ReviewDecision]], staff, worker: str) -> None:
+        self.study, self.staff, self.worker = study, staff, worker
         self.rows = {str(rec.bonus_token): (row, rec) for row, rec in group}
+
+    def payment_id(self, token: str) -> str:
+        """The platform's id of the payment set up before for ``token`` ('' if none)."""
+        return self.rows[token][1].bonus_batch if token in self.rows else ""
 
     def set_up(self, tokens: list[str], payment_id: str, records: list[CallRecord]) -> None:
         """The platform set up a payment (nothing paid yet) under ``payment_id``: a retry pays that one."""
@@ -56,26 +69,31 @@ class Intent:
             self.rows[token][1].bonus_batch = payment_id
 
     def sending(self, tokens: list[str], request: dict) -> None:
-        """The call paying ``tokens`` goes out next: mark them "pay sent" (outcome unknown until a clean answer)."""
+        """The call paying ``tokens`` goes out next: mark them "pay sent" (outcome unknown until a clean answer), if they
+        are still this apply's and none is pending or paid; else :class:`ClaimLost` (nothing marked, nothing sent)."""
         now = timezone.now()
         with transaction.atomic():
-            ReviewDecision.objects.filter(bonus_token__in=tokens).update(bonus_unknown=True, bonus_sent_at=now)
+            mine = ReviewDecision.objects.filter(
+                bonus_token__in=tokens, claimed_by=self.worker, bonus_unknown=False, bonus_paid_at__isnull=True
+            )
+            if mine.update(bonus_unknown=True, bonus_sent_at=now, claimed_at=now) != len(tokens):
+                raise ClaimLost(f"{len(tokens)} bonus(es) taken over by another apply: not sent by this one")
             single = self.rows[tokens[0]][0].annotator if len(tokens) == 1 else None
             record_sending(self.study, single, self.rows[tokens[0]][0].platform.key, request, self.staff)
         for token in tokens:
             self.rows[token][1].bonus_unknown, self.rows[token][1].bonus_sent_at = True, now
 
 
-def pay_group(study: Study, group: list[tuple[Row, ReviewDecision]], client: ReviewClient, staff) -> list[Step]:
-    """Pay the bonuses of ``group`` (one platform, one platform study) in one call of the client."""
-    batches = getattr(client, "bonus_batches", None)
-    if isinstance(batches, dict):  # Prolific: the bulk bonuses set up before are paid, never set up again
-        batches.update({str(rec.bonus_token): rec.bonus_batch for _, rec in group if rec.bonus_batch})
+def pay_group(study: Study, group: list[tuple[Row, ReviewDecision]], client: ReviewClient, staff, worker: str) -> list[Step]:
+    """Pay the bonuses of ``group`` (one platform, one platform study) in one call of the client, as ``worker`` (the
+    holder of their claims). A payment set up before (its id on the decision) is paid, never set up again."""
     items = [(row.ref, rec.bonus, str(rec.bonus_token)) for row, rec in group if row.ref is not None]
     failure: ApiError | None = None
     try:
-        records = client.pay_bonuses(items, reason=study.bonus_reason, intent=Intent(study, group, staff))
+        records = client.pay_bonuses(items, reason=study.bonus_reason, intent=Intent(study, group, staff, worker))
         paid = {token for _, _, token in items}
+    except ClaimLost as exc:  # the apply that took them over pays them (or asks the platform first)
+        return [Step(row.pseudonym, "bonus", f"bonus {rec.bonus} not paid here: {exc}", ok=False) for row, rec in group]
     except ApiError as exc:
         failure, records = exc, with_failure(exc, "pay_bonus")
         paid = {token for r in records if r.ok for token in r.tokens}
@@ -103,11 +121,10 @@ def ask_unknown(study: Study, rows: list[Row], clients: dict[str, ReviewClient],
     steps = []
     for row in rows:
         rec, client = row.record, clients.get(row.platform.key)
-        ask = getattr(client, "bonus_outcome", None)
-        if rec is None or not rec.bonus_unknown or row.ref is None or ask is None:
+        if rec is None or not rec.bonus_unknown or row.ref is None or client is None:
             continue
         try:
-            paid, records = ask(row.ref, rec.bonus, str(rec.bonus_token), rec.bonus_batch)
+            paid, records = client.bonus_outcome(row.ref, rec.bonus, str(rec.bonus_token), rec.bonus_batch)
         except ApiError as exc:
             paid, records = None, with_failure(exc, "bonus_check")
         record_calls(study, row.annotator, row.platform.key, records, staff)

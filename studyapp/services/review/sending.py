@@ -7,13 +7,14 @@ bulk bonus id remembered on the decision, so a retry pays that one instead of se
 whose answer was lost is never sent again by itself: :mod:`.paying`).
 Every call, answered or failed, becomes a :class:`~studyapp.models.PlatformCall` at once (the audit
 log; credentials never reach it); an error stops that submission only, shown in its row. Two applies
-never send the same decision: each claims it first (:func:`_claim`).
+never send the same decision: each claims it first (:func:`_claim`), and keeps its claims alive with a heartbeat
+while it works; the claims of an apply that died are free again at once on the same host, else after
+``STUDYAPP_JOB_STALE_SECONDS`` (:mod:`.leases`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import timedelta
 
 from django.db.models import Q
 from django.utils import timezone
@@ -23,10 +24,9 @@ from studyapp.models import ReviewDecision, Study
 from studyapp.services.platforms.review_api import APPROVED, AWAITING, REJECTED, ApiError, ReviewClient
 from studyapp.services.review.audit import record_calls, with_failure
 from studyapp.services.review.decisions import DONE, Row, review_rows, was_sent
+from studyapp.services.review.leases import Heartbeat, lost, worker_name
 from studyapp.services.review.paying import SAVED, Step, ask_unknown, pay_group, resolve_unknown_bonus
 from studyapp.services.review.suggest import APPROVE
-
-CLAIM_MINUTES = 15  # a claim older than this is from an apply that died: the decision is free again
 
 
 def plan(rows: list[Row]) -> list[Step]:
@@ -65,7 +65,17 @@ def clients_for(rows: list[Row]) -> dict[str, ReviewClient]:
 def apply(study: Study, *, staff=None, clients: Mapping[str, ReviewClient] | None = None,
           progress: Callable[[Step], None] | None = None, limit: int | None = None) -> list[Step]:  # fmt: skip
     """Send every due decision of ``study`` (the first ``limit`` of them, in the table's order, when given: the
-    caller wants a batch); returns what happened per submission (errors included)."""
+    caller wants a batch); returns what happened per submission (errors included). Its claims are kept alive by a
+    heartbeat while it runs (:mod:`.leases`)."""
+    worker = worker_name()
+    claimed = ReviewDecision.objects.filter(study=study, claimed_by=worker, claimed_at__isnull=False)
+    with Heartbeat(lambda: claimed.update(claimed_at=timezone.now())):
+        return _apply(study, worker, staff, clients, progress, limit)
+
+
+def _apply(study: Study, worker: str, staff, clients: Mapping[str, ReviewClient] | None,
+           progress: Callable[[Step], None] | None, limit: int | None) -> list[Step]:  # fmt: skip
+    _release_lost(study)
     every = review_rows(study)
     unknown = [row for row in every if row.record is not None and row.record.bonus_unknown and row.ref is not None]
     rows = [row for row in every if row.transition_due or row.bonus_due]
@@ -90,7 +100,7 @@ def apply(study: Study, *, staff=None, clients: Mapping[str, ReviewClient] | Non
         if client is None:
             raise StudyError(f"no review client for {row.platform.label}")
         rec = _materialise(study, row)
-        if not _claim(rec):
+        if not _claim(rec, worker):
             report(Step(row.pseudonym, "claim", "another apply is sending this decision now: left to it", ok=False))
             continue
         keep = False
@@ -105,14 +115,14 @@ def apply(study: Study, *, staff=None, clients: Mapping[str, ReviewClient] | Non
                 report(Step(row.pseudonym, "bonus", "not paid: the submission is not approved on the platform", ok=False))
         finally:
             if not keep:
-                _release(rec)
+                _release(rec, worker)
     for (key, _), group in bonuses.items():
         try:
-            for step in pay_group(study, group, clients[key], staff):
+            for step in pay_group(study, group, clients[key], staff, worker):
                 report(step)
         finally:
             for _, rec in group:
-                _release(rec)
+                _release(rec, worker)
     return steps
 
 
@@ -141,14 +151,24 @@ def _materialise(study: Study, row: Row) -> ReviewDecision:
     return rec
 
 
-def _claim(rec: ReviewDecision) -> bool:
+def _claim(rec: ReviewDecision, worker: str) -> bool:
+    """Take ``rec`` for ``worker``: unclaimed, or claimed by an apply that fell silent or ended (:func:`.leases.lost`)."""
     now = timezone.now()
-    free = Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - timedelta(minutes=CLAIM_MINUTES))
-    return ReviewDecision.objects.filter(pk=rec.pk).filter(free).update(claimed_at=now) == 1
+    free = Q(claimed_at__isnull=True) | lost("claimed_at", "claimed_by", [rec.claimed_by], now)
+    return ReviewDecision.objects.filter(pk=rec.pk).filter(free).update(claimed_at=now, claimed_by=worker) == 1
 
 
-def _release(rec: ReviewDecision) -> None:
-    ReviewDecision.objects.filter(pk=rec.pk).update(claimed_at=None)
+def _release_lost(study: Study) -> None:
+    """Free the claims of applies that fell silent or ended (their payments' markers stay: asked about first)."""
+    claimed = ReviewDecision.objects.filter(study=study, claimed_at__isnull=False)
+    holders = list(claimed.values_list("claimed_by", flat=True).distinct())
+    if holders:
+        claimed.filter(lost("claimed_at", "claimed_by", holders, timezone.now())).update(claimed_at=None, claimed_by="")
+
+
+def _release(rec: ReviewDecision, worker: str) -> None:
+    """Give ``rec`` back, unless another apply took it over meanwhile (then it is that one's)."""
+    ReviewDecision.objects.filter(pk=rec.pk, claimed_by=worker).update(claimed_at=None, claimed_by="")
 
 
 def _transition(study: Study, row: Row, rec: ReviewDecision, client: ReviewClient, staff) -> Step:
