@@ -80,6 +80,11 @@ IR_MEASURES = {
     "Judged@10": "Judged@10",
     "Judged@20": "Judged@20",
     "Success@5": "Success@5",
+    # judged_only: trec_eval's -J, our condensed list
+    "P(judged_only=True)@10": "P'@10",
+    "AP(judged_only=True)": "AP'",
+    "nDCG(judged_only=True)@20": "nDCG'@20",
+    "RR(judged_only=True)": "RR'",
 }
 
 
