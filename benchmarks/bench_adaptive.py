@@ -193,8 +193,9 @@ def run_uniform(study, measures, truth, truth_mup, batch, alpha, B, rng) -> list
 def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, others, share, rng) -> list[Look]:
     """Rounds of about ``batch`` answers drawn by dispute among the metrics still in the best set; a drawn group
     gets its k answers with probability ``share`` (full), else one (the first layer). What a round leaves of the
-    batch goes as admission gives it: to the drawn groups below k answers, fewest first, then to the others in
-    need order (answers outside the draw count as spent and are left out of the estimates). The best set uses
+    batch goes as admission gives it: to the drawn groups below k answers, those drawn with the highest
+    probability first (fixed at their draw, so never by what their answers say), fewest answers first among
+    equals, then to the others in need order (answers outside the draw count as spent and are left out of the estimates). The best set uses
     every drawn group's received mean, the MUP intervals the full groups (module docstring)."""
     P, k = study.answers.shape
     received = np.zeros(P, dtype=np.int64)  # answers per group so far
@@ -218,7 +219,8 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
             received[got] = np.where(full[got], k, 1)
         # the rest of the batch: admission's next tiers, the drawn groups below k in need order, then the others
         rest = batch - int(received.sum() - before)
-        rest = need_order(received, drawn_round >= 0, k, rest, rng)
+        for level in np.unique(probability[drawn_round >= 0])[::-1]:  # the most disputed at their draw first
+            rest = need_order(received, (drawn_round >= 0) & (probability == level), k, rest, rng)
         need_order(received, drawn_round < 0, k, rest, rng)
         p = np.where(received > 0, (study.answers * (np.arange(k)[None, :] < received[:, None])).sum(axis=1) / np.maximum(received, 1), 0.0)
         entry = adaptive.design_weights(drawn_round, probability, r)

@@ -85,15 +85,17 @@ def greedy(
     unavailable: set[int],
     tiebreak: dict[int, float],
     same_pair_both_levels: bool,
-    first: dict[tuple[int, int, int], int] | None = None,
+    first: dict[tuple[int, int, int], tuple[int, float]] | None = None,
 ) -> list[Item]:
     """Choose ``n`` of the ``design``'s regular presentations: most needed first, then the level, pair
     and topic the annotator has least.
 
-    ``first``: adaptive allocation's drawn groups with their depth (:func:`.pool.offered_groups`): a
-    presentation of one with fewer answer slots taken than its depth (k: full, 1: first layer) comes before
-    all others, then the drawn groups' further answers, then the groups not drawn, most needed first within
-    each tier; None (uniform allocation): one tier.
+    ``first``: adaptive allocation's drawn groups with their depth and probability at the draw
+    (:func:`.pool.offered_groups`): a presentation of one with fewer answer slots taken than its depth (k:
+    full, 1: first layer) comes before all others, most needed first; then the drawn groups' further
+    answers, the one drawn with the highest probability first (the most disputed: fixed at its draw, never
+    by its answers), most needed first among equals; then the groups not drawn, most needed first; None
+    (uniform allocation): one tier.
 
     ``counts`` are the answer slots taken per presentation (``k`` is full), ``history`` what the annotator
     already holds, ``unavailable`` ids to skip (locked by others or found full) and ``tiebreak`` a
@@ -109,13 +111,19 @@ def greedy(
         return c.id not in unavailable and taken(c.id, 0) < k
 
     def rank(c: Item) -> int:
-        """Slots taken; with adaptive allocation three tiers: a drawn group below its depth, then a drawn group's
-        further answers (k more), then the groups not drawn (2k more), most needed first within each."""
+        """Slots taken; with adaptive allocation three tiers: a drawn group below its depth (by slots taken),
+        then every drawn group's further answers (one bucket, k), then the groups not drawn (2k + slots taken)."""
         n = taken(c.id, 0)
         if first is None:
             return n
-        depth = first.get(c.group)
-        return 2 * k + n if depth is None else n if n < depth else k + n
+        drawn = first.get(c.group)
+        return 2 * k + n if drawn is None else n if n < drawn[0] else k
+
+    def order(c: Item) -> tuple[float, int, float]:
+        """Within a bucket: the drawn group with the highest probability at its draw first (the most disputed),
+        then the fewest slots taken, then at random."""
+        drawn = None if first is None else first.get(c.group)
+        return (0.0 if drawn is None else -drawn[1], taken(c.id, 0), tiebreak[c.id])
 
     # most needed first, ties at random: one bucket per number of slots taken (per tier), each in
     # tiebreak order (a stable sort: equal numbers keep the design's order)
@@ -123,7 +131,7 @@ def greedy(
     for c in design.regular:
         if is_open(c):
             buckets[rank(c)].append(c)
-    pool = [c for bucket in buckets for c in sorted(bucket, key=lambda c: tiebreak[c.id])]
+    pool = [c for bucket in buckets for c in sorted(bucket, key=order)]
     mixed: dict[tuple[int, int, int], bool] = {}  # groups whose open presentations span both levels (read as needed)
     share = design.share
     levels, pairs, topics = trial.levels, trial.pairs, trial.topics  # what the annotator has, updated as items are chosen

@@ -125,13 +125,16 @@ def live_counts(study: Study, now: datetime, presentation_ids: Iterable[int] | N
     return dict(qs.order_by().values("presentation_id").annotate(n=Count("id")).values_list("presentation_id", "n"))
 
 
-def offered_groups(study: Study) -> dict[tuple[int, int, int], int] | None:
+def offered_groups(study: Study) -> dict[tuple[int, int, int], tuple[int, float]] | None:
     """Adaptive allocation: the (topic, run_a, run_b) groups drawn so far, each with the answers per presentation it
-    is offered first for (k for a full group, 1 for a first-layer one; docs/meta.md#adaptive-allocation). One
-    indexed query; the draws are written off the request path by ``manage.py allocation_priorities``.
-    None for uniform allocation."""
+    is offered first for (k for a full group, 1 for a first-layer one) and its probability at its draw (the
+    drawn groups' further answers go to the most disputed first; docs/meta.md#adaptive-allocation). One indexed
+    query; the draws are written off the request path by ``manage.py allocation_priorities``. None for uniform
+    allocation."""
     if study.allocation != Allocation.ADAPTIVE:
         return None
     k = study.annotators_per_presentation
-    rows = AllocationGroup.objects.filter(study=study, drawn_round__gte=0).values_list("topic_id", "run_a_id", "run_b_id", "full")
-    return {(t, a, b): k if full else 1 for t, a, b, full in rows}
+    rows = AllocationGroup.objects.filter(study=study, drawn_round__gte=0).values_list(
+        "topic_id", "run_a_id", "run_b_id", "full", "probability"
+    )
+    return {(t, a, b): (k if full else 1, q) for t, a, b, full, q in rows}
