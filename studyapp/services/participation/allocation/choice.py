@@ -128,9 +128,11 @@ def greedy(
     # most needed first, ties at random: one bucket per number of slots taken (per tier), each in
     # tiebreak order (a stable sort: equal numbers keep the design's order)
     buckets: list[list[Item]] = [[] for _ in range(3 * k)]
+    rank_of: dict[int, int] = {}  # each open candidate's rank, worked out once (the loop below asks it again and again)
     for c in design.regular:
         if is_open(c):
-            buckets[rank(c)].append(c)
+            rank_of[c.id] = r = taken(c.id, 0) if first is None else rank(c)
+            buckets[r].append(c)
     pool = [c for bucket in buckets for c in sorted(bucket, key=order)]
     mixed: dict[tuple[int, int, int], bool] = {}  # groups whose open presentations span both levels (read as needed)
     share = design.share
@@ -159,8 +161,8 @@ def greedy(
             if trial.excludes(c, same_pair_both_levels):
                 continue
             if need is None:
-                need = rank(c)
-            elif rank(c) != need or len(tier) >= SPREAD_SAMPLE:
+                need = rank_of[c.id]
+            elif rank_of[c.id] != need or len(tier) >= SPREAD_SAMPLE:
                 break
             tier.append(c)
         if not tier:
