@@ -60,6 +60,17 @@ def test_a_new_user_creates_a_study_through_the_staff_page(browser, server) -> N
         assert page.url.endswith(f"/staff/{study.slug}/")
         assert sorted(study.study_runs.values_list("run__name", flat=True)) == ["demo-diversity", "demo-relevance"]
         assert (study.depth, study.items_per_annotator) == (10, 4)
+
+        # The admin's Studies > Add is the same form: a mistake shown at its field, nothing for axe-core to find.
+        demo = Collection.objects.get(name="demo")
+        page.goto(f"{server}/admin/studyapp/study/add/?collection={demo.pk}")
+        page.get_by_role("checkbox", name="demo-weak").check()
+        page.get_by_role("button", name="Create study").click()
+        expect(page.locator("#error-summary")).to_contain_text("Nothing was created: 2 problems")
+        expect(page.locator("#id_name_error")).to_contain_text("This field is required")
+        expect(page.locator("#id_runs_error")).to_contain_text("tick at least 2 runs")
+        found = axe_violations(page)
+        assert found == [], "\n".join(found)
         assert staff.errors == [], f"script errors: {staff.errors}"
         assert staff.external == []
     finally:
