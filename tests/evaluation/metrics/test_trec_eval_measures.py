@@ -245,3 +245,20 @@ def test_negative_grades_are_nonrelevant_and_judged_as_in_trec_eval(tmp_path) ->
     for ours_name, key in keys.items():
         assert values[ours_name] == pytest.approx(theirs[key], abs=TOL), ours_name
     assert values["Judged@4"] == 0.75
+
+
+def test_trec_eval_topics_and_mean_with_empty_topic_zero_and_the_runs_topics() -> None:
+    """trec_eval scores a run topic without a relevant document 0 and averages over the run's judged
+    topics: ``empty_topic="zero", topic_set="run_and_qrels"`` (docs/metrics.md#trec_eval-measures)."""
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"c": 0, "d": 0}, "q3": {"e": 1}}
+    run = {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 1.0}, "q4": {"x": 1.0}}
+    keys = {"P@5": "P_5", "AP": "map", "nDCG": "ndcg", "RR": "recip_rank", "R@5": "recall_5"}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"P_5", "map", "ndcg", "recip_rank", "recall_5"}).evaluate(run)
+    with pytest.warns(UserWarning):
+        frame = evaluate(qrels, run, list(keys), per_topic=True, empty_topic="zero", topic_set="run_and_qrels")
+    got = frame.set_index(["topic", "measure"])["value"]
+    assert set(frame.topic) == {*theirs, "all"}
+    for ours_name, key in keys.items():
+        for topic, values in theirs.items():
+            assert got[(topic, ours_name)] == pytest.approx(values[key], abs=TOL)
+        assert got[("all", ours_name)] == pytest.approx(np.mean([v[key] for v in theirs.values()]), abs=TOL)
