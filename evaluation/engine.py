@@ -30,8 +30,9 @@ TopicSet = Literal["qrels", "run_and_qrels"]
 
 def resolve_measures(measures: Iterable[str | Measure | Any] | str | Measure | Any) -> list[Measure]:
     """Parse measures: one or a list of strings (``"all"`` expands to every registered metric at cutoffs
-    5, 10 and 20, docs/metrics.md#parameter-defaults), our :class:`Measure` objects or ir_measures'
-    measure objects (``ir_measures.parse_measure("alpha_nDCG@20")``, ``ir_measures.ERR_IA@10``)."""
+    5, 10 and 20, docs/metrics.md#parameter-defaults; trec_eval's spellings such as ``P_10`` or
+    ``ndcg_cut.20`` too, docs/metrics.md#trec_eval-measures), our :class:`Measure` objects or ir_measures'
+    measure objects (``ir_measures.parse_measure("alpha_nDCG@20")``, ``ir_measures.ERR_IA@10``, ``ir_measures.P@10``)."""
     if isinstance(measures, (str, Measure)) or _is_ir_measure(measures):
         measures = [measures]
     out: list[Measure] = []

@@ -3,7 +3,8 @@
 A measure string is ``Name(k=v,...)'@cutoff`` (docs/metrics.md#measure-names): parameters in parentheses,
 a trailing ``'`` for the condensed-list variant (docs/metrics.md#condensed-lists; accepted right after the name too),
 the cutoff after ``@``. ``str(Measure)`` gives the canonical form with default parameters dropped,
-so canonical strings round-trip and serve as keys.
+so canonical strings round-trip and serve as keys. trec_eval's spellings (``P_10``, ``ndcg_cut.20``, ``map``)
+are read as ours (:func:`trec_eval_spelling`, docs/metrics.md#trec_eval-measures).
 """
 
 from __future__ import annotations
