@@ -122,6 +122,8 @@ class DashboardPagesTests(BaseTestCase):
         self.assertIn(f'<span class="big">{status["slots"]["open"]}</span> answers still needed', html)
         self.assertIn(f'<span class="big">{status["annotators_needed"]}</span> annotators still to recruit', html)
         self.assertIn("Prolific: p-three", html)
+        self.assertEqual(status["annotators"]["active_now"], 1)
+        self.assertIn("1 annotator working now", html)  # one, not "1 annotators"
         self.assert_no_inline_code(html)
 
     def test_finished_study_and_search(self) -> None:
