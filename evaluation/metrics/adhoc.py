@@ -108,27 +108,29 @@ def q_measure(ranking: Ranking, k: int, *, gain: str, beta: float) -> FloatArray
 
 @register(
     "AP",
-    params={"gain": GAIN, "ap_norm": AP_NORM},
+    params={"gain": GAIN, "ap_norm": AP_NORM, "rel": REL},
     cutoff="either",
     tags=TAGS | {"normalised", "binary"},
     citation=NTCIREVAL + " (AP@l divides by min(l, R)); " + TREC_EVAL + " (map, map_cut divide by R)",
     aliases=("MAP",),
 )
-def average_precision(ranking: Ranking, k: int | None, *, gain: str, ap_norm: str) -> FloatArray:
+def average_precision(ranking: Ranking, k: int | None, *, gain: str, ap_norm: str, rel: int) -> FloatArray:
     """AP@l = sum_{r<=l} I(r) C(r)/r / min(l, R), relevant = positive gain (docs/metrics.md#ad-hoc-baselines).
 
-    ``ap_norm=R`` divides by R (trec_eval's map_cut); without a cutoff, the whole list over R (trec_eval's map;
-    docs/metrics.md#trec_eval-measures).
+    ``ap_norm=R`` divides by R (trec_eval's map_cut); without a cutoff, the whole list over R (trec_eval's map);
+    ``rel`` > 1 also asks a grade >= rel (trec_eval's -l; docs/metrics.md#trec_eval-measures).
 
     Slow reference: ``reference_adhoc.adhoc_ap``.
     """
 
     def build() -> np.ndarray:
         relevant = _gains(ranking, gain) > 0
+        if rel > 1:
+            relevant &= _relevant(ranking, rel, None)
         return scan(np.add, relevant.astype(np.int32)) * relevant / _rank_column(ranking.depth)  # I(r) C(r) / r
 
-    terms = ranking.memo(("adhoc_ap", gain), build)
-    big_r = ranking.table.n_positive(GAIN_KEYS[gain])
+    terms = ranking.memo(("adhoc_ap", gain, rel), build)
+    big_r = ranking.table.n_positive(GAIN_KEYS[gain]) if rel == 1 else n_relevant(ranking.table, rel, GAIN_KEYS[gain])
     if k is None:
         return safe_divide(_top_sum(terms, ranking.depth), big_r)
     return safe_divide(_top_sum(terms, k), big_r if ap_norm == "R" else np.minimum(k, big_r))
@@ -229,14 +231,16 @@ def _relevant(ranking: Ranking, rel: int, k: int | None) -> np.ndarray:
     return per_doc(ranking, ("grade_at_least", rel), lambda table: table.doc_max_grade >= rel, k)
 
 
-def n_relevant(table: TopicTable, rel: int) -> np.ndarray:
-    """Judged documents with a grade >= ``rel`` (for some intent) per topic: trec_eval's ``num_rel``."""
+def n_relevant(table: TopicTable, rel: int, gain: str = "max") -> np.ndarray:
+    """Judged documents with a grade >= ``rel`` (for some intent) and a positive per-document ``gain`` per
+    topic: trec_eval's ``num_rel``."""
 
     def build() -> np.ndarray:
-        rows = table.topic_of_row[: table.n_docs][table.doc_max_grade[: table.n_docs] >= rel]
-        return np.bincount(rows, minlength=table.n_topics).astype(np.float64)
+        n = table.n_docs
+        kept = (table.doc_max_grade[:n] >= rel) & (table.doc_gain(gain)[:n] > 0)
+        return np.bincount(table.topic_of_row[:n][kept], minlength=table.n_topics).astype(np.float64)
 
-    return table.memo(("n_relevant", rel), build)
+    return table.memo(("n_relevant", rel, gain), build)
 
 
 @register("P", params={"rel": REL}, tags=TREC_TAGS, citation=TREC_EVAL + " (P_k)", aliases=("Precision",))

@@ -221,7 +221,7 @@ def _fmt(value: Any) -> str:
 
 # ir_measures' parameters, accepted on every measure: judged_only=True is the condensed list (the
 # trailing '); rel is the lowest relevant grade: only its default 1 except on the metrics with a Param
-# of that name (P, R, RR, Success: docs/metrics.md#trec_eval-measures)
+# of that name (P, R, RR, Success, AP: docs/metrics.md#trec_eval-measures)
 ECOSYSTEM_PARAMS = {
     "judged_only": Param(bool, False, "ir_measures: drop unjudged documents first (the same as a trailing ')"),
     "rel": Param(int, 1, "ir_measures' lowest relevant grade (relevance here is always grade >= 1)", choices=(1,)),

@@ -41,12 +41,17 @@ def adhoc_q(t: RefTopic, docs: Sequence[str], l: int, gain: str = "max", beta: f
     return q_measure([doc_gain(t, d, gain) for d in docs], adhoc_ideal(t, gain), l, beta)
 
 
-def adhoc_ap(t: RefTopic, docs: Sequence[str], l: int | None, gain: str = "max", ap_norm: str = "min") -> float:
-    """``l=None``: the whole list over R (trec_eval's map); ``ap_norm="R"``: over R at any cutoff (map_cut)."""
-    big_r = len(adhoc_ideal(t, gain))
+def adhoc_ap(t: RefTopic, docs: Sequence[str], l: int | None, gain: str = "max", ap_norm: str = "min", rel: int = 1) -> float:
+    """``l=None``: the whole list over R (trec_eval's map); ``ap_norm="R"``: over R at any cutoff (map_cut);
+    relevant: a positive gain and a grade >= ``rel``."""
+
+    def relevant(d: str) -> bool:
+        return doc_gain(t, d, gain) > 0 and doc_gain(t, d) >= rel
+
+    big_r = sum(relevant(d) for d in t.grades)
     found, total = 0, 0.0
     for r, d in enumerate(docs[:l], start=1):
-        if doc_gain(t, d, gain) > 0:
+        if relevant(d):
             found += 1
             total += found / r
     return div(total, big_r if l is None or ap_norm == "R" else min(l, big_r))

@@ -159,6 +159,8 @@ AT_CUTOFF: dict[str, Callable[..., float]] = {
     "iRBU(gain=global)": partial(ref_adhoc.adhoc_irbu, gain="global"),
     # trec_eval's measures (docs/metrics.md#trec_eval-measures)
     "AP(ap_norm=R)": partial(ref_adhoc.adhoc_ap, ap_norm="R"),
+    "AP(rel=2)": partial(ref_adhoc.adhoc_ap, rel=2),
+    "AP(gain=global,rel=2)": partial(ref_adhoc.adhoc_ap, gain="global", rel=2),
     "P": ref_adhoc.trec_p,
     "P(rel=2)": partial(ref_adhoc.trec_p, rel=2),
     "R": ref_adhoc.trec_recall,
@@ -208,6 +210,7 @@ def cases() -> dict[str, Ref]:
     out["nDCG"] = lambda t, d: ref_adhoc.adhoc_ndcg(t, d, None)
     out["nDCG(gain=global)"] = lambda t, d: ref_adhoc.adhoc_ndcg(t, d, None, gain="global")
     out["AP"] = lambda t, d: ref_adhoc.adhoc_ap(t, d, None)
+    out["AP(rel=3)"] = lambda t, d: ref_adhoc.adhoc_ap(t, d, None, rel=3)
     out["RR"] = lambda t, d: ref_adhoc.trec_rr(t, d)
     out["RR(rel=2)"] = lambda t, d: ref_adhoc.trec_rr(t, d, rel=2)
     out["Judged"] = lambda t, d: ref_adhoc.judged(t, d)

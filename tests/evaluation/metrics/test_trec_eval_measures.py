@@ -42,6 +42,8 @@ PYTREC = {
     "RR(rel=2)": ("recip_rank", 2),
     "RR@1000": ("recip_rank", 1),  # deeper than every list: the whole list
     "AP": ("map", 1),
+    "AP(rel=2)": ("map", 2),
+    "AP(ap_norm=R,rel=2)@20": ("map_cut_20", 2),
     "AP(ap_norm=R)@10": ("map_cut_10", 1),
     "AP(ap_norm=R)@100": ("map_cut_100", 1),
     "nDCG": ("ndcg", 1),
@@ -75,6 +77,7 @@ IR_MEASURES = {
     "MRR@10": "RR@10",
     "AP": "AP",
     "AP@10": "AP(ap_norm=R)@10",
+    "AP(rel=2)": "AP(rel=2)",
     "nDCG": "nDCG",
     "nDCG@20": "nDCG@20",
     "Judged@10": "Judged@10",
