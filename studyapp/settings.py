@@ -155,8 +155,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "studyapp.middleware.StaffSessionMiddleware",
+    "studyapp.middleware.StaffSessionMiddleware",  # Django's AuthenticationMiddleware and the staff-session check
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "studyapp.middleware.ContentSecurityPolicyMiddleware",

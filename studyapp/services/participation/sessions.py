@@ -131,9 +131,10 @@ def platform_of(request: HttpRequest, slug: str, *, from_session: bool = True) -
     """The platform of this request's participant in study ``slug`` (None: anonymous or unknown): the one whose
     parameters the link carries (a preview's too), else, if ``from_session``, the platform of the session's
     annotator or pending newcomer (read with :func:`resolve`, once per request)."""
-    for platform in REGISTRY.values():
-        if platform.key and platform.in_link(request.GET):
-            return platform
+    if request.GET:  # most requests carry no parameters at all
+        for platform in REGISTRY.values():
+            if platform.key and platform.in_link(request.GET):
+                return platform
     if not from_session or not hasattr(request, "session"):
         return None
     study, annotator = resolve(request, slug)
