@@ -55,8 +55,8 @@ def setting_label(setting: StudySetting) -> str:
 def setting_help(setting: StudySetting) -> str:
     """The field's help: the declaration's help, its range, its default and its JSON key."""
     allowed = ", ".join(setting.choices.values) if setting.choices else setting.bounds_text()
-    empty = "; empty: off" if setting.optional else ""
-    parts = [setting.help, f"allowed: {allowed}{empty}" if allowed else "", f"default: {_plain(setting.default_text())}"]
+    default = "empty" if setting.initial is None else _plain(setting.default_text())  # each optional one's help says what empty means
+    parts = [setting.help, f"allowed: {allowed}" if allowed else "", f"default: {default}"]
     return "; ".join(p for p in parts if p) + f" (key {setting.name})"
 
 

@@ -17,7 +17,7 @@ from tests.browser.test_content_security_policy import watch_violations  # noqa:
 from tests.browser.test_staff_dashboard import sign_in  # noqa: E402
 
 
-def test_a_new_user_creates_a_study_through_the_staff_page(browser, server) -> None:
+def test_a_new_user_creates_a_study_through_the_staff_page(browser, server, artifacts) -> None:
     Collection.objects.create(name="another-collection")  # two collections: the form asks which one first
     staff = Participant(browser, server, viewport={"width": 1280, "height": 900})
     violations = watch_violations(staff)
@@ -46,6 +46,7 @@ def test_a_new_user_creates_a_study_through_the_staff_page(browser, server) -> N
         expect(page.locator("#id_runs_error")).to_contain_text("tick at least 2 runs")
         expect(page.locator("#id_depth_error")).to_contain_text("depth must be between 1 and 100, got 0")
         expect(page.get_by_label("Depth:", exact=True)).to_have_attribute("aria-invalid", "true")
+        page.screenshot(path=artifacts / "study-form-errors.png", full_page=True)
         assert axe_violations(page) == []
         summary.get_by_role("link", name="Depth: depth must be between 1 and 100, got 0").click()
         expect(page.get_by_label("Depth:", exact=True)).to_be_focused()  # the summary's link leads to the field

@@ -105,6 +105,7 @@ class TheFormTestCase(StudyFormTestCase):
         self.assertIn('name="topics" value="1"', page)
         self.assertEqual(form.data["depth"], ["10"])  # the declared default
         self.assertIn("documents shown per result page; allowed: 1-100; default: 10 (key depth)", page)  # help from the declaration
+        self.assertIn("(empty: the site default); allowed: 1-3650; default: empty (key platform_id_retention_days)", page)
         self.assertIn("<legend>Design</legend>", page)  # frozen settings apart
         self.assertIn('<fieldset aria-describedby="id_runs_helptext">', page)  # a group of boxes is a fieldset with its help
 
