@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from studyapp.exceptions import StudyFull
 from studyapp.models import AllocationGroup
-from studyapp.services.analysis.adaptive import dashboard_view, design_weights_by_group, groups_of
+from studyapp.services.analysis.adaptive import dashboard_view, design_weights_by_group, groups_of, recompute
 from studyapp.services.analysis.report import build_report
 from studyapp.services.analysis.study_analysis import study_votes
 from studyapp.services.participation import allocation
@@ -106,10 +106,18 @@ class AdaptiveAnalysisTests(BaseTestCase):
         self.assertEqual(view["answers"], sum(r["answers"] for r in view["rows"]))
         self.assertEqual(view["answers"] - view["outside_draw"], sum(r["answers"] for r in view["rows"] if r["round"] is not None))
         self.assertIsNone(view["decided_at"])  # no recomputation ran, so no look was taken
+        self.assertEqual((view["on_disputed"], view["disputed_slots"]), (0.0, 0.0))  # no priorities computed yet
+        recompute(self.study, now=NOW, rng=np.random.default_rng(1))
+        view = dashboard_view(self.study)
+        disputed = [r for r in view["rows"] if r["priority"] > 0]
+        self.assertTrue(disputed)
+        self.assertAlmostEqual(view["on_disputed"], sum(r["answers"] for r in disputed) / view["answers"])
+        self.assertAlmostEqual(view["disputed_slots"], sum(r["slots"] for r in disputed) / view["complete_study"])
         page = staff_client().get(reverse("staff_study", args=[self.study.slug])).content.decode()
         self.assertIn("Adaptive allocation", page)
         self.assertIn("answers received and why they were offered", page)
         self.assertIn("not drawn", page)
         self.assertIn("(first layer)", page)
         self.assertIn("(full)", page)
+        self.assertIn("of the answers are on the run pairs the contenders dispute", page)
         self.assertIsNone(dashboard_view(make_toy_study(name="Uniform dashboard")))

@@ -339,6 +339,7 @@ def dashboard_view(study: Study) -> dict | None:
         for i in order[:GROUPS_SHOWN]
     ]
     outside = int(groups.answers[groups.drawn_round < 0].sum())
+    disputed = np.array([g.priority > 0 for g in groups.rows], dtype=bool)
     return {
         "rounds": len(rounds),
         "looks": min(len(rounds), MAX_LOOKS),
@@ -354,5 +355,9 @@ def dashboard_view(study: Study) -> dict | None:
         "decided_at": decided.decided_answers if decided else None,
         "saving": complete_study / decided.decided_answers if decided and decided.decided_answers else None,
         "share_of_complete": answers / complete_study if complete_study else 0.0,
+        # the steering so far: the share of the answers on the pairs the contenders dispute, against the share of
+        # the slots there (what uniform allocation, which fills every slot alike, would spend on them)
+        "on_disputed": float(groups.answers[disputed].sum() / answers) if answers else 0.0,
+        "disputed_slots": float(groups.slots[disputed].sum() / complete_study) if complete_study else 0.0,
         "rows": rows,
     }
