@@ -205,11 +205,14 @@ class FakeProlific:
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
                 data = json.dumps(answer).encode()
-                self.send_response(status)
-                for name, value in {"Content-Type": "application/json", "Content-Length": str(len(data)), **headers}.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    for name, value in {"Content-Type": "application/json", "Content-Length": str(len(data)), **headers}.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # a client that gave up waiting (a timeout test)
+                    self.close_connection = True
 
             do_GET = do_POST = _serve
 

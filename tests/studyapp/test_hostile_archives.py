@@ -94,6 +94,23 @@ class HostileArchiveTest(TestCase):
         self.assertIn(f"{plain}: the archive ends early (the file is truncated), after record {n - 1}; the complete records before it were read.",
                       self.command(str(plain)))  # fmt: skip
 
+    def test_an_archive_cut_inside_a_records_header_is_truncated_not_malformed(self) -> None:
+        """Cut after ``WARC/1.0`` and a few header lines of the last record (it was "not a WARC record" before, or the
+        cut record was silently dropped)."""
+        n = len(self.records)
+        for cut_at in (3, 12, 40, 60):
+            gz, plain = self.tmp / f"head{cut_at}.warc.gz", self.tmp / f"head{cut_at}.warc"
+            partial = self.records[-1][:cut_at]
+            self.assertNotIn(b"\r\n\r\n", partial)
+            whole = b"".join(gzip.compress(r) for r in self.records[:-1])
+            gz.write_bytes(whole + gzip.compress(self.records[-1])[: 10 + cut_at // 4])  # inside the last member
+            plain.write_bytes(b"".join(self.records[:-1]) + partial)
+            for path in (gz, plain):
+                with self.subTest(path=path.name):
+                    lines = self.command(str(path))
+                    ends = f"{path}: the archive ends early (the file is truncated), after record {n - 1}; the complete records before it were read."
+                    self.assertIn(ends, lines)
+
     def test_malformed_archives_are_one_line_with_the_record_and_write_nothing(self) -> None:
         good = b"".join(gzip.compress(r) for r in self.records[:2])
         corrupt = bytearray(good + gzip.compress(self.records[2]))

@@ -15,7 +15,8 @@ from django.utils import timezone
 from studyapp.models import PlatformCall, ReviewDecision, ReviewJob
 from studyapp.services.access.teams import set_team
 from studyapp.services.review import audit, jobs
-from tests.studyapp.test_platform_review import PlatformReviewTestCase
+from tests.studyapp.test_payment_faults import audit_misses
+from tests.studyapp.test_platform_review import PAY, PlatformReviewTestCase
 
 LONG = "Your submission was rejected because the answers did not follow the instructions that were shown before the first item."
 
@@ -139,6 +140,28 @@ class ReviewPageTests(PlatformReviewTestCase):
         self.assertNotIn("sim-0000", page)  # the steps shown are masked like the rest
         self.client.post(self.url, {"apply": "", "confirm": "on"})  # a new Apply after the last ended: a new job
         self.assertEqual(ReviewJob.objects.count(), 2)
+
+    def test_a_slow_platform_holds_no_request_and_pays_once(self) -> None:
+        """Issue 30: Prolific answering the pay call after 25 s (beyond the client's 20 s) made Apply answer 500 after 30 s
+        with nothing in the audit log. Now the page answers at once without calling the platform; the worker's pay
+        call times out ("outcome unknown"), and the next Apply finds the bonuses paid: once each, every call logged."""
+        self.api.fail("POST", PAY, delay=25)  # carried out at once, answered after 25 s
+        page = self.client.post(self.url, {"apply": "", "confirm": "on"}, follow=True)
+        self.assertEqual(page.status_code, 200)
+        self.assertEqual(self.api.requests, [])  # the request sent nothing and waited for nothing
+        first = io.StringIO()
+        call_command("run_jobs", "--once", stdout=first)  # real waits: the client's own 20 s timeout
+        self.assertIn("done, 9 steps done, 6 failed", first.getvalue())
+        self.assertEqual(ReviewDecision.objects.filter(bonus_unknown=True).count(), 6)
+        self.assertContains(self.client.get(self.url), "outcome unknown")
+        self.client.post(self.url, {"apply": "", "confirm": "on"})
+        second = io.StringIO()
+        call_command("run_jobs", "--once", stdout=second)
+        self.assertIn("done, 6 steps done, 0 failed", second.getvalue())
+        self.assertEqual(len(self.api.calls("POST", PAY)), 1)
+        self.assertEqual(len(self.api.paid), 6)
+        self.assertEqual(sorted(self.api.paid), sorted(set(self.api.paid)))
+        self.assertEqual(audit_misses(self.api.requests, PlatformCall.objects.values_list("request", flat=True)), [])
 
     def test_a_stale_job_is_taken_over(self) -> None:
         job, _ = jobs.enqueue(self.study, self.member)

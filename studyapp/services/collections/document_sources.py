@@ -92,17 +92,26 @@ def read_warc(path: Path, ctx: ReadContext) -> Iterator[DocumentText]:
         while True:
             try:
                 record = next(records)
-            except StopIteration:
+            except StopIteration:  # the end, or a plain file that ends inside a header
+                stream.short = stream.short or (not stream.gzipped and _ends_inside_a_header(path))
                 break
             except OSError as exc:  # FastWARC: what follows is not a WARC record
+                # ... or the archive ends inside a record's header (gzip says so; a plain file's tail shows it)
+                truncated = stream.truncated or (not stream.gzipped and _ends_inside_a_header(path))
+                stream.truncated = stream.truncated or truncated
+                if truncated and not stream.problem:
+                    stream.problem = "the archive ends early (the file is truncated)"
                 stream.check(complete, ctx.notes)
+                if truncated:
+                    break
                 raise ImportFailed(f"{path}: after record {complete}: not a WARC record ({exc})") from None
             ctx.tick(1)
             docid = (record.headers.get("WARC-TREC-ID") or record.headers.get("WARC-Record-ID") or "").strip()
             oversized = record.content_length > limit
             body, size = _record_body(record, bool(docid) and not oversized and ctx.wanted(docid))
-            if stream.problem or size < record.content_length:  # the file ended inside this record, or broke
-                stream.short = size < record.content_length
+            headless = "Content-Length" not in record.headers  # the file ended inside this record's header
+            if stream.problem or size < record.content_length or headless:  # ... or inside its block, or broke
+                stream.short = size < record.content_length or headless
                 break
             complete += 1
             if oversized:
@@ -111,6 +120,17 @@ def read_warc(path: Path, ctx: ReadContext) -> Iterator[DocumentText]:
                 url = (record.headers.get("WARC-Target-URI") or "").strip()
                 yield from_html(docid, url, _http_body(body))
         stream.check(complete, ctx.notes, ended=True)
+
+
+def _ends_inside_a_header(path: Path) -> bool:
+    """Does the plain WARC file at ``path`` end inside a record's header (after the last complete block, only the
+    start of a header: ``WARC/1.0`` and header lines that never reach their blank line)?"""
+    with path.open("rb") as file:
+        file.seek(max(0, path.stat().st_size - 64 * 1024))
+        tail = file.read()
+    end = tail.rfind(b"\r\n\r\n")
+    rest = (tail[end + 4 :] if end >= 0 else tail).lstrip(b"\r\n")
+    return bool(rest) and (b"WARC/1.".startswith(rest[:7]) if len(rest) < 7 else rest.startswith(b"WARC/1."))
 
 
 def read_html_folder(path: Path, ctx: ReadContext) -> Iterator[DocumentText]:
