@@ -282,7 +282,7 @@ def reciprocal_rank(ranking: Ranking, k: int | None, *, rel: int) -> FloatArray:
     return np.where(found.any(axis=RANK_AXIS), 1.0 / first, 0.0)
 
 
-@register("Judged", cutoff="either", tags={"adhoc", "tool:ir_measures"}, citation="ir_measures' Judged@k (MacAvaney et al.)")
+@register("Judged", cutoff="either", tags={"adhoc", "judging", "tool:ir_measures"}, citation="ir_measures' Judged@k (MacAvaney et al.)")
 def judged(ranking: Ranking, k: int | None) -> FloatArray:
     """Judged@k = judged documents (any grade, 0 included) in the top k / min(k, list length); the whole list
     without a cutoff (ir_measures' Judged; docs/metrics.md#trec_eval-measures).

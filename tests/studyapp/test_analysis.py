@@ -74,7 +74,11 @@ class AnalysisTestCase(BaseTestCase):
         study = make_toy_study("Shallow", depth=3)
         data = study_collection(study)
         measures = study_measures(3)
-        self.assertEqual(len(measures), len(REGISTRY))
+        judging = [name for name, spec in REGISTRY.items() if "judging" in spec.tags]
+        self.assertEqual(judging, ["Judged"])  # how much was judged, not how good: no place in a preference study
+        self.assertEqual(len(measures), len(REGISTRY) - 1)
+        self.assertNotIn("Judged@3", measures)
+        self.assertIn("P@3", measures)
         self.assertIn("alpha-nDCG@3", measures)
         self.assertIn("NRBP@3", measures)
         self.assertEqual(gold_measures(3), ["I-rec@3", "Ef-P@3", "Prec@3", "PMP@3"])
@@ -155,7 +159,7 @@ class AnalysisTestCase(BaseTestCase):
         self.assertEqual(len(table), 9)  # 3 run pairs x 3 levels
         self.assertEqual(set(analysis.concordance["gold"]), {"I-rec@10", "Ef-P@10", "Prec@10", "PMP@10", "all"})
         self.assertEqual(list(analysis.ordering["gold"]), ["I-rec@10", "Ef-P@10", "Prec@10", "PMP@10", "all"])
-        self.assertEqual(len(analysis.power.summary), len(REGISTRY))  # every metric, the ad hoc baselines included
+        self.assertEqual(len(analysis.power.summary), len(REGISTRY) - 1)  # every metric but Judged, the ad hoc baselines included
         self.assertTrue(all(math.isfinite(v) for v in analysis.power.summary["power"]))
 
     def test_scores_equal_the_engine_on_the_collection(self) -> None:

@@ -78,7 +78,7 @@ class FewAnswersTests(PreviewTestCase):
         self.assertEqual(preview.answers, 1)
         level = next(lv for lv in preview.levels if lv.level == item.presentation.level)
         self.assertEqual((level.answers, level.pairs, level.topics), (1, 1, 1))
-        self.assertEqual(len(level.ranking), len(REGISTRY))  # every metric, the ad hoc baselines included
+        self.assertEqual(len(level.ranking), len(REGISTRY) - 1)  # every metric but Judged, the ad hoc baselines included
         for row in level.ranking:  # one pair: every metric agrees (1), disagrees (-1) or ties it (0); one topic: no interval
             self.assertIn(row.mup, (1.0, -1.0, 0.0))
             self.assertEqual((row.low, row.high), (None, None))

@@ -67,8 +67,13 @@ class StudyCollection:
 
 
 def study_measures(depth: int) -> list[str]:
-    """Every registered metric at default parameters, cut at the study ``depth`` (raw lists, as shown)."""
-    return [Measure(spec, dict(spec.defaults), depth if spec.cutoff != "none" else None).label for spec in REGISTRY.values()]
+    """Every registered metric at default parameters, cut at the study ``depth`` (raw lists, as shown),
+    except those tagged ``judging`` (Judged@k: how much of a list was judged, not how good it is)."""
+    return [
+        Measure(spec, dict(spec.defaults), depth if spec.cutoff != "none" else None).label
+        for spec in REGISTRY.values()
+        if "judging" not in spec.tags
+    ]
 
 
 def is_ad_hoc(measure: str) -> bool:
