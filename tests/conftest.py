@@ -3,7 +3,8 @@
 - The PostgreSQL run of the database tests (``tests/studyapp/test_postgresql.py``) starts in the
   background as soon as collection has selected it, and its test, which waits for that run, goes
   last, so both databases' runs proceed side by side; the browser tests of the participant's flow run
-  in it only (``test_postgresql.delegated``), the other browser tests in this session.
+  in it only (``test_postgresql.delegated``), the other browser tests in this session; so do a few
+  database-free library modules, which balance the two runs' lengths.
 - On PostgreSQL, autovacuum is off for the test database's tables (see :func:`django_db_setup`).
 """
 
@@ -19,7 +20,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     items.sort(key=lambda item: item.nodeid == test_postgresql.TEST_ID)  # stable: everything else keeps its order
     selected = any(item.nodeid == test_postgresql.TEST_ID for item in items)
     if selected and not config.option.collectonly and test_postgresql.child_will_run():
-        # the PostgreSQL child runs the participant-flow browser tests; each browser test runs once per session
+        # the PostgreSQL child runs the participant-flow browser tests and a few database-free library modules
+        # (test_postgresql.CHILD_DATABASE_FREE_MODULES); each of them runs once per session
         handed_over = [item for item in items if test_postgresql.delegated(item.path)]
         if handed_over:
             config.hook.pytest_deselected(items=handed_over)

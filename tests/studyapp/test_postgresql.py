@@ -1,7 +1,8 @@
 """The database-using suite again on a real PostgreSQL: every module of ``tests/studyapp`` and the
 browser tests that walk the participant's flow (:data:`CHILD_BROWSER_MODULES`), in a child pytest whose
 DATABASE_URL is ``$STUDYAPP_TEST_POSTGRES_URL`` (SQLite hides length limits, NUL bytes, locking and
-isolation differences that PostgreSQL enforces).
+isolation differences that PostgreSQL enforces). The child also takes a few database-free library modules
+(:data:`CHILD_DATABASE_FREE_MODULES`) off the parent, so both finish at about the same time.
 
 Each browser test runs once per session: while the child runs, the parent (SQLite) leaves those flow
 modules to it (:func:`delegated`) and keeps the pages' presentation tests (layout, languages,
@@ -45,10 +46,24 @@ CHILD_BROWSER_MODULES = (
     "test_progressive_enhancement.py",
     "test_report_page.py",
 )
+# Library modules that use no database, run by the child in the parent's stead so the two cores finish
+# together: the parent's own tests (evaluation, browser presentation, load smoke, README paths and the SQLite
+# run) took about 200 s longer than the child's (.ci/run on a quiet 2-core machine: the parent 895 s, the
+# child 700 s), and the second core sat idle meanwhile. These take about 80 s there (ranx's JIT compilation
+# in a fresh environment most of it); like the browser modules, each runs once per session.
+CHILD_DATABASE_FREE_MODULES = (
+    "tests/evaluation/test_compare.py",
+    "tests/evaluation/test_ir_measures.py",
+    "tests/evaluation/metrics/test_properties.py",
+)
 # The browser modules first: they then run beside the parent's own browser and evaluation tests, not beside
 # its load and kill -9 smoke tests at the end (gunicorn workers and a load generator on the same two cores
 # once held a framed participant's admission step beyond the pages' 15 s).
-SUITES = [*(ROOT / "tests" / "browser" / name for name in CHILD_BROWSER_MODULES), ROOT / "tests" / "studyapp"]
+SUITES = [
+    *(ROOT / "tests" / "browser" / name for name in CHILD_BROWSER_MODULES),
+    ROOT / "tests" / "studyapp",
+    *(ROOT / path for path in CHILD_DATABASE_FREE_MODULES),
+]
 # Tests that start their own servers against PostgreSQL (the URL of this session) run in the parent only:
 # the child deselects them (a skip there would hide a test the parent does run).
 PARENT_ONLY = (
@@ -135,7 +150,9 @@ def reachable_postgres_url() -> str:
 
 def delegated(path: Path) -> bool:
     """Is the test module at ``path`` one the PostgreSQL child runs in the parent's stead?"""
-    return path.parent == ROOT / "tests" / "browser" and path.name in CHILD_BROWSER_MODULES
+    if path.parent == ROOT / "tests" / "browser" and path.name in CHILD_BROWSER_MODULES:
+        return True
+    return path.resolve() in {ROOT / module for module in CHILD_DATABASE_FREE_MODULES}
 
 
 def child_will_run() -> bool:
