@@ -94,6 +94,9 @@ class AdaptiveAnalysisTests(BaseTestCase):
         client = staff_client()
         page = client.get(reverse("study_report", args=[self.study.slug])).content.decode()
         self.assertIn("Design-weighted MUP, MUP_b and tau_b", page)
+        # the intervals hold at whichever of the 20 looks the study stops: each at 1 - 0.05 / 20
+        self.assertAlmostEqual(allocation_summary["level"], 0.9975)
+        self.assertIn("its intervals at level 0.9975", page)
         uniform = make_toy_study(name="Uniform report")
         self.assertEqual(build_report(uniform, B=20).summary["allocation"], {"kind": "uniform"})
 

@@ -37,6 +37,7 @@ logger = logging.getLogger("studyapp.services.analysis.adaptive")
 ROUNDS = 20  # a round targets this share of the complete study's answers (1 / ROUNDS) ...
 MIN_ROUND_QUOTAS = 4  # ... and room for at least this many annotators' regular quotas
 MAX_LOOKS = 20  # the decided signal's looks; each at alpha / MAX_LOOKS (Bonferroni)
+LEVEL = 0.95  # the design-weighted intervals hold together over the MAX_LOOKS looks at this level (each at 1 - 0.05 / 20)
 RESERVE = 0.5  # draw the next round when the drawn groups' open slots fall below this share of a round
 B = 400  # bootstrap resamples of each look's best set
 FULL = adaptive.FULL  # the share of drawn groups that get k answers per presentation (the others one)
@@ -265,6 +266,8 @@ WEIGHTED_COLUMNS = ["level", "measure", "statistic", "n", "value", "ci_low", "ci
 def weighted_agreement(study: Study, votes: pd.DataFrame, scores: pd.DataFrame, measures: list[str], levels: list[str]) -> dict | None:
     """An adaptive study's design-based estimates: MUP, MUP_b and tau_b over all pairs per level, each group's
     answers weighted by its design weight (:func:`evaluation.meta.adaptive.weighted_estimates`), with what they rest on.
+    The intervals are at the look-corrected ``level`` (:func:`evaluation.meta.adaptive.look_level` of :data:`LEVEL`
+    over :data:`MAX_LOOKS`), so they stay honest when the staff stop at the look the data made look decisive.
 
     None for uniform allocation (every pair had the same chance: the report's own estimates are the design's).
     ``table`` is None while no round is complete (the report's estimates are then conditional on the pairs judged).
@@ -272,7 +275,8 @@ def weighted_agreement(study: Study, votes: pd.DataFrame, scores: pd.DataFrame, 
     if study.allocation != Allocation.ADAPTIVE:
         return None
     weights, r_star = design_weights_by_group(study)
-    out = {"analysis_round": r_star, "groups": len(weights), "table": None}
+    confidence = adaptive.look_level(LEVEL, MAX_LOOKS)
+    out = {"analysis_round": r_star, "groups": len(weights), "table": None, "level": confidence}
     if r_star is None or votes.empty:
         return out
     frames = []
@@ -289,7 +293,7 @@ def weighted_agreement(study: Study, votes: pd.DataFrame, scores: pd.DataFrame, 
         if not (w > 0).any():
             continue
         x = pair_inputs(items, scores, measures)
-        est = adaptive.weighted_estimates(x.d, x.p, weights=w, clusters=x.clusters, user_sign=x.user_sign)
+        est = adaptive.weighted_estimates(x.d, x.p, weights=w, clusters=x.clusters, user_sign=x.user_sign, level=confidence)
         for statistic in adaptive.ESTIMATED:
             frames.append(
                 pd.DataFrame(

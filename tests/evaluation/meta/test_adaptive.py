@@ -9,6 +9,7 @@ import pytest
 
 from evaluation.meta import adaptive
 from evaluation.meta.bestset import best_set
+from evaluation.meta.intervals import score_interval
 
 
 def brute_force(d: np.ndarray, p: np.ndarray, w: np.ndarray) -> dict[str, np.ndarray]:
@@ -149,6 +150,30 @@ def test_look_alpha_divides_the_level() -> None:
         adaptive.look_alpha(0.05, 0)
     with pytest.raises(ValueError):
         adaptive.look_alpha(1.5, 3)
+
+
+def test_look_level_corrects_the_intervals_for_the_looks() -> None:
+    assert adaptive.look_level(0.95, 20) == pytest.approx(0.9975)
+    assert adaptive.look_level(0.95, 1) == pytest.approx(0.95)
+    for bad in ((0.95, 0), (1.0, 5), (0.0, 5)):
+        with pytest.raises(ValueError):
+            adaptive.look_level(*bad)
+
+
+def test_look_corrected_interval_is_the_score_interval_of_brute_force_leave_one_topic_out_values() -> None:
+    """The interval a study reports at a data-chosen stop (level 1 - 0.05 / 20): the topic-jackknife score interval
+    of the brute-force weighted MUP with each topic left out in turn; it contains the uncorrected 95 % interval."""
+    d, p, clusters = population()
+    w = adaptive.design_weights(np.array([0, 1, 2, -1, 1, 2] * 8), np.linspace(0.2, 0.9, p.size), 1)
+    level = adaptive.look_level(0.95, 20)
+    est = adaptive.weighted_estimates(d, p, weights=w, clusters=clusters, level=level)
+    nominal = adaptive.weighted_estimates(d, p, weights=w, clusters=clusters)
+    loo = np.stack([brute_force(d, p, np.where(clusters == t, 0.0, w))["MUP"] for t in range(8)])
+    n = ((w > 0) & ~np.isnan(d)).sum(axis=1)
+    low, high = score_interval(brute_force(d, p, w)["MUP"], loo, n, np.full(d.shape[0], 8.0), level)
+    np.testing.assert_allclose(est.low["MUP"], low, rtol=1e-10)
+    np.testing.assert_allclose(est.high["MUP"], high, rtol=1e-10)
+    assert np.all(est.low["MUP"] < nominal.low["MUP"]) and np.all(nominal.high["MUP"] < est.high["MUP"])
 
 
 def test_leader_closeness_counts_disagreements_with_the_leader_fully() -> None:
