@@ -31,8 +31,10 @@ pair are one entry) and stops there (else at the full budget, every group k answ
 study: the answers until the best set first has at most 3 entries with the truth inside
 (``answers_to_decide``; a study that never gets there counts the full budget and is reported as
 censored), whether the truth is in the set where the study stopped, and whether each metric's MUP
-interval at the stop (design-weighted, topic-jackknife score interval) covers its population MUP
-(exact expected sums, as bench_coverage.py).
+interval at the stop (design-weighted, topic-jackknife score interval at the look-corrected level
+``1 - alpha / looks``, :func:`evaluation.meta.adaptive.look_level`, the level a study's report gives) covers its
+population MUP (exact expected sums, as bench_coverage.py); standard error adds the coverage of a fixed 95 % interval
+at the stop and of the complete study's nominal 95 % interval.
 
 Last line: ``answers_to_decide_uniform=.. answers_to_decide_adaptive=.. saving=.. truth_in_set_adaptive=..
 coverage_mup_adaptive=..`` (means over studies; saving = uniform / adaptive). Goal: saving >= 2,
