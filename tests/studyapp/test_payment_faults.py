@@ -41,6 +41,13 @@ def audit_misses(requests, calls) -> list[str]:
     return [f"{m} {p} x{n - logged[(m, p)]}" for (m, p), n in received.items() if logged[(m, p)] < n]
 
 
+def audit_extra(requests, calls) -> list[str]:
+    """The audit rows beyond the requests the server received (a request logged twice), with their count."""
+    logged = Counter((c.get("method"), c.get("path")) for c in calls)
+    received = Counter((r.method, r.path.split("?")[0]) for r in requests)
+    return [f"{m} {p} x{n - received[(m, p)]}" for (m, p), n in logged.items() if received[(m, p)] < n]
+
+
 class FaultTests(PlatformReviewTestCase):
     """Each fault on the pay call (or the set-up), then applies until nothing is due: every bonus paid once."""
 
@@ -61,7 +68,10 @@ class FaultTests(PlatformReviewTestCase):
         paid = ReviewDecision.objects.filter(bonus_paid_at__isnull=False)
         self.assertEqual(paid.count(), 6)
         self.assertFalse(ReviewDecision.objects.filter(bonus_unknown=True).exists())
-        self.assertEqual(audit_misses(self.api.requests, PlatformCall.objects.values_list("request", flat=True)), [])
+        logged = PlatformCall.objects.values_list("request", flat=True)
+        self.assertEqual(audit_misses(self.api.requests, logged), [])  # every request received has its row
+        self.assertEqual(audit_extra(self.api.requests, logged), [])  # and only one
+        self.assertFalse(PlatformCall.objects.filter(response=audit.SENT).exists())  # each completed or annotated
         self.assertEqual(sending.still_due(self.study), 0)
 
     def test_a_slow_answer_outlasting_the_timeout(self) -> None:
@@ -247,6 +257,11 @@ class KilledWorkerTestCase(PlatformReviewTestCase):
     def audit(self) -> list[dict]:
         return [r if isinstance(r, dict) else json.loads(r) for (r,) in self.db.rows("SELECT request FROM studyapp_platformcall")]
 
+    def calls(self) -> list[tuple]:
+        """``(request, operation, ok, status, response)`` of every audit row."""
+        rows = self.db.rows("SELECT request, operation, ok, status, response FROM studyapp_platformcall")
+        return [(r if isinstance(r, dict) else json.loads(r), op, bool(ok), status, text) for r, op, ok, status, text in rows]
+
     def decisions(self) -> list[tuple]:
         """``(pay sent with its outcome unknown, paid)`` per decision with a bonus."""
         rows = self.db.rows("SELECT bonus_unknown, bonus_paid_at IS NOT NULL FROM studyapp_reviewdecision WHERE bonus > 0")
@@ -256,13 +271,15 @@ class KilledWorkerTestCase(PlatformReviewTestCase):
         """``(claimed since, by)`` of every decision claimed by an apply."""
         return self.db.rows("SELECT claimed_at, claimed_by FROM studyapp_reviewdecision WHERE claimed_at IS NOT NULL")
 
-    def assert_paid_once(self, unlogged: list[str] | None = None) -> None:
+    def assert_paid_once(self) -> None:
         self.assertEqual(len(self.finished), 6)
         self.assertEqual({s: self.api.payments_of(s) for s in self.finished}, dict.fromkeys(self.finished, 1))
         self.assertEqual(len(self.api.paid), 6)
         self.assertEqual(len(self.api.calls("POST", PAY)), 1)
         self.assertEqual(sorted(self.decisions()), [(0, 1)] * 6)
-        self.assertEqual(audit_misses(self.api.requests, self.audit()), unlogged or [])
+        self.assertEqual(audit_misses(self.api.requests, self.audit()), [])  # every request received has its row
+        self.assertEqual(audit_extra(self.api.requests, self.audit()), [])  # and only one
+        self.assertEqual(self.db.rows(f"SELECT COUNT(*) FROM studyapp_platformcall WHERE response = '{audit.SENT}'"), [(0,)])
         self.assertEqual(self.claims(), [])  # nothing left claimed
         print(f"[{self.db.vendor}] payment faults: {self.id().rpartition('.')[2]}: {len(self.api.paid)} bonuses paid once each")
 
@@ -329,13 +346,22 @@ class KilledJobWorkerTests(KilledWorkerTestCase):
         self.assertEqual(process.wait(timeout=30), -signal.SIGKILL)
         self.assertEqual(len(self.claims()), 1)  # the decision being sent
         self.assertEqual(self.api.paid, [])
+        cut = self.api.calls("POST", TRANSITION)[0].path
+        sent = [r[1:] for r in self.calls() if r[0].get("path") == cut]
+        self.assertEqual(sent, [("approve", False, None, audit.SENT)])  # logged before it went out
         out = self.take_over()
         self.assertEqual(self.job(), ("done", 2, 0))
-        cut = self.api.calls("POST", TRANSITION)[0].path
         self.assertIn(
             "already approved on Prolific: nothing sent", "".join(r for (r,) in self.db.rows("SELECT log FROM studyapp_reviewjob"))
         )
-        # Only calls that move money are logged before they go out: the transition cut by the kill is not in the log,
-        # and the next apply found it carried out on the platform (above), so sent nothing.
-        self.assert_paid_once(unlogged=[f"POST {cut} x1"])
+        # Every call that changes state is logged before it goes out: the transition cut by the kill has its row, which
+        # the next apply, finding it carried out on the platform (above, so it sent nothing), annotated (no second row).
+        cut_rows = [r for r in self.calls() if r[0].get("path") == cut]
+        transitions = [r[1:] for r in cut_rows if r[1] in ("approve", "reject")]
+        self.assertEqual(len(transitions), 1, cut_rows)
+        self.assertEqual(transitions[0][0], "approve")
+        self.assertIsNone(transitions[0][2])  # its answer never came
+        self.assertIn("its answer was lost", transitions[0][3])
+        self.assertIn("approved on Prolific", transitions[0][3])
+        self.assert_paid_once()
         self.assertEqual(len(self.api.calls("POST", TRANSITION)), 9, out)  # the interrupted one not sent again

@@ -44,6 +44,7 @@ from studyapp.services.platforms.review_api import (
     REJECTED,
     RETURNED,
     UNKNOWN,
+    Announce,
     ApiError,
     CallRecord,
     PaymentIntent,
@@ -219,21 +220,24 @@ class MTurkReviewClient:
         status = response.get("Assignment", {}).get("AssignmentStatus", "")
         return STATES.get(status, UNKNOWN), records
 
-    def approve(self, ref: SubmissionRef) -> list[CallRecord]:
+    def approve(self, ref: SubmissionRef, *, sending: Announce | None = None) -> list[CallRecord]:
         params = {"AssignmentId": ref.submission_id}
         text = feedback(self.approve_feedback, required=False)
         if text:
             params["RequesterFeedback"] = text
-        return self._decide("approve", "approve_assignment", params, ref, APPROVED)
+        return self._decide("approve", "approve_assignment", params, ref, APPROVED, sending)
 
-    def reject(self, ref: SubmissionRef, category: str, message: str) -> list[CallRecord]:
+    def reject(self, ref: SubmissionRef, category: str, message: str, *, sending: Announce | None = None) -> list[CallRecord]:
         """Reject with ``message`` as the feedback; ``category`` is not sent (MTurk has none)."""
         params = {"AssignmentId": ref.submission_id, "RequesterFeedback": feedback(message, required=True)}
-        return self._decide("reject", "reject_assignment", params, ref, REJECTED)
+        return self._decide("reject", "reject_assignment", params, ref, REJECTED, sending)
 
-    def _decide(self, operation: str, method: str, params: dict, ref: SubmissionRef, target: str) -> list[CallRecord]:
-        """Approve or reject. When an attempt failed without an answer (a network error, a 5xx) and the
-        retry is refused, MTurk may have acted on the first one: its state decides."""
+    def _decide(self, operation: str, method: str, params: dict, ref: SubmissionRef, target: str,
+                sending: Announce | None = None) -> list[CallRecord]:  # fmt: skip
+        """Approve or reject (``sending`` hears of the request first). When an attempt failed without an answer (a
+        network error, a 5xx) and the retry is refused, MTurk may have acted on the first one: its state decides."""
+        if sending is not None:
+            sending({"operation": self._api_name(method), "body": dict(params), "sandbox": self.sandbox})
         try:
             return self._call(operation, method, params)[1]
         except ApiError as error:

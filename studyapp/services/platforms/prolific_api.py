@@ -42,6 +42,7 @@ from studyapp.services.platforms.review_api import (
     REJECTED,
     RETURNED,
     UNKNOWN,
+    Announce,
     ApiError,
     CallRecord,
     PaymentIntent,
@@ -107,11 +108,12 @@ class ProlificReviewClient:
         status = str(answer.get("status", "")) if isinstance(answer, dict) else ""
         return STATES.get(status, UNKNOWN), records
 
-    def approve(self, ref: SubmissionRef) -> list[CallRecord]:
-        return self._transition("approve", ref, {"action": "APPROVE"})
+    def approve(self, ref: SubmissionRef, *, sending: Announce | None = None) -> list[CallRecord]:
+        return self._transition("approve", ref, {"action": "APPROVE"}, sending)
 
-    def reject(self, ref: SubmissionRef, category: str, message: str) -> list[CallRecord]:
-        return self._transition("reject", ref, {"action": "REJECT", "rejection_category": category, "message": message})
+    def reject(self, ref: SubmissionRef, category: str, message: str, *, sending: Announce | None = None) -> list[CallRecord]:
+        body = {"action": "REJECT", "rejection_category": category, "message": message}
+        return self._transition("reject", ref, body, sending)
 
     def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]], *, reason: str = "",
                     intent: PaymentIntent | None = None) -> list[CallRecord]:  # fmt: skip
@@ -150,9 +152,12 @@ class ProlificReviewClient:
 
     # -- helpers ---------------------------------------------------------------------------------
 
-    def _transition(self, operation: str, ref: SubmissionRef, body: dict) -> list[CallRecord]:
+    def _transition(self, operation: str, ref: SubmissionRef, body: dict, sending: Announce | None) -> list[CallRecord]:
         # Prolific ignores a repeated identical transition, so retrying one is safe.
-        return self._call(operation, "POST", f"/api/v1/submissions/{ref.submission_id}/transition/", body)[1]
+        path = f"/api/v1/submissions/{ref.submission_id}/transition/"
+        if sending is not None:
+            sending({"method": "POST", "path": path, "body": body})
+        return self._call(operation, "POST", path, body)[1]
 
     def _batches(self, bonuses: list[tuple[SubmissionRef, Decimal, str]], records: list[CallRecord],
                  intent: PaymentIntent | None = None) -> dict[str, list[str]]:  # fmt: skip
@@ -172,10 +177,11 @@ class ProlificReviewClient:
                 new.setdefault(ref.study_ref, []).append((ref, amount, token))
         for study_id, group in new.items():
             csv = "".join(f"{ref.submission_id},{amount:.2f}\n" for ref, amount, _ in group)
+            path, body = "/api/v1/submissions/bonus-payments/", {"study_id": study_id, "csv_bonuses": csv}
+            if intent is not None:
+                intent.setting_up([token for _, _, token in group], {"method": "POST", "path": path, "body": body})
             try:
-                answer, done = self._call(
-                    "bonus", "POST", "/api/v1/submissions/bonus-payments/", {"study_id": study_id, "csv_bonuses": csv}
-                )
+                answer, done = self._call("bonus", "POST", path, body)
             except ApiError as exc:
                 exc.records[:0] = records
                 raise

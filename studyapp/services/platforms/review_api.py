@@ -9,6 +9,7 @@ credentials.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Protocol
@@ -81,6 +82,9 @@ class CallRecord:
     tokens: tuple[str, ...] = ()  # optional: the bonus tokens a successful payment call paid (partial failures)
 
 
+Announce = Callable[[dict], object]  # told of a request that changes state, right before it goes out
+
+
 class PaymentIntent(Protocol):
     """Told by a client what it is about to do with money, so the caller can commit it first
     (services.review.paying.Intent)."""
@@ -88,6 +92,10 @@ class PaymentIntent(Protocol):
     def set_up(self, tokens: list[str], payment_id: str, records: list[CallRecord]) -> None:
         """The platform set up a payment for ``tokens`` under ``payment_id`` (nothing paid yet: Prolific's bulk bonus)
         with the calls of ``records`` (logged now, not returned again)."""
+        ...
+
+    def setting_up(self, tokens: list[str], request: dict) -> None:
+        """The request setting up a payment for ``tokens`` (nothing paid yet) goes out right after this returns."""
         ...
 
     def sending(self, tokens: list[str], request: dict) -> None:
@@ -111,9 +119,14 @@ class ReviewClient(Protocol):
         rejected), "approved", "rejected", "returned" (or gone/abandoned), "unknown"."""
         ...
 
-    def approve(self, ref: SubmissionRef) -> list[CallRecord]: ...
+    def approve(self, ref: SubmissionRef, *, sending: Announce | None = None) -> list[CallRecord]:
+        """Approve the submission; ``sending`` hears of the request (method, path or operation, body) right before it
+        goes out (the caller logs it first: services.review.audit.record_sending)."""
+        ...
 
-    def reject(self, ref: SubmissionRef, category: str, message: str) -> list[CallRecord]: ...
+    def reject(self, ref: SubmissionRef, category: str, message: str, *, sending: Announce | None = None) -> list[CallRecord]:
+        """Reject the submission; ``sending`` as for :meth:`approve`."""
+        ...
 
     def pay_bonuses(self, bonuses: list[tuple[SubmissionRef, Decimal, str]], *, reason: str = "",
                     intent: PaymentIntent | None = None) -> list[CallRecord]:  # fmt: skip

@@ -24,9 +24,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from studyapp.exceptions import StudyError
-from studyapp.models import ReviewDecision, Study
+from studyapp.models import PlatformCall, ReviewDecision, Study
 from studyapp.services.platforms.review_api import ApiError, CallRecord, ReviewClient
-from studyapp.services.review.audit import record_calls, record_sending, with_failure
+from studyapp.services.review.audit import record_answers, record_calls, record_sending, settle_sent, with_failure
 from studyapp.services.review.decisions import Row
 
 SAVED = ["action", "category", "message", "bonus", "source", "applied_action", "applied_at", "applied_note",
@@ -54,6 +54,7 @@ class Intent:
     def __init__(self, study: Study, group: list[tuple[Row, ReviewDecision]], staff, worker: str) -> None:
         self.study, self.staff, self.worker = study, staff, worker
         self.rows = {str(rec.bonus_token): (row, rec) for row, rec in group}
+        self.sent: list[PlatformCall] = []  # the audit rows of the pay calls sent, completed by their answers
 
     def payment_id(self, token: str) -> str:
         """The platform's id of the payment set up before for ``token`` ('' if none)."""
@@ -64,9 +65,15 @@ class Intent:
         with transaction.atomic():
             ReviewDecision.objects.filter(bonus_token__in=tokens).update(bonus_batch=payment_id)
             row = self.rows[tokens[0]][0]
-            record_calls(self.study, row.annotator if len(tokens) == 1 else None, row.platform.key, records, self.staff)
+            record_answers(self.sent, self.study, row.annotator if len(tokens) == 1 else None, row.platform.key, records, self.staff)
         for token in tokens:
             self.rows[token][1].bonus_batch = payment_id
+
+    def setting_up(self, tokens: list[str], request: dict) -> None:
+        """The call setting up a payment for ``tokens`` goes out next: logged first (its answer completes the row)."""
+        row = self.rows[tokens[0]][0]
+        single = row.annotator if len(tokens) == 1 else None
+        self.sent.append(record_sending(self.study, single, row.platform.key, request, self.staff, operation="bonus"))
 
     def sending(self, tokens: list[str], request: dict) -> None:
         """The call paying ``tokens`` goes out next: mark them "pay sent" (outcome unknown until a clean answer), if they
@@ -79,7 +86,7 @@ class Intent:
             if mine.update(bonus_unknown=True, bonus_sent_at=now, claimed_at=now) != len(tokens):
                 raise ClaimLost(f"{len(tokens)} bonus(es) taken over by another apply: not sent by this one")
             single = self.rows[tokens[0]][0].annotator if len(tokens) == 1 else None
-            record_sending(self.study, single, self.rows[tokens[0]][0].platform.key, request, self.staff)
+            self.sent.append(record_sending(self.study, single, self.rows[tokens[0]][0].platform.key, request, self.staff))
         for token in tokens:
             self.rows[token][1].bonus_unknown, self.rows[token][1].bonus_sent_at = True, now
 
@@ -89,8 +96,9 @@ def pay_group(study: Study, group: list[tuple[Row, ReviewDecision]], client: Rev
     holder of their claims). A payment set up before (its id on the decision) is paid, never set up again."""
     items = [(row.ref, rec.bonus, str(rec.bonus_token)) for row, rec in group if row.ref is not None]
     failure: ApiError | None = None
+    intent = Intent(study, group, staff, worker)
     try:
-        records = client.pay_bonuses(items, reason=study.bonus_reason, intent=Intent(study, group, staff, worker))
+        records = client.pay_bonuses(items, reason=study.bonus_reason, intent=intent)
         paid = {token for _, _, token in items}
     except ClaimLost as exc:  # the apply that took them over pays them (or asks the platform first)
         return [Step(row.pseudonym, "bonus", f"bonus {rec.bonus} not paid here: {exc}", ok=False) for row, rec in group]
@@ -98,7 +106,7 @@ def pay_group(study: Study, group: list[tuple[Row, ReviewDecision]], client: Rev
         failure, records = exc, with_failure(exc, "pay_bonus")
         paid = {token for r in records if r.ok for token in r.tokens}
     single = group[0][0].annotator if len(group) == 1 else None
-    record_calls(study, single, group[0][0].platform.key, records, staff)
+    record_answers(intent.sent, study, single, group[0][0].platform.key, records, staff)
     steps, now = [], timezone.now()
     for row, rec in group:
         token = str(rec.bonus_token)
@@ -142,6 +150,8 @@ def ask_unknown(study: Study, rows: list[Row], clients: dict[str, ReviewClient],
             else:
                 text = f"bonus {rec.bonus}: {name} does not show whether it was paid; check there and settle it here"
             rec.save(update_fields=SAVED)
+            if paid is not None:  # the pay call's row, left "sent" by the process that died waiting
+                settle_sent(study, ("pay_bonus",), rec.applied_note, mentions=(rec.bonus_batch, str(rec.bonus_token)))
         row.record = rec
         steps.append(Step(row.pseudonym, "bonus", text, ok=paid is not None))
     return steps
@@ -161,3 +171,4 @@ def resolve_unknown_bonus(row: Row, *, paid: bool, staff=None) -> None:
         f"bonus outcome settled by {'staff ' + staff.get_username() if staff else 'manage.py'}: {'paid' if paid else 'not paid'}"
     )
     rec.save(update_fields=SAVED)
+    settle_sent(rec.study, ("pay_bonus",), rec.applied_note, mentions=(rec.bonus_batch, str(rec.bonus_token)))

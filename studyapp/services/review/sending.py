@@ -22,7 +22,7 @@ from django.utils import timezone
 from studyapp.exceptions import StudyError
 from studyapp.models import ReviewDecision, Study
 from studyapp.services.platforms.review_api import APPROVED, AWAITING, REJECTED, ApiError, ReviewClient
-from studyapp.services.review.audit import record_calls, with_failure
+from studyapp.services.review.audit import record_answers, record_calls, record_sending, settle_sent, with_failure
 from studyapp.services.review.decisions import DONE, Row, review_rows, was_sent
 from studyapp.services.review.leases import Heartbeat, lost, worker_name
 from studyapp.services.review.paying import SAVED, Step, ask_unknown, pay_group, resolve_unknown_bonus
@@ -175,13 +175,21 @@ def _transition(study: Study, row: Row, rec: ReviewDecision, client: ReviewClien
     """Ask the submission's state, then approve or reject it if it awaits review."""
     ref, name, action = row.ref, row.platform.name, rec.action
     assert ref is not None
-    ok, note = True, ""
+    ok, note, logged = True, "", []
+
+    def sending(request: dict) -> None:  # logged before it goes out; completed by its answer (audit.record_answers)
+        logged.append(record_sending(study, row.annotator, row.platform.key, request, staff, operation=action))
+
     try:
         state, records = client.state(ref)
         record_calls(study, row.annotator, row.platform.key, records, staff)
+        settle_sent(study, ("approve", "reject"), f"{state} on {name}", annotator=row.annotator)  # a call whose answer was lost
         if state == AWAITING:
-            sent = client.approve(ref) if action == APPROVE else client.reject(ref, rec.category, rec.message)
-            record_calls(study, row.annotator, row.platform.key, sent, staff)
+            if action == APPROVE:
+                sent = client.approve(ref, sending=sending)
+            else:
+                sent = client.reject(ref, rec.category, rec.message, sending=sending)
+            record_answers(logged, study, row.annotator, row.platform.key, sent, staff)
             rec.applied_action, text = action, f"{DONE[action]} on {name}" + (f" ({rec.category})" if rec.category else "")
         elif state in (APPROVED, REJECTED):
             rec.applied_action = APPROVE if state == APPROVED else "reject"
@@ -191,7 +199,7 @@ def _transition(study: Study, row: Row, rec: ReviewDecision, client: ReviewClien
         else:
             text = note = f"{state} on {name}: nothing sent"
     except ApiError as exc:
-        record_calls(study, row.annotator, row.platform.key, with_failure(exc, action), staff)
+        record_answers(logged, study, row.annotator, row.platform.key, with_failure(exc, action), staff)
         ok, text = False, f"{action} not sent: {exc.message}"
         note = text
     rec.applied_at, rec.applied_note = timezone.now(), note
