@@ -54,6 +54,7 @@ class StepDecoratorTest(AnnotatorTestCase):
 
     def test_a_terminal_step_is_shown_as_its_message(self) -> None:
         Annotator.objects.filter(pk=self.alice.pk).update(status=Annotator.Status.SCREENED)
+        self.alice.refresh_from_db()  # binding keeps the bound annotator for the rest of the request (sessions.bind)
         response = self.view(self.request(self.alice), self.study)
         self.assertEqual(response.status_code, 200)
         self.assertIn(b"did not match the instructions twice", response.content)
