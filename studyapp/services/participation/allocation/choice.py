@@ -133,7 +133,14 @@ def greedy(
         if is_open(c):
             rank_of[c.id] = r = taken(c.id, 0) if first is None else rank(c)
             buckets[r].append(c)
-    pool = [c for bucket in buckets for c in sorted(bucket, key=order)]
+
+    # Only the drawn groups' buckets (below 2k) need order(): in every other bucket the candidates have the
+    # same slots taken and no draw, so the tiebreak alone orders them (one look-up per candidate: admission
+    # sorts the whole design on every arrival, and order() on each of thousands cost the item pages' p95).
+    def within(r: int) -> Callable[[Item], object]:
+        return order if first is not None and r < 2 * k else (lambda c: tiebreak[c.id])
+
+    pool = [c for r, bucket in enumerate(buckets) for c in sorted(bucket, key=within(r))]
     mixed: dict[tuple[int, int, int], bool] = {}  # groups whose open presentations span both levels (read as needed)
     share = design.share
     levels, pairs, topics = trial.levels, trial.pairs, trial.topics  # what the annotator has, updated as items are chosen
