@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Literal
 
+from evaluation import wording
 from evaluation.exceptions import EvaluationError, EvaluationWarning
 from evaluation.judgments import ColumnJudgments, Judgments, QrelsColumns, judgments_from_arrays, select_topics
 
@@ -182,7 +183,7 @@ class Collection:
             topic = self.topics[tid]
             unknown = sorted(set(weights) - set(topic.intent_ids))
             if unknown:
-                raise EvaluationError(f"topic {tid}: unknown intent(s) {', '.join(unknown)}")
+                raise EvaluationError(f"topic {tid}: unknown {wording.named('intent', unknown)}")
             topics[tid] = replace(topic, intents=tuple(replace(i, weight=float(weights[i.id])) for i in topic.intents if i.id in weights))
             judgments[tid] = {doc: {i: g for i, g in grades.items() if i in weights} for doc, grades in self.judgments.get(tid, {}).items()}
         return self._derive(topics=topics, judgments=judgments)
@@ -257,7 +258,7 @@ class Collection:
         ids = list(topic_ids)
         unknown = [t for t in ids if t not in self.topics]
         if unknown:
-            raise EvaluationError(f"unknown topic(s): {', '.join(unknown)}")
+            raise EvaluationError(f"unknown {wording.named('topic', unknown)}")
         return self._derive(topics={t: self.topics[t] for t in ids}, judgments=select_topics(self.judgments, ids))
 
 
@@ -283,7 +284,9 @@ def build_collection(
         unjudged = sorted(t for t in table if t not in judgments)
         if unjudged:
             warnings.warn(
-                f"topic(s) {', '.join(unjudged)} of the {source} file have no qrels and are not evaluated", EvaluationWarning, stacklevel=2
+                f"{wording.named('topic', unjudged)} of the {source} file {wording.have(len(unjudged))} no qrels and {wording.be(len(unjudged))} not evaluated",
+                EvaluationWarning,
+                stacklevel=2,
             )
     named = _named_intents(judgments)
     result: dict[str, Topic] = {}
@@ -295,8 +298,8 @@ def build_collection(
             unweighted = sorted(i for i in ids if i not in given)
             if unweighted:
                 warnings.warn(
-                    f"topic {tid}: intent(s) {', '.join(unweighted)} are in the qrels or topics but not in the "
-                    "intents file; they get weight 0",
+                    f"topic {tid}: {wording.named('intent', unweighted)} {wording.be(len(unweighted))} in the qrels or topics but not in the "
+                    f"intents file; {'it gets' if len(unweighted) == 1 else 'they get'} weight 0",
                     EvaluationWarning,
                     stacklevel=2,
                 )

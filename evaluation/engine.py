@@ -23,6 +23,7 @@ from evaluation.io.runs import Run
 from evaluation.io.scores import MEAN_TOPIC
 from evaluation.metrics import Measure, default_measures, parse_measure
 from evaluation.topic_log import TopicLog
+from evaluation.wording import named
 
 EmptyTopic = Literal["nan", "zero"]
 TopicSet = Literal["qrels", "run_and_qrels"]
@@ -201,9 +202,9 @@ def evaluate(
 
     empty = table.n_rel_intents == 0
     if empty.any():
-        listed = ", ".join(t for t, e in zip(table.topic_ids, empty) if e)
+        listed = [t for t, e in zip(table.topic_ids, empty) if e]
         action = "scored 0" if empty_topic == "zero" else "scored NaN and excluded from means"
-        warnings.warn(f"topic(s) without any relevant document: {listed}; {action}", EvaluationWarning, stacklevel=2)
+        warnings.warn(f"{named('topic', listed)} without any relevant document: {action}", EvaluationWarning, stacklevel=2)
         values[:, :, empty] = 0.0 if empty_topic == "zero" else np.nan
     included = log.included() if topic_set == "run_and_qrels" else np.ones((len(log.names), table.n_topics), dtype=bool)
     return _tidy(values, log.names, measure_list, table.topic_ids, included, per_topic, table)

@@ -11,6 +11,7 @@ import numpy as np
 
 from evaluation.exceptions import EvaluationError, EvaluationWarning
 from evaluation.io.runs import Run
+from evaluation.wording import counted, plural
 
 Mismatch = Literal["warn", "error", "ignore"]
 SHOWN = 5  # runs and topics named in a warning; the rest are counted
@@ -59,9 +60,13 @@ class TopicLog:
     def _messages(self) -> list[str]:
         out = []
         if self.missing:
-            out.append(f"qrels topic(s) missing from {_runs(self.missing)}: scored 0 (topic_set='run_and_qrels' leaves them out)")
+            n = sum(len(topics) for _, topics in self.missing)
+            out.append(
+                f"qrels {plural(n, 'topic')} missing from {_runs(self.missing)}: scored 0 (topic_set='run_and_qrels' leaves them out)"
+            )
         if self.extra:
-            out.append(f"run topic(s) missing from the qrels, not scored: {_runs(self.extra)}")
+            n = sum(len(topics) for _, topics in self.extra)
+            out.append(f"run {plural(n, 'topic')} missing from the qrels, not scored: {_runs(self.extra)}")
         return out
 
     def _check(self) -> None:
@@ -84,5 +89,5 @@ def _runs(found: list[tuple[str, list[str]]]) -> str:
     for name, topics in found[:SHOWN]:
         listed = ", ".join(topics[:SHOWN]) + (f", ... ({len(topics) - SHOWN} more)" if len(topics) > SHOWN else "")
         parts.append(f"run {name} ({len(topics)}: {listed})")
-    more = f" and {len(found) - SHOWN} more run(s)" if len(found) > SHOWN else ""
+    more = f" and {counted(len(found) - SHOWN, 'more run', 'more runs')}" if len(found) > SHOWN else ""
     return ", ".join(parts) + more

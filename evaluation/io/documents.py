@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from evaluation.exceptions import FormatError
 from evaluation.io._lines import read_text, text_lines
+from evaluation.wording import named
 
 FIELDS = ("docid", "title", "url", "snippet")
 
@@ -95,7 +96,7 @@ def _parse_jsonl(path: str | Path, number: int, line: str) -> dict[str, str]:
         raise FormatError(path, number, f"expected a JSON object, got {type(obj).__name__}")
     unknown = sorted(set(obj) - set(FIELDS))
     if unknown:
-        raise FormatError(path, number, f"unknown key(s) {', '.join(unknown)}; expected {', '.join(FIELDS)}")
+        raise FormatError(path, number, f"unknown {named('key', unknown)}; expected {', '.join(FIELDS)}")
     values: dict[str, str] = {}
     for key, value in obj.items():
         if value is None:
@@ -112,10 +113,10 @@ def _tsv_columns(path: str | Path, number: int, header: list[str]) -> list[str]:
     names = [h.strip().lower() for h in header]
     unknown = [n for n in names if n not in FIELDS]
     if unknown:
-        raise FormatError(path, number, f"unknown column(s) {', '.join(unknown)}; expected {', '.join(FIELDS)}")
+        raise FormatError(path, number, f"unknown {named('column', unknown)}; expected {', '.join(FIELDS)}")
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
-        raise FormatError(path, number, f"column(s) {', '.join(repeated)} named twice in the header")
+        raise FormatError(path, number, f"{named('column', repeated)} named twice in the header")
     return names
 
 

@@ -32,6 +32,7 @@ from evaluation.collection import Collection, build_collection, judgments_from_a
 from evaluation.exceptions import EvaluationError
 from evaluation.io.runs import Run, read_run, runs_from_arrays
 from evaluation.loading import load_collection
+from evaluation.wording import named
 
 DEFAULT_SUBTOPIC = "0"  # ir_measures' Qrel.iteration default: the subtopic of judgments that name none
 DEFAULT_RUN = "run"
@@ -190,7 +191,7 @@ def _is_score_dict(run: Mapping) -> bool:
 def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ValueError(f"{what} DataFrame lacks column(s) {', '.join(missing)}; has {', '.join(map(str, frame.columns))}")
+        raise ValueError(f"{what} DataFrame lacks {named('column', missing)}; has {', '.join(map(str, frame.columns))}")
 
 
 def _text(column: pd.Series | Sequence) -> np.ndarray:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from evaluation.exceptions import FormatError
 from evaluation.io.preference_formats import read_records
+from evaluation.wording import named
 
 REQUIRED = ("topic", "run_a", "run_b", "value")
 OPTIONAL = ("level", "subtopic", "annotator", "check")
@@ -53,7 +54,7 @@ def read_preferences(path: str | Path) -> pd.DataFrame:
     records = read_records(path)
     missing = [c for c in REQUIRED if c not in records.columns]
     if missing:
-        raise FormatError(path, records.header_line, f"header lacks column(s) {', '.join(missing)}; required: {' '.join(REQUIRED)}")
+        raise FormatError(path, records.header_line, f"header lacks {named('column', missing)}; required: {' '.join(REQUIRED)}")
     wanted = [c for c in (*REQUIRED, *OPTIONAL) if c in records.columns]
     rows: list[tuple[str, str, str, str, str, str, int, int]] = []
     seen: dict[tuple[str, ...], int] = {}
@@ -118,7 +119,7 @@ def aggregate_preferences(votes: pd.DataFrame) -> pd.DataFrame:
     """
     missing = [c for c in ("level", "topic", "subtopic", "run_a", "run_b", "value") if c not in votes.columns]
     if missing:
-        raise ValueError(f"votes lack column(s) {', '.join(missing)}")
+        raise ValueError(f"votes lack {named('column', missing)}")
     grouped = votes.groupby(ITEM_KEYS, sort=True)["value"].agg(n="size", total="sum").reset_index()
     grouped["n"] = grouped["n"].astype(np.int64)
     grouped["total"] = grouped["total"].astype(np.int64)

@@ -27,6 +27,7 @@ from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError
 from evaluation.io._lines import expect_columns, numbered_fields, parse_float, parse_int
 from evaluation.io._run_columns import plain_columns
+from evaluation.wording import named
 
 RunOrder = Literal["score", "rank", "file", "pyndeval"]
 ORDERS: tuple[str, ...] = ("score", "rank", "file", "pyndeval")
@@ -197,7 +198,7 @@ def _ranked_by_score(run: str, topic: str, docs: Mapping[str, float] | Sequence[
 
 
 def _duplicate_message(run: str, topic: str, dropped: Sequence[str]) -> str:
-    return f"run {run} topic {topic}: duplicate docid(s) {', '.join(sorted(set(dropped)))}"
+    return f"run {run} topic {topic}: duplicate {named('docid', sorted(set(dropped)))}"
 
 
 def dedupe_ranked(docs: Sequence[str], *, run: str, topic: str, on_duplicate_doc: str = "keep_first", where: str = "") -> tuple[str, ...]:

@@ -18,6 +18,7 @@ import pandas as pd
 
 from evaluation.exceptions import FormatError
 from evaluation.io._lines import read_text
+from evaluation.wording import named
 
 COLUMNS = ("run", "topic", "measure", "value")
 FORMATS = ("tsv", "csv", "json")
@@ -93,7 +94,7 @@ def read_scores(path: str | Path) -> pd.DataFrame:
     header = [h.strip() for h in next(reader)]
     missing = [c for c in COLUMNS if c not in header]
     if missing:
-        raise FormatError(path, 1, f"header lacks column(s) {', '.join(missing)}; expected {' '.join(COLUMNS)}")
+        raise FormatError(path, 1, f"header lacks {named('column', missing)}; expected {' '.join(COLUMNS)}")
     position = {c: header.index(c) for c in COLUMNS}
     records: list[tuple[str, str, str, float]] = []
     seen: dict[tuple[str, str, str], int] = {}

@@ -27,6 +27,7 @@ import pandas as pd
 from evaluation._types import BoolArray, FloatArray, IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning
 from evaluation.io.scores import MEAN_TOPIC
+from evaluation.wording import be, counted, have, named
 
 SHOWN = 5  # how many missing keys an error message lists
 
@@ -118,9 +119,9 @@ class ScoreCube:
         if not keep.any():
             raise EvaluationError(f"no topic has values for every measure{f' ({why})' if why else ''}")
         partial = [m for m, ok in zip(cube.measures, cube.defined.all(axis=1)) if not ok]
+        left = [t for t, ok in zip(cube.topics, keep) if not ok]
         warnings.warn(
-            f"{why or 'this analysis'} needs every measure on the same topics: topic(s) "
-            f"{', '.join(t for t, ok in zip(cube.topics, keep) if not ok)} are left out because "
+            f"{why or 'this analysis'} needs every measure on the same topics: {named('topic', left)} {be(len(left))} left out because "
             f"{', '.join(partial)} {'is' if len(partial) == 1 else 'are'} undefined there",
             EvaluationWarning,
             stacklevel=2,
@@ -164,7 +165,7 @@ def score_cube(
     """
     missing_cols = [c for c in ("run", "topic", "measure", "value") if c not in scores.columns]
     if missing_cols:
-        raise EvaluationError(f"scores lack column(s) {', '.join(missing_cols)}")
+        raise EvaluationError(f"scores lack {named('column', missing_cols)}")
     per_topic = scores[scores["topic"].astype(str) != MEAN_TOPIC]
     available = list(pd.unique(scores["measure"].astype(str)))  # unique() first: iterating a str column is slow
     measures = list(dict.fromkeys(measures)) if measures is not None else available
@@ -172,7 +173,7 @@ def score_cube(
         raise EvaluationError("no measures to analyse")
     absent = [m for m in measures if m not in available]
     if absent:
-        raise EvaluationError(f"measure(s) {', '.join(absent)} not in the scores (available: {', '.join(available) or 'none'})")
+        raise EvaluationError(f"{named('measure', absent)} not in the scores (available: {', '.join(available) or 'none'})")
     per_topic = per_topic[per_topic["measure"].isin(measures)]
     with_topics = set(per_topic["measure"].unique())
     no_topics = [m for m in measures if m not in with_topics]
@@ -184,7 +185,7 @@ def score_cube(
         raise EvaluationError(f"need at least {min_runs} runs, the scores have {len(runs)}")
     unknown_runs = sorted(set(runs) - set(per_topic["run"].unique()))
     if unknown_runs:
-        raise EvaluationError(f"no scores at all for run(s) {', '.join(unknown_runs)}")
+        raise EvaluationError(f"no scores at all for {named('run', unknown_runs)}")
     if not topics:
         raise EvaluationError("no topics to analyse")
     full = pd.MultiIndex.from_product([measures, topics, runs], names=["measure", "topic", "run"])
@@ -197,7 +198,7 @@ def score_cube(
         holes = full[~present]
         shown = "; ".join(f"run={r} topic={t} measure={m}" for m, t, r in holes[:SHOWN])
         more = f" and {len(holes) - SHOWN} more" if len(holes) > SHOWN else ""
-        raise EvaluationError(f"scores missing for {len(holes)} (run, topic, measure) combination(s): {shown}{more}")
+        raise EvaluationError(f"scores missing for {counted(len(holes), '(run, topic, measure) combination')}: {shown}{more}")
     values = series.reindex(full).to_numpy(dtype=np.float64).reshape(len(measures), len(topics), len(runs))
     return _undefined_topics(ScoreCube(values, tuple(measures), tuple(topics), tuple(runs)))
 
@@ -223,7 +224,7 @@ def _undefined_topics(cube: ScoreCube) -> ScoreCube:
         m, t = np.argwhere(partial)[0]
         runs = [cube.runs[j] for j in np.flatnonzero(nan[m, t])]
         raise EvaluationError(
-            f"score is NaN for run(s) {', '.join(runs[:SHOWN])} but not for the other runs on topic "
+            f"score is NaN for {named('run', runs[:SHOWN])}{' ...' if len(runs) > SHOWN else ''} but not for the other runs on topic "
             f"{cube.topics[t]} measure {cube.measures[m]} ({int(partial.sum())} such (topic, measure))"
         )
     undefined = nan.all(axis=2)  # (measures, topics)
@@ -237,7 +238,7 @@ def _undefined_topics(cube: ScoreCube) -> ScoreCube:
         dropped = [cube.topics[t] for t in np.flatnonzero(empty)]
         why = "no relevant documents" if not all(reasons) else "; ".join(dict.fromkeys(reasons))
         warnings.warn(
-            f"topic(s) {', '.join(dropped)} have NaN scores for every run and every measure ({why}) and are left out",
+            f"{named('topic', dropped)} {have(len(dropped))} NaN scores for every run and every measure ({why}) and {be(len(dropped))} left out",
             EvaluationWarning,
             stacklevel=3,
         )
@@ -248,7 +249,7 @@ def _undefined_topics(cube: ScoreCube) -> ScoreCube:
         topics = [cube.topics[t] for t in np.flatnonzero(undefined[g])]
         measure = cube.measures[g]
         warnings.warn(
-            f"{measure} is undefined on {len(topics)} of {n} topic(s) ({', '.join(topics)}): "
+            f"{measure} is undefined on {len(topics)} of {counted(n, 'topic')} ({', '.join(topics)}): "
             f"{reasons[g] or 'its score is NaN there'}; these topics are left out for {measure} only, "
             f"every other measure keeps them",
             EvaluationWarning,

@@ -20,6 +20,7 @@ from evaluation._types import FloatArray
 from evaluation.collection import Collection
 from evaluation.exceptions import EvaluationError
 from evaluation.meta._resampling import RngLike, resolve_rng
+from evaluation.wording import named
 
 AGGREGATES = ("avg", "geom", "DD")
 GEOM_EPS = 1e-5
@@ -105,7 +106,7 @@ def document_selection_sensitivity(
         raise ValueError(f"n_perm must be >= 2, got {n_perm}")
     unknown = [a for a in aggregates if a not in AGGREGATES]
     if unknown:
-        raise ValueError(f"unknown topic average(s) {', '.join(unknown)}; choose from {', '.join(AGGREGATES)}")
+        raise ValueError(f"unknown {named('topic average', unknown)}; choose from {', '.join(AGGREGATES)}")
     generator, seed = resolve_rng(rng)
     used = collection if keep_grades else collection.binarised().with_weights("uniform")
     cutoffs = [m.cutoff for m in resolve_measures(measures)]

@@ -21,6 +21,7 @@ import pandas as pd
 from evaluation.collection import SUBTOPIC_TOPIC
 from evaluation.exceptions import EvaluationError, EvaluationWarning
 from evaluation.io.preferences import aggregate_preferences
+from evaluation.wording import be, counted, have, named
 
 LEVELS = ("topic", "weighted", "subtopic")
 SUBTOPIC_KEY = SUBTOPIC_TOPIC
@@ -82,7 +83,7 @@ def weighted_items(items: pd.DataFrame, weights: Weights) -> pd.DataFrame:
             raise EvaluationError(f"no intent weights for topic {topic}")
         unknown = [s for s in kept if s not in given]
         if unknown:
-            raise EvaluationError(f"topic {topic}: subtopic(s) {', '.join(unknown)} have no weight in the intents file")
+            raise EvaluationError(f"topic {topic}: {named('subtopic', unknown)} {have(len(unknown))} no weight in the intents file")
         total = sum(float(given[s]) for s in kept)
         if not total > 0:
             raise EvaluationError(f"topic {topic}: the kept subtopics {', '.join(kept)} all have weight 0")
@@ -104,7 +105,8 @@ def drop_undefined(items: pd.DataFrame) -> pd.DataFrame:
     undefined = items["p"].isna()
     if undefined.any():
         warnings.warn(
-            f"{int(undefined.sum())} run pair(s) lack answers for a kept subtopic (weighted preference NaN, docs/metrics.md#weighted-topic-preference) and are left out",
+            f"{counted(int(undefined.sum()), 'run pair')} {'lacks' if int(undefined.sum()) == 1 else 'lack'} answers for a kept subtopic "
+            f"(weighted preference NaN, docs/metrics.md#weighted-topic-preference) and {be(int(undefined.sum()))} left out",
             EvaluationWarning,
             stacklevel=3,
         )

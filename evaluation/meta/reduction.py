@@ -17,6 +17,7 @@ from evaluation.exceptions import EvaluationError
 from evaluation.meta._matrix import ScoreCube, natural_key
 from evaluation.meta._resampling import RngLike, resolve_rng
 from evaluation.meta.correlation import power_and_correlation_rows
+from evaluation.wording import named
 
 COLUMNS = ["topics", "measure", "pairs", "significant", "power", "tau", "tau_ap", "test", "B", "alpha", "seed"]
 
@@ -27,9 +28,7 @@ def removal_order(cube: ScoreCube, reference: str) -> list[str]:
     The reference must be defined on every topic (its variance orders them all)."""
     undefined = [t for t, ok in zip(cube.topics, cube.defined[cube.measure_index(reference)]) if not ok]
     if undefined:
-        raise EvaluationError(
-            f"reference {reference} is undefined on topic(s) {', '.join(undefined)}: it cannot order every topic for removal"
-        )
+        raise EvaluationError(f"reference {reference} is undefined on {named('topic', undefined)}: it cannot order every topic for removal")
     variance = cube.matrix(reference).var(axis=1)
     return [t for _, t in sorted(zip(-variance, cube.topics), key=lambda vt: (vt[0], natural_key(vt[1])))]
 

@@ -21,6 +21,7 @@ from evaluation.collection import Collection
 from evaluation.exceptions import EvaluationError, FormatError
 from evaluation.io._lines import expect_columns, numbered_fields, parse_int
 from evaluation.io.scores import MEAN_TOPIC
+from evaluation.wording import have, named
 
 DEFAULT_DEPTH = 20
 COLUMNS = ["team", "run", "measure", "list", "full", "loo", "diff", "abs_error", "rank_full", "rank_loo", "rel_error"]
@@ -76,7 +77,7 @@ def unique_contributions(
     """
     missing = sorted(r.name for r in pool_runs if r.name not in teams)
     if missing:
-        raise EvaluationError(f"run(s) {', '.join(missing)} have no team in the teams file")
+        raise EvaluationError(f"{named('run', missing)} {have(len(missing))} no team in the teams file")
     topics = list(topics) if topics is not None else sorted({t for r in pool_runs for t in r.lists})
     contributions: dict[str, dict[str, set[str]]] = {}
     for run in pool_runs:

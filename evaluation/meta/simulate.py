@@ -35,6 +35,7 @@ from evaluation.meta._matrix import ScoreCube
 from evaluation.meta._resampling import RngLike, resolve_rng
 from evaluation.meta.agreement import pair_statistics, signs
 from evaluation.meta.significance import run_pairs
+from evaluation.wording import named
 
 COLUMNS = [
     "truth",
@@ -194,7 +195,7 @@ def check_truth_defined(cube: ScoreCube, truths: Sequence[str]) -> None:
         undefined = [t for t, ok in zip(cube.topics, cube.defined[cube.measure_index(truth)]) if not ok]
         if undefined:
             raise EvaluationError(
-                f"truth {truth} is undefined on topic(s) {', '.join(undefined[:5])}{' ...' if len(undefined) > 5 else ''}: "
+                f"truth {truth} is undefined on {named('topic', undefined[:5])}{' ...' if len(undefined) > 5 else ''}: "
                 "a planted truth must be defined on every topic (choose another truth or leave those topics out)"
             )
 
@@ -239,7 +240,7 @@ def planted_truth(
         raise ValueError(f"n_sim must be >= 1, got {n_sim}")
     unknown = [t for t in truths if t not in cube.measures]
     if unknown:
-        raise EvaluationError(f"truth measure(s) {', '.join(unknown)} not in the scores ({', '.join(cube.measures)})")
+        raise EvaluationError(f"truth {named('measure', unknown)} not in the scores ({', '.join(cube.measures)})")
     if len(cube.measures) < 2:
         raise EvaluationError("the simulation needs at least 2 candidate measures")
     if len(cube.runs) < 2:

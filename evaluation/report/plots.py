@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation.io.scores import write_atomic
+from evaluation.wording import counted
 
 FORMATS = ("png", "svg")
 
@@ -273,7 +274,7 @@ def recovery_curves_figure(sim: pd.DataFrame, *, statistic: str = "MUP"):
                 ax.plot(group["noise"], group[f"first_by_{statistic}"], marker="o", markersize=3, label=str(truth))
             ax.axhline(0.95, color="grey", linestyle="--", linewidth=0.8)
             ax.set_ylim(0, 1.02)
-            ax.set_title(f"{k} annotator(s), {n} topics", fontsize=8)
+            ax.set_title(f"{counted(k, 'annotator')}, {counted(n, 'topic')}", fontsize=8)
             if i == len(annotators) - 1:
                 ax.set_xlabel("noise sd (scale points)", fontsize=8)
             if j == 0:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from evaluation.exceptions import FormatError
 from evaluation.io.spreadsheet import escape_cell, unescape_cell
+from evaluation.wording import named
 
 FORMATS = ("tsv", "csv", "json")
 
@@ -104,7 +105,7 @@ def read_table(path: str, required: Sequence[str]) -> pd.DataFrame:
         raise FormatError(path, 0, f"not a TSV, CSV or JSON table ({' '.join(str(exc).split())})") from None
     missing = [c for c in required if c not in frame.columns]
     if missing:
-        raise FormatError(path, 0, f"lacks column(s) {', '.join(missing)}; required: {' '.join(required)}")
+        raise FormatError(path, 0, f"lacks {named('column', missing)}; required: {' '.join(required)}")
     return frame
 
 

@@ -156,15 +156,15 @@ def test_topics_a_run_and_the_qrels_do_not_share_are_warned_about_or_refused(fil
     status, _, err = run_cli(capsys, argv)
     assert status == 0
     assert err.splitlines() == [
-        "warning: run topic(s) missing from the qrels, not scored: run toy (2: T2, T3), run other (1: T9)",
+        "warning: run topics missing from the qrels, not scored: run toy (2: T2, T3), run other (1: T9)",
     ]
     status, _, err = run_cli(capsys, ["score", "--qrels", str(files["qrels"]), "--run", str(files["other"]), "--measures", "alpha-nDCG@5"])
     assert (
         err.splitlines()[0]
-        == "warning: qrels topic(s) missing from run other (2: T2, T3): scored 0 (topic_set='run_and_qrels' leaves them out)"
+        == "warning: qrels topics missing from run other (2: T2, T3): scored 0 (topic_set='run_and_qrels' leaves them out)"
     )
     status, _, err = run_cli(capsys, [*argv, "--on-topic-mismatch", "error"])
-    assert status == 2 and err.startswith("error: run topic(s) missing from the qrels") and "on_topic_mismatch='error'" in err
+    assert status == 2 and err.startswith("error: run topics missing from the qrels") and "on_topic_mismatch='error'" in err
     status, _, err = run_cli(capsys, [*argv, "--on-topic-mismatch", "ignore"])
     assert status == 0 and err == ""
 

@@ -172,19 +172,18 @@ def test_topic_mismatches_warn_or_raise(collection, runs) -> None:
     messages = [str(w.message) for w in caught]
     missing = [t for t in collection.topic_ids if t not in partial.lists]
     assert (
-        f"qrels topic(s) missing from run partial (2: {', '.join(missing)}): scored 0 (topic_set='run_and_qrels' leaves them out)"
-        in messages
+        f"qrels topics missing from run partial (2: {', '.join(missing)}): scored 0 (topic_set='run_and_qrels' leaves them out)" in messages
     )
-    assert "run topic(s) missing from the qrels, not scored: run partial (1: 999)" in messages
+    assert "run topic missing from the qrels, not scored: run partial (1: 999)" in messages
     assert frame.query("run == 'partial'")["value"].item() < frame.query(f"run == '{runs[0].name}'")["value"].item()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         evaluate(collection, [runs[0], partial], "alpha-nDCG@10", on_topic_mismatch="ignore")
-    with pytest.raises(EvaluationError, match=r"qrels topic\(s\) missing from run partial .*on_topic_mismatch='error'"):
+    with pytest.raises(EvaluationError, match=r"qrels topics missing from run partial .*on_topic_mismatch='error'"):
         evaluate(collection, [runs[0], partial], "alpha-nDCG@10", on_topic_mismatch="error")
     with pytest.warns(EvaluationWarning) as caught:  # run_and_qrels leaves missing topics out: nothing to say about them
         evaluate(collection, [partial], "alpha-nDCG@10", topic_set="run_and_qrels")
-    assert [str(w.message).split(":")[0] for w in caught] == ["run topic(s) missing from the qrels, not scored"]
+    assert [str(w.message).split(":")[0] for w in caught] == ["run topic missing from the qrels, not scored"]
     with pytest.raises(ValueError, match="on_topic_mismatch must be"):
         evaluate(collection, [partial], "alpha-nDCG@10", on_topic_mismatch="loud")
 

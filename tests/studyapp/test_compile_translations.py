@@ -22,11 +22,11 @@ class CompileTranslationsTestCase(SimpleTestCase):
         out = io.StringIO()
         with override_settings(LOCALE_PATHS=[tmp / "locale"]), mock.patch("shutil.which", return_value=None):
             call_command("compile_translations", stdout=out)
-            self.assertIn("Compiled 2 catalogue(s) with polib", out.getvalue())
+            self.assertIn("Compiled 2 catalogues with polib", out.getvalue())
             trans_real._translations.clear()
             with translation.override("ja"):
                 self.assertNotEqual(translation.gettext("No results."), "No results.")
             call_command("compile_translations", stdout=out)  # up to date: nothing compiled again
-            self.assertIn("Compiled 0 catalogue(s)", out.getvalue())
+            self.assertIn("Compiled 0 catalogues", out.getvalue())
         trans_real._translations.clear()
         self.assertEqual(sorted(p.parent.parent.name for p in (tmp / "locale").glob("*/LC_MESSAGES/django.mo")), ["ja", "zh_Hans"])

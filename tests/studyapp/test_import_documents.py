@@ -166,7 +166,7 @@ class ImportDocumentsTestCase(TestCase):
         bad = self.tmp / "bad.jsonl"
         bad.write_text(json.dumps({"docid": sorted(self.docs)[0], "title": "x"}) + "\n" + '{"docid": "d", "body": "?"}\n')
         for args, message in [
-            ((str(self.warc), str(bad)), f"{bad}:2: unknown key(s) body"),
+            ((str(self.warc), str(bad)), f"{bad}:2: unknown key body"),
             ((str(self.tmp / "missing.warc.gz"),), "no such file"),
             ((str(TREC / "qrels.diversity.tsv"),), "not a WARC file"),
             ((str(self.warc), "--depth", "0"), "--depth must be at least 1"),

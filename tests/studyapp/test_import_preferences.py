@@ -123,7 +123,7 @@ class ImportTests(BaseTestCase):
             (f"{HEADER}\n{good}topic,1,,bravo,alpha,1,x1\n", ":3: annotator 'x1' answered this item twice (first on line 2)"),
             (f"{HEADER}\n{good}topic,1,,alpha,bravo,1,\n", ":3: annotator must be 1 to 100 characters"),
             (f"{HEADER}\n{good}topic,1,,alpha,bravo,1\n", ":3: expected 7 fields, found 6"),
-            ("level,topic,run_a,run_b,value\ntopic,1,alpha,bravo,1\n", ":2: lacks column(s) subtopic, annotator"),
+            ("level,topic,run_a,run_b,value\ntopic,1,alpha,bravo,1\n", ":2: lacks columns subtopic, annotator"),
             (f"{HEADER},left_run,shown_value\ntopic,1,,alpha,bravo,2,x1,bravo,2\n", ":2: shown_value 2 with bravo on the left"),
             (f"{HEADER},left_run\ntopic,1,,alpha,bravo,2,x1,charlie\n", ":2: left_run 'charlie' is neither run of the pair"),
             (f"{HEADER},answered_at\ntopic,1,,alpha,bravo,2,x1,yesterday\n", ":2: answered_at must be an ISO 8601 time"),

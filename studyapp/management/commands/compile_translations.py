@@ -12,6 +12,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluation.wording import counted
+
 
 class Command(BaseCommand):
     help = "Compile the translation catalogues (msgfmt if installed, else polib); skips .mo files newer than their .po."
@@ -32,4 +34,4 @@ class Command(BaseCommand):
                     raise CommandError(f"{po}: {exc}") from None
                 catalogue.save_as_mofile(str(mo))
                 compiled += 1
-        self.stdout.write(f"Compiled {compiled} catalogue(s) with polib (gettext's msgfmt is not installed).")
+        self.stdout.write(f"Compiled {counted(compiled, 'catalogue')} with polib (gettext's msgfmt is not installed).")

@@ -23,6 +23,7 @@ from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.encoding import bytes_to_str, detect_encoding
 from resiliparse.parse.html import HTMLTree
 
+from evaluation.wording import named
 from studyapp.exceptions import ImportFailed
 from studyapp.services.collections.bounded_input import CHUNK, BoundedStream, ReadNotes
 
@@ -186,7 +187,7 @@ def _jsonl_problem(row: object) -> str:
         return "not a JSON object"
     unknown = set(row) - {"docid", "url", "title", "html", "text"}
     if unknown:
-        return f"unknown key(s) {', '.join(sorted(unknown))} (expected docid, url, title, html or text)"
+        return f"unknown {named('key', sorted(unknown))} (expected docid, url, title, html or text)"
     if not isinstance(row.get("docid"), str) or not row["docid"].strip():
         return "no docid"
     if "html" in row and "text" in row:

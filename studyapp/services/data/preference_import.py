@@ -24,6 +24,7 @@ from django.db import transaction
 
 from evaluation.exceptions import FormatError
 from evaluation.io.preference_formats import read_records
+from evaluation.wording import named
 from studyapp.exceptions import ImportFailed
 from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
 from studyapp.models.annotation import EARLIEST, LATEST, PREFERENCE_MAX, PREFERENCE_MIN
@@ -242,7 +243,7 @@ def read_answers(study: Study, path: str | Path, *, now: datetime | None = None)
         if not header_checked:
             missing = [c for c in REQUIRED if c not in cells and not (c == "subtopic" and study.levels == Study.Levels.TOPIC)]
             if missing:
-                raise ImportFailed(f"{where}: lacks column(s) {', '.join(missing)}; required: {' '.join(REQUIRED)}")
+                raise ImportFailed(f"{where}: lacks {named('column', missing)}; required: {' '.join(REQUIRED)}")
             header_checked = True
         cells = {k: (v or "").strip() for k, v in cells.items()}
         cells.setdefault("subtopic", "")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext, pgettext
 
+from evaluation.wording import named
 from studyapp.services.platforms.base import Platform
 
 REGISTRY: dict[str, Platform] = {}
@@ -21,7 +22,9 @@ def register(platform: Platform) -> Platform:
         raise ValueError(f"platform {platform.key!r}: session_param {platform.session_param!r} is not one of its params")
     taken = set(link_params()) & set(platform.params)
     if taken:
-        raise ValueError(f"platform {platform.key!r}: link parameter(s) {', '.join(sorted(taken))} belong to another platform")
+        raise ValueError(
+            f"platform {platform.key!r}: link {named('parameter', sorted(taken))} {'belongs' if len(taken) == 1 else 'belong'} to another platform"
+        )
     if platform.key and not (platform.name and platform.id_param):
         raise ValueError(f"platform {platform.key!r} needs a name and an id_param")
     REGISTRY[platform.key] = platform

@@ -84,7 +84,7 @@ def test_same_annotator_twice_on_one_item(tmp_path: Path) -> None:
 
 
 def test_missing_columns_and_empty_files(tmp_path: Path) -> None:
-    with pytest.raises(FormatError, match=":1: header lacks column\\(s\\) value"):
+    with pytest.raises(FormatError, match=":1: header lacks column value"):
         read_preferences(write(tmp_path, "topic\trun_a\trun_b\n1\ta\tb\n"))
     with pytest.raises(FormatError, match="file is empty"):
         read_preferences(write(tmp_path, "\n\n"))

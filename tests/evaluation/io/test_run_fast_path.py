@@ -53,7 +53,7 @@ def test_plain_files_read_the_same_by_both_paths(tmp_path, order, c_reader) -> N
     fast, slow, fast_warnings, slow_warnings = both(path, order=order)
     assert fast.name == slow.name == "tagA"
     assert dict(fast.lists) == dict(slow.lists)
-    assert fast_warnings == slow_warnings == ["run tagA topic 2: duplicate docid(s) x; kept the highest-ranked occurrence"]
+    assert fast_warnings == slow_warnings == ["run tagA topic 2: duplicate docid x; kept the highest-ranked occurrence"]
 
 
 def test_other_files_go_through_the_line_reader(tmp_path, c_reader) -> None:

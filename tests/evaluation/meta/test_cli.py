@@ -270,7 +270,7 @@ def one_error_line(capsys) -> str:
 @pytest.mark.parametrize(
     "body, message",
     [
-        ("topic\trun_a\trun_b\n1\ta\tb\n", "header lacks column(s) value"),
+        ("topic\trun_a\trun_b\n1\ta\tb\n", "header lacks column value"),
         ("topic\trun_a\trun_b\tvalue\n251\tpub-random\tpub-short\t7\n", "prefs.tsv:2: value must be in [-4, 4]"),
     ],
 )
@@ -368,7 +368,7 @@ def test_power_file_without_power_column_is_a_one_line_error_and_writes_nothing(
     power.write_text("measure\tpairs\nD-Q@10\t28\n")
     out, figs = tmp_path / "agreement.tsv", tmp_path / "figs"
     assert main(agreement_args(study, "--power", str(power), "--plots", str(figs), "-o", str(out))) == 2
-    assert one_error_line(capsys) == f"error: {power}: lacks column(s) power; required: measure power"
+    assert one_error_line(capsys) == f"error: {power}: lacks column power; required: measure power"
     assert not figs.exists() and not out.exists() and not Path(f"{out}.settings.json").exists()
 
 
@@ -378,7 +378,7 @@ def test_agreement_file_without_statistic_column_is_a_one_line_error(study, tmp_
     out = tmp_path / "c.tsv"
     args = ["intuitiveness", "--scores", str(study["scores"]), "--gold", "I-rec@10", "--agreement", str(agreement_file), "-o", str(out)]
     assert main(args) == 2
-    assert one_error_line(capsys) == f"error: {agreement_file}: lacks column(s) statistic; required: measure statistic subset value"
+    assert one_error_line(capsys) == f"error: {agreement_file}: lacks column statistic; required: measure statistic subset value"
     assert not out.exists()
     agreement_file.write_text("")
     assert main(args) == 2

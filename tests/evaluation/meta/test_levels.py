@@ -130,7 +130,7 @@ def test_weighted_and_subtopic_levels_through_the_cli(files, tmp_path: Path, cap
     common = ["agreement", "--scores", str(files["scores"]), "--preferences", str(files["prefs"])]
     weighted = tmp_path / "weighted.tsv"
     assert main([*common, "--level", "weighted", "--intents", str(files["intents"]), "--measures", "M", "N", "-o", str(weighted)]) == 0
-    assert "warning: 1 run pair(s) lack answers for a kept subtopic" in capsys.readouterr().err
+    assert "warning: 1 run pair lacks answers for a kept subtopic" in capsys.readouterr().err
     check(read(weighted), WEIGHTED, n=4)
     subtopic = tmp_path / "subtopic.tsv"
     assert main([*common, "--level", "subtopic", "--measures", "M", "-o", str(subtopic)]) == 0

@@ -71,7 +71,7 @@ def test_the_warning_names_the_measure_the_topics_and_the_true_reason(uniform_sc
         cube = score_cube(uniform_scores, [*OTHERS, UNDEFINED])
     messages = [str(w.message) for w in caught]
     (message,) = [m for m in messages if UNDEFINED in m]
-    assert f"undefined on {len(undefined)} of 50 topic(s)" in message
+    assert f"undefined on {len(undefined)} of 50 topics" in message
     assert ", ".join(undefined) in message
     assert "kept intent weights are all equal" in message and "no relevant documents" not in message
     assert len(cube.topics) == 50  # nothing dropped for the other measures
@@ -196,7 +196,9 @@ def test_topics_undefined_for_every_measure_are_dropped_as_empty() -> None:
         (r, t, m, np.nan if t == "3" else float(j + k) / 10) for j, r in enumerate("AB") for t in "123" for k, m in enumerate(["M1", "M2"])
     ]
     scores = pd.DataFrame(rows, columns=["run", "topic", "measure", "value"])
-    with pytest.warns(EvaluationWarning, match=r"topic\(s\) 3 have NaN scores for every run and every measure \(no relevant documents\)"):
+    with pytest.warns(
+        EvaluationWarning, match=r"topic 3 has NaN scores for every run and every measure \(no relevant documents\) and is left out"
+    ):
         cube = score_cube(scores)
     assert cube.topics == ("1", "2") and cube.complete
     scores.loc[scores["topic"] != "3", "value"] = np.nan
@@ -217,7 +219,7 @@ def test_cube_groups_means_and_common_topics() -> None:
     assert [g.measures for g in groups] == [("M1", "M2"), ("M3",)]
     assert groups[1].topics == ("0", "2", "3", "5") and groups[1].complete
     np.testing.assert_allclose(cube.means()["M3"], np.nanmean(cube.values[2], axis=0))
-    with pytest.warns(EvaluationWarning, match=r"topic\(s\) 1, 4 are left out because M3 is undefined there"):
+    with pytest.warns(EvaluationWarning, match=r"topics 1, 4 are left out because M3 is undefined there"):
         common = cube.common(why="metric unanimity")
     assert common.topics == ("0", "2", "3", "5")
     with pytest.warns(EvaluationWarning, match="metric unanimity"):
@@ -248,7 +250,7 @@ def test_topic_set_reduction_needs_a_reference_defined_everywhere() -> None:
     from evaluation.meta.reduction import topic_set_reduction
 
     cube = _cube_with_hole()
-    with pytest.raises(EvaluationError, match=r"reference M3 is undefined on topic\(s\) 1, 4"):
+    with pytest.raises(EvaluationError, match=r"reference M3 is undefined on topics 1, 4"):
         topic_set_reduction(cube, "M3", [4], B=20, rng=1)
     table = topic_set_reduction(cube, "M1", [4], B=20, rng=1)
     assert set(table["measure"]) == {"M1", "M2", "M3"} and table["power"].notna().all()
