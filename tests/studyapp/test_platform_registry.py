@@ -65,7 +65,7 @@ class RegistryTestCase(SimpleTestCase):
     def test_a_platform_must_not_clash_with_another(self) -> None:
         for attributes, problem in [
             ({"key": "prolific"}, "registered twice"),
-            ({"params": ("member", "visit", "workerId")}, "workerId belong to another platform"),
+            ({"params": ("member", "visit", "workerId")}, "link parameter workerId belongs to another platform"),
             ({"id_param": "nope"}, "id_param 'nope' is not one of its params"),
             ({"key": "Panel"}, "must be lower case"),
             ({"key": "averyverylongkey"}, "at most 10 characters"),
