@@ -7,7 +7,7 @@ import logging
 import random
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict, Unpack
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
@@ -82,22 +82,24 @@ def serialised(study: Study, attempt: Callable[[Locker], Any]) -> Any:
         return attempt(locker(blocking=True))
 
 
-def register(
-    study: Study,
-    *,
-    external_id: str = "",
-    external_ids: dict | None = None,
-    platform: str = "",
-    arrival_key: str = "",
-    now: datetime | None = None,
-) -> Annotator:
+class Identity(TypedDict, total=False):
+    """Who arrives: :func:`registered`'s keyword arguments but ``savepoint``."""
+
+    external_id: str
+    external_ids: dict | None
+    platform: str
+    arrival_key: str
+    now: datetime | None
+
+
+def register(study: Study, **identity: Unpack[Identity]) -> Annotator:
     """The annotator for (``platform``, ``external_id``) or for the browser arrival ``arrival_key`` in
     ``study``, created on first arrival; a new one when neither is given.
 
     Both are unique per study (database constraints), so the same participant or the same arrival
     registering twice at the same moment (two consent posts of one browser) makes one annotator.
     """
-    return registered(study, external_id=external_id, external_ids=external_ids, platform=platform, arrival_key=arrival_key, now=now)[0]
+    return registered(study, **identity)[0]
 
 
 def registered(
