@@ -75,7 +75,14 @@ class Lookup:
 
     Strings go through pyarrow's ``pyarrow.compute.index_in`` when pyarrow is installed (the
     ``[parquet]`` extra; the quickest on deep runs' mostly unjudged docids), the value set converted
-    once; anything else, or without pyarrow, through one C-level pass of ``dict.get``."""
+    once; anything else, or without pyarrow, through one C-level pass of ``dict.get``.
+
+    The strings reach pyarrow as one: ``"\n".join`` of them with a final ``"\n"`` is one string
+    (one C-level copy), and each value is read as its own bytes and the ``"\n"`` that ends it, by
+    offsets found with numpy; the value set ends its strings the same way. That costs about half of
+    converting the strings one by one (``pa.array``). A value holding a ``"\n"`` (the count of
+    ``"\n"`` then exceeds the count of values) goes to the ``dict`` instead.
+    """
 
     def __init__(self, distinct: np.ndarray) -> None:
         self.distinct = distinct
@@ -88,30 +95,51 @@ class Lookup:
     def value_set(self) -> object | None:
         if _pa is None:
             return None
-        try:
-            return _pa.array(self.distinct, type=_pa.string())
-        except (_pa.ArrowInvalid, _pa.ArrowTypeError):
-            return None
+        return _terminated_strings(self.distinct.tolist())
 
     def positions(self, values: Sequence | np.ndarray) -> IntArray:
-        if self.value_set is not None and len(values):
-            try:
-                found = _pc.index_in(_pa.array(values, type=_pa.string()), value_set=self.value_set)
-            except (_pa.ArrowInvalid, _pa.ArrowTypeError):  # not all strings (or a None): the dict below
-                pass
-            else:
-                return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
         items = values.tolist() if isinstance(values, np.ndarray) else values
+        if len(items) and self.value_set is not None:
+            strings = _terminated_strings(items)
+            if strings is not None:
+                found = _pc.index_in(strings, value_set=self.value_set)
+                return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
         return np.fromiter(map(self.index.get, items, repeat(-1)), dtype=np.int64, count=len(items))
 
 
-def repeated_in_lists(sizes: IntArray, values: np.ndarray) -> np.ndarray:
+def _terminated_strings(items: Sequence) -> object | None:
+    """A pyarrow string array of ``items`` (strings), each followed by ``"\n"``; None when an item is not
+    a string (or is not encodable), holds a ``"\n"``, or the strings exceed a string array's 2 GiB."""
+    try:
+        joined = _pa.array(["\n".join(items) + "\n"], type=_pa.large_string())
+    except (TypeError, _pa.ArrowInvalid, _pa.ArrowTypeError, UnicodeEncodeError):
+        return None
+    _, bounds, data = joined.buffers()
+    size = int(np.frombuffer(bounds, dtype=np.int64, count=2)[1])
+    if size >= 2**31:
+        return None
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8, count=size) == 10)
+    if ends.size != len(items):
+        return None
+    offsets = np.zeros(ends.size + 1, dtype=np.int32)
+    np.add(ends, 1, out=offsets[1:], casting="unsafe")
+    return _pa.Array.from_buffers(_pa.string(), ends.size, [None, _pa.py_buffer(offsets), data])
+
+
+REPEAT_BLOCK = 1024  # values per set of :func:`repeated_in_lists` (short lists are checked together)
+
+
+def repeated_in_lists(sizes: IntArray, values: np.ndarray, together: IntArray | None = None) -> np.ndarray:
     """Boolean mask of the values that already appeared earlier in the same list (lists: consecutive
     blocks of ``sizes`` values), like ``pd.DataFrame({"list": list_of_each, "value": values}).duplicated()``.
 
     No hash table of every value at once (at TREC depth, millions of docids that are mostly distinct):
-    a set per list tells whether the list has a repeat at all (one C-level pass, each docid's cached
-    hash), and only the lists that do (rare) are walked value by value.
+    consecutive short lists of equal ``together`` (a run's lists: different topics, which seldom share
+    a docid) are taken together in blocks of about :data:`REPEAT_BLOCK` values (a longer list alone),
+    and one set per block tells whether the block has a repeat at all (one C-level pass, each docid's
+    cached hash; a set costs about a microsecond before its values, more than a 20-document list's
+    values). Only the lists of a block that does get a set each, and only the lists whose set is
+    smaller than the list are walked value by value. Without ``together`` every list is a block.
     """
     out = np.zeros(values.size, dtype=bool)
     if values.size < 2:
@@ -120,9 +148,22 @@ def repeated_in_lists(sizes: IntArray, values: np.ndarray) -> np.ndarray:
     np.cumsum(sizes, out=bounds[1:])
     # short lists: slices of a Python list are cheaper than views of the array
     items = values.tolist() if values.size < 64 * sizes.size else values
-    slices = map(slice, bounds[:-1].tolist(), bounds[1:].tolist())
-    distinct = np.fromiter(map(len, map(set, map(items.__getitem__, slices))), dtype=np.int64, count=sizes.size)
-    for n in np.flatnonzero(distinct < sizes).tolist():
+    starts = bounds[:-1]
+    opens = np.ones(sizes.size, dtype=bool)  # list n opens a block
+    if together is not None:
+        opens[1:] = (together[1:] != together[:-1]) | (starts[1:] // REPEAT_BLOCK != starts[:-1] // REPEAT_BLOCK)
+        opens[1:] |= (sizes[1:] >= REPEAT_BLOCK) | (sizes[:-1] >= REPEAT_BLOCK)
+    first = np.flatnonzero(opens)  # each block's first list
+    suspect = _fewer_distinct(items, np.append(starts[first], values.size))
+    if first.size == sizes.size:  # every list a block of its own
+        repeating = first[suspect]
+    elif suspect.any():
+        last = np.append(first[1:], sizes.size)
+        lists = np.concatenate([np.arange(a, b) for a, b in zip(first[suspect].tolist(), last[suspect].tolist())])
+        repeating = lists[_fewer_distinct(items, bounds[lists], bounds[lists + 1])]
+    else:
+        return out
+    for n in repeating.tolist():
         seen: set[object] = set()
         a = int(bounds[n])
         for k, value in enumerate(values[a : bounds[n + 1]].tolist()):
@@ -131,6 +172,16 @@ def repeated_in_lists(sizes: IntArray, values: np.ndarray) -> np.ndarray:
             else:
                 seen.add(value)
     return out
+
+
+def _fewer_distinct(items: Sequence | np.ndarray, starts: IntArray, ends: IntArray | None = None) -> np.ndarray:
+    """For each slice ``items[starts[n]:ends[n]]`` (``ends`` defaults to the next start), whether it
+    holds fewer distinct values than entries."""
+    if ends is None:
+        starts, ends = starts[:-1], starts[1:]
+    slices = map(slice, starts.tolist(), ends.tolist())
+    distinct = np.fromiter(map(len, map(set, map(items.__getitem__, slices))), dtype=np.int64, count=starts.size)
+    return distinct < ends - starts
 
 
 def has_missing(values: np.ndarray) -> bool:

@@ -188,7 +188,7 @@ class _Layout:
 
     def _drop_repeated(self, lists: _Lists) -> _Lists:
         """Keep each docid's first (highest-ranked) entry in its list; note the rest, or raise."""
-        repeated = repeated_in_lists(lists.sizes, lists.docids)
+        repeated = repeated_in_lists(lists.sizes, lists.docids, together=lists.group >> TOPIC_BITS)  # a run's lists
         if not repeated.any():
             return lists
         entry_list = np.repeat(np.arange(lists.sizes.size), lists.sizes)

@@ -77,13 +77,15 @@ def test_positions_equal_index_lookup(pyarrow: bool, monkeypatch: pytest.MonkeyP
     if not pyarrow:
         monkeypatch.setattr(_factorize, "_pa", None)
     _, distinct = factorize(["d3", "d1", "d2", "d1", "d10"])
-    for values in (["d2", "x", "d10", "d3", "d3", "", "d1"], ["d2", None, "d1"], [3, "d1"], ["é", "d3"]):
+    for values in (["d2", "x", "d10", "d3", "d3", "", "d1"], ["d2", None, "d1"], [3, "d1"], ["é", "d3"], ["d1\n", "a\nb", "d1"], [""]):
         for given in (values, np.array(values, dtype=object)):
             got = Lookup(distinct).positions(given)
             assert got.dtype == np.int64
             np.testing.assert_array_equal(got, pd.Index(distinct, dtype=object).get_indexer(values))
     np.testing.assert_array_equal(Lookup(np.array([1, 2], dtype=object)).positions([2, 5, 1]), [1, -1, 0])
     np.testing.assert_array_equal(Lookup(distinct).positions([]), np.zeros(0, dtype=np.int64))
+    with_newline = np.array(["a\nb", "c", ""], dtype=object)  # docids holding the strings' terminator: the dict
+    np.testing.assert_array_equal(Lookup(with_newline).positions(["c", "a\nb", "a", ""]), [1, 0, -1, 2])
 
 
 @pytest.mark.parametrize(

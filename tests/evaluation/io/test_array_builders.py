@@ -317,6 +317,40 @@ def test_repeated_in_lists_equals_pandas_duplicated(hashes: str, pairs: list) ->
     assert got.tolist() == want.tolist()
 
 
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 3), st.sampled_from(["a", "b", "ab", "c", "d", "e"])), max_size=60))
+def test_repeated_in_lists_taken_together_equals_pandas_duplicated(entries: list) -> None:
+    """Short lists of one run are checked together first (a shared docid between two lists of the run,
+    or a repeat inside one, sends the block list by list): the same mask as pandas' duplicated."""
+    import pandas as pd
+
+    from evaluation._factorize import repeated_in_lists
+
+    entries = sorted(entries, key=lambda entry: entry[:2])  # lists (run, topic) are consecutive blocks
+    keys = sorted({(run, topic) for run, topic, _ in entries})
+    list_of = np.array([keys.index((run, topic)) for run, topic, _ in entries], dtype=np.int64)
+    values = np.array([v for _, _, v in entries], dtype=object)
+    sizes = np.bincount(list_of, minlength=len(keys)) if entries else np.zeros(0, dtype=np.int64)
+    runs = np.array([run for run, _ in keys], dtype=np.int64)
+    got = repeated_in_lists(sizes, values, together=runs)
+    want = pd.DataFrame({"g": list_of, "v": values.astype(str)}).duplicated().to_numpy()
+    assert got.tolist() == want.tolist()
+
+
+def test_repeated_in_lists_blocks_of_many_short_lists() -> None:
+    """Blocks end at about REPEAT_BLOCK values and where the run changes; a repeat in the 700th list of a
+    run (several blocks) and a docid shared by two lists of a run (not a repeat) are told apart."""
+    from evaluation._factorize import repeated_in_lists
+
+    sizes = np.full(2000, 3)
+    values = [f"d{n}" for n in range(6000)]
+    values[700 * 3 + 2] = values[700 * 3]  # list 700 repeats its first docid
+    values[1500 * 3] = values[1400 * 3]  # lists 1400 and 1500 share a docid
+    together = np.repeat([0, 1], 1000)
+    got = repeated_in_lists(sizes, np.array(values, dtype=object), together=together)
+    assert np.flatnonzero(got).tolist() == [2102]
+    assert repeated_in_lists(sizes, np.array(values, dtype=object)).tolist() == got.tolist()
+
+
 def test_repeated_in_long_lists() -> None:
     """Lists long enough to be read as views of the array: repeats anywhere in them, none across lists."""
     from evaluation._factorize import repeated_in_lists
