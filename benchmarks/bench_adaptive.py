@@ -22,7 +22,8 @@ simulates every group's k answers once; uniform and adaptive allocation spend th
 * adaptive: rounds of ``--batch`` answers, each drawing groups with the probabilities of
   ``evaluation.meta.adaptive.round_probabilities`` (dispute among the metrics still in the best set,
   exploration floor ``--explore``); a drawn group gets its k answers with probability ``--full``, else one
-  (two phases; the best set uses every drawn group's received mean, the MUP intervals the full groups).
+  (two phases; the best set uses every drawn group's received mean, the MUP intervals the two-phase estimator:
+  every drawn group's first answer corrected by the full groups; ``--estimator full-only``: the full groups alone).
 
 After every batch (a "look") the best set is computed (adaptive: on the design weights) at level
 ``alpha / looks`` (Bonferroni over the fixed maximum number of looks, ``looks = ceil(budget / batch)``).
@@ -157,29 +158,42 @@ class Look:
     covered_nominal: int = 0  # the same with a fixed 95 % interval (not corrected for the looks)
 
 
-def covering(study: Study, p: np.ndarray, weights: np.ndarray, truth_mup: np.ndarray, level: float) -> np.ndarray:
-    """Which metrics' design-weighted MUP interval at ``level`` holds their population MUP (none without a sample)."""
+def covering(
+    study: Study, p: np.ndarray, weights: np.ndarray, truth_mup: np.ndarray, level: float, layer=None, layer_weights=None
+) -> np.ndarray:
+    """Which metrics' design-weighted MUP interval at ``level`` holds their population MUP (none without a sample);
+    with ``layer``, the two-phase estimator on every drawn group's first answer (``layer_weights`` its entry weight)."""
     if not (weights > 0).any():  # no full group yet: no k-answer estimate (counted as not covering)
         return np.zeros(truth_mup.shape, dtype=bool)
     est = adaptive.weighted_estimates(
-        study.d, p, weights=weights, clusters=study.clusters, user_sign=np.sign(p), statistics=("MUP",), level=level
+        study.d,
+        p,
+        weights=weights,
+        clusters=study.clusters,
+        user_sign=np.sign(p),
+        statistics=("MUP",),
+        level=level,
+        layer=layer,
+        layer_weights=layer_weights,
     )
     low, high = est.low["MUP"], est.high["MUP"]
     return np.isfinite(truth_mup) & (low <= truth_mup + 1e-12) & (truth_mup - 1e-12 <= high)
 
 
 def look(
-    study: Study, measures, truth, truth_mup, spent, p, weights, alpha, B, rng, full=None, p_full=None
+    study: Study, measures, truth, truth_mup, spent, p, weights, alpha, B, rng, full=None, p_full=None, layer=None
 ) -> tuple[Look, adaptive.Contenders]:
     """The best set after ``spent`` answers (preferences ``p``, design ``weights``, each look at ``alpha``) and the
-    MUP intervals on the k-answer sample (``full`` weights and ``p_full`` preferences; default: the same) at the
+    MUP intervals on the k-answer sample (``full`` weights and ``p_full`` preferences; default: the same; with
+    ``layer`` every drawn group's first answer, weighted by ``weights``: the two-phase estimator) at the
     look-corrected level ``1 - alpha`` (and, for comparison, at a fixed 95 %)."""
     sign = np.sign(p)
     chosen = adaptive.contenders(study.d, p, measures, weights=weights, user_sign=sign, clusters=study.clusters, alpha=alpha, B=B, rng=rng)
     full = weights if full is None else full
     p_full = p if p_full is None else p_full
-    hit = covering(study, p_full, full, truth_mup, 1.0 - alpha)
-    nominal = covering(study, p_full, full, truth_mup, NOMINAL)
+    entry = None if layer is None else weights
+    hit = covering(study, p_full, full, truth_mup, 1.0 - alpha, layer, entry)
+    nominal = covering(study, p_full, full, truth_mup, NOMINAL, layer, entry)
     size = chosen.size if chosen.chosen.claim else len(measures)
     return Look(spent, size, chosen.holds(truth), int(hit.sum()), int(np.isfinite(truth_mup).sum()), int(nominal.sum())), chosen
 
@@ -247,6 +261,7 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
             rng,
             adaptive.full_weights(entry, full, share),
             p_full,
+            None if ONE_PHASE else study.answers[:, 0],  # every drawn group's first answer: the first layer
         )
         looks.append(result)
         in_set = np.isin(measures, chosen.members)
@@ -265,6 +280,7 @@ def need_order(received: np.ndarray, among: np.ndarray, k: int, answers: int, rn
     return max(answers, 0)
 
 
+ONE_PHASE = False  # set in main() by --estimator full-only: the k-answer estimates on the full groups alone
 NOMINAL = 0.95  # the uncorrected level, for comparison and for the complete study (no stopping)
 MAX_LOOKS = 20  # set in main(): the looks the level is divided among; only they can decide
 ALPHA = 0.05 / MAX_LOOKS  # set in main(): each look's level
@@ -352,6 +368,13 @@ def main() -> int:
         default="",
         help="a rival candidate the simulated users follow as much as the planted truth (the null-ish case of the stopping rule)",
     )
+    parser.add_argument(
+        "--estimator",
+        choices=("two-phase", "full-only"),
+        default="two-phase",
+        help="the reported k-answer estimates: the two-phase difference estimator on every drawn group's first answer "
+        "corrected by the full groups (default), or the full groups alone (the earlier estimator, for comparison)",
+    )
     parser.add_argument("--topics", type=int, default=TOPICS, help=f"topics per study (default {TOPICS})")
     parser.add_argument(
         "--candidates",
@@ -382,7 +405,8 @@ def main() -> int:
     budget = args.topics * per_topic * model.annotators
     batch = args.batch or math.ceil(budget / 20)
     looks = math.ceil(budget / batch)
-    global MAX_LOOKS, ALPHA
+    global MAX_LOOKS, ALPHA, ONE_PHASE
+    ONE_PHASE = args.estimator == "full-only"
     MAX_LOOKS = args.looks or looks
     alpha = ALPHA = adaptive.look_alpha(args.alpha, MAX_LOOKS)
     print(

@@ -25,8 +25,13 @@ Given everything known at the draw of round ``r`` (when ``q_r`` was fixed) the g
 certain); the full sub-sample is a second phase drawn independently with known probability ``f``, so the
 weight is the product of the phases' inverse probabilities (two-phase sampling: Saerndal, Swensson & Wretman
 1992, ch. 9). This holds for *any* ``y`` of the k answers, also the non-linear ones (a group's ``u = |p|``, its
-user sign): the reported k-answer estimates (MUP, MUP_b, tau_b: :func:`weighted_estimates`) use the full
-groups with :func:`design_weights` times :func:`full_weights`. A stopping rule decided before a round's draw
+user sign). The reported k-answer estimates (MUP, MUP_b, tau_b: :func:`weighted_estimates`) are better than that
+full-only estimator: with every drawn group's *first layer* (its first answer on each presentation; a full group
+has one too, which of its k answers arrives first being exchangeable) each sum is estimated by the two-phase
+difference estimator (:func:`two_phase_sums`): the first layer's terms with the entry weights
+(:func:`design_weights`), plus the full groups' k-answer terms minus their first-layer terms with the entry weight
+over ``f`` (:func:`full_weights`), unbiased, resting on every drawn group and correcting only residuals (Saerndal,
+Swensson & Wretman 1992, sec. 9.4). A stopping rule decided before a round's draw
 keeps this (the draw is independent of the decision), so the analysis uses the *last round whose drawn groups
 are complete*; every agreement statistic, a ratio of weighted sums
 (:func:`evaluation.meta.agreement.weighted_sums`), becomes its ratio estimator. Intervals: the topic jackknife
@@ -64,12 +69,12 @@ import numpy as np
 
 from evaluation._types import FloatArray, IntArray
 from evaluation.meta._resampling import RngLike
-from evaluation.meta.agreement import pair_statistics, signs
+from evaluation.meta.agreement import pair_sums, signs, statistics_from_sums
 from evaluation.meta.bestset import BestSet, best_set
 from evaluation.meta.intervals import score_interval
 
-FULL = 0.4  # default share of drawn groups that get all k answers (the others get one answer per presentation)
-EXPLORE = 0.25  # default exploration floor: every undrawn group keeps this share of the uniform chance in every round
+FULL = 0.6  # default share of drawn groups that get all k answers (the others get one answer per presentation)
+EXPLORE = 0.1  # default exploration floor: every undrawn group keeps this share of the uniform chance in every round
 NOT_DRAWN = -1
 OTHERS = 0.25  # weight of a disagreement between two contenders neither of which leads (leader_closeness)
 DECIDED_SIZE = 3  # the "decided" signal: at most this many entries left in the best set
@@ -267,6 +272,24 @@ def draw_full(drawn: Sequence[bool], share: float, rng: np.random.Generator) -> 
     return drawn & (rng.random(drawn.shape) < share)
 
 
+def two_phase_sums(
+    d: FloatArray,
+    p: FloatArray,
+    sign: FloatArray,
+    weights: FloatArray,
+    layer: FloatArray,
+    layer_sign: FloatArray,
+    layer_weights: FloatArray,
+) -> dict[str, FloatArray]:
+    """The two-phase difference estimator of every sum of :func:`evaluation.meta.agreement.pair_sums` for ``R``
+    weightings at once (:func:`weighted_estimates`): the sums on the first ``layer`` with the entry ``layer_weights``,
+    plus those on the k-answer ``p`` minus those on the first layer, both with the full groups' ``weights`` (R, P)."""
+    first = pair_sums(d, layer, user_sign=layer_sign, w=layer_weights)
+    full = pair_sums(d, p, user_sign=sign, w=weights)
+    error = pair_sums(d, layer, user_sign=layer_sign, w=weights)
+    return {name: first[name] + full[name] - error[name] for name in full}
+
+
 @dataclass(frozen=True)
 class WeightedEstimates:
     """Design-weighted statistics per metric: ``value[statistic]`` (G,), their intervals and the pairs used."""
@@ -287,28 +310,57 @@ def weighted_estimates(
     user_sign: FloatArray | None = None,
     level: float = 0.95,
     statistics: Sequence[str] = ESTIMATED,
+    layer: FloatArray | None = None,
+    layer_weights: FloatArray | None = None,
+    layer_sign: FloatArray | None = None,
 ) -> WeightedEstimates:
     """Ratio estimators of ``statistics`` over all pairs with design ``weights`` and topic-jackknife score intervals.
 
-    The value is :func:`evaluation.meta.agreement.pair_statistics` with the weights; the leave-one-topic-out
-    values are the same with one topic's weights set to 0; both go to :func:`evaluation.meta.intervals.score_interval`.
+    Without ``layer``: every sum of :func:`evaluation.meta.agreement.pair_sums` on the k-answer preferences ``p``
+    with ``weights`` (the full groups' two-phase weights, :func:`full_weights`). With ``layer`` (every drawn group's
+    first-layer preference, its first answer on each presentation, and ``layer_weights`` its entry weight,
+    :func:`design_weights`): the two-phase difference estimator (Saerndal, Swensson & Wretman 1992, sec. 9.4) of
+    every sum ``Y = sum_c y_c``::
+
+        Y = sum over drawn c of e_c x_c  +  sum over full c of (e_c / f_c) (y_c - x_c)
+
+    with ``x_c`` the sum's term on the first layer and ``y_c`` on the k answers: which answer of a group arrives
+    first is exchangeable and the full flag is drawn independently, so the second term estimates the first's
+    error without bias, and the estimate of every sum stays unbiased; the first term rests on every drawn group
+    and the second only on a residual. The leave-one-topic-out values drop a topic from both terms; both go to
+    :func:`evaluation.meta.intervals.score_interval` (topics are the clusters of both phases: Wolter 2007 ch. 4).
     """
     w = np.asarray(weights, dtype=np.float64)
-    keep = w > 0
-    d = np.asarray(d, dtype=np.float64)[:, keep]
-    p = np.asarray(p, dtype=np.float64)[keep]
-    sign = signs(p) if user_sign is None else np.asarray(user_sign, dtype=np.float64)[keep]
-    w = w[keep]
+    d = np.asarray(d, dtype=np.float64)
+    p = np.asarray(p, dtype=np.float64)
+    sign = signs(np.nan_to_num(p)) if user_sign is None else np.asarray(user_sign, dtype=np.float64)
+    if layer is None:
+        e, x, x_sign = np.zeros_like(w), np.zeros_like(p), np.zeros_like(p)
+    else:
+        if layer_weights is None:
+            raise ValueError("a first layer needs its entry weights (layer_weights)")
+        e = np.asarray(layer_weights, dtype=np.float64)
+        x = np.asarray(layer, dtype=np.float64)
+        x_sign = signs(np.nan_to_num(x)) if layer_sign is None else np.asarray(layer_sign, dtype=np.float64)
+        if ((w > 0) & ~(e > 0)).any():
+            raise ValueError("a full group must also be in the first layer (positive entry weight)")
+    keep = (w > 0) | (e > 0)
+    d, w, e = d[:, keep], w[keep], e[keep]
+    p, sign = np.where(w > 0, p[keep], 0.0), np.where(w > 0, sign[keep], 0.0)
+    x, x_sign = np.where(e > 0, x[keep], 0.0), np.where(e > 0, x_sign[keep], 0.0)
     _, topic = np.unique(np.asarray(clusters)[keep], return_inverse=True)
     T = int(topic.max()) + 1 if topic.size else 0
-    full = pair_statistics(d, p, user_sign=sign, w=w[None, :])
-    loo_w = np.where(topic[None, :] == np.arange(T)[:, None], 0.0, w[None, :])  # (T, P)
-    loo = pair_statistics(d, p, user_sign=sign, w=loo_w)
+    out = np.vstack([np.ones((1, topic.size)), topic[None, :] != np.arange(T)[:, None]])  # all, then each topic left out
+
+    if layer is None:
+        every = statistics_from_sums(pair_sums(d, p, user_sign=sign, w=out * w[None, :]))
+    else:
+        every = statistics_from_sums(two_phase_sums(d, p, sign, out * w[None, :], x, x_sign, out * e[None, :]))
     defined = ~np.isnan(d)
     n = defined.sum(axis=1).astype(np.float64)
     holds = np.stack([np.bincount(topic[defined[g]], minlength=T) > 0 for g in range(d.shape[0])]).sum(axis=1).astype(np.float64)
     value, low, high = {}, {}, {}
     for name in statistics:
-        value[name] = full[name][0]
-        low[name], high[name] = score_interval(full[name][0], loo[name], n, holds, level)
+        value[name] = every[name][0]
+        low[name], high[name] = score_interval(every[name][0], every[name][1:], n, holds, level)
     return WeightedEstimates(value, low, high, int(keep.sum()), T)

@@ -112,7 +112,13 @@ def statistics_from_sums(s: dict[str, FloatArray]) -> dict[str, FloatArray]:
 def pair_statistics(
     d: FloatArray, p: FloatArray, *, user_sign: FloatArray | None = None, w: FloatArray | None = None
 ) -> dict[str, FloatArray]:
-    """All five statistics over all pairs, for R preference vectors and/or R weightings at once.
+    """All five statistics over all pairs, for R preference vectors and/or R weightings at once
+    (:func:`statistics_from_sums` of :func:`pair_sums`; parameters there)."""
+    return statistics_from_sums(pair_sums(d, p, user_sign=user_sign, w=w))
+
+
+def pair_sums(d: FloatArray, p: FloatArray, *, user_sign: FloatArray | None = None, w: FloatArray | None = None) -> dict[str, FloatArray]:
+    """The sufficient sums of :func:`weighted_sums` over all pairs, a metric's only over the pairs where it is defined.
 
     Parameters
     ----------
@@ -123,7 +129,7 @@ def pair_statistics(
 
     Returns
     -------
-    dict statistic -> (R, G) array.
+    dict sum -> (R, G) array (linear in ``w``).
     """
     p = np.atleast_2d(np.asarray(p, dtype=np.float64))
     s_u = signs(p) if user_sign is None else np.atleast_2d(np.asarray(user_sign, dtype=np.float64))
@@ -131,7 +137,7 @@ def pair_statistics(
     d = np.asarray(d, dtype=np.float64)
     valid = ~np.isnan(d)
     if valid.all():
-        return statistics_from_sums(weighted_sums(signs(d), s_u, np.abs(p), w))
+        return weighted_sums(signs(d), s_u, np.abs(p), w)
     sums = weighted_sums(signs(np.where(valid, d, 0.0)), s_u, np.abs(p), w)
     ok = valid.T.astype(np.float64)  # (P, G): a metric's counts and strengths only over its defined pairs
     wu = w * np.abs(p)
@@ -139,7 +145,7 @@ def pair_statistics(
     sums["NU"] = (w * np.abs(s_u)) @ ok
     sums["U"] = wu @ ok
     sums["UT"] = wu @ ((signs(np.where(valid, d, 0.0)) == 0) & valid).T.astype(np.float64)
-    return statistics_from_sums(sums)
+    return sums
 
 
 @dataclass(frozen=True)

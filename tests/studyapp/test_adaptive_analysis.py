@@ -11,10 +11,9 @@ import numpy as np
 from django.urls import reverse
 
 from studyapp.exceptions import StudyFull
-from studyapp.models import AllocationGroup
-from studyapp.services.analysis.adaptive import dashboard_view, design_weights_by_group, groups_of, recompute
+from studyapp.models import AllocationGroup, Preference
+from studyapp.services.analysis.adaptive import dashboard_view, design_weights_by_group, groups_of, recompute, two_phase_weights
 from studyapp.services.analysis.report import build_report
-from studyapp.services.analysis.study_analysis import study_votes
 from studyapp.services.participation import allocation
 from studyapp.services.participation.answers import record_answer
 from tests.studyapp.base import NOW, BaseTestCase, import_toy, make_toy_study
@@ -25,7 +24,8 @@ DRAWS = [(0, 0.5, True, 1.0), (0, 0.8, True, 0.5), (1, 0.25, True, 0.5), (1, 0.4
 
 
 def fill_adaptive(study, seed: int = 3) -> None:
-    """Annotators until the study is full, answering at random (seeded)."""
+    """Annotators until the study is full, answering at random (seeded) with the sign fixed per presentation (a
+    preference strength that varies between answers: the first answer and the k answers' mean differ)."""
     rng, n = random.Random(seed), 0
     while True:
         annotator = allocation.register(study, external_id=f"w{n}", now=NOW)
@@ -35,7 +35,8 @@ def fill_adaptive(study, seed: int = 3) -> None:
             return
         at = NOW
         while (item := allocation.current_assignment(annotator, now=at, rng=rng)) is not None:
-            record_answer(item, rng.randint(-4, 4), client_ms=900, request_id=f"a{item.pk}", now=at + timedelta(seconds=1))
+            side = (1 if item.presentation_id % 3 else -1) * (1 if item.a_on_left else -1)  # as shown: canonical sign fixed
+            record_answer(item, side * rng.randint(1, 4), client_ms=900, request_id=f"a{item.pk}", now=at + timedelta(seconds=1))
             at += timedelta(seconds=3)
         n += 1
 
@@ -57,29 +58,35 @@ class AdaptiveAnalysisTests(BaseTestCase):
         weights, r_star = design_weights_by_group(self.study)
         self.assertEqual(r_star, 1)  # both rounds complete once the study is full
         names = [(g.topic.topic_id, g.run_a.name, g.run_b.name) for g in groups_of(self.study).rows]
-        # two-phase weights: entry (1 before the analysis round, 1 / q in it) over the chance of being full; a
-        # first-layer group is left out of the k-answer estimates
-        expected_weights = {
-            names[i]: (1.0 if number < 1 else 1 / probability) / chance
-            for i, (number, probability, full, chance) in enumerate(DRAWS)
-            if full
-        }
+        # two-phase weights: entry (1 before the analysis round, 1 / q in it) on every drawn group's first layer;
+        # on the full groups also that over the chance of being full (the correction by their k answers)
+        entry = {names[i]: (1.0 if number < 1 else 1 / probability) for i, (number, probability, _, _) in enumerate(DRAWS)}
+        expected_weights = {names[i]: entry[names[i]] / chance for i, (_, _, full, chance) in enumerate(DRAWS) if full}
         self.assertEqual(weights, expected_weights)
         self.assertEqual(sorted(expected_weights.values()), [1.0, 2.0, 8.0])
-        votes = study_votes(self.study)
-        p = votes.groupby(["topic", "run_a", "run_b"])["value"].mean()
+        self.assertEqual(two_phase_weights(self.study).entry, entry)
+        # every group's k-answer mean and its first answer (oldest valid answer), read from the answers themselves
+        answers: dict[tuple[str, str, str], list[int]] = {}
+        for pref in Preference.objects.filter(assignment__presentation__study=self.study, assignment__presentation__kind="pair").order_by(
+            "answered_at", "pk"
+        ):
+            pres = pref.assignment.presentation
+            answers.setdefault((pres.topic.topic_id, pres.run_a.name, pres.run_b.name), []).append(pref.canonical)
         scores = self.report.analysis.scores.set_index(["run", "topic", "measure"])["value"]
         table = self.report.tables["agreement-design-weighted"]
         mup = table[(table["statistic"] == "MUP") & (table["level"] == "topic")].set_index("measure")["value"]
         checked = 0
         for measure, value in mup.items():
             uj = u = 0.0
-            for (topic, a, b), w in weights.items():
+            for (topic, a, b), e in entry.items():
                 d = scores[b, topic, measure] - scores[a, topic, measure]
-                pref = p[topic, a, b]
                 s_m = 0.0 if abs(d) <= 1e-12 else np.sign(d)
-                uj += w * abs(pref) * s_m * np.sign(pref)
-                u += w * abs(pref)
+                first, mean = answers[topic, a, b][0], np.mean(answers[topic, a, b])
+                uj += e * s_m * first
+                u += e * abs(first)
+                if (topic, a, b) in weights:  # the full group's k answers correct its first answer
+                    uj += weights[topic, a, b] * (s_m * mean - s_m * first)
+                    u += weights[topic, a, b] * (abs(mean) - abs(first))
             if u > 0:
                 self.assertAlmostEqual(value, uj / u, places=12, msg=measure)
                 checked += 1
@@ -91,6 +98,7 @@ class AdaptiveAnalysisTests(BaseTestCase):
         self.assertEqual(allocation_summary["kind"], "adaptive")
         self.assertEqual(allocation_summary["analysis_round"], 1)
         self.assertEqual(allocation_summary["groups"], 3)  # the full groups
+        self.assertEqual(allocation_summary["drawn"], 4)  # every drawn group's first layer
         client = staff_client()
         page = client.get(reverse("study_report", args=[self.study.slug])).content.decode()
         self.assertIn("Design-weighted MUP, MUP_b and tau_b", page)

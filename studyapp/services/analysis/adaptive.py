@@ -248,16 +248,39 @@ def recompute(
     return Recomputed(r_star, tuple(names), bool(decided), new_round, int(drawn.sum()))
 
 
-def design_weights_by_group(study: Study) -> tuple[dict[tuple[str, str, str], float], int | None]:
-    """Each group's weight in the design-based estimator of the k-answer statistics ((topic, run_a, run_b) names ->
-    weight: entry weight over the chance of being full, on the full groups) and its round."""
+@dataclass(frozen=True)
+class TwoPhaseWeights:
+    """Each group's weights in the design-based estimators ((topic, run_a, run_b) names -> weight, positive ones only)."""
+
+    full: dict[tuple[str, str, str], float]  # entry weight over the chance of being full, on the full groups
+    entry: dict[tuple[str, str, str], float]  # every group drawn by the analysis round (its first layer)
+    analysis_round: int | None
+
+
+def two_phase_weights(study: Study) -> TwoPhaseWeights:
+    """The weights of :func:`evaluation.meta.adaptive.weighted_estimates`' two phases at the analysis round."""
     groups = groups_of(study)
     r_star = analysis_round(groups)
     if r_star is None:
-        return {}, None
+        return TwoPhaseWeights({}, {}, None)
     entry = adaptive.design_weights(groups.drawn_round, groups.probability, r_star)
     weights = adaptive.full_weights(entry, groups.full & (entry > 0), groups.full_probability)
-    return {name: float(w) for name, w in zip(groups.names, weights) if w > 0}, r_star
+    return TwoPhaseWeights(
+        {name: float(w) for name, w in zip(groups.names, weights) if w > 0},
+        {name: float(e) for name, e in zip(groups.names, entry) if e > 0},
+        r_star,
+    )
+
+
+def design_weights_by_group(study: Study) -> tuple[dict[tuple[str, str, str], float], int | None]:
+    """Each group's weight in the full groups' part of the k-answer estimators and the analysis round."""
+    weights = two_phase_weights(study)
+    return weights.full, weights.analysis_round
+
+
+def first_layer(votes: pd.DataFrame) -> pd.DataFrame:
+    """The first valid answer of every presentation (the votes come oldest first): every drawn group's first layer."""
+    return votes.drop_duplicates(["level", "topic", "subtopic", "run_a", "run_b"], keep="first")
 
 
 WEIGHTED_COLUMNS = ["level", "measure", "statistic", "n", "value", "ci_low", "ci_high"]
@@ -274,26 +297,52 @@ def weighted_agreement(study: Study, votes: pd.DataFrame, scores: pd.DataFrame, 
     """
     if study.allocation != Allocation.ADAPTIVE:
         return None
-    weights, r_star = design_weights_by_group(study)
+    phases = two_phase_weights(study)
+    r_star = phases.analysis_round
     confidence = adaptive.look_level(LEVEL, MAX_LOOKS)
-    out = {"analysis_round": r_star, "groups": len(weights), "table": None, "level": confidence}
+    out = {"analysis_round": r_star, "groups": len(phases.full), "drawn": len(phases.entry), "table": None, "level": confidence}
     if r_star is None or votes.empty:
         return out
     frames = []
     topics = set(scores["topic"].astype(str))
     collection_weights = study_collection(study).weights if "weighted" in levels else None
+    first = first_layer(votes)
     for level in levels:
+        intents = collection_weights if level == "weighted" else None
         try:
-            items = preference_items(votes, level, collection_weights if level == "weighted" else None)
+            items = preference_items(votes, level, intents)
+            layer = preference_items(first, level, intents)
         except EvaluationError:  # a level without answers: nothing to weigh
             continue
-        items = drop_undefined(items)
-        items = items[items["key"].astype(str).isin(topics)].reset_index(drop=True)
-        w = np.array([weights.get((str(t), a, b), 0.0) for t, a, b in items[["topic", "run_a", "run_b"]].itertuples(index=False)])
+        # one row per item of a drawn group: its first layer (p, sign) and its k answers (p_full, sign_full)
+        layer = drop_undefined(layer)
+        layer = layer[layer["key"].astype(str).isin(topics)]
+        names = list(zip(layer["topic"].astype(str), layer["run_a"], layer["run_b"]))
+        layer = layer[[name in phases.entry for name in names]].reset_index(drop=True)
+        if layer.empty:
+            continue
+        full = items[["key", "run_a", "run_b", "p", "sign"]].rename(columns={"p": "p_full", "sign": "sign_full"})
+        layer = layer.merge(full, on=["key", "run_a", "run_b"], how="left")
+        names = list(zip(layer["topic"].astype(str), layer["run_a"], layer["run_b"]))
+        e = np.array([phases.entry[name] for name in names])
+        w = np.array([phases.full.get(name, 0.0) for name in names])
+        w = np.where(np.isfinite(layer["p_full"].to_numpy(dtype=np.float64)), w, 0.0)  # a full group without its k-answer preference
         if not (w > 0).any():
             continue
-        x = pair_inputs(items, scores, measures)
-        est = adaptive.weighted_estimates(x.d, x.p, weights=w, clusters=x.clusters, user_sign=x.user_sign, level=confidence)
+        x = pair_inputs(layer, scores, measures)
+        if x.p.size != len(layer):
+            raise EvaluationError(f"{len(layer) - x.p.size} run pairs of the {level} level have no scores")
+        est = adaptive.weighted_estimates(
+            x.d,
+            np.nan_to_num(layer["p_full"].to_numpy(dtype=np.float64)),
+            weights=w,
+            clusters=x.clusters,
+            user_sign=np.nan_to_num(layer["sign_full"].to_numpy(dtype=np.float64)),
+            level=confidence,
+            layer=x.p,
+            layer_sign=x.user_sign,
+            layer_weights=e,
+        )
         for statistic in adaptive.ESTIMATED:
             frames.append(
                 pd.DataFrame(

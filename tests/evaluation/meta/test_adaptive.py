@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from evaluation.meta import adaptive
+from evaluation.meta.agreement import pair_sums, signs
 from evaluation.meta.bestset import best_set
 from evaluation.meta.intervals import score_interval
 
@@ -220,6 +221,107 @@ def test_two_phase_estimators_are_unbiased_by_enumeration() -> None:
                     got_mean += weight * (entry * received).sum()
     assert got_abs == pytest.approx(np.abs(mean).sum(), abs=1e-12)
     assert got_mean == pytest.approx(mean.sum(), abs=1e-12)
+
+
+def two_phase_brute_force(d, p, layer, entry, full, f) -> dict[str, np.ndarray]:
+    """The two-phase difference estimators of MUP, MUP_b and tau_b pair by pair: every sum is the sum of its terms on
+    every drawn group's first ``layer`` weighted by its ``entry`` weight, plus, on the full groups, the k-answer term
+    minus the first-layer term weighted entry / ``f``."""
+    sign = lambda v: 0.0 if abs(v) <= 1e-12 else float(np.sign(v))  # noqa: E731
+    out = {"MUP": [], "MUP_b": [], "tau_b": []}
+    for g in range(d.shape[0]):
+        total = dict.fromkeys(("UJ", "U", "UT", "AD", "NM", "NU"), 0.0)
+        for c in range(p.size):
+            if entry[c] == 0 or np.isnan(d[g, c]):
+                continue
+            s_m = sign(d[g, c])
+            for value, weight in (
+                (layer[c], entry[c]),
+                (p[c], entry[c] / f if full[c] else 0.0),
+                (layer[c], -entry[c] / f if full[c] else 0.0),
+            ):
+                s_u = sign(value)
+                total["UJ"] += weight * abs(value) * s_m * s_u
+                total["U"] += weight * abs(value)
+                total["UT"] += weight * abs(value) * (s_m == 0)
+                total["AD"] += weight * s_m * s_u
+                total["NM"] += weight * abs(s_m)
+                total["NU"] += weight * abs(s_u)
+        out["MUP"].append(total["UJ"] / total["U"])
+        out["MUP_b"].append(total["UJ"] / np.sqrt((total["U"] - total["UT"]) * total["U"]))
+        out["tau_b"].append(total["AD"] / np.sqrt(total["NM"] * total["NU"]))
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def test_two_phase_estimates_match_a_brute_force_difference_estimator() -> None:
+    """The reported estimates with a first layer: values pair by pair, and the look-corrected interval is the score
+    interval of the brute-force values with each topic left out (both phases)."""
+    d, p, clusters = population()
+    rng = np.random.default_rng(5)
+    layer = np.clip(np.round(p + rng.normal(0, 1.5, p.size)), -4, 4)  # one noisy answer per drawn group
+    entry = adaptive.design_weights(np.array([0, 1, 2, -1, 1, 2] * 8), np.linspace(0.2, 0.9, p.size), 1)
+    full = (entry > 0) & (rng.random(p.size) < 0.5)
+    f = 0.5
+    w = adaptive.full_weights(entry, full, f)
+    level = adaptive.look_level(0.95, 20)
+    est = adaptive.weighted_estimates(d, p, weights=w, clusters=clusters, layer=layer, layer_weights=entry, level=level)
+    expected = two_phase_brute_force(d, p, layer, entry, full, f)
+    for name in ("MUP", "MUP_b", "tau_b"):
+        np.testing.assert_allclose(est.value[name], expected[name], rtol=1e-12)
+    only_full = adaptive.weighted_estimates(d, p, weights=w, clusters=clusters, level=level)
+    assert not np.allclose(only_full.value["MUP"], est.value["MUP"])  # the first layer changes the estimate
+    assert est.pairs == int((entry > 0).sum()) > only_full.pairs
+    loo = np.stack([two_phase_brute_force(d, p, layer, np.where(clusters == t, 0.0, entry), full, f)["MUP"] for t in range(8)])
+    n = ((entry > 0) & ~np.isnan(d)).sum(axis=1)
+    low, high = score_interval(expected["MUP"], loo, n, np.full(d.shape[0], 8.0), level)
+    np.testing.assert_allclose(est.low["MUP"], low, rtol=1e-10)
+    np.testing.assert_allclose(est.high["MUP"], high, rtol=1e-10)
+    with pytest.raises(ValueError, match="entry weights"):
+        adaptive.weighted_estimates(d, p, weights=w, clusters=clusters, layer=layer)
+    with pytest.raises(ValueError, match="first layer"):
+        adaptive.weighted_estimates(d, p, weights=w, clusters=clusters, layer=layer, layer_weights=np.zeros(p.size))
+
+
+def test_the_two_phase_difference_estimator_of_every_sum_is_unbiased_by_enumeration() -> None:
+    """Every draw of a two-round design, its second phase and which answer of each drawn group arrives first,
+    enumerated: the difference estimator of every sum of the statistics (also the non-linear ones: sum |p|, the
+    user signs' sums, the metric-tie strengths) has the k-answer population's sums as its expectation, although
+    round 2's probabilities depend on the answers round 1 saw."""
+    answers = np.array([[3.0, -1.0, 2.0], [-2.0, -2.0, 1.0], [0.0, 4.0, -1.0], [1.0, 1.0, 1.0]])
+    d = np.array([[1.0, -2.0, 0.5, 0.0], [-1.0, -1.0, 2.0, 3.0]])  # a metric tie on group 3
+    k, f = answers.shape[1], 0.4
+    mean = answers.mean(axis=1)
+    truth = pair_sums(d, mean)
+
+    def outcomes(drawn: np.ndarray):
+        """(probability, full flags, first answers) of every second phase and first arrival of ``drawn``."""
+        idx = np.flatnonzero(drawn)
+        for flags in itertools.product([0, 1], repeat=idx.size):
+            full = np.zeros(4, dtype=bool)
+            full[idx] = np.array(flags, dtype=bool)
+            for order in itertools.product(range(k), repeat=idx.size):
+                first = np.zeros(4)
+                first[idx] = answers[idx, list(order)]
+                yield np.prod(np.where(full[idx], f, 1 - f)) / k**idx.size, full, first
+
+    chance, layers, weights, entries = [], [], [], []  # one row per outcome, the sums computed at once
+    for p1, got1 in first_rounds(Q1):
+        for pa, full1, first1 in outcomes(got1):
+            q2 = second_probabilities(got1, first1.sum())
+            for p2, got2, drawn, probability in second_rounds(got1, Q1, q2):
+                entry = adaptive.design_weights(drawn, probability, 1)
+                for pb, full2, first2 in outcomes(got2):
+                    chance.append(p1 * pa * p2 * pb)
+                    layers.append(np.where(got1, first1, first2))
+                    weights.append(adaptive.full_weights(entry, full1 | full2, f))
+                    entries.append(entry)
+    layer, n = np.array(layers), len(chance)
+    sums = adaptive.two_phase_sums(
+        d, np.tile(mean, (n, 1)), np.tile(signs(mean), (n, 1)), np.array(weights), layer, signs(layer), np.array(entries)
+    )
+    assert sum(chance) == pytest.approx(1.0, abs=1e-12)
+    for name in truth:
+        np.testing.assert_allclose(np.array(chance) @ sums[name], truth[name][0], atol=1e-10, err_msg=name)
 
 
 def test_full_share_is_checked_and_one_keeps_every_drawn_group_full() -> None:
