@@ -24,6 +24,8 @@ Deployment settings come from the environment (12-factor); study parameters live
   5 s) is taken over by another worker; one whose process on the same host has ended, at once.
 - ``STUDYAPP_DISPLAY_CACHE_SECONDS`` (60; 0 = off): how long a server process keeps what it read and drew
   for item pages (result lists, queries, needs); an edit in the admin shows on item pages within that time.
+- ``STUDYAPP_ROOM_CHECK_SECONDS`` (2; 0 = every arrival): how long a server process reuses the entry page's
+  answer that a study has room for newcomers, while it showed room for many more (services.participation.room_check).
 - ``STUDYAPP_BASE_URL`` (empty): the site's public address, e.g. ``https://study.example.org``; absolute
   links (``create_study``'s annotator link, the staff set-up page) use it, else the request's host
   (``create_study`` then prints the site's paths and says how to get absolute links; it warns about a
@@ -338,6 +340,7 @@ STUDYAPP_REDIRECT_SECONDS = env_int("STUDYAPP_REDIRECT_SECONDS", 3)
 # (it beats every 5 s: services.review.leases) is taken over.
 STUDYAPP_JOB_STALE_SECONDS = env_int("STUDYAPP_JOB_STALE_SECONDS", 30, minimum=10)
 STUDYAPP_DISPLAY_CACHE_SECONDS = env_int("STUDYAPP_DISPLAY_CACHE_SECONDS", 60)
+STUDYAPP_ROOM_CHECK_SECONDS = env_int("STUDYAPP_ROOM_CHECK_SECONDS", 2)
 # purge_platform_ids removes raw platform ids this many days after a participant was last seen, unless the
 # study says otherwise (its platform_id_retention_days); the pseudonymous answers stay.
 STUDYAPP_PLATFORM_ID_RETENTION_DAYS = env_int("STUDYAPP_PLATFORM_ID_RETENTION_DAYS", 90, minimum=1)

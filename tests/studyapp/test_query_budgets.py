@@ -16,6 +16,7 @@ from pathlib import Path
 from unittest import mock
 
 from django.db import connection
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -89,7 +90,7 @@ class HotPathBudgetTest(AnnotatorTestCase):
 
     def test_the_room_is_checked_once_per_arrival(self) -> None:
         client = self.fresh_client()
-        with mock.patch("studyapp.services.participation.allocation.can_admit", wraps=allocation.can_admit) as check:
+        with mock.patch("studyapp.services.participation.allocation.newcomer_room", wraps=allocation.newcomer_room) as check:
             client.get(self.entry(PROLIFIC_PID="carol", STUDY_ID="toy", SESSION_ID="s-carol"))
             client.get(self.url("study_consent"))
             client.post(self.url("study_consent"), {"agree": "on", "version": self.study.consent_version})
@@ -123,6 +124,7 @@ def _synthetic_collection(name: str, topics: int) -> None:
     import_collection(name, qrels=folder / "qrels.txt", runs=runs)
 
 
+@override_settings(STUDYAPP_ROOM_CHECK_SECONDS=0)  # every arrival asks the database for the room (the query whose cost is compared)
 class AdmissionCostTest(AnnotatorTestCase):
     """An arrival (entry, consent page, consent) on a study and on one ten times larger: the same queries."""
 

@@ -11,7 +11,8 @@ quality control after finishing (or on their last answer) keeps the completion p
   knows the id gets a refusal, never the participant's state.
 * **Capacity before consent, once.** A newcomer is only shown the consent form when the study is open
   and admission would find a full quota for them (:func:`check_room` on the entry page, one query, the
-  same rule as ``allocation.admit``); otherwise the screen-out page, nothing stored. The consent page
+  same rule as ``allocation.admit``; while the study has ample room a server process reuses its answer
+  for 2 s: ``room_check``); otherwise the screen-out page, nothing stored. The consent page
   does not ask again: admission at consent is the real check.
 * **Admission at consent.** Accepting the consent leases the whole quota (``allocation.admit``), so
   nobody who went through the instructions finds the study full afterwards. Onboarding requests
@@ -38,7 +39,7 @@ from studyapp.exceptions import ConsentOutdated, IdentityInUse, PlatformIdRequir
 from studyapp.models import Annotator, Assignment, Consent, Study
 from studyapp.services import platforms
 from studyapp.services.clock import now_or
-from studyapp.services.participation import allocation
+from studyapp.services.participation import allocation, room_check
 from studyapp.services.participation.onboarding import (
     COMPREHENSION_ATTEMPTS,
     PracticeFeedback,
@@ -157,7 +158,7 @@ def check_room(study: Study, *, now: datetime | None = None) -> None:
     """Before consent: raise :class:`StudyClosed` or :class:`StudyFull` when a newcomer cannot start."""
     if study.status != Study.Status.OPEN:
         raise StudyClosed(f"study {study.name!r} is {study.status}", study.screenout_code)
-    if not allocation.can_admit(study, now=now_or(now)):
+    if not (room_check.has_room(study) if now is None else allocation.can_admit(study, now=now)):
         raise StudyFull(f"study {study.name!r} has no room for another full set of items", study.screenout_code)
 
 

@@ -58,7 +58,7 @@ from studyapp.services.participation.allocation.leases import (
     touch,
 )
 from studyapp.services.participation.allocation.pool import design_item, live_counts
-from studyapp.services.participation.allocation.room import Capacity, can_admit, capacity, newcomer_room
+from studyapp.services.participation.allocation.room import Capacity, can_admit, capacity, newcomer_room, room_fits
 
 __all__ = [
     "LEASE_RESOLUTION",
@@ -76,5 +76,6 @@ __all__ = [
     "newcomer_room",
     "register",
     "registered",
+    "room_fits",
     "touch",
 ]

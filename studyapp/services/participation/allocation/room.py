@@ -125,10 +125,13 @@ def newcomer_room(study: Study, *, now: datetime | None = None) -> tuple[int, in
 
 def can_admit(study: Study, *, now: datetime | None = None) -> bool:
     """Would :func:`admit` find a full quota for a newcomer now? The pre-check before consent (no locks, one query)."""
-    regular, check = newcomer_room(study, now=now)
-    return (
-        study.regular_items_per_annotator > 0 and regular >= study.regular_items_per_annotator and check >= study.check_items_per_annotator
-    )
+    return room_fits(study, *newcomer_room(study, now=now))
+
+
+def room_fits(study: Study, regular: int, check: int) -> bool:
+    """Does a newcomer's full quota fit in what :func:`newcomer_room` found (``regular`` and ``check`` items)?"""
+    quota = study.regular_items_per_annotator
+    return quota > 0 and regular >= quota and check >= study.check_items_per_annotator
 
 
 def capacity(study: Study, *, now: datetime | None = None) -> Capacity:
