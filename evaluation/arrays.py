@@ -134,17 +134,18 @@ class TopicTable(Memoised):
         ``UNJUDGED`` for pairs the qrels do not judge.
 
         A docid judged under one topic only (nearly all) has one row: its row, kept if the topic
-        matches, is two array look-ups; only docids judged under several topics go through the
-        ``(topic, docid)`` index."""
+        matches, is two array look-ups; only docids judged under several topics are looked for among
+        the sorted ``(topic, docid)`` keys (a binary search)."""
         row = np.full(doc_code.size, self.UNJUDGED, dtype=np.int64)
         known = np.flatnonzero(doc_code >= 0)
         code, at = doc_code[known], topic[known]
         single = self._single_row[code]
         row[known] = np.where(self.topic_of_row[single] == at, single, self.UNJUDGED)
         several = np.flatnonzero(single < 0)
-        if several.size:
-            found = self._row_index.get_indexer(at[several] * self.n_docids + code[several])
-            row[known[several]] = np.where(found >= 0, found, self.UNJUDGED)
+        if several.size:  # row_keys are sorted: a binary search, the key found or not
+            key = at[several] * self.n_docids + code[several]
+            found = np.minimum(np.searchsorted(self.row_keys, key), self.row_keys.size - 1)
+            row[known[several]] = np.where(self.row_keys[found] == key, found, self.UNJUDGED)
         return row
 
     @cached_property
@@ -162,10 +163,6 @@ class TopicTable(Memoised):
     def docid_lookup(self) -> Lookup:
         """Positions in ``docid_values``: what a batch's docids are looked up in."""
         return Lookup(self.docid_values)
-
-    @cached_property
-    def _row_index(self) -> pd.Index:
-        return pd.Index(self.row_keys)
 
     @cached_property
     def W_hat(self) -> FloatArray:

@@ -47,8 +47,11 @@ def blended_ratio(
     (``I``), ``(K, R, T)`` or ``(P, K, R)``; ``cum_ideal`` runs over the ideal gains (sorted
     descending, zero padded, so it stays flat after ``R``) and broadcasts against them.
     """
-    ratio = np.multiply(beta, cum_gain, dtype=np.float64)
-    ratio += count
+    if beta == 1.0:  # 1.0 * CG is CG exactly: one pass instead of two
+        ratio = np.add(cum_gain, count, dtype=np.float64)
+    else:
+        ratio = np.multiply(beta, cum_gain, dtype=np.float64)
+        ratio += count
     ratio /= beta * cum_ideal + along(ranks(ratio.shape[rank_axis]), rank_axis, ratio.ndim)
     ratio *= relevant
     return ratio

@@ -148,23 +148,35 @@ def _greedy_search(table: TopicTable, alpha: float, graded: bool, *, steps: int)
     document earns ``n*(r) = sum_i v_i ŵ_i (1-alpha)^{c_i}`` (docs/metrics.md#cascade-metrics).
     """
     groups = _candidate_groups(table, graded)
-    topics = np.arange(table.n_topics)
+    T, G, I = groups.values.shape
     powers = (1.0 - alpha) ** np.arange(steps + 1, dtype=np.float64)  # (1-alpha)^c for c = 0..steps
     a = np.where(table.uniform_weights[:, None], table.rel.astype(np.float64), table.W_hat)  # (T, I)
     values_by_intent = np.moveaxis(groups.values, 2, 0).copy()  # (I, T, G): summing over the first axis goes intent by intent
     placed = table.n_rel_docs[:, None] > np.arange(steps)  # (T, steps): a relevant document is left to place
-    next_member = groups.start.copy()  # (T, G): each group's head in ``groups.members``
-    counts = np.zeros((table.n_topics, table.n_intents), dtype=np.int64)  # c_i
-    gains = np.zeros((table.n_topics, steps))
+    # groups flat, topic after topic: a topic's pick is ``first + best``
+    first = np.arange(T) * G
+    values, hits = groups.values.reshape(T * G, I), groups.hits.reshape(T * G, I)
+    next_member = groups.start.reshape(-1).copy()  # each group's head in ``groups.members``
+    head = groups.members[next_member]  # -1: the group is used up
+    used_up = np.where(head < 0, -np.inf, 0.0)  # added to a used-up group's score
+    counts = np.zeros((T, I), dtype=np.int64)  # c_i
+    decays = np.empty((steps, T, I))  # (1-alpha)^{c_i} before each step
+    picks = np.empty((steps, T), dtype=np.int64)
+    weighted = np.empty((I, T, G))
+    score = np.empty((T, G))
     for step in range(steps):
-        decay = powers[counts]  # (1-alpha)^{c_i}, (T, I)
-        head = groups.members[next_member]  # -1: the group is used up
-        score = np.add.reduce(values_by_intent * (a * decay).T[:, :, None], axis=0)  # s(d) of every head, (T, G)
-        score[head < 0] = -np.inf
-        best = np.argmax(np.where(score == score.max(axis=1, keepdims=True), head, -1), axis=1)  # ties: greatest docid
-        gains[:, step] = (groups.values[topics, best] * decay * table.W_hat).sum(axis=1)
-        counts += groups.hits[topics, best]
-        next_member[topics, best] += placed[:, step]  # a topic with nothing left to place keeps its (ignored) pick
+        decay = np.take(powers, counts, out=decays[step])
+        np.multiply(values_by_intent, (a * decay).T[:, :, None], out=weighted)
+        np.add.reduce(weighted, axis=0, out=score)  # s(d) of every head, (T, G)
+        score += used_up.reshape(T, G)
+        best = np.argmax(np.where(score == score.max(axis=1, keepdims=True), head.reshape(T, G), -1), axis=1)  # ties: greatest docid
+        pick = np.add(first, best, out=picks[step])
+        counts += hits[pick]
+        moved = next_member[pick] + placed[:, step]  # a topic with nothing left to place keeps its (ignored) pick
+        next_member[pick] = moved
+        head[pick] = groups.members[moved]
+        used_up[pick] = np.where(head[pick] < 0, -np.inf, 0.0)
+    gains = (values[picks] * decays * table.W_hat).sum(axis=2).T  # n*(r) of each placed document
     return np.where(placed, gains, 0.0)
 
 
