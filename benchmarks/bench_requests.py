@@ -21,6 +21,12 @@ requests the load benchmark sends (all but the heartbeats, which its annotators 
     .venv/bin/python benchmarks/bench_requests.py                         # PostgreSQL at $STUDYAPP_TEST_POSTGRES_URL
     .venv/bin/python benchmarks/bench_requests.py --database sqlite
     .venv/bin/python benchmarks/bench_requests.py --profile item          # cProfile of the item pages
+    .venv/bin/python benchmarks/bench_requests.py --allocation adaptive --calls   # adaptive allocation's admission
+
+With ``--allocation adaptive`` the study allocates adaptively and the priorities are recomputed (what
+``manage.py allocation_priorities`` does beside the server) before the first session and after every session,
+outside the measured requests; a line before the last gives the CPU of a recomputation and the draws, and the last
+line ends with `` recompute_cpu_ms=..``. ``--warmup`` sessions take the study further before the measurement.
 
 The benchmark uses a database of its own (PostgreSQL: ``<name>_bench`` next to the one in
 ``--postgres-url``, created and dropped here; SQLite: a temporary file). Times are reported, never
@@ -214,7 +220,43 @@ def bench_urlconf() -> types.ModuleType:
     return module
 
 
-def report(meter: Meter, sessions: int, elapsed: float) -> None:
+class Recomputations:
+    """``--allocation adaptive``: what ``manage.py allocation_priorities`` does beside the server, run here between
+    sessions (outside the measured requests) with the CPU of each recomputation (``time.process_time``)."""
+
+    def __init__(self, study_pk: int) -> None:
+        self.study_pk = study_pk
+        self.cpu: list[float] = []
+        self.rounds = 0
+
+    def run(self) -> None:
+        from studyapp.models import Study
+        from studyapp.services.analysis.adaptive import recompute
+
+        study = Study.objects.get(pk=self.study_pk)
+        started = time.process_time()
+        done = recompute(study)
+        self.cpu.append(1000 * (time.process_time() - started))
+        self.rounds += done.drew is not None
+
+    def summary(self) -> str:
+        from studyapp.models import AllocationGroup
+
+        drawn = AllocationGroup.objects.filter(study_id=self.study_pk, drawn_round__gte=0).count()
+        groups = AllocationGroup.objects.filter(study_id=self.study_pk).count()
+        later = self.cpu[1:] or self.cpu
+        return (
+            f"adaptive: {len(self.cpu)} recomputations (the first {self.cpu[0]:.0f} ms CPU with the study's scores, then mean"
+            f" {statistics.mean(later):.0f} ms, max {max(later):.0f} ms); {self.rounds} rounds drawn, {drawn} of {groups} groups drawn"
+        )
+
+
+def recompute(recomputer: Recomputations | None) -> None:
+    if recomputer is not None:
+        recomputer.run()
+
+
+def report(meter: Meter, sessions: int, elapsed: float, recomputer: Recomputations | None = None) -> None:
     ping = statistics.mean(meter.cpu["ping"])
     calls = f" {'calls':>7}" if meter.calls is not None else ""
     print(f"{'request':<18} {'n':>5} {'cpu_ms':>7} {'median':>7} {'x_ping':>7} {'db_ms':>6} {'sql':>5}{calls}")
@@ -233,12 +275,15 @@ def report(meter: Meter, sessions: int, elapsed: float) -> None:
     per_request = statistics.mean(real)
     per_session = sum(real) / max(1, sessions)
     print(f"sessions={sessions} requests={len(real)} (heartbeats and pings apart) seconds={elapsed:.1f}")
+    if recomputer is not None:
+        print(recomputer.summary())
     mix = [kind for kind in meter.cpu if kind not in ("ping", "heartbeat")]
     sql = sum(meter.queries[kind] for kind in mix) / len(real)
     calls = f" calls_per_request={sum(meter.calls[kind] for kind in mix) / len(real):.0f}" if meter.calls is not None else ""
     print(
         f"cpu_ms_per_request={per_request:.2f} ping_ms={ping:.2f} session_cpu_ms={per_session:.0f}"
         f" ratio_per_request={per_request / ping:.2f} sql_per_request={sql:.2f}{calls}"
+        + (f" recompute_cpu_ms={statistics.mean(recomputer.cpu[1:] or recomputer.cpu):.0f}" if recomputer is not None else "")
     )
 
 
@@ -252,6 +297,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=3, help="sessions run first and not counted (default 3)")
     parser.add_argument("--profile", choices=[k for k in KINDS if k != "ping"], help="print a cProfile of this request type")
     parser.add_argument("--profile-lines", type=int, default=35)
+    parser.add_argument("--allocation", choices=["uniform", "adaptive"], default="uniform",
+                        help="the study's allocation (default uniform); adaptive recomputes the priorities (manage.py "
+                        "allocation_priorities's work) before the first session and after every session, outside the measured "
+                        "requests, and prints the CPU of a recomputation")  # fmt: skip
     parser.add_argument("--calls", action="store_true",
                         help="also count Python function calls per request (deterministic; the CPU times then include the counting)")  # fmt: skip
     args = parser.parse_args(argv)
@@ -284,23 +333,26 @@ def main(argv: list[str] | None = None) -> int:
         from studyapp.services.participation.onboarding import COMPREHENSION
 
         scenario = load_annotators.Scenario("bench", args.annotators, 0.0, (0, 0), (0, 0), 0.0, "trec")
-        study = load_annotators.prepare_studies([scenario])["bench"]
+        study = load_annotators.prepare_studies([scenario], args.allocation)["bench"]
+        recomputer = Recomputations(study["pk"]) if args.allocation == "adaptive" else None
         answers = {q.key: q.correct for q in COMPREHENSION}
         meter = Meter(args.profile or "", calls=args.calls)
         with override_settings(ROOT_URLCONF=bench_urlconf()):
             handler = ClientHandler(enforce_csrf_checks=True)
             warm = Meter()
             for index in range(args.warmup):
+                recompute(recomputer)
                 Session(study["slug"], 10**6 + index, warm, handler).run(answers)
             meter.find_backend()
             started, sessions = time.monotonic(), 0
             for index in range(args.annotators):
+                recompute(recomputer)
                 if not Session(study["slug"], index, meter, handler).run(answers):
                     print(f"annotator {index}: the study was full; stopping", flush=True)
                     break
                 sessions += 1
             elapsed = time.monotonic() - started
-        report(meter, sessions, elapsed)
+        report(meter, sessions, elapsed, recomputer)
         if meter.profiler is not None:
             print(f"\ncProfile of {args.profile} ({len(meter.cpu[args.profile])} requests), by own time:")
             stats = pstats.Stats(meter.profiler)

@@ -54,6 +54,7 @@ class AdaptiveAllocationTests(BaseTestCase):
         ensure = groups_of(self.study)  # the groups exist, none drawn
         first = ensure.rows[0]
         AllocationGroup.objects.filter(pk=first.pk).update(drawn_round=0, probability=0.5)
+        allocation.pool.OFFERS.clear()  # a draw by hand, without a round: admission would keep the draws it read last
         k = self.study.annotators_per_presentation
         self.assertEqual(allocation.pool.offered_groups(self.study), {(first.topic_id, first.run_a_id, first.run_b_id): (k, 0.5)})
         annotator = self.arrive("alice")
@@ -86,7 +87,7 @@ class AdaptiveAllocationTests(BaseTestCase):
             return allocation.choice.greedy(
                 design, 1, counts=counts, k=k, history=allocation.pool.History(), unavailable=set(),
                 tiebreak={c.id: 0.0 for c in design.regular}, same_pair_both_levels=self.study.same_pair_both_levels,
-                first={group: (depth, 0.5)},
+                first=allocation.pool.Offer.of(design, {group: (depth, 0.5)}),
             )[0]  # fmt: skip
 
         self.assertEqual(first_pick(k).group, group)  # full: still offered before the unanswered others
@@ -95,7 +96,8 @@ class AdaptiveAllocationTests(BaseTestCase):
         def pick(depths: dict) -> tuple:
             return allocation.choice.greedy(
                 design, 1, counts=counts, k=k, history=allocation.pool.History(), unavailable=set(),
-                tiebreak={c.id: 0.0 for c in design.regular}, same_pair_both_levels=self.study.same_pair_both_levels, first=depths,
+                tiebreak={c.id: 0.0 for c in design.regular}, same_pair_both_levels=self.study.same_pair_both_levels,
+                first=allocation.pool.Offer.of(design, depths),
             )[0].group  # fmt: skip
 
         other = sorted(others)[0]
@@ -146,6 +148,44 @@ class AdaptiveAllocationTests(BaseTestCase):
         drawn = groups.drawn_round >= 0
         self.assertTrue(drawn.all())  # every group was drawn in some round before the study filled
         self.assertEqual(set(np.unique(groups.full_probability[drawn])), {recompute.__globals__["FULL"]})
+
+    def test_admission_reads_the_draws_once_per_round(self) -> None:
+        design = allocation.pool.design_of(self.study)
+        recompute(self.study, now=self.now, rng=self.gen())
+        offer = allocation.pool.offer_of(self.study, design)
+        self.assertEqual(offer, allocation.pool.Offer.of(design, allocation.pool.offered_groups(self.study)))
+        drawn = {c.id for g in allocation.pool.offered_groups(self.study) for c in design.groups[g]}
+        self.assertEqual(set(offer.depth), drawn)
+        self.assertTrue(drawn)
+        with self.assertNumQueries(1):  # the last round's number, not the drawn groups
+            self.assertIs(allocation.pool.offer_of(self.study, design), offer)
+        AllocationGroup.objects.filter(study=self.study, drawn_round__lt=0).update(drawn_round=1, probability=0.25)
+        AllocationRound.objects.create(study=self.study, number=1, drawn_at=self.now, answers=0, target=1.0, drawn=1)
+        again = allocation.pool.offer_of(self.study, design)  # a new round: read afresh
+        self.assertIsNot(again, offer)
+        self.assertEqual(set(again.depth), {c.id for c in design.regular})
+        # the place: the highest probability at the draw first, equal probabilities share it
+        places = {allocation.pool.offered_groups(self.study)[c.group][1]: again.place[c.id] for c in design.regular}
+        self.assertEqual(places, {q: n for n, q in enumerate(sorted(places, reverse=True))})
+        self.assertIsNone(allocation.pool.offer_of(self.uniform, allocation.pool.design_of(self.uniform)))
+
+    def test_the_command_skips_turns_with_few_new_answers_and_prints_its_cpu(self) -> None:
+        out = StringIO()
+        states = iter([(0, 0), (0, 1), (5, 1), (40, 1), (40, 1)])  # before/after the 1st, two turns, after the 2nd
+        with (
+            mock.patch("studyapp.management.commands.allocation_priorities.state", side_effect=lambda study: next(states)),
+            mock.patch("studyapp.management.commands.allocation_priorities.time.sleep") as sleep,
+            mock.patch("studyapp.management.commands.allocation_priorities.os.nice") as nice,
+        ):
+            call_command("allocation_priorities", self.study.slug, "--every", "5", "--times", "2", "--min-answers", "30", stdout=out)
+        lines = out.getvalue().strip().splitlines()
+        self.assertEqual(len(lines), 2)  # (5, 1): 5 new answers < 30, skipped; (40, 1): recomputed
+        self.assertRegex(lines[0], r"; \d+ ms CPU$")
+        self.assertEqual(sleep.call_count, 2)  # after the 1st recomputation and the skipped turn
+        nice.assert_called_once_with(10)  # periodic: at low priority beside the server
+        for bad in (["--min-answers", "0"], ["--nice", "20"], ["--nice", "-1"]):
+            with self.assertRaises(CommandError):
+                call_command("allocation_priorities", self.study.slug, "--every", "1", *bad, stdout=StringIO())
 
     def test_the_command_recomputes_and_refuses_a_uniform_study(self) -> None:
         out = StringIO()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -9,6 +10,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from studyapp.management.studies import find_study
 from studyapp.models.study_settings import Allocation
 from studyapp.services.analysis.adaptive import recompute, state
+
+NICE = 10  # background work: the participants' requests come first
 
 
 class Command(BaseCommand):
@@ -27,27 +30,51 @@ class Command(BaseCommand):
             help="repeat every this many seconds until interrupted, skipping a turn without new answers (default: once)",
         )
         parser.add_argument("--times", type=int, default=0, help="with --every: stop after this many recomputations (default: no limit)")
+        parser.add_argument(
+            "--min-answers",
+            type=int,
+            default=None,
+            help="with --every: skip a turn until at least this many valid answers came in since the last recomputation "
+            "(default: one annotator's regular quota)",
+        )
+
+        parser.add_argument(
+            "--nice",
+            type=int,
+            default=NICE,
+            help=f"with --every: lower this process's CPU priority by this much (os.nice) so the server's requests come first "
+            f"when they compete for the cores (default {NICE}; 0 keeps it)",
+        )
 
     def handle(self, *args, **opts) -> None:
         study = find_study(opts["study"])
         if study.allocation != Allocation.ADAPTIVE:
             raise CommandError(f"study {study.name!r} uses {study.allocation} allocation; allocation_priorities is for adaptive studies")
-        if opts["every"] < 0 or opts["times"] < 0:
-            raise CommandError("--every and --times must not be negative")
+        if opts["every"] < 0 or opts["times"] < 0 or (opts["min_answers"] is not None and opts["min_answers"] < 1):
+            raise CommandError("--every and --times must not be negative, --min-answers must be at least 1")
+        if not 0 <= opts["nice"] <= 19:
+            raise CommandError("--nice must be between 0 and 19")
+        if opts["every"] and opts["nice"]:
+            os.nice(opts["nice"])  # a periodic process of its own (never the caller of a single recomputation)
+        least = opts["min_answers"] or max(1, study.regular_items_per_annotator)
         done, last = 0, None
         while True:
             now = state(study)
-            if now == last:  # no new answer and no new round since the last recomputation: nothing to redo
+            if last is not None and (now[1] == last[1] and now[0] - last[0] < least):
+                # fewer than --min-answers new answers and no new round since the last recomputation: the draws and
+                # the best set would barely move, and every recomputation takes CPU from the server beside it
                 time.sleep(opts["every"])
                 continue
+            started = time.process_time()
             result = recompute(study)
+            cpu = 1000 * (time.process_time() - started)
             last = state(study)
             done += 1
             drew = f"drew round {result.drew} ({result.drawn_groups} groups)" if result.drew is not None else "no new round"
             contenders = ", ".join(result.contenders) if result.contenders else "every metric (no complete round yet)"
             self.stdout.write(
                 f"{study.name}: analysis round {result.analysis_round}, contenders: {contenders}; "
-                f"{'decided' if result.decided else 'not decided'}; {drew}"
+                f"{'decided' if result.decided else 'not decided'}; {drew}; {cpu:.0f} ms CPU"
             )
             if not opts["every"] or (opts["times"] and done >= opts["times"]):
                 return

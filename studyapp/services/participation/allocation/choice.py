@@ -11,7 +11,7 @@ from datetime import datetime
 from django.db.models import Count
 
 from studyapp.models import Assignment, Study
-from studyapp.services.participation.allocation.pool import Design, History, Item, live_counts, offered_groups
+from studyapp.services.participation.allocation.pool import Design, History, Item, Offer, live_counts, offer_of
 
 Locker = Callable[[list[int]], set[int]]  # locks presentation rows, returns the ids it got
 
@@ -35,7 +35,7 @@ def pick_regular(
     """Lease up to ``want`` of the ``design``'s regular presentations; returns (picked, some rows were skipped as locked)."""
     k = study.annotators_per_presentation
     counts = live_counts(study, now)
-    first = offered_groups(study)
+    first = offer_of(study, design)
     candidates = design.regular
     tiebreak = tiebreaks(candidates, rng)
     unavailable: set[int] = set()
@@ -85,13 +85,13 @@ def greedy(
     unavailable: set[int],
     tiebreak: dict[int, float],
     same_pair_both_levels: bool,
-    first: dict[tuple[int, int, int], tuple[int, float]] | None = None,
+    first: Offer | None = None,
 ) -> list[Item]:
     """Choose ``n`` of the ``design``'s regular presentations: most needed first, then the level, pair
     and topic the annotator has least.
 
-    ``first``: adaptive allocation's drawn groups with their depth and probability at the draw
-    (:func:`.pool.offered_groups`): a presentation of one with fewer answer slots taken than its depth (k:
+    ``first``: adaptive allocation's drawn groups with their depth and place by probability at the draw
+    (:class:`.pool.Offer`): a presentation of one with fewer answer slots taken than its depth (k:
     full, 1: first layer) comes before all others, most needed first; then the drawn groups' further
     answers, the one drawn with the highest probability first (the most disputed: fixed at its draw, never
     by its answers), most needed first among equals; then the groups not drawn, most needed first; None
@@ -110,35 +110,35 @@ def greedy(
     def is_open(c: Item) -> bool:
         return c.id not in unavailable and taken(c.id, 0) < k
 
-    def rank(c: Item) -> int:
-        """Slots taken; with adaptive allocation three tiers: a drawn group below its depth (by slots taken),
-        then every drawn group's further answers (one bucket, k), then the groups not drawn (2k + slots taken)."""
-        n = taken(c.id, 0)
-        if first is None:
-            return n
-        drawn = first.get(c.group)
-        return 2 * k + n if drawn is None else n if n < drawn[0] else k
-
-    def order(c: Item) -> tuple[float, int, float]:
-        """Within a bucket: the drawn group with the highest probability at its draw first (the most disputed),
-        then the fewest slots taken, then at random."""
-        drawn = None if first is None else first.get(c.group)
-        return (0.0 if drawn is None else -drawn[1], taken(c.id, 0), tiebreak[c.id])
-
-    # most needed first, ties at random: one bucket per number of slots taken (per tier), each in
-    # tiebreak order (a stable sort: equal numbers keep the design's order)
+    # Most needed first, ties at random: one bucket per rank, each in tiebreak order (a stable sort: equal numbers
+    # keep the design's order). The rank is the slots taken; with adaptive allocation three tiers: a drawn group
+    # below its depth (by slots taken), then every drawn group's further answers (one bucket, k), then the groups
+    # not drawn (2k + slots taken).
     buckets: list[list[Item]] = [[] for _ in range(3 * k)]
     rank_of: dict[int, int] = {}  # each open candidate's rank, worked out once (the loop below asks it again and again)
+    depth = first.depth.get if first is not None else None
     for c in design.regular:
-        if is_open(c):
-            rank_of[c.id] = r = taken(c.id, 0) if first is None else rank(c)
-            buckets[r].append(c)
+        slots = taken(c.id, 0)
+        if slots >= k or c.id in unavailable:
+            continue
+        if depth is None:
+            r = slots
+        else:
+            d = depth(c.id)
+            r = 2 * k + slots if d is None else slots if slots < d else k
+        rank_of[c.id] = r
+        buckets[r].append(c)
 
-    # Only the drawn groups' buckets (below 2k) need order(): in every other bucket the candidates have the
-    # same slots taken and no draw, so the tiebreak alone orders them (one look-up per candidate: admission
-    # sorts the whole design on every arrival, and order() on each of thousands cost the item pages' p95).
-    def within(r: int) -> Callable[[Item], object]:
-        return order if first is not None and r < 2 * k else (lambda c: tiebreak[c.id])
+    # Within the drawn groups' buckets (below 2k): the group with the highest probability at its draw first (the
+    # most disputed: its place, 0 first), then the fewest slots taken, then at random, as one number (the place and
+    # the slots are whole numbers, the tiebreak below 1). The other buckets' candidates have the same slots taken
+    # and no draw: the tiebreak alone orders them. A few look-ups per candidate, no tuple: admission sorts the whole
+    # design on every arrival (a tuple key per candidate once cost the item pages' p95).
+    def within(r: int) -> Callable[[Item], float]:
+        if first is None or r >= 2 * k:
+            return lambda c: tiebreak[c.id]
+        place, width = first.place, k + 1
+        return lambda c: place[c.id] * width + taken(c.id, 0) + tiebreak[c.id]
 
     pool = [c for r, bucket in enumerate(buckets) for c in sorted(bucket, key=within(r))]
     mixed: dict[tuple[int, int, int], bool] = {}  # groups whose open presentations span both levels (read as needed)

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from django.db.models import Count
 
-from studyapp.models import AllocationGroup, Assignment, Presentation, Study
+from studyapp.models import AllocationGroup, AllocationRound, Assignment, Presentation, Study
 from studyapp.models.study_settings import Allocation
 
 
@@ -125,12 +125,56 @@ def live_counts(study: Study, now: datetime, presentation_ids: Iterable[int] | N
     return dict(qs.order_by().values("presentation_id").annotate(n=Count("id")).values_list("presentation_id", "n"))
 
 
+@dataclass(frozen=True)
+class Offer:
+    """Adaptive allocation's draws as admission orders them, per presentation of a drawn group: its ``depth`` (the
+    answers it is offered first for: k for a full group, 1 for a first-layer one) and its group's ``place`` among the
+    drawn (0: the highest probability at its draw, i.e. the most disputed; equal probabilities share a place).
+    Admission then costs a dict look-up per candidate, as uniform allocation's need order does."""
+
+    depth: dict[int, int]
+    place: dict[int, int]
+
+    @classmethod
+    def of(cls, design: Design, groups: dict[tuple[int, int, int], tuple[int, float]]) -> Offer:
+        """From :func:`offered_groups`' drawn groups (group -> (depth, probability at its draw))."""
+        places = {q: n for n, q in enumerate(sorted({q for _, q in groups.values()}, reverse=True))}
+        depth, place = {}, {}
+        for group, (d, q) in groups.items():
+            for item in design.groups.get(group, ()):
+                depth[item.id], place[item.id] = d, places[q]
+        return cls(depth, place)
+
+
+# The draws change only when allocation_priorities draws a round: it writes the drawn groups and the round in one
+# transaction, and a drawn group's depth and probability never change afterwards (the groups not drawn, whose
+# probability it rewrites, are not offered first). So each process reads the draws once per round: an arrival
+# reads the number of the last round (one indexed row), not the ~1,300 rows of a TREC-sized study's drawn groups.
+OFFERS: dict[tuple[int, datetime], tuple[tuple[int, int] | None, Offer]] = {}
+
+
+def offer_of(study: Study, design: Design) -> Offer | None:
+    """The study's :class:`Offer` (read again when a round was drawn since), None for uniform allocation."""
+    if study.allocation != Allocation.ADAPTIVE:
+        return None
+    latest = AllocationRound.objects.filter(study=study).order_by("-number").values_list("pk", "number").first()
+    key = (study.pk, study.created_at)
+    cached = OFFERS.get(key)
+    if cached is not None and cached[0] == latest:
+        return cached[1]
+    offer = Offer.of(design, offered_groups(study) or {})
+    if len(OFFERS) >= DESIGNS_KEPT:
+        OFFERS.clear()
+    OFFERS[key] = (latest, offer)
+    return offer
+
+
 def offered_groups(study: Study) -> dict[tuple[int, int, int], tuple[int, float]] | None:
     """Adaptive allocation: the (topic, run_a, run_b) groups drawn so far, each with the answers per presentation it
     is offered first for (k for a full group, 1 for a first-layer one) and its probability at its draw (the
     drawn groups' further answers go to the most disputed first; docs/meta.md#adaptive-allocation). One indexed
-    query; the draws are written off the request path by ``manage.py allocation_priorities``. None for uniform
-    allocation."""
+    query; the draws are written off the request path by ``manage.py allocation_priorities``; admission reads them
+    through :func:`offer_of` (once per round). None for uniform allocation."""
     if study.allocation != Allocation.ADAPTIVE:
         return None
     k = study.annotators_per_presentation

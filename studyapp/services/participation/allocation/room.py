@@ -14,7 +14,7 @@ from django.db.models import Count
 from studyapp.models import Assignment, Presentation, Study
 from studyapp.services.clock import now_or
 from studyapp.services.participation.allocation.choice import greedy, tiebreaks
-from studyapp.services.participation.allocation.pool import History, design_of, live_counts, offered_groups
+from studyapp.services.participation.allocation.pool import History, design_of, live_counts, offer_of
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Room:
         self.counts = live_counts(study, now)
         self.quota = study.regular_items_per_annotator
         self.rng = random.Random(0)  # a fixed seed: the same state always gives the same report
-        self.first = offered_groups(study)
+        self.first = offer_of(study, self.design)
 
     def open_slots(self) -> dict[int, int]:
         k = self.study.annotators_per_presentation
