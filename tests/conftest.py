@@ -6,9 +6,12 @@
   in it only (``test_postgresql.delegated``), the other browser tests in this session; so do a few
   database-free library modules, which balance the two runs' lengths.
 - On PostgreSQL, autovacuum is off for the test database's tables (see :func:`django_db_setup`).
+- Passwords set in the tests' own process are hashed with MD5 (see :func:`_fast_password_hashing`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 from django.db import connection
@@ -53,6 +56,20 @@ def django_db_setup(django_db_setup, django_db_blocker) -> None:
     with django_db_blocker.unblock(), connection.cursor() as cursor:
         for table in connection.introspection.table_names(cursor):
             cursor.execute(f"ALTER TABLE {connection.ops.quote_name(table)} SET (autovacuum_enabled = off)")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hashing() -> Iterator[None]:
+    """Passwords set in this process (test users, the demo staff user of ``load_demo``, sign-ins) are hashed with
+    MD5 first: PBKDF2's million iterations cost about a second of CPU per password, and the suite sets hundreds
+    (every browser test's ``load_demo``, every test user). Hashes PBKDF2 made still verify (the production
+    hashers follow). What runs as its own process (``make run``, gunicorn, ``manage.py`` subprocesses) keeps
+    the production settings; ``StaffLoginThrottleTestCase`` (test_security.py) sets the same hasher itself."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher", *settings.PASSWORD_HASHERS]):
+        yield
 
 
 @pytest.fixture(autouse=True)
