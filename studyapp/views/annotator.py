@@ -54,7 +54,7 @@ def study_entry(request: HttpRequest, study: Study) -> HttpResponse:
     if arrival.preview:
         return render(request, "studyapp/annotator/preview.html", {"study": study, "rules": stated_rules(study)})
     session_annotator = sessions.session_annotator(request, study)
-    annotator = flow.find(study, arrival) if arrival.external_id else session_annotator
+    annotator, withdrew = erasure.find_or_withdrawn(study, arrival) if arrival.external_id else (session_annotator, False)
     if annotator is not None and annotator != session_annotator and not flow.may_resume(annotator, arrival):
         return _taken(request, study, annotator)  # a known id in a browser that is not theirs, without their session id
     if arrival.external_id and annotator is None and session_annotator is not None:
@@ -64,7 +64,7 @@ def study_entry(request: HttpRequest, study: Study) -> HttpResponse:
         flow.returned(annotator, arrival)
         step = flow.next_step(annotator)
         return to_step(request, study, step)
-    if erasure.has_withdrawn(study, arrival.platform, arrival.external_id):  # their data is gone; they are not new
+    if withdrew:  # their data is gone; they are not new
         return message_page(request, study, "withdrawn_before", status=403)
     try:
         flow.check_platform_id(study, arrival)

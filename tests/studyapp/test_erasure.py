@@ -17,12 +17,13 @@ from django.urls import reverse
 from django.utils import timezone
 
 from studyapp.models import Annotator, Assignment, Consent, ErasureLog, Preference, Presentation, QualityDecision, WithdrawnParticipant
+from studyapp.services import platforms
 from studyapp.services.access.teams import set_team
 from studyapp.services.data import erasure
 from studyapp.services.data.export import ExportOptions, export_bytes
 from studyapp.services.data.payments import payments_csv
 from studyapp.services.data.pseudonyms import pseudonym
-from studyapp.services.participation import allocation
+from studyapp.services.participation import allocation, flow
 from studyapp.services.participation.answers import record_answer
 from studyapp.services.quality import control
 from tests.studyapp.annotator_base import AnnotatorTestCase
@@ -130,6 +131,24 @@ class WithdrawalTest(AnnotatorTestCase):
         WithdrawnParticipant.objects.update(withdrawn_at=timezone.now() - timedelta(days=40))
         call_command("purge_platform_ids", self.slug, "--older-than", "30", stdout=io.StringIO())
         self.assertFalse(WithdrawnParticipant.objects.exists())
+
+    def test_the_arrivals_look_up_finds_the_annotator_or_says_whether_the_id_withdrew(self) -> None:
+        def arrival(pid: str, platform: str = "prolific") -> platforms.Arrival:
+            return platforms.Arrival(platform, pid)
+
+        with self.assertNumQueries(1):
+            found, withdrew = erasure.find_or_withdrawn(self.study, arrival("bob"))
+        self.assertEqual((found, withdrew), (self.bob, False))
+        for name in ("external_ids", "created_at", "consented_at", "status", "token"):  # read back as find() reads them
+            self.assertEqual(getattr(found, name), getattr(flow.find(self.study, arrival("bob")), name), name)
+        self.assertFalse(hasattr(found, "withdrew"))
+        self.assertEqual(erasure.find_or_withdrawn(self.study, arrival("carol")), (None, False))
+        self.assertEqual(erasure.find_or_withdrawn(self.study, arrival("bob", "mturk")), (None, False))  # another platform's bob
+        self.client.post(reverse("study_withdraw", args=[self.slug]))  # alice, from Prolific
+        with self.assertNumQueries(1):
+            self.assertEqual(erasure.find_or_withdrawn(self.study, arrival("alice")), (None, True))
+        self.assertEqual(erasure.find_or_withdrawn(self.study, arrival("alice", "mturk")), (None, False))
+        self.assertEqual(erasure.find_or_withdrawn(self.study, arrival("")), (None, False))
 
     def test_the_study_code_is_shown_when_it_has_one_and_a_second_post_is_harmless(self) -> None:
         self.study.withdrawal_code = "WITHDRAWN42"

@@ -68,7 +68,7 @@ class ArrivalQueryTests(AnnotatorTestCase):
 
     def test_a_newcomers_arrival(self) -> None:
         client = self.fresh_client()
-        with statements(self, 4):  # the study, the platform id's annotator (none), withdrawn before (no), the room
+        with statements(self, 3):  # the study, the platform id's annotator (none) with whether it withdrew before (no), the room
             response = client.get(self.entry(PROLIFIC_PID="carol", STUDY_ID="toy", SESSION_ID="s-carol"))
         self.assertRedirects(response, self.url("study_consent"), fetch_redirect_response=False)
 

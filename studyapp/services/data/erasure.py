@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.db.models.functions import Coalesce
 
 from studyapp.exceptions import StudyError
@@ -34,6 +34,8 @@ from studyapp.models import Annotator, Assignment, ErasureLog, Preference, Study
 from studyapp.services.access import platform_ids
 from studyapp.services.clock import now_or
 from studyapp.services.data.pseudonyms import pseudonym
+from studyapp.services.participation import flow
+from studyapp.services.platforms import Arrival
 from studyapp.services.wording import count
 
 ERASED = "(erased)"  # what an erased participant's platform ids become in the audit log
@@ -65,11 +67,32 @@ def withdrawal_key(study: Study, platform: str, external_id: str) -> str:
     return hmac.new(study.pseudonym_secret.encode(), message, hashlib.sha256).hexdigest()
 
 
+def withdrawal_marks(study: Study, platform: str, external_id: str) -> QuerySet[WithdrawnParticipant]:
+    """The mark (at most one) that the participant with this platform id withdrew from ``study``."""
+    return WithdrawnParticipant.objects.filter(study=study, key=withdrawal_key(study, platform, external_id))
+
+
 def has_withdrawn(study: Study, platform: str, external_id: str) -> bool:
     """Did the participant with this platform id withdraw from ``study`` (and was the mark not purged yet)?"""
     if not external_id:
         return False
-    return WithdrawnParticipant.objects.filter(study=study, key=withdrawal_key(study, platform, external_id)).exists()
+    return withdrawal_marks(study, platform, external_id).exists()
+
+
+def find_or_withdrawn(study: Study, arrival: Arrival) -> tuple[Annotator | None, bool]:
+    """:func:`flow.find`, and whether the platform id withdrew from the study (:func:`has_withdrawn`; a
+    withdrawn participant's row is gone): ``(annotator, False)`` or ``(None, withdrew)``, in one query."""
+    if not arrival.external_id:
+        return None, False
+    found, found_params = flow.same_id(study, arrival)[:1].query.sql_with_params()
+    marks, marks_params = withdrawal_marks(study, arrival.platform, arrival.external_id).order_by().values("pk").query.sql_with_params()
+    # one row always: the annotator's columns (NULL when none) and the withdrawal mark's existence
+    sql = f"SELECT found.*, EXISTS({marks}) AS withdrew FROM (SELECT 1 AS one) one LEFT JOIN ({found}) found ON 1 = 1"
+    row = next(iter(Annotator.objects.raw(sql, (*marks_params, *found_params))))
+    if row.pk is None:
+        return None, bool(row.withdrew)
+    del row.withdrew
+    return row, False
 
 
 def find_participant(study: Study, pid: str) -> Annotator:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 
 from studyapp.exceptions import ConsentOutdated, IdentityInUse, PlatformIdRequired, StudyClosed, StudyFull, StudyUnavailable
 from studyapp.models import Annotator, Assignment, Consent, Study
@@ -92,7 +93,12 @@ def find(study: Study, arrival: Arrival) -> Annotator | None:
     """The annotator who arrived before with the same platform id (they resume where they were)."""
     if not arrival.external_id:
         return None
-    return Annotator.objects.filter(study=study, platform=arrival.platform, external_id=arrival.external_id).first()
+    return same_id(study, arrival).first()
+
+
+def same_id(study: Study, arrival: Arrival) -> QuerySet[Annotator]:
+    """The annotators of ``study`` with the arrival's platform id (at most one)."""
+    return Annotator.objects.filter(study=study, platform=arrival.platform, external_id=arrival.external_id).order_by("pk")
 
 
 def may_resume(annotator: Annotator, arrival: Arrival) -> bool:
