@@ -79,13 +79,13 @@ class ArrivalQueryTests(AnnotatorTestCase):
             response = client.post(self.url("study_consent"), {"agree": "on", "version": self.study.consent_version})
         self.assertRedirects(response, self.url("study_instructions"), fetch_redirect_response=False)
         sql = [q["sql"].split()[0] for q in captured.captured_queries]
-        # the study; the arrival's annotator (none); the annotator, its consent and their time written without
-        # a savepoint or a look-up of a consent it cannot have; admission: the annotator locked, its history,
+        # the study; the arrival's annotator (none); the annotator with its consent version and time, and its
+        # consent, written without a savepoint or a look-up of a consent it cannot have; admission: the annotator locked, its history,
         # the counts, the picked presentations locked (PostgreSQL; SQLite: the study, before the annotator),
         # their counts, the items, its status; the framing middleware asks nothing (the bound annotator is known)
         self.assertEqual(
-            len([s for s in sql if s not in ("SAVEPOINT", "RELEASE")]), 12, "\n".join(q["sql"] for q in captured.captured_queries)
+            len([s for s in sql if s not in ("SAVEPOINT", "RELEASE")]), 11, "\n".join(q["sql"] for q in captured.captured_queries)
         )
         # savepoints: the test's own transaction makes consent's transaction one, and admission's (its retry
-        # when rows were locked); in production only admission's pair remains (15 statements in all)
+        # when rows were locked); in production only admission's pair remains (14 statements in all)
         self.assertEqual(sql.count("SAVEPOINT"), 2)

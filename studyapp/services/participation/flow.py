@@ -223,16 +223,17 @@ def _consented(
                 arrival_key=arrival.key,
                 now=now,
                 savepoint=False,
+                consent=(version, now),
             )
             if arrival.key and annotator.arrival_key != arrival.key and not may_resume(annotator, arrival):
                 raise IdentityInUse(f"platform id of annotator {annotator.pseudonym} is held by another session")
         defaults = {"text_sha256": consent_digest(study), "accepted_at": now}
-        if new:  # created in this transaction: it has no consent yet
+        if new:  # created in this transaction with the consent's version and time: it has no consent row yet
             Consent.objects.create(annotator=annotator, version=version, **defaults)
         else:
             Consent.objects.get_or_create(annotator=annotator, version=version, defaults=defaults)
-        annotator.consent_version, annotator.consented_at = version, now
-        annotator.save(update_fields=["consent_version", "consented_at"])
+            annotator.consent_version, annotator.consented_at = version, now
+            annotator.save(update_fields=["consent_version", "consented_at"])
         if annotator.status == Annotator.Status.NEW:
             try:
                 allocation.admit(annotator, now=now, rng=rng)

@@ -111,8 +111,10 @@ def registered(
     arrival_key: str = "",
     now: datetime | None = None,
     savepoint: bool = True,
+    consent: tuple[str, datetime] | None = None,
 ) -> tuple[Annotator, bool]:
-    """:func:`register`, and whether the annotator was created now. Without ``savepoint`` (inside a
+    """:func:`register`, and whether the annotator was created now (with ``consent``, the consent version and
+    time, in the same insert; a participant found instead keeps theirs). Without ``savepoint`` (inside a
     transaction of the caller's) the row is inserted without a savepoint of its own: a participant or
     arrival registered at the same moment raises ``IntegrityError`` and fails the caller's transaction,
     which the caller runs again (:func:`~studyapp.services.participation.flow.give_consent`)."""
@@ -129,6 +131,8 @@ def registered(
         if existing is not None:
             return existing, False
     fields = {"platform": platform, "external_id": external_id, "external_ids": external_ids or {}, "arrival_key": arrival_key}
+    if consent is not None:
+        fields["consent_version"], fields["consented_at"] = consent
     if not savepoint:
         return Annotator.objects.create(study=study, created_at=now, **fields), True
     try:
