@@ -56,7 +56,7 @@ class AdaptiveAllocationTests(BaseTestCase):
         AllocationGroup.objects.filter(pk=first.pk).update(drawn_round=0, probability=0.5)
         allocation.pool.OFFERS.clear()  # a draw by hand, without a round: admission would keep the draws it read last
         k = self.study.annotators_per_presentation
-        self.assertEqual(allocation.pool.offered_groups(self.study), {(first.topic_id, first.run_a_id, first.run_b_id): (k, 0.5)})
+        self.assertEqual(allocation.pool.offered_groups(self.study), {(first.topic_id, first.run_a_id, first.run_b_id): (k, 0.5, 0)})
         annotator = self.arrive("alice")
         got = Counter(
             (a.presentation.topic_id, a.presentation.run_a_id, a.presentation.run_b_id)
@@ -87,7 +87,7 @@ class AdaptiveAllocationTests(BaseTestCase):
             return allocation.choice.greedy(
                 design, 1, counts=counts, k=k, history=allocation.pool.History(), unavailable=set(),
                 tiebreak={c.id: 0.0 for c in design.regular}, same_pair_both_levels=self.study.same_pair_both_levels,
-                first=allocation.pool.Offer.of(design, {group: (depth, 0.5)}),
+                first=allocation.pool.Offer.of(design, {group: (depth, 0.5, 0)}),
             )[0]  # fmt: skip
 
         self.assertEqual(first_pick(k).group, group)  # full: still offered before the unanswered others
@@ -101,14 +101,22 @@ class AdaptiveAllocationTests(BaseTestCase):
             )[0].group  # fmt: skip
 
         other = sorted(others)[0]
-        self.assertEqual(pick({group: (1, 0.5), other: (1, 0.1)}), other)  # a drawn group's first layer before another's second answer
-        self.assertEqual(pick({group: (1, 0.5)}), group)  # a drawn group's second answer before the groups not drawn
+        self.assertEqual(
+            pick({group: (1, 0.5, 0), other: (1, 0.1, 0)}), other
+        )  # a drawn group's first layer before another's second answer
+        self.assertEqual(pick({group: (1, 0.5, 0)}), group)  # a drawn group's second answer before the groups not drawn
         counts.update({c.id: 1 for c in design.regular if c.group == other})  # both first layers done
-        self.assertEqual(pick({group: (1, 0.5), other: (1, 0.9)}), other)  # further answers: the most disputed at its draw first
-        self.assertEqual(pick({group: (1, 0.5), other: (1, 0.2)}), group)
+        self.assertEqual(pick({group: (1, 0.5, 0), other: (1, 0.9, 0)}), other)  # further answers: the most disputed at its draw first
+        self.assertEqual(pick({group: (1, 0.5, 0), other: (1, 0.2, 0)}), group)
+        # the rounds complete in order: an older round's group below its depth (1 of k answers) before a newer
+        # round's unanswered one, whatever their probabilities
+        third = sorted(others)[1]
+        self.assertEqual(pick({group: (k, 0.1, 0), third: (k, 0.9, 1)}), group)
+        self.assertEqual(pick({group: (k, 0.9, 1), third: (k, 0.1, 0)}), third)
+        self.assertEqual(pick({group: (k, 0.9, 2), third: (k, 0.1, 3)}), group)  # by age, not by number
         groups_of(self.study)  # the groups exist
         AllocationGroup.objects.filter(study=self.study).update(drawn_round=0, probability=0.5, full=False)
-        self.assertEqual(set(allocation.pool.offered_groups(self.study).values()), {(1, 0.5)})
+        self.assertEqual(set(allocation.pool.offered_groups(self.study).values()), {(1, 0.5, 0)})
 
     def test_every_allocation_invariant_holds_through_a_whole_adaptive_study(self) -> None:
         stats, rng, n = Stats(), self.gen(5), 0

@@ -90,9 +90,10 @@ def greedy(
     """Choose ``n`` of the ``design``'s regular presentations: most needed first, then the level, pair
     and topic the annotator has least.
 
-    ``first``: adaptive allocation's drawn groups with their depth and place by probability at the draw
+    ``first``: adaptive allocation's drawn groups with their depth, round and place by probability at the draw
     (:class:`.pool.Offer`): a presentation of one with fewer answer slots taken than its depth (k:
-    full, 1: first layer) comes before all others, most needed first; then the drawn groups' further
+    full, 1: first layer) comes before all others, the oldest round first, most needed first within a round; then
+    the drawn groups' further
     answers, the one drawn with the highest probability first (the most disputed: fixed at its draw, never
     by its answers), most needed first among equals; then the groups not drawn, most needed first; None
     (uniform allocation): one tier.
@@ -111,12 +112,15 @@ def greedy(
         return c.id not in unavailable and taken(c.id, 0) < k
 
     # Most needed first, ties at random: one bucket per rank, each in tiebreak order (a stable sort: equal numbers
-    # keep the design's order). The rank is the slots taken; with adaptive allocation three tiers: a drawn group
-    # below its depth (by slots taken), then every drawn group's further answers (one bucket, k), then the groups
-    # not drawn (2k + slots taken).
-    buckets: list[list[Item]] = [[] for _ in range(3 * k)]
+    # keep the design's order). The rank is the slots taken; with adaptive allocation (R rounds drawn) three tiers:
+    # a drawn group below its depth (age x k + slots taken: the oldest round first, so that the rounds complete in
+    # the order the analysis needs them, instead of each new round's unanswered presentations going before an older
+    # round's last answers), then every drawn group's further answers (one bucket, R x k), then the groups not drawn
+    # (R x k + 1 + slots taken).
+    further = first.rounds * k if first is not None else k
+    buckets: list[list[Item]] = [[] for _ in range(further + 1 + k)]
     rank_of: dict[int, int] = {}  # each open candidate's rank, worked out once (the loop below asks it again and again)
-    depth = first.depth.get if first is not None else None
+    depth, age = (first.depth.get, first.age) if first is not None else (None, {})
     for c in design.regular:
         slots = taken(c.id, 0)
         if slots >= k or c.id in unavailable:
@@ -125,17 +129,17 @@ def greedy(
             r = slots
         else:
             d = depth(c.id)
-            r = 2 * k + slots if d is None else slots if slots < d else k
+            r = further + 1 + slots if d is None else age[c.id] * k + slots if slots < d else further
         rank_of[c.id] = r
         buckets[r].append(c)
 
-    # Within the drawn groups' buckets (below 2k): the group with the highest probability at its draw first (the
+    # Within the drawn groups' buckets (up to R x k): the group with the highest probability at its draw first (the
     # most disputed: its place, 0 first), then the fewest slots taken, then at random, as one number (the place and
     # the slots are whole numbers, the tiebreak below 1). The other buckets' candidates have the same slots taken
     # and no draw: the tiebreak alone orders them. A few look-ups per candidate, no tuple: admission sorts the whole
     # design on every arrival (a tuple key per candidate once cost the item pages' p95).
     def within(r: int) -> Callable[[Item], float]:
-        if first is None or r >= 2 * k:
+        if first is None or r > further:
             return lambda c: tiebreak[c.id]
         place, width = first.place, k + 1
         return lambda c: place[c.id] * width + taken(c.id, 0) + tiebreak[c.id]

@@ -128,22 +128,26 @@ def live_counts(study: Study, now: datetime, presentation_ids: Iterable[int] | N
 @dataclass(frozen=True)
 class Offer:
     """Adaptive allocation's draws as admission orders them, per presentation of a drawn group: its ``depth`` (the
-    answers it is offered first for: k for a full group, 1 for a first-layer one) and its group's ``place`` among the
-    drawn (0: the highest probability at its draw, i.e. the most disputed; equal probabilities share a place).
-    Admission then costs a dict look-up per candidate, as uniform allocation's need order does."""
+    answers it is offered first for: k for a full group, 1 for a first-layer one), its round's ``age`` (0: the
+    oldest round drawn; ``rounds`` in all) and its group's ``place`` among the drawn (0: the highest probability at
+    its draw, i.e. the most disputed; equal probabilities share a place). Admission then costs a few dict look-ups
+    per candidate, as uniform allocation's need order does."""
 
     depth: dict[int, int]
+    age: dict[int, int]
     place: dict[int, int]
+    rounds: int
 
     @classmethod
-    def of(cls, design: Design, groups: dict[tuple[int, int, int], tuple[int, float]]) -> Offer:
-        """From :func:`offered_groups`' drawn groups (group -> (depth, probability at its draw))."""
-        places = {q: n for n, q in enumerate(sorted({q for _, q in groups.values()}, reverse=True))}
-        depth, place = {}, {}
-        for group, (d, q) in groups.items():
+    def of(cls, design: Design, groups: dict[tuple[int, int, int], tuple[int, float, int]]) -> Offer:
+        """From :func:`offered_groups`' drawn groups (group -> (depth, probability at its draw, round))."""
+        places = {q: n for n, q in enumerate(sorted({q for _, q, _ in groups.values()}, reverse=True))}
+        ages = {r: n for n, r in enumerate(sorted({r for _, _, r in groups.values()}))}
+        depth, age, place = {}, {}, {}
+        for group, (d, q, r) in groups.items():
             for item in design.groups.get(group, ()):
-                depth[item.id], place[item.id] = d, places[q]
-        return cls(depth, place)
+                depth[item.id], age[item.id], place[item.id] = d, ages[r], places[q]
+        return cls(depth, age, place, len(ages))
 
 
 # The draws change only when allocation_priorities draws a round: it writes the drawn groups and the round in one
@@ -169,16 +173,17 @@ def offer_of(study: Study, design: Design) -> Offer | None:
     return offer
 
 
-def offered_groups(study: Study) -> dict[tuple[int, int, int], tuple[int, float]] | None:
+def offered_groups(study: Study) -> dict[tuple[int, int, int], tuple[int, float, int]] | None:
     """Adaptive allocation: the (topic, run_a, run_b) groups drawn so far, each with the answers per presentation it
-    is offered first for (k for a full group, 1 for a first-layer one) and its probability at its draw (the
-    drawn groups' further answers go to the most disputed first; docs/meta.md#adaptive-allocation). One indexed
+    is offered first for (k for a full group, 1 for a first-layer one), its probability at its draw (the
+    drawn groups' further answers go to the most disputed first; docs/meta.md#adaptive-allocation) and the round
+    that drew it (the rounds are completed oldest first: the analysis waits for them in order). One indexed
     query; the draws are written off the request path by ``manage.py allocation_priorities``; admission reads them
     through :func:`offer_of` (once per round). None for uniform allocation."""
     if study.allocation != Allocation.ADAPTIVE:
         return None
     k = study.annotators_per_presentation
     rows = AllocationGroup.objects.filter(study=study, drawn_round__gte=0).values_list(
-        "topic_id", "run_a_id", "run_b_id", "full", "probability"
+        "topic_id", "run_a_id", "run_b_id", "full", "probability", "drawn_round"
     )
-    return {(t, a, b): (k if full else 1, q) for t, a, b, full, q in rows}
+    return {(t, a, b): (k if full else 1, q, r) for t, a, b, full, q, r in rows}
