@@ -173,11 +173,8 @@ class TopicTable(Memoised):
     @cached_property
     def uniform_weights(self) -> BoolArray:
         """Per topic: all weights over ``I_q^+`` are exactly equal (ndeval's unweighted case)."""
-        out = np.ones(self.n_topics, dtype=bool)
-        for t in range(self.n_topics):
-            w = self.W[t, self.rel[t]]
-            out[t] = w.size == 0 or bool(np.all(w == w[0]))
-        return out
+        first = np.take_along_axis(self.W, np.argmax(self.rel, axis=1)[:, None], axis=1)  # each topic's first weight over I_q^+
+        return ((self.W == first) | ~self.rel).all(axis=1)
 
     @cached_property
     def grades_by_intent(self) -> np.ndarray:
