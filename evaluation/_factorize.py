@@ -75,14 +75,7 @@ class Lookup:
 
     Strings go through pyarrow's ``pyarrow.compute.index_in`` when pyarrow is installed (the
     ``[parquet]`` extra; the quickest on deep runs' mostly unjudged docids), the value set converted
-    once; anything else, or without pyarrow, through one C-level pass of ``dict.get``.
-
-    The strings reach pyarrow as one: ``"\n".join`` of them with a final ``"\n"`` is one string
-    (one C-level copy), and each value is read as its own bytes and the ``"\n"`` that ends it, by
-    offsets found with numpy; the value set ends its strings the same way. That costs about half of
-    converting the strings one by one (``pa.array``). A value holding a ``"\n"`` (the count of
-    ``"\n"`` then exceeds the count of values) goes to the ``dict`` instead.
-    """
+    once; anything else, or without pyarrow, through one C-level pass of ``dict.get``."""
 
     def __init__(self, distinct: np.ndarray) -> None:
         self.distinct = distinct
@@ -95,35 +88,21 @@ class Lookup:
     def value_set(self) -> object | None:
         if _pa is None:
             return None
-        return _terminated_strings(self.distinct.tolist())
+        try:
+            return _pa.array(self.distinct, type=_pa.string())
+        except (_pa.ArrowInvalid, _pa.ArrowTypeError):
+            return None
 
     def positions(self, values: Sequence | np.ndarray) -> IntArray:
-        items = values.tolist() if isinstance(values, np.ndarray) else values
-        if len(items) and self.value_set is not None:
-            strings = _terminated_strings(items)
-            if strings is not None:
-                found = _pc.index_in(strings, value_set=self.value_set)
+        if self.value_set is not None and len(values):
+            try:
+                found = _pc.index_in(_pa.array(values, type=_pa.string()), value_set=self.value_set)
+            except (_pa.ArrowInvalid, _pa.ArrowTypeError):  # not all strings (or a None): the dict below
+                pass
+            else:
                 return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        items = values.tolist() if isinstance(values, np.ndarray) else values
         return np.fromiter(map(self.index.get, items, repeat(-1)), dtype=np.int64, count=len(items))
-
-
-def _terminated_strings(items: Sequence) -> object | None:
-    """A pyarrow string array of ``items`` (strings), each followed by ``"\n"``; None when an item is not
-    a string (or is not encodable), holds a ``"\n"``, or the strings exceed a string array's 2 GiB."""
-    try:
-        joined = _pa.array(["\n".join(items) + "\n"], type=_pa.large_string())
-    except (TypeError, _pa.ArrowInvalid, _pa.ArrowTypeError, UnicodeEncodeError):
-        return None
-    _, bounds, data = joined.buffers()
-    size = int(np.frombuffer(bounds, dtype=np.int64, count=2)[1])
-    if size >= 2**31:
-        return None
-    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8, count=size) == 10)
-    if ends.size != len(items):
-        return None
-    offsets = np.zeros(ends.size + 1, dtype=np.int32)
-    np.add(ends, 1, out=offsets[1:], casting="unsafe")
-    return _pa.Array.from_buffers(_pa.string(), ends.size, [None, _pa.py_buffer(offsets), data])
 
 
 REPEAT_BLOCK = 1024  # values per set of :func:`repeated_in_lists` (short lists are checked together)
