@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from studyapp.models import PlatformCall, ReviewDecision, ReviewJob
 from studyapp.services.access.teams import set_team
+from studyapp.services.platforms import prolific_api
 from studyapp.services.review import audit, jobs
 from tests.studyapp.test_payment_faults import audit_misses
 from tests.studyapp.test_platform_review import PAY, PlatformReviewTestCase
@@ -144,13 +145,24 @@ class ReviewPageTests(PlatformReviewTestCase):
     def test_a_slow_platform_holds_no_request_and_pays_once(self) -> None:
         """Issue 30: Prolific answering the pay call after 25 s (beyond the client's 20 s) made Apply answer 500 after 30 s
         with nothing in the audit log. Now the page answers at once without calling the platform; the worker's pay
-        call times out ("outcome unknown"), and the next Apply finds the bonuses paid: once each, every call logged."""
-        self.api.fail("POST", PAY, delay=25)  # carried out at once, answered after 25 s
+        call times out ("outcome unknown"), and the next Apply finds the bonuses paid: once each, every call logged.
+        The workers' client gives up after 1 s here instead of its 20 s (as in test_payment_faults.FaultTests), the answer
+        coming 2.5 s after the call: the same real waits, scaled down."""
+        self.assertLess(prolific_api.client_from_env().timeout, 25)  # the production client gives up on a 25 s answer too
+        self.api.fail("POST", PAY, delay=2.5)  # carried out at once, answered after 2.5 s
         page = self.client.post(self.url, {"apply": "", "confirm": "on"}, follow=True)
         self.assertEqual(page.status_code, 200)
         self.assertEqual(self.api.requests, [])  # the request sent nothing and waited for nothing
+        from_env = prolific_api.client_from_env
+
+        def impatient_client(**options) -> prolific_api.ProlificReviewClient:  # noqa: ANN003 (client_from_env's options)
+            client = from_env(**options)
+            client.timeout = 1.0
+            return client
+
+        self.enterContext(mock.patch.object(prolific_api, "client_from_env", impatient_client))
         first = io.StringIO()
-        call_command("run_jobs", "--once", stdout=first)  # real waits: the client's own 20 s timeout
+        call_command("run_jobs", "--once", stdout=first)  # real waits: the client's own timeout
         self.assertIn("done, 9 steps done, 6 failed", first.getvalue())
         self.assertEqual(ReviewDecision.objects.filter(bonus_unknown=True).count(), 6)
         self.assertContains(self.client.get(self.url), "outcome unknown")
