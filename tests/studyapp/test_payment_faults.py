@@ -21,6 +21,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from contextlib import closing
 from pathlib import Path
 from unittest import mock
 
@@ -174,19 +175,26 @@ print("STUDY=" + json.dumps({"slug": study.slug, "annotators": rows}))
 
 class ScratchDatabase:
     """A database of its own for the ``manage.py`` processes of one test, on the engine the tests run on: a file for
-    SQLite, a fresh database on the same server for PostgreSQL (dropped afterwards)."""
+    SQLite, a fresh database on the same server for PostgreSQL (dropped afterwards); with ``template``, a copy of
+    that one (the file copied; PostgreSQL's ``CREATE DATABASE ... TEMPLATE``)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, template: ScratchDatabase | None = None) -> None:
         self.vendor, self.folder = connection.vendor, folder
         if self.vendor == "postgresql":
             given = connection.settings_dict
             self.server = {"host": given["HOST"] or "127.0.0.1", "port": given["PORT"] or 5432, "user": given["USER"],
                            "password": given["PASSWORD"], "dbname": given["NAME"]}  # fmt: skip
             self.name = f"{given['NAME']}_payfaults_{uuid.uuid4().hex[:8]}"
-            self._admin(f'CREATE DATABASE "{self.name}"')
+            self._admin(f'CREATE DATABASE "{self.name}"' + (f' TEMPLATE "{template.name}"' if template else ""))
             self.url = f"postgres://{given['USER']}:{given['PASSWORD']}@{self.server['host']}:{self.server['port']}/{self.name}"
         else:
             self.url = f"sqlite:///{folder / 'db.sqlite3'}"
+            if template is not None:  # SQLite's backup: the pages still in the template's write-ahead log too
+                with (
+                    closing(sqlite3.connect(template.folder / "db.sqlite3")) as source,
+                    closing(sqlite3.connect(folder / "db.sqlite3")) as copy,
+                ):
+                    source.backup(copy)
 
     def rows(self, sql: str) -> list[tuple]:
         if self.vendor == "postgresql":
@@ -209,26 +217,56 @@ class ScratchDatabase:
             db.execute(sql)
 
 
+def manage(env: dict[str, str], *args: str, check: bool = True) -> str:
+    """``manage.py`` run as its own process with ``env``; its standard output (a failure shows both streams)."""
+    result = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    if check:
+        assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def scratch_environment(db: ScratchDatabase, key: Path) -> dict[str, str]:
+    return {**os.environ, "DATABASE_URL": db.url, "DJANGO_SECRET_KEY_FILE": str(key), "PROLIFIC_API_TOKEN": TOKEN,
+            "STUDYAPP_CACHE_URL": "locmem"}  # fmt: skip
+
+
+_reviewed: list[tuple[ScratchDatabase, dict]] = []
+
+
+def reviewed_study() -> tuple[ScratchDatabase, dict]:
+    """The migrated scratch database with the reviewed study of :data:`SETUP_SCRIPT` (and what it printed), made by
+    ``manage.py`` processes once per module: each test works on a copy of it (:class:`ScratchDatabase`), as
+    fresh as if it had migrated and set up its own (the migration and the simulated study took most of a test)."""
+    if not _reviewed:
+        folder = Path(tempfile.mkdtemp(prefix="studyapp-payfaults-template-"))
+        template = ScratchDatabase(folder)
+        try:
+            env = scratch_environment(template, folder / "key")
+            manage(env, "migrate", "--noinput")
+            out = manage(env, "shell", "-c", SETUP_SCRIPT)
+        except BaseException:
+            template.drop()
+            raise
+        _reviewed.append((template, json.loads(out.split("STUDY=", 1)[1].splitlines()[0])))
+    return _reviewed[0]
+
+
+def tearDownModule() -> None:  # noqa: N802 (unittest's name, which pytest calls too)
+    while _reviewed:
+        _reviewed.pop()[0].drop()
+
+
 class KilledWorkerTestCase(PlatformReviewTestCase):
     """A real ``manage.py`` process on a scratch database (:class:`ScratchDatabase`), killed with SIGKILL (by pid)
     while the pay call waits."""
 
     def setUp(self) -> None:
         super().setUp()
+        template, data = reviewed_study()
         self.tmp = Path(tempfile.mkdtemp(prefix="studyapp-payfaults-"))
-        self.db = ScratchDatabase(self.tmp)
+        self.db = ScratchDatabase(self.tmp, template)
         self.addCleanup(self.db.drop)
-        self.env = {
-            **os.environ,
-            "DATABASE_URL": self.db.url,
-            "DJANGO_SECRET_KEY_FILE": str(self.tmp / "key"),
-            "PROLIFIC_API_TOKEN": TOKEN,
-            "PROLIFIC_API_URL": self.api.url,
-            "STUDYAPP_CACHE_URL": "locmem",
-        }
-        self.manage("migrate", "--noinput")
-        out = self.manage("shell", "-c", SETUP_SCRIPT)
-        data = json.loads(out.split("STUDY=", 1)[1].splitlines()[0])
+        self.env = {**scratch_environment(self.db, template.folder / "key"), "PROLIFIC_API_URL": self.api.url}
         self.slug = data["slug"]
         self.api.submissions.clear()
         for session, participant, study_ref, _ in data["annotators"]:
@@ -236,10 +274,7 @@ class KilledWorkerTestCase(PlatformReviewTestCase):
         self.finished = {s for s, _, _, status in data["annotators"] if status == "finished"}
 
     def manage(self, *args: str, check: bool = True) -> str:
-        result = subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=300)
-        if check:
-            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        return result.stdout
+        return manage(self.env, *args, check=check)
 
     def start(self, *args: str) -> subprocess.Popen:
         return subprocess.Popen([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, stdout=subprocess.PIPE,
