@@ -46,6 +46,7 @@ import sys
 import tempfile
 import time
 import types
+import warnings
 from collections import defaultdict
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
@@ -228,6 +229,7 @@ class Recomputations:
         self.study_pk = study_pk
         self.cpu: list[float] = []
         self.rounds = 0
+        self.analysis_round: int | None = None
 
     def run(self) -> None:
         from studyapp.models import Study
@@ -235,9 +237,12 @@ class Recomputations:
 
         study = Study.objects.get(pk=self.study_pk)
         started = time.process_time()
-        done = recompute(study)
+        with warnings.catch_warnings():  # the metrics' warnings about the collection, once per recomputation
+            warnings.simplefilter("ignore")
+            done = recompute(study)
         self.cpu.append(1000 * (time.process_time() - started))
         self.rounds += done.drew is not None
+        self.analysis_round = done.analysis_round
 
     def summary(self) -> str:
         from studyapp.models import AllocationGroup
@@ -247,7 +252,8 @@ class Recomputations:
         later = self.cpu[1:] or self.cpu
         return (
             f"adaptive: {len(self.cpu)} recomputations (the first {self.cpu[0]:.0f} ms CPU with the study's scores, then mean"
-            f" {statistics.mean(later):.0f} ms, max {max(later):.0f} ms); {self.rounds} rounds drawn, {drawn} of {groups} groups drawn"
+            f" {statistics.mean(later):.0f} ms, max {max(later):.0f} ms); {self.rounds} rounds drawn, {drawn} of {groups} groups drawn,"
+            f" analysis round {self.analysis_round} (the last complete one)"
         )
 
 

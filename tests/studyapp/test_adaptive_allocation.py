@@ -101,9 +101,8 @@ class AdaptiveAllocationTests(BaseTestCase):
             )[0].group  # fmt: skip
 
         other = sorted(others)[0]
-        self.assertEqual(
-            pick({group: (1, 0.5, 0), other: (1, 0.1, 0)}), other
-        )  # a drawn group's first layer before another's second answer
+        # a drawn group's first layer before another's second answer
+        self.assertEqual(pick({group: (1, 0.5, 0), other: (1, 0.1, 0)}), other)
         self.assertEqual(pick({group: (1, 0.5, 0)}), group)  # a drawn group's second answer before the groups not drawn
         counts.update({c.id: 1 for c in design.regular if c.group == other})  # both first layers done
         self.assertEqual(pick({group: (1, 0.5, 0), other: (1, 0.9, 0)}), other)  # further answers: the most disputed at its draw first
