@@ -22,8 +22,9 @@ simulates every group's k answers once; uniform and adaptive allocation spend th
 * adaptive: rounds of ``--batch`` answers, each drawing groups with the probabilities of
   ``evaluation.meta.adaptive.round_probabilities`` (dispute among the metrics still in the best set,
   exploration floor ``--explore``); a drawn group gets its k answers with probability ``--full``, else one
-  (two phases; the best set uses every drawn group's received mean, the MUP intervals the two-phase estimator:
-  every drawn group's first answer corrected by the full groups; ``--estimator full-only``: the full groups alone).
+  (two phases; the best set uses every drawn group's received mean with the last round's design weights, the MUP
+  intervals the two-phase estimator: every drawn group's first answer with the pooled weights of every round,
+  corrected by the full groups; ``--estimator full-only``: the full groups alone with the last round's weights).
 
 After every batch (a "look") the best set is computed (adaptive: on the design weights) at level
 ``alpha / looks`` (Bonferroni over the fixed maximum number of looks, ``looks = ceil(budget / batch)``).
@@ -181,17 +182,17 @@ def covering(
 
 
 def look(
-    study: Study, measures, truth, truth_mup, spent, p, weights, alpha, B, rng, full=None, p_full=None, layer=None
+    study: Study, measures, truth, truth_mup, spent, p, weights, alpha, B, rng, full=None, p_full=None, layer=None, layer_weights=None
 ) -> tuple[Look, adaptive.Contenders]:
     """The best set after ``spent`` answers (preferences ``p``, design ``weights``, each look at ``alpha``) and the
     MUP intervals on the k-answer sample (``full`` weights and ``p_full`` preferences; default: the same; with
-    ``layer`` every drawn group's first answer, weighted by ``weights``: the two-phase estimator) at the
+    ``layer`` every drawn group's first answer, weighted by ``layer_weights``: the two-phase estimator) at the
     look-corrected level ``1 - alpha`` (and, for comparison, at a fixed 95 %)."""
     sign = np.sign(p)
     chosen = adaptive.contenders(study.d, p, measures, weights=weights, user_sign=sign, clusters=study.clusters, alpha=alpha, B=B, rng=rng)
     full = weights if full is None else full
     p_full = p if p_full is None else p_full
-    entry = None if layer is None else weights
+    entry = None if layer is None else layer_weights
     hit = covering(study, p_full, full, truth_mup, 1.0 - alpha, layer, entry)
     nominal = covering(study, p_full, full, truth_mup, NOMINAL, layer, entry)
     size = chosen.size if chosen.chosen.claim else len(measures)
@@ -246,7 +247,8 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
             rest = need_order(received, (drawn_round >= 0) & (probability == level), k, rest, rng)
         need_order(received, drawn_round < 0, k, rest, rng)
         p = np.where(received > 0, (study.answers * (np.arange(k)[None, :] < received[:, None])).sum(axis=1) / np.maximum(received, 1), 0.0)
-        entry = adaptive.design_weights(drawn_round, probability, r)
+        entry = adaptive.design_weights(drawn_round, probability, r)  # the decision's
+        pooled = entry if ONE_PHASE else adaptive.pooled_weights(drawn_round, probability, r)  # the reported estimates'
         p_full = study.answers.mean(axis=1)
         result, chosen = look(
             study,
@@ -259,9 +261,10 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
             alpha,
             B,
             rng,
-            adaptive.full_weights(entry, full, share),
+            adaptive.full_weights(pooled, full, share),
             p_full,
             None if ONE_PHASE else study.answers[:, 0],  # every drawn group's first answer: the first layer
+            pooled,
         )
         looks.append(result)
         in_set = np.isin(measures, chosen.members)

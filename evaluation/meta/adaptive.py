@@ -29,7 +29,8 @@ user sign). The reported k-answer estimates (MUP, MUP_b, tau_b: :func:`weighted_
 full-only estimator: with every drawn group's *first layer* (its first answer on each presentation; a full group
 has one too, which of its k answers arrives first being exchangeable) each sum is estimated by the two-phase
 difference estimator (:func:`two_phase_sums`): the first layer's terms with the entry weights
-(:func:`design_weights`), plus the full groups' k-answer terms minus their first-layer terms with the entry weight
+(:func:`pooled_weights`: the mean of every round's Horvitz-Thompson weights up to ``r``, each round's estimator
+being unbiased given the rounds before it), plus the full groups' k-answer terms minus their first-layer terms with the entry weight
 over ``f`` (:func:`full_weights`), unbiased, resting on every drawn group and correcting only residuals (Saerndal,
 Swensson & Wretman 1992, sec. 9.4). A stopping rule decided before a round's draw
 keeps this (the draw is independent of the decision), so the analysis uses the *last round whose drawn groups
@@ -252,6 +253,20 @@ def design_weights(drawn_round: IntArray, probability: FloatArray, analysis_roun
         raise ValueError("a group drawn in the analysis round has no positive selection probability")
     with np.errstate(divide="ignore"):
         return np.where((r >= 0) & (r < analysis_round), 1.0, np.where(in_round, 1.0 / np.where(q > 0, q, 1.0), 0.0))
+
+
+def pooled_weights(drawn_round: IntArray, probability: FloatArray, analysis_round: int) -> FloatArray:
+    """Entry weights of the reported estimates: the mean over the rounds ``r = 0 .. R`` (``R = analysis_round``) of
+    :func:`design_weights` at ``r``, i.e. ``((R - s) + 1 / q_s) / (R + 1)`` for a group drawn in round ``s <= R``, 0
+    otherwise. Each round's estimator is unbiased given the rounds before it, so their mean is too, and it rests the
+    total over the groups drawn late (mostly undisputed ones, drawn by the exploration floor) on every round's draw
+    instead of the last one's (module docstring)."""
+    r = np.asarray(drawn_round)
+    q = np.asarray(probability, dtype=np.float64)
+    counted = (r >= 0) & (r <= analysis_round)
+    if (counted & ~(q > 0)).any():
+        raise ValueError("a group drawn by the analysis round has no positive selection probability")
+    return np.where(counted, ((analysis_round - r) + 1.0 / np.where(q > 0, q, 1.0)) / (analysis_round + 1), 0.0)
 
 
 def full_weights(entry: FloatArray, full: Sequence[bool], share: float | FloatArray) -> FloatArray:

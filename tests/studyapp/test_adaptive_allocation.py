@@ -151,7 +151,7 @@ class AdaptiveAllocationTests(BaseTestCase):
         groups = groups_of(self.study)
         weights, r_star = design_weights_by_group(self.study)
         self.assertEqual(r_star, analysis_round(groups))
-        self.assertTrue(all(w >= 1 for w in weights.values()))
+        self.assertTrue(all(w > 0 for w in weights.values()))  # pooled over the rounds: a group drawn late with q near 1 weighs < 1
         drawn = groups.drawn_round >= 0
         self.assertTrue(drawn.all())  # every group was drawn in some round before the study filled
         self.assertEqual(set(np.unique(groups.full_probability[drawn])), {recompute.__globals__["FULL"]})

@@ -8,6 +8,7 @@ import random
 from datetime import timedelta
 
 import numpy as np
+import pytest
 from django.urls import reverse
 
 from studyapp.exceptions import StudyFull
@@ -58,13 +59,13 @@ class AdaptiveAnalysisTests(BaseTestCase):
         weights, r_star = design_weights_by_group(self.study)
         self.assertEqual(r_star, 1)  # both rounds complete once the study is full
         names = [(g.topic.topic_id, g.run_a.name, g.run_b.name) for g in groups_of(self.study).rows]
-        # two-phase weights: entry (1 before the analysis round, 1 / q in it) on every drawn group's first layer;
-        # on the full groups also that over the chance of being full (the correction by their k answers)
-        entry = {names[i]: (1.0 if number < 1 else 1 / probability) for i, (number, probability, _, _) in enumerate(DRAWS)}
+        # two-phase weights: entry (the mean over rounds 0 and 1 of 1 if drawn before the round, 1 / q if in it) on
+        # every drawn group's first layer; on the full groups also that over the chance of being full
+        entry = {names[i]: ((1.0 if number < 1 else 0.0) + (1 / probability)) / 2 for i, (number, probability, _, _) in enumerate(DRAWS)}
         expected_weights = {names[i]: entry[names[i]] / chance for i, (_, _, full, chance) in enumerate(DRAWS) if full}
-        self.assertEqual(weights, expected_weights)
-        self.assertEqual(sorted(expected_weights.values()), [1.0, 2.0, 8.0])
-        self.assertEqual(two_phase_weights(self.study).entry, entry)
+        self.assertEqual(weights, pytest.approx(expected_weights))
+        self.assertEqual(sorted(round(w, 12) for w in expected_weights.values()), [1.5, 2.25, 4.0])
+        self.assertEqual(two_phase_weights(self.study).entry, pytest.approx(entry))
         # every group's k-answer mean and its first answer (oldest valid answer), read from the answers themselves
         answers: dict[tuple[str, str, str], list[int]] = {}
         for pref in Preference.objects.filter(assignment__presentation__study=self.study, assignment__presentation__kind="pair").order_by(

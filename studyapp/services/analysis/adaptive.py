@@ -274,12 +274,14 @@ class TwoPhaseWeights:
 
 
 def two_phase_weights(study: Study) -> TwoPhaseWeights:
-    """The weights of :func:`evaluation.meta.adaptive.weighted_estimates`' two phases at the analysis round."""
+    """The weights of :func:`evaluation.meta.adaptive.weighted_estimates`' two phases at the analysis round (the
+    entry weights pooled over every round up to it, :func:`evaluation.meta.adaptive.pooled_weights`; the decision
+    in :func:`recompute` keeps the last round's)."""
     groups = groups_of(study)
     r_star = analysis_round(groups)
     if r_star is None:
         return TwoPhaseWeights({}, {}, None)
-    entry = adaptive.design_weights(groups.drawn_round, groups.probability, r_star)
+    entry = adaptive.pooled_weights(groups.drawn_round, groups.probability, r_star)
     weights = adaptive.full_weights(entry, groups.full & (entry > 0), groups.full_probability)
     return TwoPhaseWeights(
         {name: float(w) for name, w in zip(groups.names, weights) if w > 0},

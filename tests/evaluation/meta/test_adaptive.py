@@ -86,15 +86,22 @@ def second_rounds(got1: np.ndarray, q1: np.ndarray, q2: np.ndarray):
 
 
 def test_design_weights_give_an_unbiased_total_under_an_adaptive_rule() -> None:
-    """Every draw of a two-round design enumerated: the round-2 estimator's expectation is the total, exactly,
-    although round 2's probabilities depend on what round 1 drew and saw."""
+    """Every draw of a two-round design enumerated: the round-2 estimator's expectation is the total, exactly, and
+    so is that of the pooled weights (the mean of the round-1 and round-2 estimators), although round 2's
+    probabilities depend on what round 1 drew and saw."""
     y = np.array([3.0, -1.0, 0.5, 2.0])
-    expected = 0.0
+    expected = pooled = 0.0
     for p1, got1 in first_rounds(Q1):
         q2 = second_probabilities(got1, y[got1].sum())  # the rule looks at the answers of round 1
         for p2, _, drawn, probability in second_rounds(got1, Q1, q2):
             expected += p1 * p2 * (adaptive.design_weights(drawn, probability, 1) * y).sum()
+            pooled += p1 * p2 * (adaptive.pooled_weights(drawn, probability, 1) * y).sum()
+            np.testing.assert_allclose(
+                adaptive.pooled_weights(drawn, probability, 1),
+                (adaptive.design_weights(drawn, probability, 0) + adaptive.design_weights(drawn, probability, 1)) / 2,
+            )
     assert expected == pytest.approx(y.sum(), abs=1e-12)
+    assert pooled == pytest.approx(y.sum(), abs=1e-12)
 
 
 def test_round_probabilities_target_floor_and_uniform_case() -> None:
@@ -127,6 +134,12 @@ def test_dispute_weights_count_disagreeing_contender_pairs() -> None:
 def test_design_weights_refuse_a_drawn_group_without_probability() -> None:
     with pytest.raises(ValueError, match="positive selection probability"):
         adaptive.design_weights(np.array([0, 1]), np.array([0.5, 0.0]), 1)
+    with pytest.raises(ValueError, match="positive selection probability"):
+        adaptive.pooled_weights(np.array([0, 1]), np.array([0.5, 0.0]), 1)
+    # pooled over rounds 0..2: ((2 - s) + 1 / q) / 3 for a group drawn in s <= 2, nothing for later or never
+    np.testing.assert_allclose(
+        adaptive.pooled_weights(np.array([0, 2, 3, -1]), np.array([0.5, 0.25, 0.5, 0.1]), 2), [(2 + 2) / 3, 4 / 3, 0, 0]
+    )
 
 
 def test_contenders_merge_identical_metrics_and_weight_the_preferences() -> None:
@@ -309,7 +322,7 @@ def test_the_two_phase_difference_estimator_of_every_sum_is_unbiased_by_enumerat
         for pa, full1, first1 in outcomes(got1):
             q2 = second_probabilities(got1, first1.sum())
             for p2, got2, drawn, probability in second_rounds(got1, Q1, q2):
-                entry = adaptive.design_weights(drawn, probability, 1)
+                entry = adaptive.pooled_weights(drawn, probability, 1)  # the reported estimates' entry weights
                 for pb, full2, first2 in outcomes(got2):
                     chance.append(p1 * pa * p2 * pb)
                     layers.append(np.where(got1, first1, first2))
