@@ -24,7 +24,11 @@ from tests.browser.annotator import Participant  # noqa: E402
 LAPTOP = {"viewport": {"width": 1366, "height": 768}}
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
 PAGE_BUDGET = 60 * 1024  # bytes: the item page with everything it loads, uncompressed
-PHONE_MAX_HEIGHT = 2_800  # px; demo items were 3,143-3,370 px (3,801 in the issue) before the lists were made compact
+# px. The item admission happens to draw decides the height, through its snippets: demo items measured 2,405-2,824 px on a
+# phone (the lists 1,793-2,212 px, everything else 612-635 px); before the lists were made compact they were
+# 3,143-3,370 px (3,801 in the issue), which this still refuses.
+PHONE_MAX_HEIGHT = 3_000
+PHONE_MAX_CHROME = 700  # px: the page without its two result lists (query, needs, scale, links)
 WORDS = {
     "Left much better": "much better",
     "Left better": "better",
@@ -117,6 +121,8 @@ def test_the_item_page_on_a_laptop_and_a_phone(browser, server, artifacts) -> No
         page.screenshot(path=artifacts / "item-phone.png", full_page=True)
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, "the page scrolls sideways"
         assert height <= PHONE_MAX_HEIGHT, measured["phone"]
+        chrome = height - page.locator(".serps").bounding_box()["height"]
+        assert chrome <= PHONE_MAX_CHROME, {**measured["phone"], "without_lists": chrome}
         for name in WORDS:  # on a phone each point shows its whole name ("Left much better")
             label = page.get_by_role("radio", name=name, exact=True).locator("xpath=..")
             expect(label.locator(".text")).to_have_text(name)
