@@ -11,11 +11,13 @@ machine when it is visible, else blank).
 
 Printed per request type: count, mean CPU ms, median, the ratio to a reference request
 measured in the same run (``ping``: a view that returns "ok" through the same middleware with the
-same cookies), the database server's CPU ms and the SQL statements per request, and with ``--calls``
+same cookies), the database server's CPU ms, the SQL statements and the writing commits per request (transactions
+that wrote or locked a row: with PostgreSQL's default ``synchronous_commit`` each waits for its log to reach the
+disk, so on a busy disk they, not the CPU, set the latency), and with ``--calls``
 the Python function calls per request: two runs on a noisy machine compare by the ratios, the
 statements and the calls. The last line sums up the
 requests the load benchmark sends (all but the heartbeats, which its annotators do not send):
-``cpu_ms_per_request=.. ping_ms=.. session_cpu_ms=.. ratio_per_request=.. sql_per_request=..``
+``cpu_ms_per_request=.. ping_ms=.. session_cpu_ms=.. ratio_per_request=.. sql_per_request=.. commits_per_request=..``
 (`` calls_per_request=..`` with ``--calls``).
 
     .venv/bin/python benchmarks/bench_requests.py                         # PostgreSQL at $STUDYAPP_TEST_POSTGRES_URL
@@ -76,6 +78,11 @@ KINDS = (
 )
 
 
+# Statements that write (or lock rows, which PostgreSQL also records in its log): a transaction with one of them
+# waits at its commit for the log to reach the disk (synchronous_commit, the default); one that only reads does not.
+WRITES = re.compile(r"^\s*(INSERT|UPDATE|DELETE)\b|\bFOR (NO KEY )?UPDATE\b|\bFOR (KEY )?SHARE\b", re.IGNORECASE)
+
+
 def backend_cpu_ms(pid: int | None) -> float | None:
     """CPU ms used so far by the database server process ``pid`` (Linux /proc), None when not visible."""
     if pid is None:
@@ -89,13 +96,15 @@ def backend_cpu_ms(pid: int | None) -> float | None:
 
 class Meter:
     """Per request type: CPU of this process (``process_time``) and of the database server's backend
-    process, SQL statements, and (``calls``) Python function calls: the last two do not depend on how
-    busy the machine is."""
+    process, SQL statements, writing commits (transactions that wrote or locked a row: each waits for the disk
+    at its commit) and (``calls``) Python function calls: the counts do not depend on how busy the machine is."""
 
     def __init__(self, profile_kind: str = "", *, calls: bool = False) -> None:
         self.cpu: dict[str, list[float]] = defaultdict(list)
         self.db: dict[str, float] = defaultdict(float)
         self.queries: dict[str, int] = defaultdict(int)
+        self.commits: dict[str, int] = defaultdict(int)
+        self.committed = self._committed  # one object, so a transaction's callback is recognised (count_commit)
         self.calls: dict[str, int] | None = defaultdict(int) if calls else None
         self.db_visible = True
         self.profile_kind = profile_kind
@@ -114,7 +123,21 @@ class Meter:
 
     def count_query(self, execute, sql, params, many, context):
         self.queries[self.kind] += 1
-        return execute(sql, params, many, context)
+        result = execute(sql, params, many, context)
+        if WRITES.search(sql) and context["cursor"].rowcount != 0:  # a statement that changed or locked no row wrote nothing
+            self.count_commit(context["connection"])
+        return result
+
+    def count_commit(self, connection) -> None:
+        """One writing commit: now for a statement in autocommit, else when its outermost transaction commits
+        (once per transaction, however many statements wrote in it; nothing when it rolls back)."""
+        if not connection.in_atomic_block:
+            self.commits[self.kind] += 1
+        elif not any(func is self.committed for _, func, _ in connection.run_on_commit):
+            connection.on_commit(self.committed)
+
+    def _committed(self) -> None:
+        self.commits[self.kind] += 1
 
     def measure(self, kind: str, call):
         from django.db import connection
@@ -265,7 +288,7 @@ def recompute(recomputer: Recomputations | None) -> None:
 def report(meter: Meter, sessions: int, elapsed: float, recomputer: Recomputations | None = None) -> None:
     ping = statistics.mean(meter.cpu["ping"])
     calls = f" {'calls':>7}" if meter.calls is not None else ""
-    print(f"{'request':<18} {'n':>5} {'cpu_ms':>7} {'median':>7} {'x_ping':>7} {'db_ms':>6} {'sql':>5}{calls}")
+    print(f"{'request':<18} {'n':>5} {'cpu_ms':>7} {'median':>7} {'x_ping':>7} {'db_ms':>6} {'sql':>5} {'commits':>7}{calls}")
     for kind in KINDS:
         values = meter.cpu.get(kind)
         if not values:
@@ -274,7 +297,8 @@ def report(meter: Meter, sessions: int, elapsed: float, recomputer: Recomputatio
         db = f"{meter.db[kind] / n:6.2f}" if meter.db_visible and meter.backend else "     -"
         calls = f" {meter.calls[kind] / n:7.0f}" if meter.calls is not None else ""
         print(
-            f"{kind:<18} {n:5d} {mean:7.2f} {statistics.median(values):7.2f} {mean / ping:7.2f} {db} {meter.queries[kind] / n:5.2f}{calls}"
+            f"{kind:<18} {n:5d} {mean:7.2f} {statistics.median(values):7.2f} {mean / ping:7.2f} {db} {meter.queries[kind] / n:5.2f}"
+            f" {meter.commits[kind] / n:7.2f}{calls}"
         )
     # the load benchmark's requests (its annotators send no heartbeats): what its CPU per request follows
     real = [v for kind, values in meter.cpu.items() if kind not in ("ping", "heartbeat") for v in values]
@@ -285,10 +309,11 @@ def report(meter: Meter, sessions: int, elapsed: float, recomputer: Recomputatio
         print(recomputer.summary())
     mix = [kind for kind in meter.cpu if kind not in ("ping", "heartbeat")]
     sql = sum(meter.queries[kind] for kind in mix) / len(real)
+    commits = sum(meter.commits[kind] for kind in mix) / len(real)
     calls = f" calls_per_request={sum(meter.calls[kind] for kind in mix) / len(real):.0f}" if meter.calls is not None else ""
     print(
         f"cpu_ms_per_request={per_request:.2f} ping_ms={ping:.2f} session_cpu_ms={per_session:.0f}"
-        f" ratio_per_request={per_request / ping:.2f} sql_per_request={sql:.2f}{calls}"
+        f" ratio_per_request={per_request / ping:.2f} sql_per_request={sql:.2f} commits_per_request={commits:.2f}{calls}"
         + (f" recompute_cpu_ms={statistics.mean(recomputer.cpu[1:] or recomputer.cpu):.0f}" if recomputer is not None else "")
     )
 

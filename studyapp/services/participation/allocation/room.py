@@ -88,9 +88,11 @@ def newcomer_room(study: Study, *, now: datetime | None = None) -> tuple[int, in
     """
     now = now_or(now)
     # taken slots counted per presentation in one pass over the study's assignments (a grouped join,
-    # not a subquery per presentation), with the lease states' one definition (AssignmentQuerySet)
+    # not a subquery per presentation), with the lease states' one definition (AssignmentQuerySet); the
+    # study's assignments are found through their annotators, whose join the exclusion needs anyway (an
+    # assignment's annotator and presentation are of one study): no join of the presentations there
     taken, taken_params = (
-        Assignment.objects.filter(presentation__study=study)
+        Assignment.objects.filter(annotator__study=study)
         .valid()
         .taking_slot(now)
         .order_by()
