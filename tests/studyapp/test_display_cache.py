@@ -132,3 +132,38 @@ class ItemPageCacheTests(AnnotatorTestCase):
         self.assertIs(again, cat)
         self.assertIn("cat", cat.results[0].snippet)
         self.assertNotEqual(cat.results[0].snippet, dog.results[0].snippet)
+
+    def test_a_page_read_again_after_its_minute_is_drawn_again_only_when_its_lines_changed(self) -> None:
+        p = self.study.presentations.filter(kind="pair").first()
+        depth = self.study.depth
+        first = item_page._run_page(p.topic_id, p.run_a_id, depth, "query", "")
+        self.clock.now += 61  # the kept page ran out: its lines are read again
+        with (
+            CaptureQueriesContext(connection) as queries,
+            mock.patch.object(item_page, "render_to_string", wraps=item_page.render_to_string) as draw,
+        ):
+            again = item_page._run_page(p.topic_id, p.run_a_id, depth, "query", "")
+        self.assertEqual(len(queries.captured_queries), 1)
+        draw.assert_not_called()  # the same lines: the list drawn before
+        self.assertIs(again, first)
+        Document.objects.filter(pk=run_page(p.topic_id, p.run_a_id, depth)[0].pk).update(title="An edited title")
+        self.clock.now += 61
+        edited = item_page._run_page(p.topic_id, p.run_a_id, depth, "query", "")
+        self.assertIn("An edited title", edited.html)
+        self.assertNotIn("An edited title", first.html)
+        with self.settings(DEBUG=True), mock.patch.object(item_page, "render_to_string", wraps=item_page.render_to_string) as draw:
+            item_page._run_page(p.topic_id, p.run_a_id, depth, "query", "")
+        draw.assert_called_once()  # DEBUG: drawn every time (template edits show at once)
+
+    def test_drawn_lists_are_kept_by_their_lines_and_bounded(self) -> None:
+        cache = display_cache.DrawnCache(size=2)
+        drawn: list[str] = []
+        for key in ("a", "b", "a", "c", "a"):
+            cache.get(key, lambda key=key: drawn.append(key) or key.upper())
+        # the second "a" is the one drawn before; "c" made three, so the oldest ("a") went and was drawn again
+        self.assertEqual(drawn, ["a", "b", "c", "a"])
+        self.assertEqual(len(cache), 2)
+        cache.get("b", lambda: drawn.append("b again") or "B")
+        self.assertEqual(drawn[-1], "b again")
+        display_cache.clear_all()
+        self.assertEqual(len(cache), 0)

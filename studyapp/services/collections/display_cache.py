@@ -17,7 +17,7 @@ from django.conf import settings
 
 T = TypeVar("T")
 
-_ALL: list[TimedCache] = []
+_ALL: list[TimedCache | DrawnCache] = []
 
 
 class TimedCache(Generic[T]):
@@ -52,6 +52,39 @@ class TimedCache(Generic[T]):
         self._entries[key] = (time.monotonic() + settings.STUDYAPP_DISPLAY_CACHE_SECONDS, value)
         while len(self._entries) > self.size:
             del self._entries[next(iter(self._entries))]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+class DrawnCache(Generic[T]):
+    """Values drawn from their inputs, looked up by the inputs themselves (at most ``size``; the oldest go first).
+
+    An input that changes is a new key, so what is kept can never be stale: no time limit. Item pages draw
+    a result list again when its :class:`TimedCache` entry ran out, after reading its lines again (an edit
+    in the admin shows); an unchanged list (the common case) is then not drawn a second time. Off when the
+    display caches are off (``DJANGO_DEBUG=1``: template edits show at once).
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: dict[Hashable, T] = {}
+        _ALL.append(self)
+
+    def get(self, key: Hashable, draw: Callable[[], T]) -> T:
+        """The value drawn before for ``key``, else ``draw()`` (then kept)."""
+        if not _enabled():
+            return draw()
+        value = self._entries.get(key)
+        if value is None:
+            value = draw()
+            self._entries[key] = value
+            while len(self._entries) > self.size:
+                del self._entries[next(iter(self._entries))]
+        return value
 
     def __len__(self) -> int:
         return len(self._entries)

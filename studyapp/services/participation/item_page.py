@@ -23,7 +23,7 @@ from django.utils.translation import get_language, gettext
 from evaluation.io.documents import url_problem
 from studyapp.models import Assignment, Document, Presentation, Study, StudySubtopic, Topic
 from studyapp.models.study import TOPIC, documents_in_order, run_page
-from studyapp.services.collections.display_cache import TimedCache
+from studyapp.services.collections.display_cache import DrawnCache, TimedCache
 from studyapp.services.collections.snippets import snippet, to_html
 from studyapp.services.participation.allocation import design_item
 from studyapp.services.participation.onboarding import Result
@@ -122,6 +122,15 @@ class _Task:
 # per language: a drawn page holds a few words of the page's language ("No results.").
 _TASKS: TimedCache[_Task] = TimedCache(size=5_000)
 _PAGES: TimedCache[ResultPage] = TimedCache(size=5_000)
+# The result lists drawn, by their lines and language: a page read again once its _PAGES entry ran out is drawn
+# again only if its lines changed (drawing is most of a miss's cost; reading the lines again keeps edits showing).
+_DRAWN: DrawnCache[ResultPage] = DrawnCache(size=5_000)
+
+
+def _drawn(shown: list[Result]) -> ResultPage:
+    """:func:`result_page` of an item page's lines (from :func:`results`: every field a string, the snippet safe HTML)."""
+    lines = tuple(shown)
+    return _DRAWN.get((lines, get_language()), lambda: result_page(lines))
 
 
 def _task(study_id: int, topic_id: int) -> _Task:
@@ -153,7 +162,7 @@ def _run_page(topic_id: int, run_id: int, depth: int, query: str, need: str) -> 
     page = _PAGES.peek(own)
     if page is None:
         documents = run_page(topic_id, run_id, depth)
-        page = result_page(results(documents, query, need))
+        page = _drawn(results(documents, query, need))
         _PAGES.put(own if any(doc.text for doc in documents) else shared, page)
     return page
 
@@ -161,7 +170,7 @@ def _run_page(topic_id: int, run_id: int, depth: int, query: str, need: str) -> 
 def _degraded_page(presentation_id: int, query: str, need: str) -> ResultPage:
     """The worse side of a degraded check: its documents in their order."""
     ids = Presentation.objects.values_list("b_documents", flat=True).get(pk=presentation_id)
-    return result_page(results(documents_in_order(ids), query, need))
+    return _drawn(results(documents_in_order(ids), query, need))
 
 
 def item_page(assignment: Assignment, study: Study, number: int, quota: int) -> ItemPage:
