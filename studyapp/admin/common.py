@@ -78,7 +78,15 @@ class TeamScoped:
         return qs.filter(**{f"{self.study_path}__in": teams.visible_studies(request.user)})
 
     def _hides_ids(self, request: HttpRequest | None) -> bool:
-        return request is None or not teams.sees_all_platform_ids(request.user)
+        """Does ``request``'s user lack the ids of some study they see? Asked once per request (a changelist asks
+        for each lookup, filter, search field and column; each answer is a query) and kept on the request."""
+        if request is None:
+            return True
+        user = request.user
+        known = getattr(request, "_studyapp_sees_all_ids", None)
+        if known is None or known[0] != user.pk:
+            known = request._studyapp_sees_all_ids = (user.pk, teams.sees_all_platform_ids(user))
+        return not known[1]
 
     def _without_ids(self, request: HttpRequest | None, paths) -> list:
         if not self._hides_ids(request):

@@ -10,6 +10,7 @@ import io
 import json
 import resource
 import shutil
+import struct
 import tempfile
 import zlib
 from pathlib import Path
@@ -30,16 +31,26 @@ BOMB_GB = 1  # what the bomb decompresses to (from a file of about 1 MB)
 
 
 def gzip_bomb(path: Path, docid: str) -> None:
-    """One WARC response record of BOMB_GB of zeros, gzip-compressed to about 1 MB per GB."""
+    """One WARC response record of BOMB_GB of zeros, gzip-compressed to about 1 MB per GB.
+
+    Deflate restarts after a full flush (RFC 1951 blocks, no reference back past it), so every megabyte of zeros
+    compresses to the same bytes: one is compressed and written BOMB_GB * 1024 times, with the CRC-32 and size of
+    the whole record in the gzip trailer (RFC 1952), as a level-9 pass over all of it would write (seconds less CPU).
+    """
     size = BOMB_GB * 1024 * MB
     head = f"WARC/1.0\r\nWARC-Type: response\r\nWARC-TREC-ID: {docid}\r\nContent-Length: {size}\r\n\r\n".encode()
-    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)  # a gzip member
+    tail, zeros = b"\r\n\r\n", bytes(MB)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)  # raw deflate: the gzip header and trailer are written here
+    first = compressor.compress(head) + compressor.flush(zlib.Z_FULL_FLUSH)
+    block = compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH)
+    crc = zlib.crc32(head)
     with path.open("wb") as out:
-        out.write(compressor.compress(head))
-        zeros = bytes(MB)
+        out.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + first)  # gzip header: deflate, no name, no time
         for _ in range(size // MB):
-            out.write(compressor.compress(zeros))
-        out.write(compressor.compress(b"\r\n\r\n") + compressor.flush())
+            out.write(block)
+            crc = zlib.crc32(zeros, crc)
+        crc = zlib.crc32(tail, crc)
+        out.write(compressor.compress(tail) + compressor.flush() + struct.pack("<II", crc, (len(head) + size + len(tail)) % 2**32))
 
 
 def peak_rss_mb() -> float:
