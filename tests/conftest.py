@@ -25,6 +25,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if selected and not config.option.collectonly and test_postgresql.child_will_run():
         # the PostgreSQL child runs the participant-flow browser tests and a few database-free library modules
         # (test_postgresql.CHILD_DATABASE_FREE_MODULES); each of them runs once per session
+        test_postgresql.note_database_tests_left_out(items)  # CHILD_IGNORED_MODULES: the parent's alone
         handed_over = [item for item in items if test_postgresql.delegated(item.path)]
         if handed_over:
             config.hook.pytest_deselected(items=handed_over)

@@ -1,5 +1,6 @@
-"""The database-using suite again on a real PostgreSQL: every module of ``tests/studyapp`` and the
-browser tests that walk the participant's flow (:data:`CHILD_BROWSER_MODULES`), in a child pytest whose
+"""The database-using suite again on a real PostgreSQL: ``tests/studyapp`` (but the modules without a database
+test, :data:`CHILD_IGNORED_MODULES`) and the browser tests that walk the participant's flow
+(:data:`CHILD_BROWSER_MODULES`), in a child pytest whose
 DATABASE_URL is ``$STUDYAPP_TEST_POSTGRES_URL`` (SQLite hides length limits, NUL bytes, locking and
 isolation differences that PostgreSQL enforces). The child also takes a few database-free library modules
 (:data:`CHILD_DATABASE_FREE_MODULES`) off the parent, so both finish at about the same time.
@@ -56,6 +57,22 @@ CHILD_DATABASE_FREE_MODULES = (
     "tests/evaluation/test_ir_measures.py",
     "tests/evaluation/metrics/test_properties.py",
 )
+# Modules of tests/studyapp without a single database test (no TestCase, no db fixture): what they check does not
+# depend on the database, so the child leaves them to the parent instead of running them a second time (about 30 s
+# of the child's run; test_compile_translations also writes the .mo files, which two runs at once would race for).
+# The parent's collection notes any database test in them (:func:`uses_database`), and the test below then fails:
+# such a test must run on PostgreSQL too, so its module leaves this list.
+CHILD_IGNORED_MODULES = (
+    "tests/studyapp/test_architecture.py",
+    "tests/studyapp/test_cjk_typography.py",
+    "tests/studyapp/test_compile_translations.py",
+    "tests/studyapp/test_docs_registries.py",
+    "tests/studyapp/test_fragments.py",
+    "tests/studyapp/test_mturk_api.py",
+    "tests/studyapp/test_review_api.py",
+    "tests/studyapp/test_review_rules.py",
+    "tests/studyapp/test_wording.py",
+)
 # The browser modules first: they then run beside the parent's own browser and evaluation tests, not beside
 # its load and kill -9 smoke tests at the end (gunicorn workers and a load generator on the same two cores
 # once held a framed participant's admission step beyond the pages' 15 s).
@@ -87,7 +104,7 @@ class ChildRun:
         env = {**os.environ, "DATABASE_URL": url, "STUDYAPP_TEST_ARTIFACTS": str(ROOT / "test-artifacts" / "postgresql")}
         env.pop("STUDYAPP_UPDATE_SCREENSHOTS", None)
         command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *map(str, SUITES), f"--ignore={__file__}",
-                   *(f"--deselect={test}" for test in PARENT_ONLY)]  # fmt: skip
+                   *(f"--deselect={test}" for test in PARENT_ONLY), *(f"--ignore={ROOT / path}" for path in CHILD_IGNORED_MODULES)]  # fmt: skip
         self.stdout = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace", prefix="studyapp-postgresql-", suffix=".out")
         self.stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace", prefix="studyapp-postgresql-", suffix=".err")
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=self.stdout, stderr=self.stderr)
@@ -122,6 +139,26 @@ class ChildRun:
 
 
 _child: ChildRun | None = None
+# Database tests the parent's collection found in CHILD_IGNORED_MODULES (node ids): each would miss its PostgreSQL run.
+database_tests_left_out: list[str] = []
+
+
+def uses_database(item: pytest.Item) -> bool:
+    """Does the test use the database (a Django ``TransactionTestCase``/``TestCase``, the ``django_db`` mark, or the
+    ``db``/``transactional_db``/``live_server`` fixtures; pytest-django's own reading)?"""
+    from django.test import TransactionTestCase
+
+    cls = getattr(item, "cls", None)
+    if cls is not None and issubclass(cls, TransactionTestCase):
+        return True
+    fixtures = set(getattr(item, "fixturenames", ()))
+    return item.get_closest_marker("django_db") is not None or bool(fixtures & {"db", "transactional_db", "live_server"})
+
+
+def note_database_tests_left_out(items: list[pytest.Item]) -> None:
+    """Remember the database tests of :data:`CHILD_IGNORED_MODULES` among ``items`` (see :data:`database_tests_left_out`)."""
+    ignored = {ROOT / path for path in CHILD_IGNORED_MODULES}
+    database_tests_left_out[:] = [item.nodeid for item in items if item.path.resolve() in ignored and uses_database(item)]
 
 
 def postgres_url() -> str:
@@ -189,6 +226,7 @@ def test_database_tests_pass_on_postgresql() -> None:
     reachable_postgres_url()
     start_child()  # already running unless this test was called some other way
     assert _child is not None
+    assert not database_tests_left_out, f"database tests in CHILD_IGNORED_MODULES never run on PostgreSQL: {database_tests_left_out}"
     result = _child.wait(timeout=TIMEOUT_SECONDS)
     if result is None:
         pytest.fail(f"the PostgreSQL run did not finish within {TIMEOUT_SECONDS} s and was stopped")
