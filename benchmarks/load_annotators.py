@@ -21,6 +21,14 @@ Scenarios (each prints one result line; the last line sums them up)::
            connections (headers a line, bodies a byte at a time) stay open against it (goal: p95 item < 100 ms, 0 errors),
            after the same scenario through the same proxy without them ("proxied", the reference of the same run)
 
+``--allocation adaptive`` creates the studies with adaptive allocation (issue 32) and runs ``manage.py
+allocation_priorities --every`` (``--recompute-seconds``: 10, with ``--smoke`` 2) beside the server during each
+scenario, from its first recomputation on, as in production (``load_adaptive.py``). Before the paced scenario its
+study is taken through the services (no HTTP) to its first complete analysis round, so the recomputations during it
+take the best set, weigh the disputes and draw rounds while the annotators answer; after each scenario a line gives
+how many recomputations ran, with a complete analysis round in how many, their CPU and time, and whether the
+invariants held after them.
+
 The full run uses the TREC 2014 diversity collection of the repository's reference data with all
 8 public runs (3,976 regular presentations, like a real study). ``--smoke`` runs both scenarios
 tiny on the bundled demo collection (about 20 s); ``--fault`` runs annotators on the demo collection,
@@ -198,8 +206,9 @@ def check_database_arguments(parser: argparse.ArgumentParser, args: argparse.Nam
         parser.error(f"--postgres-url must be postgres://user:password@host:port/database, got {args.postgres_url!r}")
 
 
-def prepare_studies(scenarios: list[Scenario], allocation: str = "uniform") -> dict[str, dict]:
-    """Migrate, import the collection(s) and create one study per scenario (with that ``allocation``); returns slug and k per scenario."""
+def prepare_studies(scenarios: list[Scenario], allocation: str | dict[str, str] = "uniform") -> dict[str, dict]:
+    """Migrate, import the collection(s) and create one study per scenario (with that ``allocation``, or per scenario
+    name from a dict); returns slug and k per scenario."""
     from django.core.management import call_command
 
     from studyapp.models import Presentation
@@ -227,7 +236,7 @@ def prepare_studies(scenarios: list[Scenario], allocation: str = "uniform") -> d
     studies = {}
     for scenario in scenarios:
         config = {**STUDIES[scenario.study], "runs": runs[scenario.study], "completion_code": CODE, "screenout_code": "LOADFULL",
-                  "allocation": allocation}  # fmt: skip
+                  "allocation": allocation if isinstance(allocation, str) else allocation[scenario.name]}  # fmt: skip
         study = create_study(scenario.study, f"Load {scenario.name}", parse_config(config)).study
         regular = Presentation.objects.filter(study=study, kind=Presentation.Kind.PAIR).count()
         studies[scenario.name] = {"slug": study.slug, "pk": study.pk, "k": study.annotators_per_presentation, "presentations": regular}
@@ -236,42 +245,6 @@ def prepare_studies(scenarios: list[Scenario], allocation: str = "uniform") -> d
 
 
 # -- the server -----------------------------------------------------------------------------------
-
-
-class Recomputer:
-    """``--allocation adaptive``: ``manage.py allocation_priorities SLUG --every N`` beside the server for one scenario
-    (off the request path, as in production), stopped by pid afterwards."""
-
-    def __init__(self, database_url: str, slug: str, every: float, workdir: Path) -> None:
-        self.args = [sys.executable, str(ROOT / "manage.py"), "allocation_priorities", slug]
-        self.every, self.log = every, workdir / f"priorities-{slug}.log"
-        self.env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_LOG_LEVEL": "WARNING"}
-        self.process: subprocess.Popen | None = None
-
-    def once(self) -> None:
-        """The first draw, before anyone arrives."""
-        with self.log.open("a") as log:
-            done = subprocess.run(self.args, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, timeout=300)
-        if done.returncode:
-            raise RuntimeError(f"allocation_priorities failed:\n{self.log.read_text()[-3000:]}")
-
-    def start(self) -> None:
-        with self.log.open("a") as log:
-            self.process = subprocess.Popen([*self.args, "--every", str(self.every)], cwd=ROOT, env=self.env, stdout=log,
-                                            stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
-
-    def stop(self) -> str:
-        """Stop it (by pid); returns its last line."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-        self.process = None
-        lines = self.log.read_text().strip().splitlines() if self.log.exists() else []
-        return f"{len(lines)} recomputations; last: {lines[-1] if lines else 'none'}"
 
 
 def free_port() -> int:
@@ -429,6 +402,7 @@ class Stats:
     told_finished: set[str] = field(default_factory=set)  # platform ids whose last answer's reply said finished
     shown_code: set[str] = field(default_factory=set)  # platform ids that saw the completion code
     stopped: set[str] = field(default_factory=set)  # platform ids stopped by the scenario's end mid-session
+    prepared: set[str] = field(default_factory=set)  # platform ids that answered through the services before the scenario
     refused: set[str] = field(default_factory=set)
     started: float = 0.0
     ended: float = 0.0
@@ -767,6 +741,7 @@ def check_invariants(study: dict, stats: Stats) -> list[str]:
     if duplicate.exists():
         problems.append(f"{duplicate.count()} (annotator, presentation) pairs given twice")
     finished = set(Annotator.objects.filter(study_id=study["pk"], status=Annotator.Status.FINISHED).values_list("external_id", flat=True))
+    finished -= stats.prepared  # never sent a request: no page to have been shown
     not_shown = finished - stats.shown_code - stats.stopped  # those stopped by the scenario's end never asked for the page
     untold = finished - stats.told_finished - stats.stopped  # a reply lost when the scenario stopped is no fault
     if not_shown or untold or stats.shown_code - finished or stats.told_finished - finished:
@@ -820,11 +795,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--allocation", choices=["uniform", "adaptive"], default="uniform",
                         help="the studies' allocation (default uniform); adaptive runs manage.py allocation_priorities every "
                         "--recompute-seconds beside the server during each scenario")  # fmt: skip
-    parser.add_argument("--recompute-seconds", type=float, default=10.0, help="with --allocation adaptive (default 10)")
+    parser.add_argument("--recompute-seconds", type=float, default=None,
+                        help="with --allocation adaptive: allocation_priorities --every (default 10; 2 with --smoke)")  # fmt: skip
     args = parser.parse_args(argv)
     check_database_arguments(parser, args)
     if args.workers is not None and args.workers < 1:
         parser.error("--workers must be at least 1")
+    if args.recompute_seconds is not None and args.recompute_seconds <= 0:
+        parser.error("--recompute-seconds must be positive")
     if args.only and (args.smoke or args.fault):
         parser.error("--only picks a scenario of the full run; it does not combine with --smoke or --fault")
     if args.two_instances and (args.smoke or args.fault or args.only):
@@ -856,6 +834,16 @@ def main(argv: list[str] | None = None) -> int:
 
         COMPREHENSION_RIGHT.update({q.key: q.correct for q in COMPREHENSION})
         studies = prepare_studies(scenarios, args.allocation)
+        prepared: dict[str, set[str]] = {}
+        if args.allocation == "adaptive":
+            from load_adaptive import PREPARED, Recomputer, complete_first_round
+
+            from studyapp.models import Annotator as Participant
+
+            for name in [s.name for s in scenarios if s.name in ("paced", "proxied", "slowloris")]:
+                print(f"setup: {name}: {complete_first_round(studies[name]['pk'], args.seed)}", flush=True)
+                ids = Participant.objects.filter(study_id=studies[name]["pk"], external_id__startswith=PREPARED)
+                prepared[name] = set(ids.values_list("external_id", flat=True))
         connections.close_all()
         shared = (
             {"STUDYAPP_CACHE_URL": args.redis_url, "STUDYAPP_ARRIVALS_PER_CLIENT": str(SHARED_ARRIVAL_LIMIT)} if args.two_instances else {}
@@ -882,9 +870,11 @@ def main(argv: list[str] | None = None) -> int:
         for n, scenario in enumerate(scenarios):
             recomputer = None
             if args.allocation == "adaptive":
-                recomputer = Recomputer(database.url, studies[scenario.name]["slug"], args.recompute_seconds, workdir)
-                recomputer.once()
-                recomputer.start()
+                every = args.recompute_seconds or (2.0 if args.smoke else 10.0)
+                recomputer = Recomputer(database.url, studies[scenario.name]["slug"], every, workdir)
+                print(
+                    f"setup: {scenario.name}: allocation_priorities --every {every:g} beside the server: {recomputer.start()}", flush=True
+                )
             try:
                 if args.slowloris and scenario.name == "proxied":
                     stats = asyncio.run(run_scenario(scenario, studies[scenario.name], targets, args.seed + n))
@@ -896,10 +886,13 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     stats = asyncio.run(run_scenario(scenario, studies[scenario.name], servers, args.seed + n))
             finally:
-                if recomputer is not None:
-                    print(f"  {scenario.name}: allocation adaptive, {recomputer.stop()}", flush=True)
+                recomputed = recomputer.stop() if recomputer is not None else ""
+            stats.prepared = prepared.get(scenario.name, set())
             problems = check_invariants(studies[scenario.name], stats)
             print(report(scenario, stats, problems, args.database, workers), flush=True)
+            if recomputed:
+                print(f"  {scenario.name}: allocation adaptive: {recomputed}; invariants after them:"
+                      f" {'ok' if not problems else 'FAILED'}", flush=True)  # fmt: skip
             for line in problems + stats.error_samples:
                 print(f"  {scenario.name}: {line}", flush=True)
             results[scenario.name] = stats

@@ -12,6 +12,7 @@ import numpy as np
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from benchmarks.load_adaptive import summary
 from benchmarks.load_annotators import Stats, check_invariants
 from studyapp.exceptions import StudyFull
 from studyapp.models import AllocationGroup, AllocationRound, Annotator, Assignment, Presentation
@@ -187,7 +188,7 @@ class AdaptiveAllocationTests(BaseTestCase):
             call_command("allocation_priorities", self.study.slug, "--every", "5", "--times", "2", "--min-answers", "30", stdout=out)
         lines = out.getvalue().strip().splitlines()
         self.assertEqual(len(lines), 2)  # (5, 1): 5 new answers < 30, skipped; (40, 1): recomputed
-        self.assertRegex(lines[0], r"; \d+ ms CPU$")
+        self.assertRegex(lines[0], r"; \d+ ms, \d+ ms CPU$")
         self.assertEqual(sleep.call_count, 2)  # after the 1st recomputation and the skipped turn
         nice.assert_called_once_with(10)  # periodic: at low priority beside the server
         for bad in (["--min-answers", "0"], ["--nice", "20"], ["--nice", "-1"]):
@@ -199,6 +200,10 @@ class AdaptiveAllocationTests(BaseTestCase):
         call_command("allocation_priorities", self.study.slug, stdout=out)
         self.assertIn("drew round 0", out.getvalue())
         self.assertIn("every metric (no complete round yet)", out.getvalue())
+        # the load benchmark's summary of the recomputations beside the server reads these lines
+        said = summary(out.getvalue().splitlines(), 10)
+        self.assertRegex(said, r"^1 recomputation while .*, 0 with a complete analysis round \(none; decided in 0\), rounds drawn: 0;")
+        self.assertIn("no recomputation", summary(["Traceback (most recent call last):"], 10))
         with self.assertRaisesMessage(CommandError, "uniform allocation"):
             call_command("allocation_priorities", self.uniform.slug, stdout=StringIO())
         with self.assertRaisesMessage(CommandError, "must not be negative"):

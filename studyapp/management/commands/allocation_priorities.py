@@ -65,16 +65,16 @@ class Command(BaseCommand):
                 # the best set would barely move, and every recomputation takes CPU from the server beside it
                 time.sleep(opts["every"])
                 continue
-            started = time.process_time()
+            started, began = time.process_time(), time.monotonic()
             result = recompute(study)
-            cpu = 1000 * (time.process_time() - started)
+            cpu, wall = 1000 * (time.process_time() - started), 1000 * (time.monotonic() - began)
             last = state(study)
             done += 1
             drew = f"drew round {result.drew} ({result.drawn_groups} groups)" if result.drew is not None else "no new round"
             contenders = ", ".join(result.contenders) if result.contenders else "every metric (no complete round yet)"
             self.stdout.write(
                 f"{study.name}: analysis round {result.analysis_round}, contenders: {contenders}; "
-                f"{'decided' if result.decided else 'not decided'}; {drew}; {cpu:.0f} ms CPU"
+                f"{'decided' if result.decided else 'not decided'}; {drew}; {wall:.0f} ms, {cpu:.0f} ms CPU"
             )
             if not opts["every"] or (opts["times"] and done >= opts["times"]):
                 return

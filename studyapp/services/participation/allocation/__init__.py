@@ -38,7 +38,9 @@ How it works
   in ``study_status``.
 * **Concurrency.** PostgreSQL: candidate presentations are locked with
   ``select_for_update(skip_locked=True)`` and recounted after locking, so simultaneous
-  admissions take different rows without waiting. If skipped rows made an admission come up
+  admissions take different rows without waiting. A choice locks up to ``choice.SPARE`` rows more
+  than it needs (the next in its order) and takes the first it got below k, so rows held or just
+  filled by other arrivals rarely cost a new choice; a new choice reads the counts again. If skipped rows made an admission come up
   short, it is retried once serialised on the study row with blocking locks, so nobody is
   refused because of a transient lock. SQLite: the settings open every transaction with
   ``BEGIN IMMEDIATE``, which serialises these short transactions. In both, the unique

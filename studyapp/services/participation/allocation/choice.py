@@ -17,6 +17,9 @@ Locker = Callable[[list[int]], set[int]]  # locks presentation rows, returns the
 
 # How many same-need candidates are compared for the spread; bounds the work per item on big studies.
 SPREAD_SAMPLE = 200
+# How many rows a choice locks beyond those it needs (the next in its order; at most as many as it needs):
+# benchmarks/bench_admission.py counts the re-choices of arrivals at once with and without.
+SPARE = 6
 
 
 class Contended(Exception):
@@ -32,7 +35,11 @@ def pick_regular(
     rng: random.Random,
     lock: Locker,
 ) -> tuple[list[Item], bool]:
-    """Lease up to ``want`` of the ``design``'s regular presentations; returns (picked, some rows were skipped as locked)."""
+    """Lease up to ``want`` of the ``design``'s regular presentations; returns (picked, some rows were skipped as locked).
+
+    Each choice locks up to :data:`SPARE` more rows than it needs, the next ones in its order, and takes the first
+    ``want`` that it locked and that are below k: rows held or filled by arrivals at once cost a re-choice only when
+    more of them fail than there are spares. A re-choice reads the counts again (arrivals committed meanwhile)."""
     k = study.annotators_per_presentation
     counts = live_counts(study, now)
     first = offer_of(study, design)
@@ -42,9 +49,13 @@ def pick_regular(
     picked: list[Item] = []
     contended = False
     while len(picked) < want:
+        if unavailable:  # choosing again: the counts read before are stale by what other arrivals committed since
+            counts = live_counts(study, now)
+        need = want - len(picked)
         tentative = greedy(
             design,
-            want - len(picked),
+            need,
+            spare=min(SPARE, need),
             counts=counts,
             k=k,
             history=history,
@@ -64,7 +75,7 @@ def pick_regular(
             elif fresh.get(item.id, 0) >= k:
                 counts[item.id] = fresh[item.id]
                 unavailable.add(item.id)
-            else:
+            elif len(picked) < want:  # a spare beyond what is needed stays locked, unused, until the transaction ends
                 picked.append(item)
                 history.add(item)
     return picked, contended
@@ -79,6 +90,7 @@ def greedy(
     design: Design,
     n: int,
     *,
+    spare: int = 0,
     counts: dict[int, int],
     k: int,
     history: History,
@@ -165,7 +177,7 @@ def greedy(
 
     available = list(pool)
     chosen: list[Item] = []
-    for _ in range(n):
+    for _ in range(n + spare):
         tier: list[Item] = []
         need = None
         for c in pool:
