@@ -25,7 +25,7 @@ from studyapp.services.access import throttle
 from studyapp.services.data import erasure
 from studyapp.services.participation import flow, sessions
 from studyapp.services.participation.completion import completion_for
-from studyapp.services.participation.item_page import result_page
+from studyapp.services.participation.item_page import practice_pages
 from studyapp.services.participation.onboarding import (
     COMPREHENSION,
     COMPREHENSION_ATTEMPTS,
@@ -167,7 +167,7 @@ def practice(request: HttpRequest, study: Study, annotator: Annotator) -> HttpRe
     else:
         form = PracticeForm()
         flow.seen(annotator)
-    item = flow.practice_for(annotator)
+    left, right = practice_pages(flow.practice_for(annotator))
     return render_page(
         request,
         "studyapp/annotator/practice.html",
@@ -178,8 +178,8 @@ def practice(request: HttpRequest, study: Study, annotator: Annotator) -> HttpRe
         chosen=getattr(point(annotator.practice_value), "name", ""),
         query=PRACTICE_QUERY,
         needs=PRACTICE_NEEDS,
-        left=result_page(item.left),
-        right=result_page(item.right),
+        left=left,
+        right=right,
         scale=SCALE,
         status=400 if form.errors else 200,
     )

@@ -64,3 +64,29 @@ class PracticeTestCase(AnnotatorTestCase):
         client = self.fresh_client(enforce_csrf_checks=True)
         client.get(self.entry(PROLIFIC_PID="carol", SESSION_ID="s-carol"))
         self.assertEqual(client.post(self.url("study_practice"), {"value": 1}).status_code, 403)
+
+
+class PracticeListsTests(AnnotatorTestCase):
+    """The practice item's two result lists are fixed texts: drawn once per process, side and language."""
+
+    def test_the_lists_are_drawn_once_per_side_and_language_and_afresh_with_debug(self) -> None:
+        from unittest import mock
+
+        from studyapp.services.participation import item_page
+        from studyapp.services.participation.onboarding import PRACTICE_BAD, practice_item_with
+
+        item_page._practice_pages.cache_clear()
+        self.addCleanup(item_page._practice_pages.cache_clear)
+        with self.settings(DEBUG=False), mock.patch.object(item_page, "render_to_string", wraps=item_page.render_to_string) as draw:
+            left, right = item_page.practice_pages(practice_item_with(True))
+            again = item_page.practice_pages(practice_item_with(True))
+            swapped = item_page.practice_pages(practice_item_with(False))
+        self.assertEqual(draw.call_count, 4)  # two lists for each side of the good page, none for the page again
+        self.assertEqual(again, (left, right))
+        self.assertEqual(left.results[0].title, PRACTICE_GOOD[0].title)
+        self.assertEqual(right.results[0].title, PRACTICE_BAD[0].title)
+        self.assertEqual(swapped[0].results[0].title, PRACTICE_BAD[0].title)
+        self.assertEqual(swapped[1].results[0].title, PRACTICE_GOOD[0].title)
+        with self.settings(DEBUG=True), mock.patch.object(item_page, "render_to_string", wraps=item_page.render_to_string) as draw:
+            item_page.practice_pages(practice_item_with(True))
+        self.assertEqual(draw.call_count, 2)

@@ -11,10 +11,12 @@ database) is shown as plain text, not linked.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.db.models import Exists, OuterRef
 from django.template.loader import render_to_string
 from django.utils.html import escape
@@ -26,7 +28,7 @@ from studyapp.models.study import TOPIC, documents_in_order, run_page
 from studyapp.services.collections.display_cache import DrawnCache, TimedCache
 from studyapp.services.collections.snippets import snippet, to_html
 from studyapp.services.participation.allocation import design_item
-from studyapp.services.participation.onboarding import Result
+from studyapp.services.participation.onboarding import PracticeItem, Result, practice_item_with
 
 # Caps on what one result shows, so the page weight does not depend on the collection's data
 # (depth 10 on both sides stays far under the 100 KB budget). Longer links are not linked at all:
@@ -54,6 +56,20 @@ class ResultPage:
 def result_page(results: Iterable[Result]) -> ResultPage:
     shown = tuple(results)
     return ResultPage(shown, render_to_string("studyapp/annotator/_results.html", {"results": shown}))
+
+
+@functools.cache
+def _practice_pages(good_on_left: bool, language: str) -> tuple[ResultPage, ResultPage]:
+    item = practice_item_with(good_on_left)
+    return result_page(item.left), result_page(item.right)
+
+
+def practice_pages(item: PracticeItem) -> tuple[ResultPage, ResultPage]:
+    """The practice item's two result lists (left, right): fixed texts, so a server process draws them once per
+    side and language (afresh with DEBUG on, so that template edits show at once)."""
+    if settings.DEBUG:
+        return result_page(item.left), result_page(item.right)
+    return _practice_pages(item.good_on_left, get_language())
 
 
 @dataclass(frozen=True)

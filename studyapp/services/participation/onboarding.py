@@ -94,7 +94,11 @@ class PracticeFeedback:
 
 def practice_item(token: str) -> PracticeItem:
     """The practice item for the annotator with this token; the better page's side is a stable coin flip."""
-    good_on_left = int(hashlib.sha256(f"practice:{token}".encode()).hexdigest(), 16) % 2 == 0
+    return practice_item_with(int(hashlib.sha256(f"practice:{token}".encode()).hexdigest(), 16) % 2 == 0)
+
+
+def practice_item_with(good_on_left: bool) -> PracticeItem:
+    """The practice item with the better page on the left (or on the right)."""
     if good_on_left:
         return PracticeItem(True, PRACTICE_GOOD, PRACTICE_BAD)
     return PracticeItem(False, PRACTICE_BAD, PRACTICE_GOOD)
