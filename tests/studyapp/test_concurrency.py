@@ -9,6 +9,7 @@ import threading
 from collections import Counter
 from datetime import timedelta
 
+import numpy as np
 from django.conf import settings
 from django.db import connection, connections
 from django.db.models import Count
@@ -17,6 +18,7 @@ from django.urls import reverse
 
 from studyapp.exceptions import AnswerConflict, StudyFull
 from studyapp.models import Annotator, Assignment, Preference
+from studyapp.services.analysis.adaptive import recompute
 from studyapp.services.participation import allocation
 from studyapp.services.participation.answers import record_answer
 from tests.studyapp.base import NOW, import_toy, make_toy_study
@@ -97,6 +99,16 @@ class ConcurrentArrivalsTestCase(TransactionTestCase):
         print(
             f"[{connection.vendor}] {len(finished)} annotators finished, {len(refused)} refused, {sum(per_presentation.values())} answers"
         )
+
+
+class AdaptiveConcurrentArrivalsTestCase(ConcurrentArrivalsTestCase):
+    """The same arrivals on an adaptive study whose first round is drawn (issue 32): the drawn groups first and each
+    choice's spare rows keep every invariant under real row locks (SKIP LOCKED on PostgreSQL)."""
+
+    def setUp(self) -> None:
+        import_toy()
+        self.study = make_toy_study(items_per_annotator=3, allocation="adaptive")
+        self.assertIsNotNone(recompute(self.study, now=NOW, rng=np.random.default_rng(1)).drew)
 
 
 class ConcurrentConsentTestCase(TransactionTestCase):
