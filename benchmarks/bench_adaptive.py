@@ -33,10 +33,11 @@ pair are one entry) and stops there (else at the full budget, every group k answ
 study: the answers until the best set first has at most 3 entries with the truth inside
 (``answers_to_decide``; a study that never gets there counts the full budget and is reported as
 censored), whether the truth is in the set where the study stopped, and whether each metric's MUP
-interval at the stop (design-weighted, topic-jackknife score interval at the look-corrected level
-``1 - alpha / looks``, :func:`evaluation.meta.adaptive.look_level`, the level a study's report gives) covers its
-population MUP (exact expected sums, as bench_coverage.py); standard error adds the coverage of a fixed 95 % interval
-at the stop and of the complete study's nominal 95 % interval.
+interval at the stop (design-weighted, topic-jackknife score interval) covers its population MUP (exact expected sums,
+as bench_coverage.py): the look-corrected interval a study's report shows (``coverage_mup_adaptive``; level
+:func:`evaluation.meta.adaptive.look_level`, so the intervals of all the looks hold together) and, on standard error,
+the nominal 95 % one the report gives beside it and the complete study's nominal 95 % interval. ``--boundary pocock`` replaces Bonferroni by Pocock's boundary
+(:mod:`evaluation.meta.sequential`) for both the looks' tests and the look-corrected intervals.
 
 Last line: ``answers_to_decide_uniform=.. answers_to_decide_adaptive=.. saving=.. truth_in_set_adaptive=..
 coverage_mup_adaptive=..`` (means over studies; saving = uniform / adaptive). Goal: saving >= 2,
@@ -69,7 +70,7 @@ from benchmarks.bench_coverage import candidate_measures  # noqa: E402
 from benchmarks.synthetic import run_qualities, write_collection  # noqa: E402
 from evaluation import evaluate, load_collection, read_run  # noqa: E402
 from evaluation.io.preferences import SCALE  # noqa: E402
-from evaluation.meta import adaptive  # noqa: E402
+from evaluation.meta import adaptive, sequential  # noqa: E402
 from evaluation.meta._matrix import score_cube  # noqa: E402
 from evaluation.meta.agreement import signs  # noqa: E402
 from evaluation.meta.simulate import StudyPairs, UserModel, latent_preference, simulate_answers  # noqa: E402
@@ -154,18 +155,18 @@ class Look:
     spent: int  # answers so far
     size: int  # entries in the best set
     holds: bool  # the truth is in it
-    covered: int  # MUP intervals at the look-corrected level holding their population value
+    covered: int  # the reported MUP intervals (look-corrected, design-weighted) holding their population value
     intervals: int
-    covered_nominal: int = 0  # the same with a fixed 95 % interval (not corrected for the looks)
+    covered_nominal: int = 0  # the same with the nominal 95 % intervals beside them (not corrected for the looks)
 
 
 def covering(
-    study: Study, p: np.ndarray, weights: np.ndarray, truth_mup: np.ndarray, level: float, layer=None, layer_weights=None
-) -> np.ndarray:
-    """Which metrics' design-weighted MUP interval at ``level`` holds their population MUP (none without a sample);
+    study: Study, p: np.ndarray, weights: np.ndarray, truth_mup: np.ndarray, levels: tuple[float, ...], layer=None, layer_weights=None
+) -> list[np.ndarray]:
+    """Per level, which metrics' design-weighted MUP interval holds their population MUP (none without a sample);
     with ``layer``, the two-phase estimator on every drawn group's first answer (``layer_weights`` its entry weight)."""
     if not (weights > 0).any():  # no full group yet: no k-answer estimate (counted as not covering)
-        return np.zeros(truth_mup.shape, dtype=bool)
+        return [np.zeros(truth_mup.shape, dtype=bool) for _ in levels]
     est = adaptive.weighted_estimates(
         study.d,
         p,
@@ -173,12 +174,15 @@ def covering(
         clusters=study.clusters,
         user_sign=np.sign(p),
         statistics=("MUP",),
-        level=level,
+        level=levels[0],
         layer=layer,
         layer_weights=layer_weights,
     )
-    low, high = est.low["MUP"], est.high["MUP"]
-    return np.isfinite(truth_mup) & (low <= truth_mup + 1e-12) & (truth_mup - 1e-12 <= high)
+    out = []
+    for level in levels:
+        low, high = est.interval("MUP", level)
+        out.append(np.isfinite(truth_mup) & (low <= truth_mup + 1e-12) & (truth_mup - 1e-12 <= high))
+    return out
 
 
 def look(
@@ -187,16 +191,15 @@ def look(
     """The best set after ``spent`` answers (preferences ``p``, design ``weights``, each look at ``alpha``) and the
     MUP intervals on the k-answer sample (``full`` weights and ``p_full`` preferences; default: the same; with
     ``layer`` every drawn group's first answer, weighted by ``layer_weights``: the two-phase estimator) at the
-    look-corrected level ``1 - alpha`` (and, for comparison, at a fixed 95 %)."""
+    reported look-corrected level :data:`LOOK_LEVEL` and at a nominal 95 %."""
     sign = np.sign(p)
     chosen = adaptive.contenders(study.d, p, measures, weights=weights, user_sign=sign, clusters=study.clusters, alpha=alpha, B=B, rng=rng)
     full = weights if full is None else full
     p_full = p if p_full is None else p_full
     entry = None if layer is None else layer_weights
-    hit = covering(study, p_full, full, truth_mup, 1.0 - alpha, layer, entry)
-    nominal = covering(study, p_full, full, truth_mup, NOMINAL, layer, entry)
+    nominal, corrected = covering(study, p_full, full, truth_mup, (NOMINAL, LOOK_LEVEL), layer, entry)
     size = chosen.size if chosen.chosen.claim else len(measures)
-    return Look(spent, size, chosen.holds(truth), int(hit.sum()), int(np.isfinite(truth_mup).sum()), int(nominal.sum())), chosen
+    return Look(spent, size, chosen.holds(truth), int(corrected.sum()), int(np.isfinite(truth_mup).sum()), int(nominal.sum())), chosen
 
 
 def run_uniform(study, measures, truth, truth_mup, batch, alpha, B, rng) -> list[Look]:
@@ -284,9 +287,10 @@ def need_order(received: np.ndarray, among: np.ndarray, k: int, answers: int, rn
 
 
 ONE_PHASE = False  # set in main() by --estimator full-only: the k-answer estimates on the full groups alone
-NOMINAL = 0.95  # the uncorrected level, for comparison and for the complete study (no stopping)
+NOMINAL = 0.95  # the level of the intervals beside the reported ones (not corrected for the looks), and the complete study's
 MAX_LOOKS = 20  # set in main(): the looks the level is divided among; only they can decide
-ALPHA = 0.05 / MAX_LOOKS  # set in main(): each look's level
+ALPHA = 0.05 / MAX_LOOKS  # set in main(): each look's level of the best-set test
+LOOK_LEVEL = 1 - 0.05 / MAX_LOOKS  # set in main(): each look's level of the look-corrected intervals
 
 
 def first(looks: list[Look], budget: int, size: int, truth: bool) -> int:
@@ -312,16 +316,16 @@ def summary(label: str, runs: list[list[Look]], budget: int) -> dict[str, float]
         "coverage_nominal": sum(x.covered_nominal for x in stops) / max(1, sum(x.intervals for x in stops)),
         "size": float(np.mean([x.size for x in stops])),
         "dropped": float(np.mean([any(not x.holds for x in looks[:MAX_LOOKS]) for looks in runs])),
-        "coverage_looks": sum(x.covered for looks in runs for x in looks[:-1])
+        "coverage_every": sum(x.covered_nominal for looks in runs for x in looks[:-1])
         / max(1, sum(x.intervals for looks in runs for x in looks[:-1])),
     }
     print(
         f"{label}: answers_to_decide mean {out['decide']:.0f} median {np.median(decide):.0f} (never decided, counted at the "
         f"budget {budget}: {out['censored']:.2f}), stopped at {out['stopped']:.0f} answers, set at the stop {out['size']:.2f} "
-        f"entries, truth in it {out['truth']:.3f}, MUP coverage there {out['coverage']:.3f} (look-corrected level "
-        f"{1 - ALPHA:.4f}; a fixed 95 % interval there: {out['coverage_nominal']:.3f}); the truth out of the set at any of "
-        f"the looks (the looks' family-wise level, alpha 0.05): {out['dropped']:.3f}; MUP coverage at every look before the last "
-        f"(partial samples, design-weighted) {out['coverage_looks']:.3f}",
+        f"entries, truth in it {out['truth']:.3f}, MUP coverage there {out['coverage']:.3f} (the reported look-corrected "
+        f"interval, level {LOOK_LEVEL:.4f}; the nominal 95 % one beside it: {out['coverage_nominal']:.3f}); the truth out of the set "
+        f"at any of the looks (the looks' family-wise level, alpha 0.05): {out['dropped']:.3f}; nominal MUP coverage at every "
+        f"look before the last (partial samples, design-weighted) {out['coverage_every']:.3f}",
         file=sys.stderr,
     )
     return out
@@ -356,6 +360,12 @@ def main() -> int:
     )
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--looks", type=int, default=0, help="looks the level is divided among (default: every batch; 1: no correction)")
+    parser.add_argument(
+        "--boundary",
+        choices=sequential.BOUNDARIES,
+        default=adaptive.BOUNDARY,
+        help="the looks' correction of the best-set test and the look-corrected intervals (default %(default)s)",
+    )
     parser.add_argument("--noise", type=float, default=1.0, help="annotator noise in scale points (default 1)")
     parser.add_argument("--careless", type=float, default=0.1, help="share of answers from fast random clickers (default 0.1)")
     parser.add_argument("--population", type=int, default=300, help="seed design: synthetic population topics (default 300)")
@@ -408,13 +418,14 @@ def main() -> int:
     budget = args.topics * per_topic * model.annotators
     batch = args.batch or math.ceil(budget / 20)
     looks = math.ceil(budget / batch)
-    global MAX_LOOKS, ALPHA, ONE_PHASE
+    global MAX_LOOKS, ALPHA, ONE_PHASE, LOOK_LEVEL
     ONE_PHASE = args.estimator == "full-only"
     MAX_LOOKS = args.looks or looks
-    alpha = ALPHA = adaptive.look_alpha(args.alpha, MAX_LOOKS)
+    alpha = ALPHA = adaptive.look_alpha(args.alpha, MAX_LOOKS, args.boundary)
+    LOOK_LEVEL = adaptive.look_level(1 - args.alpha, MAX_LOOKS, args.boundary)
     print(
         f"{args.design}: {len(measures)} metrics, {args.topics} topics, about {args.topics * per_topic} groups x {model.annotators} answers per study, "
-        f"batch {batch} answers, {looks} looks at alpha {alpha:.4f}, full share {args.full:.2f}; population MUP "
+        f"batch {batch} answers, {looks} looks at alpha {alpha:.4f} ({args.boundary}), full share {args.full:.2f}; population MUP "
         + ", ".join(f"{measures[g]} {truth_mup[g]:.4f}" for g in order[:4])
         + f" (truth: {truth}); {time.perf_counter() - start:.1f} s",
         file=sys.stderr,
@@ -424,7 +435,9 @@ def main() -> int:
     for i in range(args.studies):
         study = draw_study(pairs, mu, model, args.topics, replace=args.design == "trec2014", rng=rng)
         everything = np.ones(study.answers.shape[0])  # the complete study: every pair k answers, no stopping
-        complete.append(covering(study, study.answers.mean(axis=1), everything, truth_mup, NOMINAL).sum() / np.isfinite(truth_mup).sum())
+        complete.append(
+            covering(study, study.answers.mean(axis=1), everything, truth_mup, (NOMINAL,))[0].sum() / np.isfinite(truth_mup).sum()
+        )
         seed = int(rng.integers(2**31))
         uniform.append(run_uniform(study, measures, truth, truth_mup, batch, alpha, args.B, np.random.default_rng(seed)))
         adapted.append(

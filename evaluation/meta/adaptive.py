@@ -53,12 +53,13 @@ there ``u J`` is not linear). The best set is a test; its level under the looks 
 (benchmarks/bench_adaptive.py ``--tie``), not assumed from this argument.
 
 Optional stopping: the "decided" signal (a claim with at most 3 entries) looks at most ``max_looks`` times, each at level
-``alpha / max_looks`` (Bonferroni over a fixed number of looks), so the chance that the truth is dropped
-at any look stays at most ``alpha`` (:func:`look_alpha`; measured by benchmarks/bench_adaptive.py). The intervals
-reported at a data-chosen stop are corrected the same way: each look's interval is at level ``1 - (1 - level) /
-max_looks`` (:func:`look_level`), so the intervals of all ``max_looks`` looks cover together with probability at
-least ``level`` (Bonferroni), and so does the one read at whichever look the study stopped; a fixed 95 % interval
-read at the first look whose data look decisive covers less (optional stopping; measured 0.86-0.92).
+``alpha / max_looks`` (Bonferroni over a fixed number of looks; :data:`BOUNDARY`), so the chance that the truth is
+dropped at any look stays at most ``alpha`` (:func:`look_alpha`; measured by benchmarks/bench_adaptive.py). Pocock's
+boundary (:mod:`evaluation.meta.sequential`) tests each look at a larger level by counting the looks' shared data;
+it is measured there, not the default. The look-corrected intervals (:func:`look_level`: repeated confidence
+intervals, each look's at ``1 - (1 - level) / max_looks``) cover together at all the looks with probability at least
+``level``, so also the one read at whichever look the study stopped; the nominal intervals a report shows beside them
+are not corrected, and their coverage at a data-chosen stop is measured (docs/meta.md#adaptive-allocation).
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ from evaluation.meta._resampling import RngLike
 from evaluation.meta.agreement import pair_sums, signs, statistics_from_sums
 from evaluation.meta.bestset import BestSet, best_set
 from evaluation.meta.intervals import score_interval
+from evaluation.meta.sequential import nominal_alpha
 
 FULL = 0.6  # default share of drawn groups that get all k answers (the others get one answer per presentation)
 EXPLORE = 0.1  # default exploration floor: every undrawn group keeps this share of the uniform chance in every round
@@ -80,27 +82,28 @@ NOT_DRAWN = -1
 OTHERS = 0.25  # weight of a disagreement between two contenders neither of which leads (leader_closeness)
 DECIDED_SIZE = 3  # the "decided" signal: at most this many entries left in the best set
 ESTIMATED = ("MUP", "MUP_b", "tau_b")
+BOUNDARY = "bonferroni"  # the looks' correction (evaluation.meta.sequential); "pocock" measured, not the default
 
 # The seam: the best-set procedure adaptive allocation steers by. Any function with best_set's signature.
 BestSetFunction = Callable[..., BestSet]
 BEST_SET: BestSetFunction = best_set
 
 
-def look_alpha(alpha: float, max_looks: int) -> float:
-    """Level of each of at most ``max_looks`` looks so that the family keeps ``alpha`` (Bonferroni)."""
-    if max_looks < 1:
-        raise ValueError(f"max_looks must be >= 1, got {max_looks}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    return alpha / max_looks
+def look_alpha(alpha: float, max_looks: int, boundary: str | None = None) -> float:
+    """Level of each of at most ``max_looks`` looks of the one-sided best-set test so that the family keeps ``alpha``:
+    Bonferroni's ``alpha / max_looks`` (default :data:`BOUNDARY`) or Pocock's boundary
+    (:func:`evaluation.meta.sequential.nominal_alpha`)."""
+    return nominal_alpha(alpha, max_looks, boundary or BOUNDARY)
 
 
-def look_level(level: float, max_looks: int) -> float:
-    """Confidence level of each of at most ``max_looks`` looks' intervals so that they hold together (hence at a
-    data-chosen stop) with probability at least ``level``: ``1 - (1 - level) / max_looks`` (Bonferroni)."""
+def look_level(level: float, max_looks: int, boundary: str | None = None) -> float:
+    """Confidence level of each of at most ``max_looks`` looks' two-sided intervals so that they hold together (hence
+    at a data-chosen stop) with probability at least ``level``: repeated confidence intervals (Jennison & Turnbull
+    2000, ch. 9) at Bonferroni's ``1 - (1 - level) / max_looks`` (default :data:`BOUNDARY`) or Pocock's two-sided
+    boundary."""
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    return 1.0 - look_alpha(1.0 - level, max_looks)
+    return 1.0 - nominal_alpha(1.0 - level, max_looks, boundary or BOUNDARY, two_sided=True)
 
 
 @dataclass(frozen=True)
@@ -307,13 +310,21 @@ def two_phase_sums(
 
 @dataclass(frozen=True)
 class WeightedEstimates:
-    """Design-weighted statistics per metric: ``value[statistic]`` (G,), their intervals and the pairs used."""
+    """Design-weighted statistics per metric: ``value[statistic]`` (G,), their intervals at ``level`` and the pairs
+    used; :meth:`interval` gives the intervals at another level from the same leave-one-topic-out values."""
 
     value: dict[str, FloatArray]
     low: dict[str, FloatArray]
     high: dict[str, FloatArray]
     pairs: int
     topics: int
+    loo: dict[str, FloatArray]  # (T, G) each topic left out
+    n: FloatArray  # (G,) pairs each metric is defined on
+    holds: FloatArray  # (G,) topics holding them
+
+    def interval(self, statistic: str, level: float) -> tuple[FloatArray, FloatArray]:
+        """The topic-jackknife score interval of ``statistic`` at ``level``."""
+        return score_interval(self.value[statistic], self.loo[statistic], self.n, self.holds, level)
 
 
 def weighted_estimates(
@@ -374,8 +385,8 @@ def weighted_estimates(
     defined = ~np.isnan(d)
     n = defined.sum(axis=1).astype(np.float64)
     holds = np.stack([np.bincount(topic[defined[g]], minlength=T) > 0 for g in range(d.shape[0])]).sum(axis=1).astype(np.float64)
-    value, low, high = {}, {}, {}
+    value, low, high, loo = {}, {}, {}, {}
     for name in statistics:
-        value[name] = every[name][0]
-        low[name], high[name] = score_interval(every[name][0], every[name][1:], n, holds, level)
-    return WeightedEstimates(value, low, high, int(keep.sum()), T)
+        value[name], loo[name] = every[name][0], every[name][1:]
+        low[name], high[name] = score_interval(value[name], loo[name], n, holds, level)
+    return WeightedEstimates(value, low, high, int(keep.sum()), T, loo, n, holds)

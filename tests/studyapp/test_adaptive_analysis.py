@@ -10,6 +10,7 @@ from datetime import timedelta
 import numpy as np
 import pytest
 from django.urls import reverse
+from django.utils.html import escape
 
 from studyapp.exceptions import StudyFull
 from studyapp.models import AllocationGroup, Preference
@@ -103,9 +104,20 @@ class AdaptiveAnalysisTests(BaseTestCase):
         client = staff_client()
         page = client.get(reverse("study_report", args=[self.study.slug])).content.decode()
         self.assertIn("Design-weighted MUP, MUP_b and tau_b", page)
-        # the intervals hold at whichever of the 20 looks the study stops: each at 1 - 0.05 / 20
+        # the intervals shown hold at whichever of the 20 looks the study stops (each at 1 - 0.05 / 20), their measured
+        # coverage at a data-chosen stop quoted; nominal 95 % ones beside them, with theirs
+        self.assertEqual((allocation_summary["nominal_level"], allocation_summary["max_looks"]), (0.95, 20))
         self.assertAlmostEqual(allocation_summary["level"], 0.9975)
-        self.assertIn("its intervals at level 0.9975", page)
+        self.assertAlmostEqual(allocation_summary["look_alpha"], 0.0025)
+        self.assertIn("are corrected for the looks: level 0.9975 (Bonferroni", page)
+        self.assertIn(f"they covered {escape(allocation_summary['coverage']['looks'])}", page)
+        self.assertIn("are nominal 95 % intervals, not corrected for the looks", page)
+        self.assertIn(f"there they covered {escape(allocation_summary['coverage']['nominal'])}", page)
+        # both intervals are in the CSV (the toy study's 2 topics are too few for either: tests/evaluation/meta/test_adaptive.py
+        # checks both against a brute-force computation)
+        table = self.report.tables["agreement-design-weighted"]
+        self.assertEqual(list(table.columns[-4:]), ["ci_low", "ci_high", "ci_low_nominal", "ci_high_nominal"])
+        self.assertTrue((table["ci_low"].isna() == table["ci_low_nominal"].isna()).all())
         uniform = make_toy_study(name="Uniform report")
         self.assertEqual(build_report(uniform, B=20).summary["allocation"], {"kind": "uniform"})
 

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from evaluation.meta import adaptive
+from evaluation.meta import adaptive, sequential
 from evaluation.meta.agreement import pair_sums, signs
 from evaluation.meta.bestset import best_set
 from evaluation.meta.intervals import score_interval
@@ -158,8 +158,12 @@ def test_contenders_merge_identical_metrics_and_weight_the_preferences() -> None
         adaptive.contenders(d, p, names, weights=np.zeros(p.size), clusters=clusters)
 
 
-def test_look_alpha_divides_the_level() -> None:
-    assert adaptive.look_alpha(0.05, 20) == pytest.approx(0.0025)
+def test_look_alpha_keeps_the_level_over_the_looks() -> None:
+    assert adaptive.look_alpha(0.05, 20, "bonferroni") == pytest.approx(0.0025)
+    assert adaptive.look_alpha(0.05, 20) == pytest.approx(0.0025)  # the default: Bonferroni
+    assert adaptive.look_alpha(0.05, 20, "pocock") == pytest.approx(sequential.nominal_alpha(0.05, 20, "pocock"))
+    assert 0.0025 < adaptive.look_alpha(0.05, 20, "pocock") < 0.05  # Pocock counts the looks' shared data
+    assert adaptive.look_alpha(0.05, 1) == pytest.approx(0.05)
     with pytest.raises(ValueError):
         adaptive.look_alpha(0.05, 0)
     with pytest.raises(ValueError):
@@ -167,7 +171,10 @@ def test_look_alpha_divides_the_level() -> None:
 
 
 def test_look_level_corrects_the_intervals_for_the_looks() -> None:
+    assert adaptive.look_level(0.95, 20, "bonferroni") == pytest.approx(0.9975)
     assert adaptive.look_level(0.95, 20) == pytest.approx(0.9975)
+    assert adaptive.look_level(0.95, 20, "pocock") == pytest.approx(1 - sequential.nominal_alpha(0.05, 20, two_sided=True))
+    assert 0.95 < adaptive.look_level(0.95, 20, "pocock") < 0.9975
     assert adaptive.look_level(0.95, 1) == pytest.approx(0.95)
     for bad in ((0.95, 0), (1.0, 5), (0.0, 5)):
         with pytest.raises(ValueError):
@@ -188,6 +195,9 @@ def test_look_corrected_interval_is_the_score_interval_of_brute_force_leave_one_
     np.testing.assert_allclose(est.low["MUP"], low, rtol=1e-10)
     np.testing.assert_allclose(est.high["MUP"], high, rtol=1e-10)
     assert np.all(est.low["MUP"] < nominal.low["MUP"]) and np.all(nominal.high["MUP"] < est.high["MUP"])
+    for name in adaptive.ESTIMATED:  # the same leave-one-topic-out values give the other level's interval
+        for got, want in zip(est.interval(name, 0.95), (nominal.low[name], nominal.high[name])):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_leader_closeness_counts_disagreements_with_the_leader_fully() -> None:
