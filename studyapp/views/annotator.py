@@ -220,6 +220,7 @@ def comprehension(request: HttpRequest, study: Study, annotator: Annotator) -> H
         attempt=attempt,
         attempts=COMPREHENSION_ATTEMPTS,
         questions=len(COMPREHENSION),
+        fresh=not form.is_bound and not form.initial and not wrong,
         status=status,
     )
 

@@ -20,6 +20,20 @@ class ComprehensionTestCase(AnnotatorTestCase):
     def check(self, answers: dict):
         return self.carol_client.post(self.url("study_comprehension"), answers)
 
+    def drawn(self, response) -> bool:
+        return "studyapp/annotator/_questions.html" in [t.name for t in response.templates]
+
+    def test_unanswered_questions_are_drawn_once_and_answered_ones_each_time(self) -> None:
+        first = self.carol_client.get(self.url("study_comprehension"))
+        again = self.carol_client.get(self.url("study_comprehension"))  # (no settings change here: it would reset the templates)
+        self.assertFalse(self.drawn(again))  # the drawing of an earlier page, repeated
+        questions = re.compile(r'<fieldset class="question.*</fieldset>', re.S)
+        self.assertEqual(questions.search(again.content.decode()).group(0), questions.search(first.content.decode()).group(0))
+        failed = self.check({**RIGHT_ANSWERS, "answer": "same"})
+        self.assertTrue(self.drawn(failed))  # the right answers kept and the wrong one marked: this participant's
+        self.assertContains(failed, 'class="question wrong"', count=1)
+        self.assertContains(failed, "checked", count=len(RIGHT_ANSWERS) - 1)
+
     def test_it_shows_the_questions(self) -> None:
         response = self.carol_client.get(self.url("study_comprehension"))
         self.assertContains(response, "Attempt 1 of 2")
