@@ -135,17 +135,17 @@ class AdminLookupEnumerationTests(PrivacyTestCase):
 
 class ErasureTests(PrivacyTestCase):
     def text_holding(self, needle: str) -> list[str]:
-        """``table.column`` of every column of every table whose text holds ``needle`` (the whole database)."""
+        """``table.column`` of every column of every table whose text holds ``needle`` (the whole database): one
+        query per table counts the rows holding it in each of its columns."""
         found = []
         with connection.cursor() as cursor:
             q = connection.ops.quote_name
             for table in connection.introspection.table_names(cursor):
                 cursor.execute(f"SELECT * FROM {q(table)} WHERE 1 = 0")
-                for column in [d[0] for d in cursor.description]:
-                    sql = f"SELECT COUNT(*) FROM {q(table)} WHERE CAST({q(column)} AS TEXT) LIKE %s"
-                    cursor.execute(sql, [f"%{needle}%"])
-                    if cursor.fetchone()[0]:
-                        found.append(f"{table}.{column}")
+                columns = [d[0] for d in cursor.description]
+                counts = ", ".join(f"COUNT(CASE WHEN CAST({q(column)} AS TEXT) LIKE %s THEN 1 END)" for column in columns)
+                cursor.execute(f"SELECT {counts} FROM {q(table)}", [f"%{needle}%"] * len(columns))
+                found += [f"{table}.{column}" for column, n in zip(columns, cursor.fetchone(), strict=True) if n]
         return found
 
     def test_erasure_leaves_no_raw_id_anywhere_in_the_database(self) -> None:
