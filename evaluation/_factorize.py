@@ -57,16 +57,41 @@ def at_positions(values: Sequence | np.ndarray, where: IntArray) -> np.ndarray:
     return as_objects([values[n] for n in where.tolist()])
 
 
-def factorize_blocks(*columns: Sequence | np.ndarray) -> list[tuple[IntArray, np.ndarray]]:
+def factorize_blocks(*columns: Sequence | np.ndarray, heads: IntArray | None = None) -> list[tuple[IntArray, np.ndarray]]:
     """:func:`factorize` of each column, hashing only the first entry of each block of neighbours
-    equal in every column (see :func:`block_heads`)."""
-    heads = block_heads(*columns)
+    equal in every column (see :func:`block_heads`; ``heads`` if already known)."""
+    heads = block_heads(*columns) if heads is None else heads
     sizes = np.diff(np.append(heads, len(columns[0])))
     out = []
     for column in columns:
         codes, names = factorize(at_positions(column, heads))
         out.append((np.repeat(codes, sizes), names))
     return out
+
+
+def factorize_repeats(values: Sequence | np.ndarray, heads: IntArray) -> tuple[IntArray, np.ndarray]:
+    """:func:`factorize` of ``values`` cut into blocks at ``heads`` (ascending, the first 0), hashing only
+    the blocks that differ from the block before them: a block equal to it entry for entry (Python's
+    ``==``, as a hash table compares) takes its codes. Qrels list a topic's documents again under each
+    of its intents, so most of their docids need no hashing. Same codes and values as ``factorize``."""
+    n = len(values)
+    items = values.tolist() if isinstance(values, np.ndarray) else values
+    bounds = np.append(heads, n).astype(np.int64)
+    edges = bounds.tolist()
+    sizes = np.diff(bounds)
+    original = np.arange(sizes.size)  # the block whose codes each block takes
+    for b in range(1, sizes.size):
+        a0, a1, a2 = edges[b - 1], edges[b], edges[b + 1]
+        if a2 - a1 == a1 - a0 and items[a1:a2] == items[a0:a1]:
+            original[b] = original[b - 1]
+    hashed = original == np.arange(sizes.size)
+    if hashed.all():
+        return factorize(values)
+    kept = np.flatnonzero(hashed).tolist()
+    codes, uniques = factorize([v for b in kept for v in items[edges[b] : edges[b + 1]]])
+    offset = np.zeros(sizes.size, dtype=np.int64)  # each hashed block's first position among the hashed values
+    offset[hashed] = np.cumsum(sizes[hashed]) - sizes[hashed]
+    return codes[np.repeat(offset[original] - bounds[:-1], sizes) + np.arange(n)], uniques
 
 
 class Lookup:
@@ -92,6 +117,15 @@ class Lookup:
             return _pa.array(self.distinct, type=_pa.string())
         except (_pa.ArrowInvalid, _pa.ArrowTypeError):
             return None
+
+    def descending(self, codes: IntArray) -> IntArray | None:
+        """Positions of ``codes`` (indices into ``distinct``) ordered by their values, greatest first, a
+        stable sort (``sorted(..., reverse=True)``): pyarrow's sort of the strings (UTF-8 byte order,
+        which is Python's code point order), or None when there is no pyarrow value set."""
+        if self.value_set is None:
+            return None
+        taken = self.value_set.take(_pa.array(codes, type=_pa.int64()))
+        return _pc.array_sort_indices(taken, order="descending").to_numpy().astype(np.int64, copy=False)
 
     def positions(self, values: Sequence | np.ndarray) -> IntArray:
         if self.value_set is not None and len(values):

@@ -17,6 +17,7 @@ sums over a topic's intents) work on whole contiguous blocks.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cached_property
@@ -50,7 +51,12 @@ class Memoised:
         """Forget every memoised value but the shared blocks: the engine calls it when a metric
         family is done, so that the family's own intermediates (per-intent blocks of several MB
         each) do not pile up over the whole evaluation."""
+        dropped = [value for key, value in self._cache.items() if key not in self._shared]
         self._cache = {key: value for key, value in self._cache.items() if key in self._shared}
+        self._recycle(dropped)
+
+    def _recycle(self, dropped: list[Any]) -> None:
+        """What :meth:`release` does with the values it forgot (nothing here; see :class:`Ranking`)."""
 
 
 class TopicTable(Memoised):
@@ -134,26 +140,25 @@ class TopicTable(Memoised):
         ``UNJUDGED`` for pairs the qrels do not judge.
 
         A docid judged under one topic only (nearly all) has one row: its row, kept if the topic
-        matches, is two array look-ups; only docids judged under several topics are looked for among
-        the sorted ``(topic, docid)`` keys (a binary search)."""
-        row = np.full(doc_code.size, self.UNJUDGED, dtype=np.int64)
-        known = np.flatnonzero(doc_code >= 0)
-        code, at = doc_code[known], topic[known]
-        single = self._single_row[code]
-        row[known] = np.where(self.topic_of_row[single] == at, single, self.UNJUDGED)
+        matches, is two array look-ups (an unknown docid, position -1, reads the sentinel at the end of
+        :attr:`_single_row`); only docids judged under several topics are looked for among the sorted
+        ``(topic, docid)`` keys (a binary search)."""
+        single = self._single_row[doc_code]
+        row = np.where(self.topic_of_row[single] == topic, single, self.UNJUDGED)
         several = np.flatnonzero(single < 0)
         if several.size:  # row_keys are sorted: a binary search, the key found or not
-            key = at[several] * self.n_docids + code[several]
+            key = topic[several] * self.n_docids + doc_code[several]
             found = np.minimum(np.searchsorted(self.row_keys, key), self.row_keys.size - 1)
-            row[known[several]] = np.where(self.row_keys[found] == key, found, self.UNJUDGED)
+            row[several] = np.where(self.row_keys[found] == key, found, self.UNJUDGED)
         return row
 
     @cached_property
     def _single_row(self) -> IntArray:
         """Per ``docid_values`` position: the docid's row if it is judged under one topic only, -1 if
-        under several, ``UNJUDGED`` if under none (``topic_of_row`` of ``UNJUDGED`` is a sentinel)."""
+        under several, ``UNJUDGED`` if under none; one more entry, ``UNJUDGED``, for position -1 (an
+        unknown docid). Where the entry is ``UNJUDGED``, :meth:`rows_of` gives ``UNJUDGED`` whatever the topic."""
         doc = self.row_keys % self.n_docids
-        count = np.bincount(doc, minlength=self.n_docids)
+        count = np.bincount(doc, minlength=self.n_docids + 1)
         out = np.where(count > 1, -1, self.UNJUDGED).astype(np.int64)
         once = count[doc] == 1
         out[doc[once]] = np.flatnonzero(once)
@@ -378,6 +383,24 @@ class Ranking(Memoised):
         self._shared: set[Hashable] = set()
         self._scratch: FloatArray | None = None
         self._scratch_busy = False
+        self._pool: list[FloatArray] = []  # per-intent float blocks released by finished families
+
+    def block(self) -> FloatArray:
+        """A ``(P, K, R)`` float64 array for a family's memoised per-intent block (content undefined):
+        one that an earlier family released (:meth:`release`), else fresh memory. The families' blocks
+        are the engine's largest, and on a virtual machine every fresh page costs a fault of a few
+        microseconds: a batch's families take turns with the same few blocks instead."""
+        return self._pool.pop() if self._pool else np.empty((self.table.n_pairs, self.depth, self.n_runs))
+
+    def _recycle(self, dropped: list[Any]) -> None:
+        """Keep the released per-intent float blocks for :meth:`block`: arrays of that shape that own
+        their memory and that nothing else refers to any more (no view of them, no caller holds them)."""
+        shape = (self.table.n_pairs, self.depth, self.n_runs)
+        while dropped:
+            value = dropped.pop()
+            if type(value) is np.ndarray and value.base is None and value.shape == shape and value.dtype == np.float64:
+                if sys.getrefcount(value) == 2:  # this name and the call's argument: no other reference
+                    self._pool.append(value)
 
     @contextmanager
     def scratch(self) -> Iterator[FloatArray]:

@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from evaluation._factorize import factorize, factorize_blocks, repeated_keys
+from evaluation._factorize import block_heads, factorize, factorize_blocks, factorize_repeats, repeated_keys
 from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError
 
@@ -167,8 +167,9 @@ def judgments_from_arrays(
     if not len(topics) == len(intents) == len(docids) == grade.size:
         raise EvaluationError("topics, intents, docids and grades must have the same length")
     # qrels list a topic's judgments intent by intent: (topic, intent) blocks
-    (topic_code, topic_names), (intent_code, intent_names) = factorize_blocks(topics, intents)
-    doc_code, docid_names = factorize(docids)
+    heads = block_heads(topics, intents)
+    (topic_code, topic_names), (intent_code, intent_names) = factorize_blocks(topics, intents, heads=heads)
+    doc_code, docid_names = factorize_repeats(docids, heads)  # a topic's intents list the same documents
     if (topic_code < 0).any() or (doc_code < 0).any():
         raise EvaluationError("every judgment needs a topic and a docid")
     if (grade[intent_code < 0] != 0).any():

@@ -119,24 +119,29 @@ def cutoff_or_depth(ranking: Ranking, k: int | None) -> int:
 
 
 # ------------------------------------------------------------------ memoised blocks
-def per_doc(ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.ndarray], depth: int | None = None) -> np.ndarray:
-    """Gather a per-document table (memoised on the topic table) at the ranked rows, down to ``depth``.
+def per_doc(
+    ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.ndarray], depth: int | None = None, *, out: np.ndarray | None = None
+) -> np.ndarray:
+    """Gather a per-document table at the ranked rows, down to ``depth``.
 
     ``build(table)`` gives ``(n_docs + 2,)`` values, gathered to ``(K, R, T)``, or ``(n_docs + 2, I)``
     values, gathered to ``(P, K, R)``. Values that depend on the document alone (binary relevance,
-    relevance probabilities, ...) are computed once per judged document; the gathered copy is the
-    caller's (not memoised: gathering is cheap, holding every copy is not).
+    relevance probabilities, ...) are computed once per judged document, memoised for the metric family
+    (freed with its blocks: a batch's families need them once); the gathered copy is the caller's (not
+    memoised: gathering is cheap, holding every copy is not), written to ``out`` when given (e.g. the
+    ranking's scratch buffer: no fresh memory).
     """
-    table = ranking.table
 
     def intent_major() -> np.ndarray:
-        values = build(table)
+        values = build(ranking.table)
         return values if values.ndim == 1 else np.ascontiguousarray(values.T)
 
-    values = table.memo(("per_doc", key), intent_major)
+    values = ranking.memo(("per_doc", key), intent_major)
     if values.ndim == 1:
-        return np.take(values, ranking.rows[:depth])
-    return np.take(values, ranking.pair_cells[:, :depth])
+        return np.take(values, ranking.rows[:depth], mode="clip")  # every cell is a valid position: clip checks nothing
+    if out is None and (depth is None or depth >= ranking.depth):
+        out = ranking.block()  # a whole per-intent block: one a finished family released, when there is one
+    return np.take(values, ranking.pair_cells[:, :depth], out=out, mode="clip")
 
 
 def top_total(ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.ndarray], k: int) -> np.ndarray:
@@ -175,9 +180,16 @@ def seen_before(ranking: Ranking) -> np.ndarray:
 
 def novelty_decay(ranking: Ranking, alpha: float) -> np.ndarray:
     """``J_i(r) (1 - alpha)^{c_i(r)}``: the novelty discount where the document is relevant to ``i``,
-    0 elsewhere. Looked up from exact powers (no elementwise ``pow``)."""
+    0 elsewhere (:func:`decayed`), memoised for the metric family that reads it: a family's own block,
+    freed with the family's other blocks (several MB each), not kept for the whole evaluation."""
+    return ranking.memo(("decay", alpha), lambda: decayed(ranking, alpha))
+
+
+def decayed(ranking: Ranking, alpha: float) -> np.ndarray:
+    """A new ``(P, K, R)`` array (:meth:`~evaluation.arrays.Ranking.block`) of ``J_i(r) (1 - alpha)^{c_i(r)}`` (the caller's to overwrite),
+    looked up from exact powers (no elementwise ``pow``)."""
     table = np.concatenate([[0.0], (1.0 - alpha) ** np.arange(ranking.depth, dtype=np.float64)])
-    return ranking.memo(("decay", alpha), lambda: np.take(table, relevant_position(ranking)), shared=True)
+    return np.take(table, relevant_position(ranking), out=ranking.block(), mode="clip")  # positions 0..depth: all valid
 
 
 def covered(ranking: Ranking, k: int) -> np.ndarray:

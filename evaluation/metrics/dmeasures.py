@@ -39,15 +39,28 @@ ROUND = Param(bool, False, "combine 4-decimal components like NTCIREVAL's script
 
 
 def blended_ratio(
-    cum_gain: np.ndarray, count: np.ndarray, relevant: np.ndarray, cum_ideal: np.ndarray, beta: float, rank_axis: int
+    cum_gain: np.ndarray,
+    count: np.ndarray,
+    relevant: np.ndarray,
+    cum_ideal: np.ndarray,
+    beta: float,
+    rank_axis: int,
+    *,
+    in_place: bool = False,
 ) -> np.ndarray:
     """``I(r) BR(r)`` along ``rank_axis``, ``BR(r) = (beta CG(r) + C(r)) / (beta CG*(r) + r)``.
 
     ``cum_gain`` and ``count`` (``CG``, ``C``) are running sums of the gains and of ``relevant``
     (``I``), ``(K, R, T)`` or ``(P, K, R)``; ``cum_ideal`` runs over the ideal gains (sorted
-    descending, zero padded, so it stays flat after ``R``) and broadcasts against them.
+    descending, zero padded, so it stays flat after ``R``) and broadcasts against them. With
+    ``in_place``, a float64 ``cum_gain`` (a temporary of the caller's) is overwritten by the result.
     """
-    if beta == 1.0:  # 1.0 * CG is CG exactly: one pass instead of two
+    if cum_gain.dtype == np.float64 and in_place:  # the caller's float CG becomes the ratio: no fresh block
+        ratio = cum_gain
+        if beta != 1.0:
+            ratio *= beta
+        ratio += count
+    elif beta == 1.0:  # 1.0 * CG is CG exactly: one pass instead of two
         ratio = np.add(cum_gain, count, dtype=np.float64)
     else:
         ratio = np.multiply(beta, cum_gain, dtype=np.float64)
@@ -60,8 +73,9 @@ def blended_ratio(
 def blended_ratio_sums(
     cum_gain: np.ndarray, count: np.ndarray, relevant: np.ndarray, cum_ideal: np.ndarray, beta: float, rank_axis: int
 ) -> np.ndarray:
-    """Running ``sum I(r) BR(r)`` along ``rank_axis`` (:func:`blended_ratio`)."""
-    return scan(np.add, blended_ratio(cum_gain, count, relevant, cum_ideal, beta, rank_axis), rank_axis, in_place=True)
+    """Running ``sum I(r) BR(r)`` along ``rank_axis`` (:func:`blended_ratio`; a float64 ``cum_gain`` is overwritten)."""
+    ratio = blended_ratio(cum_gain, count, relevant, cum_ideal, beta, rank_axis, in_place=True)
+    return scan(np.add, ratio, rank_axis, in_place=True)
 
 
 def ideal_cumulative(ranking: Ranking, ideal: str) -> np.ndarray:
@@ -74,8 +88,9 @@ def ranked_blended_ratio(ranking: Ranking, gains_of, beta: float, ideal: str) ->
     """``I(r) BR(r)`` ``(K, R, T)`` of the gains ``gains_of()`` against the ideal of the per-document gain ``ideal``."""
     gains = gains_of()
     relevant = gains > 0
+    cum_gain = scan(np.add, gains)  # a fresh float64 temporary (the gains are float): the ratio takes its memory
     return blended_ratio(
-        scan(np.add, gains), scan(np.add, relevant.astype(np.int32)), relevant, ideal_cumulative(ranking, ideal), beta, RANK_AXIS
+        cum_gain, scan(np.add, relevant.astype(np.int32)), relevant, ideal_cumulative(ranking, ideal), beta, RANK_AXIS, in_place=True
     )
 
 
@@ -205,11 +220,14 @@ def _per_intent_sums(ranking: Ranking, beta: float) -> tuple[np.ndarray, np.ndar
     def build() -> tuple[np.ndarray, np.ndarray]:
         ideal = table.intent_ideal(ranking.depth)[table.pair_topic, table.pair_intent][:, :, None]  # (P, K, 1)
         cum_ideal = table.memo(("intent_ideal_cum", ranking.depth), lambda: scan(np.add, ideal, INTENT_RANK_AXIS))
-        cum_gain = scan(np.add, ranking.grades.astype(np.int32), INTENT_RANK_AXIS, in_place=True)
+        # integer grades summed in float64 are exact: the running sums become the ratio in place
+        cum_gain = ranking.block()
+        np.copyto(cum_gain, ranking.grades)
+        scan(np.add, cum_gain, INTENT_RANK_AXIS, in_place=True)
         count = relevant_count(ranking)
-        return blended_ratio_sums(cum_gain, count, relevant(ranking), cum_ideal, beta, INTENT_RANK_AXIS), count
+        return blended_ratio_sums(cum_gain, count, relevant(ranking), cum_ideal, beta, INTENT_RANK_AXIS)
 
-    return ranking.memo(("Q_i", beta), build)
+    return ranking.memo(("Q_i", beta), build), relevant_count(ranking)
 
 
 def p_plus(ranking: Ranking, k: int, beta: float = 1.0) -> FloatArray:

@@ -104,8 +104,7 @@ def _candidate_groups(table: TopicTable, graded: bool) -> _Groups:
     row = np.flatnonzero((table.grades[: table.n_docs] >= 1).any(axis=1))  # the relevant documents
     topic = table.topic_of_row[row]
     levels = table.grades[row] if graded else table.grades[row] >= 1  # all that s(d) reads of a document
-    names = table.docids[row].tolist()
-    descending = np.array(sorted(range(row.size), key=names.__getitem__, reverse=True), dtype=np.int64)
+    descending = _by_docid_descending(table, row)
     docid_rank = np.empty(row.size, dtype=np.int64)  # string order of the docids
     docid_rank[descending] = np.arange(row.size)[::-1]
     code = _row_codes(topic, levels)
@@ -126,6 +125,17 @@ def _candidate_groups(table: TopicTable, graded: bool) -> _Groups:
     start = np.searchsorted(cell, np.arange(T * G)) + np.arange(T * G)
     values = _relevance(group_levels, table.gmax[:, None, :], graded)
     return _Groups(values, group_levels >= 1, members, start.reshape(T, G))
+
+
+def _by_docid_descending(table: TopicTable, row: IntArray) -> IntArray:
+    """Positions of ``row`` ordered by docid, greatest first, equal docids (of different topics) in row
+    order: ``sorted(..., reverse=True)`` of the names, done by pyarrow's stable sort of the strings when the
+    collection's look-up holds them (:meth:`~evaluation._factorize.Lookup.descending`), else by Python."""
+    found = table.docid_lookup.descending(table.row_keys[row] % table.n_docids)
+    if found is not None:
+        return found
+    names = table.docids[row].tolist()
+    return np.array(sorted(range(row.size), key=names.__getitem__, reverse=True), dtype=np.int64)
 
 
 def _row_codes(first: IntArray, rest: np.ndarray) -> IntArray:
@@ -164,18 +174,25 @@ def _greedy_search(table: TopicTable, alpha: float, graded: bool, *, steps: int)
     picks = np.empty((steps, T), dtype=np.int64)
     weighted = np.empty((I, T, G))
     score = np.empty((T, G))
+    tied = np.empty((T, G), dtype=bool)
+    a_decay = np.empty((T, I))
+    a_decay_by_intent = a_decay.T[:, :, None]  # a view: (I, T, 1), refreshed in place every step
+    heads, used_ups = head.reshape(T, G), used_up.reshape(T, G)  # views of the flat arrays
     for step in range(steps):
         decay = np.take(powers, counts, out=decays[step])
-        np.multiply(values_by_intent, (a * decay).T[:, :, None], out=weighted)
+        np.multiply(a, decay, out=a_decay)
+        np.multiply(values_by_intent, a_decay_by_intent, out=weighted)
         np.add.reduce(weighted, axis=0, out=score)  # s(d) of every head, (T, G)
-        score += used_up.reshape(T, G)
-        best = np.argmax(np.where(score == score.max(axis=1, keepdims=True), head.reshape(T, G), -1), axis=1)  # ties: greatest docid
+        score += used_ups
+        np.equal(score, score.max(axis=1, keepdims=True), out=tied)
+        best = np.argmax(np.where(tied, heads, -1), axis=1)  # ties: greatest docid
         pick = np.add(first, best, out=picks[step])
         counts += hits[pick]
         moved = next_member[pick] + placed[:, step]  # a topic with nothing left to place keeps its (ignored) pick
         next_member[pick] = moved
-        head[pick] = groups.members[moved]
-        used_up[pick] = np.where(head[pick] < 0, -np.inf, 0.0)
+        new_head = groups.members[moved]
+        head[pick] = new_head
+        used_up[pick] = np.where(new_head < 0, -np.inf, 0.0)
     gains = (values[picks] * decays * table.W_hat).sum(axis=2).T  # n*(r) of each placed document
     return np.where(placed, gains, 0.0)
 

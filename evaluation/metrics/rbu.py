@@ -13,11 +13,12 @@ from evaluation.metrics.base import Param, register
 AMIGO = "Amigó, Spina & Carrillo-de-Albornoz, An axiomatic analysis of diversity evaluation metrics, SIGIR 2018"
 
 
-def relevance_probability(ranking: Ranking, mapping: str, depth: int) -> np.ndarray:
+def relevance_probability(ranking: Ranking, mapping: str, depth: int, *, out: np.ndarray | None = None) -> np.ndarray:
     """Per-rank relevance probabilities ``r(d,t)`` ``(I, depth, R, T)``, computed per document:
 
     ``linear`` g/G_t (G_t = the aspect's top grade), ``jar`` (2^g - 1)/2^{G_t} (RBU jar),
-    ``ntcir_linear`` g/(G+1) with G the scale maximum.
+    ``ntcir_linear`` g/(G+1) with G the scale maximum. Gathered into ``out`` when given (``depth`` the
+    ranking's).
     """
 
     def build(table: TopicTable) -> np.ndarray:
@@ -32,7 +33,7 @@ def relevance_probability(ranking: Ranking, mapping: str, depth: int) -> np.ndar
             return (np.ldexp(1.0, table.grades) - 1.0) / np.ldexp(1.0, gmax)  # exact powers of 2, no pow
         return g / (max(4, table.max_grade) + 1.0)
 
-    return per_doc(ranking, ("relevance", mapping), build)[:, :depth]
+    return per_doc(ranking, ("relevance", mapping), build, depth, out=out)
 
 
 @register(

@@ -42,16 +42,39 @@ def test_measure_order_and_family_release_never_change_a_value() -> None:
 
 def test_release_keeps_only_shared_blocks() -> None:
     from evaluation.arrays import build_ranking, table_for
-    from evaluation.metrics._common import novelty_decay, relevant_count
+    from evaluation.metrics._common import novelty_decay, relevant_count, relevant_position
 
     col = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv")
     ranking = build_ranking(table_for(col), [read_run(sorted((REFERENCE / "runs" / "public").glob("*.run"))[0])])
-    count = relevant_count(ranking)
-    decay = novelty_decay(ranking, 0.5)
+    count, position = relevant_count(ranking), relevant_position(ranking)
+    decay = novelty_decay(ranking, 0.5)  # a family's own block: freed with the family
     private = ranking.memo(("family block",), lambda: np.ones(3))
     ranking.release()
-    assert relevant_count(ranking) is count and novelty_decay(ranking, 0.5) is decay
+    assert relevant_count(ranking) is count and relevant_position(ranking) is position
     assert ranking.memo(("family block",), lambda: np.zeros(3)) is not private  # rebuilt after release
+    assert novelty_decay(ranking, 0.5) is not decay
+    np.testing.assert_array_equal(novelty_decay(ranking, 0.5), decay)
+
+
+def test_released_blocks_are_reused_only_when_nothing_refers_to_them() -> None:
+    """A family's per-intent block goes back to the ranking for the next family's ``block()`` when
+    nothing refers to it any more; a block a caller still holds, or a view still reads, is never lent."""
+    import weakref
+
+    from evaluation.arrays import build_ranking, table_for
+
+    col = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv")
+    ranking = build_ranking(table_for(col), [read_run(sorted((REFERENCE / "runs" / "public").glob("*.run"))[0])])
+    free = weakref.ref(ranking.memo(("free",), ranking.block))
+    held = ranking.memo(("held",), ranking.block)
+    view = ranking.memo(("viewed",), ranking.block)[:, :1]
+    ranking.memo(("small",), lambda: np.ones(3))
+    ranking.release()
+    assert free() is not None  # kept for reuse
+    first, second = ranking.block(), ranking.block()
+    assert first is free()
+    assert second is not held and not np.shares_memory(second, held) and not np.shares_memory(second, view)
+    assert first.shape == second.shape == (ranking.table.n_pairs, ranking.depth, ranking.n_runs)
 
 
 def test_scratch_buffer_is_one_per_ranking_and_never_lent_twice() -> None:

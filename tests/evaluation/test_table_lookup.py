@@ -158,3 +158,27 @@ def test_block_heads_are_the_block_starts() -> None:
     assert block_heads(["x"]).tolist() == [0]
     with pytest.raises(ValueError, match="lengths"):
         block_heads(["a"], [])
+
+
+@pytest.mark.parametrize(
+    ("values", "heads"),
+    [
+        (["d1", "d2", "d1", "d2", "d1", "d2"], [0, 2, 4]),  # every block repeats the first
+        (["d1", "d2", "d1", "d3", "d1", "d3", "d2"], [0, 2, 4, 6]),  # a repeat of a block that differs from the first
+        (["d1", "d2", "d2", "d1", "d1", "d2"], [0, 2, 4]),  # same documents, another order: hashed
+        (["d1", None, "d1", None, float("nan"), "d4"], [0, 2, 4]),  # missing values keep code -1
+        (["".join(["d", str(n % 3)]) for n in range(9)], [0, 3, 6]),  # equal strings that are different objects
+        ([], []),
+        (["x"], [0]),
+    ],
+)
+def test_factorize_repeats_equals_factorize(values: list, heads: list[int]) -> None:
+    """Blocks that repeat the block before them take its codes: the codes and distinct values of a plain factorize."""
+    from evaluation._factorize import factorize, factorize_repeats
+
+    codes, distinct = factorize_repeats(values, np.array(heads, dtype=np.int64))
+    want_codes, want_distinct = factorize(values)
+    np.testing.assert_array_equal(codes, want_codes)
+    assert distinct.tolist() == want_distinct.tolist()
+    array_codes, _ = factorize_repeats(np.array(values, dtype=object), np.array(heads, dtype=np.int64))
+    np.testing.assert_array_equal(array_codes, want_codes)
