@@ -386,10 +386,8 @@ class Ranking(Memoised):
         self._pool: list[FloatArray] = []  # per-intent float blocks released by finished families
 
     def block(self) -> FloatArray:
-        """A ``(P, K, R)`` float64 array for a family's memoised per-intent block (content undefined):
-        one that an earlier family released (:meth:`release`), else fresh memory. The families' blocks
-        are the engine's largest, and on a virtual machine every fresh page costs a fault of a few
-        microseconds: a batch's families take turns with the same few blocks instead."""
+        """A ``(P, K, R)`` float64 array for a family's per-intent block (content undefined): one an earlier
+        family released (:meth:`release`), else fresh memory (each fresh page costs a fault of microseconds)."""
         return self._pool.pop() if self._pool else np.empty((self.table.n_pairs, self.depth, self.n_runs))
 
     def _recycle(self, dropped: list[Any]) -> None:
@@ -466,12 +464,14 @@ def build_ranking(table: TopicTable, runs: Sequence[Run], depth: int | None = No
     if not in_table.all():  # lists of topics the collection lacks: dropped
         doc_code = doc_code[np.repeat(in_table, list_length)]
         list_topic, list_run, list_length = list_topic[in_table], list_run[in_table], list_length[in_table]
-    entry_list = np.repeat(np.arange(list_topic.size), list_length)
-    rank = np.arange(entry_list.size) - (np.cumsum(list_length) - list_length)[entry_list]
-    topic = list_topic[entry_list]
     K = max(int(list_length.max(initial=0)), depth or 0, 1)
+    # entry e (of all lists, flat) at rank e - start of list l: cell ((e - start_l) R + run_l) T + topic_l,
+    # i.e. e R T plus a constant per list (no per-entry rank, run or list arrays)
+    start = np.cumsum(list_length) - list_length
+    cell = np.repeat((list_run * T + list_topic) - start * (R * T), list_length)
+    cell += np.arange(cell.size, dtype=np.int64) * (R * T)
     rows = np.full(K * R * T, table.PAD, dtype=np.int64)
-    rows[(rank * R + list_run[entry_list]) * T + topic] = table.rows_of(topic, doc_code)
+    rows[cell] = table.rows_of(np.repeat(list_topic, list_length), doc_code)
     rows = rows.reshape(K, R, T)
     lengths = np.zeros((R, T), dtype=np.int64)
     lengths[list_run, list_topic] = list_length

@@ -16,6 +16,7 @@ from evaluation._types import FloatArray
 from evaluation.arrays import Ranking, TopicTable
 
 RANK_AXIS = 0  # of per-rank arrays (K, R, T)
+TAKE_CELLS = 1 << 15  # positions looked up per np.take call when they must be widened first (a 256 kB temporary)
 INTENT_RANK_AXIS = 1  # of per-intent arrays (P, K, R)
 
 
@@ -189,7 +190,13 @@ def decayed(ranking: Ranking, alpha: float) -> np.ndarray:
     """A new ``(P, K, R)`` array (:meth:`~evaluation.arrays.Ranking.block`) of ``J_i(r) (1 - alpha)^{c_i(r)}`` (the caller's to overwrite),
     looked up from exact powers (no elementwise ``pow``)."""
     table = np.concatenate([[0.0], (1.0 - alpha) ** np.arange(ranking.depth, dtype=np.float64)])
-    return np.take(table, relevant_position(ranking), out=ranking.block(), mode="clip")  # positions 0..depth: all valid
+    position, out = relevant_position(ranking), ranking.block()
+    # positions 0..depth, all valid (clip checks nothing); a few pairs at a time, as np.take copies the
+    # narrow positions into platform integers first: a small temporary each time, not one of the block's size
+    step = max(1, TAKE_CELLS // max(1, position[0].size))
+    for a in range(0, position.shape[0], step):
+        np.take(table, position[a : a + step], out=out[a : a + step], mode="clip")
+    return out
 
 
 def covered(ranking: Ranking, k: int) -> np.ndarray:
