@@ -7,6 +7,8 @@
   database-free library modules, which balance the two runs' lengths.
 - On PostgreSQL, autovacuum is off for the test database's tables (see :func:`django_db_setup`).
 - Passwords set in the tests' own process are hashed with MD5 (see :func:`_fast_password_hashing`).
+- Hypothesis examples have no deadline: a property's truth does not depend on the machine's load, and a
+  shared or busy CI machine once failed a property test on its default 200 ms deadline.
 """
 
 from __future__ import annotations
@@ -15,8 +17,12 @@ from collections.abc import Iterator
 
 import pytest
 from django.db import connection
+from hypothesis import settings as hypothesis_settings
 
 from tests.studyapp import test_postgresql
+
+hypothesis_settings.register_profile("studyapp", deadline=None)
+hypothesis_settings.load_profile("studyapp")
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
