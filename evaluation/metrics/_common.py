@@ -193,7 +193,7 @@ def decayed(ranking: Ranking, alpha: float) -> np.ndarray:
     position, out = relevant_position(ranking), ranking.block()
     # positions 0..depth, all valid (clip checks nothing); a few pairs at a time, as np.take copies the
     # narrow positions into platform integers first: a small temporary each time, not one of the block's size
-    step = max(1, TAKE_CELLS // max(1, position[0].size))
+    step = max(1, TAKE_CELLS // max(1, int(np.prod(position.shape[1:]))))  # cells per pair; no pair at all is fine
     for a in range(0, position.shape[0], step):
         np.take(table, position[a : a + step], out=out[a : a + step], mode="clip")
     return out

@@ -28,7 +28,8 @@ PAGE_BUDGET = 60 * 1024  # bytes: the item page with everything it loads, uncomp
 # phone (the lists 1,793-2,212 px, everything else 612-635 px); before the lists were made compact they were
 # 3,143-3,370 px (3,801 in the issue), which this still refuses.
 PHONE_MAX_HEIGHT = 3_000
-PHONE_MAX_CHROME = 700  # px: the page without its two result lists (query, needs, scale, links)
+# The page without its lists grows with the topic's needs listed above them: 612-705 px measured over demo items.
+PHONE_MAX_CHROME = 800  # px: the page without its two result lists (query, needs, scale, links)
 WORDS = {
     "Left much better": "much better",
     "Left better": "better",

@@ -225,6 +225,16 @@ def test_documents_beyond_the_cutoff_never_matter(data, tails) -> None:
                 assert (np.isnan(a) and np.isnan(b)) or math.isclose(a, b, abs_tol=TOL), (str(m), tid)
 
 
+def test_empty_runs_on_a_topic_without_relevant_pairs_score_zero() -> None:
+    """No (intent, document) pair at all and no ranked document: every measure scores 0, none fails (the novelty
+    discounts once indexed the first pair of an empty block; found by the property below)."""
+    inf = Intent(id="1", weight=None, type="inf", text="")
+    col = Collection(topics={"q0": Topic(id="q0", intents=(inf,), query="", description="")}, judgments={"q0": {"d0": {}}})
+    values = _values(col, [Run(name=f"run{i}", lists={}) for i in range(3)], ALL)
+    assert values.shape == (len(ALL), 3, 1)
+    assert np.array_equal(values, np.zeros_like(values))
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(collection_and_runs(n_runs=3, relevant=False), st.randoms(use_true_random=False))
 def test_order_of_topics_and_runs_is_irrelevant(data, rnd) -> None:
