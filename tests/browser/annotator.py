@@ -26,15 +26,22 @@ class Participant:
     sandbox by stub pages (what is posted to MTurk is kept in ``mturk_posts``), anything else is
     aborted and remembered in ``external`` (the pages must be self-contained). ``visited`` lists every
     URL the browser asked for.
+
+    With ``intercept=False`` no request is intercepted (Playwright's request interception has hung
+    navigations inside cross-site frames): requests are only listened to, ``visited`` and ``external``
+    (outside the live server and ``allowed_origins``) are still kept, nothing is stubbed or aborted.
     """
 
-    def __init__(self, browser, server: str, **context_options) -> None:
+    def __init__(self, browser, server: str, *, intercept: bool = True, allowed_origins: tuple[str, ...] = (), **context_options) -> None:
         self.server = server
         self.external: list[str] = []
         self.visited: list[str] = []
         self.mturk_posts: list[str] = []
         self.context: BrowserContext = browser.new_context(**{"viewport": DESKTOP, **context_options})
-        self.context.route("**/*", self._route)
+        if intercept:
+            self.context.route("**/*", self._route)
+        else:
+            self.context.on("request", lambda request: self._listen(request.url, allowed_origins))
         self.page: Page = self.context.new_page()
         self.page.set_default_timeout(15_000)
         self.errors: list[str] = []
@@ -53,6 +60,11 @@ class Participant:
         else:
             self.external.append(url)
             route.abort()
+
+    def _listen(self, url: str, allowed_origins: tuple[str, ...]) -> None:
+        self.visited.append(url)
+        if not url.startswith((self.server, *allowed_origins, "data:", "blob:", "about:")):
+            self.external.append(url)
 
     def close(self) -> None:
         self.context.close()
