@@ -3,6 +3,7 @@ signs and the table renderers (issue 35, Must show 2)."""
 
 from __future__ import annotations
 
+import sys
 import warnings
 from itertools import combinations
 from pathlib import Path
@@ -113,11 +114,21 @@ def test_the_correction_family_is_one_measure(collection, runs) -> None:
     assert result["significant"].tolist() == (result["p_adjusted"] <= 0.05).tolist()
 
 
+def ranx_uncompiled():
+    """ranx with numba's JIT off (``DISABLE_JIT`` before its first import): its own Python source, run as
+    written, gives the same numbers; compiling it took ~75 s of CPU in each fresh environment (CI's new
+    .venv has no numba cache), the comparison itself ~2 s."""
+    if "ranx" not in sys.modules:
+        numba = pytest.importorskip("numba")
+        numba.config.DISABLE_JIT = 1  # read when ranx's functions are decorated and its typed containers built
+    return pytest.importorskip("ranx")
+
+
 def test_same_p_values_as_ranx_compare(collection, runs) -> None:
-    """ranx (test-only oracle) on the same runs and ad hoc qrels: nDCG@10 with binary grades is the same
-    number in both (checked first); ranx's paired t-test gives our p-values, its Fisher randomisation
-    test (1,000 permutations) ours within its Monte Carlo error."""
-    ranx = pytest.importorskip("ranx")
+    """ranx (test-only oracle, :func:`ranx_uncompiled`) on the same runs and ad hoc qrels: nDCG@10 with binary
+    grades is the same number in both (checked first); ranx's paired t-test gives our p-values, its Fisher
+    randomisation test (2,000 permutations) ours within its Monte Carlo error."""
+    ranx = ranx_uncompiled()
     qrels = {t: {d: int(max(g.values(), default=0) >= 1) for d, g in docs.items()} for t, docs in collection.judgments.items()}
     scored = {r.name: {t: {d: float(len(docs) - i) for i, d in enumerate(docs)} for t, docs in r.lists.items()} for r in runs}
     theirs_runs = [ranx.Run(scored[r.name], name=r.name) for r in runs]

@@ -4,12 +4,18 @@ The demo collection is imported without its ``intents.tsv`` and the simulated de
 (``studyapp/demo/simulated.json``: 6 topics, 3 subtopics, both levels) is created on it. PMP@10
 is then undefined on every topic with more than one relevant kept subtopic; the analysis must
 leave those topics out for PMP only, so the report still has its topic-level and weighted-level
-agreement, discriminative power, intuitiveness and ordering tables, and the preview a ranking.
+agreement, discriminative power, intuitiveness and ordering tables, the staff report page every section,
+and the preview a ranking (one fill of the study serves the three).
 """
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.urls import reverse
 
 from studyapp.exceptions import StudyFull
 from studyapp.services.analysis.preview import study_preview
@@ -62,7 +68,7 @@ class UniformWeightsStudyTest(BaseTestCase):
         self.assertGreater(undefined, 0)
         self.assertFalse(per_topic.loc[per_topic["measure"] == "alpha-nDCG@10", "value"].isna().any())
 
-    def test_report_has_every_section(self) -> None:
+    def test_report_and_its_staff_page_have_every_section(self) -> None:
         fill_by_truth(self, self.uniform)
         report = build_report(self.uniform, B=100, seed=3)
         analysis = report.analysis  # the report's own analysis (build_report runs analyse_study once)
@@ -105,3 +111,24 @@ class UniformWeightsStudyTest(BaseTestCase):
         topic = next(level for level in preview.levels if level.level == "topic")
         self.assertTrue(topic.ranking)
         self.assertEqual(topic.ranking[0].mup, 1.0)
+
+        self.check_the_staff_page()
+
+    def check_the_staff_page(self) -> None:
+        """The staff page of the filled study (its own report, the page's defaults): topic-level, weighted-level and
+        subtopic-level agreement, discriminative power and intuitiveness; PMP, undefined on most topics, only for itself."""
+        cache.clear()
+        staff = self.client_class()
+        staff.force_login(get_user_model().objects.create_superuser("staff", "staff@example.org", "pw-for-tests"))
+        html = staff.get(reverse("study_report", args=[self.uniform.slug])).content.decode()
+        for level in ("topic", "weighted", "subtopic"):
+            self.assertTrue(f'id="metrics-{level}"' in html, level)
+            self.assertTrue(f'id="subranges-{level}"' in html, level)
+        row = re.search(r"<td>alpha-nDCG@10</td>(.*?)</tr>", html, re.S).group(1)
+        power = re.findall(r"<td>(.*?)</td>", row, re.S)[-1]
+        self.assertRegex(power, r"^\d\.\d{3} <small>\d+/10</small>$")  # discriminative power over the 10 run pairs
+        pmp, other = (re.search(rf"<td>{m}</td>(?:\s*<td>.*?</td>){{5}}\s*<td>(\d+)</td>", html, re.S) for m in ("PMP@10", "alpha-nDCG@10"))
+        self.assertLess(int(pmp.group(1)), int(other.group(1)))  # PMP rests on fewer run pairs (n), the others on all
+        self.assertEqual(html.count('<table class="data matrix">'), 5)  # Table 2 for I-rec, Ef-P, Prec, PMP and all
+        self.assertTrue("cell-wise (Chen et al.)" in html)
+        self.assertFalse("Not enough metrics or runs for the concordance test" in html)

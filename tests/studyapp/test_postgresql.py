@@ -50,8 +50,9 @@ CHILD_BROWSER_MODULES = (
 # Library modules that use no database, run by the child in the parent's stead so the two cores finish
 # together: the parent's own tests (evaluation, browser presentation, load smoke, README paths and the SQLite
 # run) took about 200 s longer than the child's (.ci/run on a quiet 2-core machine: the parent 895 s, the
-# child 700 s), and the second core sat idle meanwhile. These take about 80 s there (ranx's JIT compilation
-# in a fresh environment most of it); like the browser modules, each runs once per session.
+# child 700 s), and the second core sat idle meanwhile. These took about 80 s there (ranx's JIT compilation in a
+# fresh environment most of it, no longer done: test_compare runs ranx uncompiled); like the browser modules, each
+# runs once per session.
 CHILD_DATABASE_FREE_MODULES = (
     "tests/evaluation/test_compare.py",
     "tests/evaluation/test_ir_measures.py",

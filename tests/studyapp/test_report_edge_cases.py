@@ -68,37 +68,3 @@ class OneTopicTestCase(BaseTestCase):
         response = self.staff.get(reverse("staff_study", args=[self.one.slug]))
         self.assertEqual(response.status_code, 200)
         self.assertContains(response, "Which metric agrees so far")
-
-
-class UniformWeightsReportPageTestCase(BaseTestCase):
-    """A study on a collection imported without intents: the staff page shows topic-level and weighted-level
-    agreement, discriminative power and intuitiveness (PMP, undefined on most topics, only for itself)."""
-
-    @classmethod
-    def setUpTestData(cls) -> None:
-        from tests.studyapp.test_analysis_uniform import uniform_study
-
-        super().setUpTestData()
-        cls.uniform = uniform_study()  # the demo imported without intents, the simulated demo design
-
-    def test_every_section_renders(self) -> None:
-        import re
-
-        from tests.studyapp.test_analysis_uniform import fill_by_truth
-
-        fill_by_truth(self, self.uniform)
-        cache.clear()
-        staff = self.client_class()
-        staff.force_login(get_user_model().objects.create_superuser("staff", "staff@example.org", "pw-for-tests"))
-        html = staff.get(reverse("study_report", args=[self.uniform.slug])).content.decode()
-        for level in ("topic", "weighted", "subtopic"):
-            self.assertTrue(f'id="metrics-{level}"' in html, level)
-            self.assertTrue(f'id="subranges-{level}"' in html, level)
-        row = re.search(r"<td>alpha-nDCG@10</td>(.*?)</tr>", html, re.S).group(1)
-        power = re.findall(r"<td>(.*?)</td>", row, re.S)[-1]
-        self.assertRegex(power, r"^\d\.\d{3} <small>\d+/10</small>$")  # discriminative power over the 10 run pairs
-        pmp, other = (re.search(rf"<td>{m}</td>(?:\s*<td>.*?</td>){{5}}\s*<td>(\d+)</td>", html, re.S) for m in ("PMP@10", "alpha-nDCG@10"))
-        self.assertLess(int(pmp.group(1)), int(other.group(1)))  # PMP rests on fewer run pairs (n), the others on all
-        self.assertEqual(html.count('<table class="data matrix">'), 5)  # Table 2 for I-rec, Ef-P, Prec, PMP and all
-        self.assertTrue("cell-wise (Chen et al.)" in html)
-        self.assertFalse("Not enough metrics or runs for the concordance test" in html)
