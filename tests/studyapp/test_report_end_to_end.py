@@ -66,7 +66,7 @@ class EndToEndTestCase(TestCase):
 
         with tempfile.TemporaryDirectory() as folder:
             out = Path(folder)
-            write_report(report, out)
+            write_report(report, out, figure_levels=[])  # the tables and inputs the CLI reads (figures: test_report)
             call_command("export_preferences", self.study.slug, "--format", "csv", "-o", str(out / "export.csv"), stdout=io.StringIO())
             before = os.getcwd()
             os.chdir(out)
