@@ -32,11 +32,14 @@ A study *decides* at the first look whose best set has at most 3 entries (metric
 pair are one entry) and stops there (else at the full budget, every group k answers). Recorded per
 study: the answers until the best set first has at most 3 entries with the truth inside
 (``answers_to_decide``; a study that never gets there counts the full budget and is reported as
-censored), whether the truth is in the set where the study stopped, and whether each metric's MUP
-interval at the stop (design-weighted, topic-jackknife score interval) covers its population MUP (exact expected sums,
-as bench_coverage.py): the look-corrected interval a study's report shows (``coverage_mup_adaptive``; level
-:func:`evaluation.meta.adaptive.look_level`, so the intervals of all the looks hold together) and, on standard error,
-the nominal 95 % one the report gives beside it and the complete study's nominal 95 % interval. ``--boundary pocock`` replaces Bonferroni by Pocock's boundary
+censored), whether the truth is in the set where the study stopped, and whether each candidate's MUP
+interval at the stop (design-weighted, two-phase, topic-jackknife score interval with the jackknife's effective degrees
+of freedom, :func:`evaluation.meta.intervals.jackknife_df`) covers its population MUP (exact expected sums, as
+bench_coverage.py): ``coverage_mup_adaptive`` is the share of the candidates' intervals over all studies that cover, of
+the nominal 95 % interval a study's report shows (``ci_low``, ``ci_high``); standard error gives its standard error
+(from the studies' own shares: a study's candidates share its answers), the coverage of the look-corrected interval
+the report gives beside it (level :func:`evaluation.meta.adaptive.look_level`, so the intervals of all the looks hold
+together) and the complete study's nominal 95 % interval. ``--boundary pocock`` replaces Bonferroni by Pocock's boundary
 (:mod:`evaluation.meta.sequential`) for both the looks' tests and the look-corrected intervals.
 
 Last line: ``answers_to_decide_uniform=.. answers_to_decide_adaptive=.. saving=.. truth_in_set_adaptive=..
@@ -155,9 +158,9 @@ class Look:
     spent: int  # answers so far
     size: int  # entries in the best set
     holds: bool  # the truth is in it
-    covered: int  # the reported MUP intervals (look-corrected, design-weighted) holding their population value
+    covered: int  # the shown MUP intervals (design-weighted, nominal 95 %, effective df) holding their population value
     intervals: int
-    covered_nominal: int = 0  # the same with the nominal 95 % intervals beside them (not corrected for the looks)
+    covered_looks: int = 0  # the same with the look-corrected intervals beside them (level LOOK_LEVEL)
 
 
 def covering(
@@ -191,7 +194,7 @@ def look(
     """The best set after ``spent`` answers (preferences ``p``, design ``weights``, each look at ``alpha``) and the
     MUP intervals on the k-answer sample (``full`` weights and ``p_full`` preferences; default: the same; with
     ``layer`` every drawn group's first answer, weighted by ``layer_weights``: the two-phase estimator) at the
-    reported look-corrected level :data:`LOOK_LEVEL` and at a nominal 95 %."""
+    shown nominal 95 % and at the look-corrected level :data:`LOOK_LEVEL`."""
     sign = np.sign(p)
     chosen = adaptive.contenders(study.d, p, measures, weights=weights, user_sign=sign, clusters=study.clusters, alpha=alpha, B=B, rng=rng)
     full = weights if full is None else full
@@ -199,7 +202,7 @@ def look(
     entry = None if layer is None else layer_weights
     nominal, corrected = covering(study, p_full, full, truth_mup, (NOMINAL, LOOK_LEVEL), layer, entry)
     size = chosen.size if chosen.chosen.claim else len(measures)
-    return Look(spent, size, chosen.holds(truth), int(corrected.sum()), int(np.isfinite(truth_mup).sum()), int(nominal.sum())), chosen
+    return Look(spent, size, chosen.holds(truth), int(nominal.sum()), int(np.isfinite(truth_mup).sum()), int(corrected.sum())), chosen
 
 
 def run_uniform(study, measures, truth, truth_mup, batch, alpha, B, rng) -> list[Look]:
@@ -238,7 +241,8 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
         before = int(received.sum())
         if available.any():
             r += 1
-            q = adaptive.round_probabilities(adaptive.dispute_weights(study.d, in_set, closeness), available, batch / cost, explore)
+            floor = explore / (1 + DECAY * r)  # --explore-decay: a floor shrinking with the round
+            q = adaptive.round_probabilities(adaptive.dispute_weights(study.d, in_set, closeness), available, batch / cost, floor)
             got = adaptive.draw(q, rng) & available
             full |= adaptive.draw_full(got, share, rng)
             drawn_round[got] = r
@@ -271,7 +275,10 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
         )
         looks.append(result)
         in_set = np.isin(measures, chosen.members)
-        closeness = adaptive.leader_closeness(measures, chosen.chosen.leaders, others) if others < 1 else None
+        if PRIORITY == "challengers":
+            closeness = adaptive.challenger_closeness(measures, chosen.chosen, others)
+        else:
+            closeness = adaptive.leader_closeness(measures, chosen.chosen.leaders, others) if others < 1 else None
     return looks
 
 
@@ -286,6 +293,8 @@ def need_order(received: np.ndarray, among: np.ndarray, k: int, answers: int, rn
     return max(answers, 0)
 
 
+PRIORITY = "leader"  # set in main() by --priority
+DECAY = 0.0  # set in main() by --explore-decay
 ONE_PHASE = False  # set in main() by --estimator full-only: the k-answer estimates on the full groups alone
 NOMINAL = 0.95  # the level of the intervals beside the reported ones (not corrected for the looks), and the complete study's
 MAX_LOOKS = 20  # set in main(): the looks the level is divided among; only they can decide
@@ -313,17 +322,21 @@ def summary(label: str, runs: list[list[Look]], budget: int) -> dict[str, float]
         "stopped": float(np.mean([x.spent for x in stops])),
         "truth": float(np.mean([x.holds for x in stops])),
         "coverage": sum(x.covered for x in stops) / max(1, sum(x.intervals for x in stops)),
-        "coverage_nominal": sum(x.covered_nominal for x in stops) / max(1, sum(x.intervals for x in stops)),
+        # the standard error of that share from the studies' own shares (a study's metrics share its answers)
+        "coverage_se": float(np.std([x.covered / max(1, x.intervals) for x in stops], ddof=1) / math.sqrt(len(stops)))
+        if len(stops) > 1
+        else float("nan"),
+        "coverage_looks": sum(x.covered_looks for x in stops) / max(1, sum(x.intervals for x in stops)),
         "size": float(np.mean([x.size for x in stops])),
         "dropped": float(np.mean([any(not x.holds for x in looks[:MAX_LOOKS]) for looks in runs])),
-        "coverage_every": sum(x.covered_nominal for looks in runs for x in looks[:-1])
+        "coverage_every": sum(x.covered for looks in runs for x in looks[:-1])
         / max(1, sum(x.intervals for looks in runs for x in looks[:-1])),
     }
     print(
         f"{label}: answers_to_decide mean {out['decide']:.0f} median {np.median(decide):.0f} (never decided, counted at the "
         f"budget {budget}: {out['censored']:.2f}), stopped at {out['stopped']:.0f} answers, set at the stop {out['size']:.2f} "
-        f"entries, truth in it {out['truth']:.3f}, MUP coverage there {out['coverage']:.3f} (the reported look-corrected "
-        f"interval, level {LOOK_LEVEL:.4f}; the nominal 95 % one beside it: {out['coverage_nominal']:.3f}); the truth out of the set "
+        f"entries, truth in it {out['truth']:.3f}, MUP coverage there {out['coverage']:.3f} (standard error {out['coverage_se']:.3f}; "
+        f"the shown nominal 95 % interval; the look-corrected one beside it, level {LOOK_LEVEL:.4f}: {out['coverage_looks']:.3f}); the truth out of the set "
         f"at any of the looks (the looks' family-wise level, alpha 0.05): {out['dropped']:.3f}; nominal MUP coverage at every "
         f"look before the last (partial samples, design-weighted) {out['coverage_every']:.3f}",
         file=sys.stderr,
@@ -353,10 +366,22 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=0, help="answers per batch (default: a twentieth of the full study)")
     parser.add_argument("--explore", type=float, default=adaptive.EXPLORE, help="exploration floor as a share of the uniform chance")
     parser.add_argument(
+        "--explore-decay",
+        type=float,
+        default=0.0,
+        help="round r's floor is --explore / (1 + D r) (default 0: the same floor every round)",
+    )
+    parser.add_argument(
         "--others",
         type=float,
         default=adaptive.OTHERS,
         help="weight of a disagreement between two contenders neither of which leads (default %(default)s; 1: all alike)",
+    )
+    parser.add_argument(
+        "--priority",
+        choices=("leader", "challengers"),
+        default="leader",
+        help="which disagreements count fully: every one with a leader (default), or only a leader's with the nearest challengers",
     )
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--looks", type=int, default=0, help="looks the level is divided among (default: every batch; 1: no correction)")
@@ -395,8 +420,8 @@ def main() -> int:
         help="comma-separated metrics the study compares (default: %(default)s); 'all': every registered metric",
     )
     args = parser.parse_args()
-    if args.studies < 1 or args.B < 1 or args.batch < 0 or args.topics < 2 or not 0 < args.full <= 1:
-        parser.error("--studies and --B must be >= 1, --batch >= 0, --topics >= 2, --full in (0, 1]")
+    if args.studies < 1 or args.B < 1 or args.batch < 0 or args.topics < 2 or not 0 < args.full <= 1 or args.explore_decay < 0:
+        parser.error("--studies and --B must be >= 1, --batch >= 0, --topics >= 2, --full in (0, 1], --explore-decay >= 0")
     start = time.perf_counter()
     model = UserModel(noise=args.noise, signal=2.0, annotators=3, cheaters=args.careless)
     pairs = seed_population(args.population, args.seed) if args.design == "seed" else trec_population()
@@ -418,7 +443,8 @@ def main() -> int:
     budget = args.topics * per_topic * model.annotators
     batch = args.batch or math.ceil(budget / 20)
     looks = math.ceil(budget / batch)
-    global MAX_LOOKS, ALPHA, ONE_PHASE, LOOK_LEVEL
+    global MAX_LOOKS, ALPHA, ONE_PHASE, LOOK_LEVEL, PRIORITY, DECAY
+    PRIORITY, DECAY = args.priority, args.explore_decay
     ONE_PHASE = args.estimator == "full-only"
     MAX_LOOKS = args.looks or looks
     alpha = ALPHA = adaptive.look_alpha(args.alpha, MAX_LOOKS, args.boundary)

@@ -37,7 +37,9 @@ keeps this (the draw is independent of the decision), so the analysis uses the *
 are complete*; every agreement statistic, a ratio of weighted sums
 (:func:`evaluation.meta.agreement.weighted_sums`), becomes its ratio estimator. Intervals: the topic jackknife
 of :mod:`evaluation.meta.intervals` on the weighted sums (topics are the clusters of every phase: Wolter 2007
-ch. 4, the ultimate-cluster variance).
+ch. 4, the ultimate-cluster variance), its t quantile at the jackknife's effective degrees of freedom
+(:func:`evaluation.meta.intervals.jackknife_df`: a group drawn by the exploration floor weighs up to ~50, so early in a
+study one or two topics can be most of the variance, and ``T - 1`` degrees of freedom then under-cover).
 
 The decision (the best set the allocation steers by, :func:`contenders`) also uses the first layer of the
 other drawn groups: each drawn group's preference is the mean of the answers it received, ``p_c``, with its
@@ -73,7 +75,7 @@ from evaluation._types import FloatArray, IntArray
 from evaluation.meta._resampling import RngLike
 from evaluation.meta.agreement import pair_sums, signs, statistics_from_sums
 from evaluation.meta.bestset import BestSet, best_set
-from evaluation.meta.intervals import score_interval
+from evaluation.meta.intervals import jackknife_df, score_interval
 from evaluation.meta.sequential import nominal_alpha
 
 FULL = 0.6  # default share of drawn groups that get all k answers (the others get one answer per presentation)
@@ -188,6 +190,23 @@ def leader_closeness(measures: Sequence[str], leaders: Sequence[str], others: fl
     ``others``: the comparisons with the leader are the ones that drop a contender from the set."""
     lead = np.isin(np.asarray(measures, dtype=object), list(leaders))
     return np.where(lead[:, None] | lead[None, :], 1.0, others)
+
+
+def challenger_closeness(measures: Sequence[str], chosen: BestSet, others: float = OTHERS, decided: int = DECIDED_SIZE) -> FloatArray:
+    """(G, G) closeness that counts fully only the disagreements between a leader and the *nearest challengers*: the
+    ``entries - decided`` members (not leaders) with the smallest ``p_best``, the ones the decided signal needs out
+    of the set and the test is closest to dropping; every other pair of contenders counts ``others``. Without a claim,
+    or with the set already at most ``decided`` entries, :func:`leader_closeness`."""
+    need = len(chosen.entries) - decided
+    if not chosen.claim or need <= 0:
+        return leader_closeness(measures, chosen.leaders, others)
+    table = chosen.table
+    members = table[table["measure"].isin(chosen.measures) & ~table["measure"].isin(chosen.leaders)]
+    by_entry = members.groupby("entry", sort=False)["p_best"].min().sort_values(kind="stable")
+    near = set(members[members["entry"].isin(by_entry.index[:need])]["measure"])
+    names = np.asarray(measures, dtype=object)
+    lead, challenger = np.isin(names, list(chosen.leaders)), np.isin(names, list(near))
+    return np.where((lead[:, None] & challenger[None, :]) | (challenger[:, None] & lead[None, :]), 1.0, others)
 
 
 def disputed_by(d: FloatArray, measures: Sequence[str], in_set: Sequence[bool]) -> list[str]:
@@ -322,9 +341,14 @@ class WeightedEstimates:
     n: FloatArray  # (G,) pairs each metric is defined on
     holds: FloatArray  # (G,) topics holding them
 
+    def df(self, statistic: str) -> FloatArray:
+        """(G,) degrees of freedom of the intervals: the moment-corrected Satterthwaite df of the topic jackknife
+        (:func:`evaluation.meta.intervals.jackknife_df`), 1 where one topic's heavy design weight is the whole variance."""
+        return jackknife_df(self.loo[statistic])
+
     def interval(self, statistic: str, level: float) -> tuple[FloatArray, FloatArray]:
-        """The topic-jackknife score interval of ``statistic`` at ``level``."""
-        return score_interval(self.value[statistic], self.loo[statistic], self.n, self.holds, level)
+        """The topic-jackknife score interval of ``statistic`` at ``level`` with :meth:`df` degrees of freedom."""
+        return score_interval(self.value[statistic], self.loo[statistic], self.n, self.holds, level, df=self.df(statistic))
 
 
 def weighted_estimates(
@@ -388,5 +412,5 @@ def weighted_estimates(
     value, low, high, loo = {}, {}, {}, {}
     for name in statistics:
         value[name], loo[name] = every[name][0], every[name][1:]
-        low[name], high[name] = score_interval(value[name], loo[name], n, holds, level)
+        low[name], high[name] = score_interval(value[name], loo[name], n, holds, level, df=jackknife_df(loo[name]))
     return WeightedEstimates(value, low, high, int(keep.sum()), T, loo, n, holds)

@@ -16,6 +16,10 @@ intervals). In the middle of the range this is ``theta +- t_{T-1} sqrt(v)``; nea
 asymmetric and never collapses to a point: a subset where every pair agrees gets
 ``[1 - 2 z^2 / (n* + z^2), 1]`` rather than ``[1, 1]``.
 
+Where the topics weigh unequally (an adaptive study's design weights: one topic's heavy group can be most
+of the jackknife variance) ``T - 1`` overstates what the variance rests on; ``score_interval(df=)`` takes the
+moment-corrected Satterthwaite degrees of freedom of :func:`jackknife_df` instead (``evaluation.meta.adaptive``).
+
 No interval (NaN) where there is too little data: the statistic undefined, fewer than
 ``MIN_TOPICS`` topics holding pairs of the subset (the only place where the topics holding pairs
 of the subset count), or a leave-one-topic-out value undefined.
@@ -56,8 +60,32 @@ def jackknife_variance(loo: FloatArray) -> FloatArray:
     return (T - 1) / T * ((loo - loo.mean(axis=0)) ** 2).sum(axis=0)
 
 
+def jackknife_df(loo: FloatArray) -> FloatArray:
+    """Effective degrees of freedom of the delete-one-cluster jackknife variance (Satterthwaite 1946), moment-corrected.
+
+    The variance is a sum of the topics' terms ``a_t = (loo_t - mean)^2``; taken as independent ``c_t chi^2_1``, its
+    degrees of freedom are ``(sum c)^2 / sum c^2``. With ``E a_t^2 = 3 c_t^2`` and ``E (sum a)^2 = (sum c)^2 + 2 sum c^2``
+    the moment estimate is ``3 (sum a)^2 / sum a^2 - 2``: about ``T`` when the topics weigh alike, 1 when one topic's
+    term is the whole variance (a heavy design weight on one topic). Clipped to ``[1, T - 1]``; ``T - 1`` where the
+    variance is 0.
+    """
+    loo = np.asarray(loo, dtype=np.float64)
+    T = loo.shape[0]
+    a = (loo - loo.mean(axis=0)) ** 2
+    s1, s2 = a.sum(axis=0), (a**2).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = np.where(s2 > 0, 3 * s1**2 / np.where(s2 > 0, s2, 1.0) - 2, T - 1)
+    return np.clip(np.nan_to_num(df, nan=T - 1), 1, max(T - 1, 1))
+
+
 def score_interval(
-    theta: FloatArray, loo: FloatArray, n: FloatArray, topics: FloatArray, level: float = 0.95, min_topics: int = MIN_TOPICS
+    theta: FloatArray,
+    loo: FloatArray,
+    n: FloatArray,
+    topics: FloatArray,
+    level: float = 0.95,
+    min_topics: int = MIN_TOPICS,
+    df: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Topic-jackknife score interval (module docstring) of statistics in [-1, 1].
 
@@ -65,6 +93,7 @@ def score_interval(
     ----------
     theta : (G,) point values; loo : (T, G) the values with each topic left out.
     n : (G,) run pairs of the subset; topics : (G,) topics holding at least one of them.
+    df : (G,) degrees of freedom of the t quantile (default ``T - 1``, the jackknife's with equal topics).
     """
     if not 0 < level < 1:
         raise ValueError(f"confidence level must be in (0, 1), got {level}")
@@ -82,7 +111,7 @@ def score_interval(
         n_eff = np.where(var_q > 0, q * (1 - q) / var_q, np.inf)
     n_eff = np.maximum(np.where(np.isfinite(n_eff), n_eff, pairs), 1e-12)
     z = norm.ppf(0.5 + level / 2)
-    t = student_t.ppf(0.5 + level / 2, loo.shape[0] - 1)
+    t = student_t.ppf(0.5 + level / 2, loo.shape[0] - 1 if df is None else np.asarray(df, dtype=np.float64)[ok])
     n_adj = n_eff * (z / t) ** 2
     z2n = z * z / n_adj
     centre = (q + z2n / 2) / (1 + z2n)

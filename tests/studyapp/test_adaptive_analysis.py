@@ -104,20 +104,23 @@ class AdaptiveAnalysisTests(BaseTestCase):
         client = staff_client()
         page = client.get(reverse("study_report", args=[self.study.slug])).content.decode()
         self.assertIn("Design-weighted MUP, MUP_b and tau_b", page)
-        # the intervals shown hold at whichever of the 20 looks the study stops (each at 1 - 0.05 / 20), their measured
-        # coverage at a data-chosen stop quoted; nominal 95 % ones beside them, with theirs
-        self.assertEqual((allocation_summary["nominal_level"], allocation_summary["max_looks"]), (0.95, 20))
-        self.assertAlmostEqual(allocation_summary["level"], 0.9975)
+        # the intervals shown are nominal 95 % design-based ones, their measured coverage at a data-chosen stop quoted;
+        # beside them the look-corrected ones (each look at 1 - 0.05 / 20), with theirs; the decided signal keeps the correction
+        self.assertEqual((allocation_summary["level"], allocation_summary["max_looks"]), (0.95, 20))
+        self.assertAlmostEqual(allocation_summary["looks_level"], 0.9975)
         self.assertAlmostEqual(allocation_summary["look_alpha"], 0.0025)
+        self.assertIn("effective degrees of freedom", allocation_summary["interval"])
+        self.assertIn("<code>ci_low</code>, <code>ci_high</code> are nominal 95 % intervals: design-weighted", page)
+        self.assertIn(f"they covered {escape(allocation_summary['coverage']['shown'])}", page)
         self.assertIn("are corrected for the looks: level 0.9975 (Bonferroni", page)
-        self.assertIn(f"they covered {escape(allocation_summary['coverage']['looks'])}", page)
-        self.assertIn("are nominal 95 % intervals, not corrected for the looks", page)
-        self.assertIn(f"there they covered {escape(allocation_summary['coverage']['nominal'])}", page)
+        self.assertIn(f"there they covered {escape(allocation_summary['coverage']['looks'])}", page)
+        for measured in allocation_summary["coverage"].values():
+            self.assertRegex(measured, r"0\.9\d\d")
         # both intervals are in the CSV (the toy study's 2 topics are too few for either: tests/evaluation/meta/test_adaptive.py
         # checks both against a brute-force computation)
         table = self.report.tables["agreement-design-weighted"]
-        self.assertEqual(list(table.columns[-4:]), ["ci_low", "ci_high", "ci_low_nominal", "ci_high_nominal"])
-        self.assertTrue((table["ci_low"].isna() == table["ci_low_nominal"].isna()).all())
+        self.assertEqual(list(table.columns[-4:]), ["ci_low", "ci_high", "ci_low_looks", "ci_high_looks"])
+        self.assertTrue((table["ci_low"].isna() == table["ci_low_looks"].isna()).all())
         uniform = make_toy_study(name="Uniform report")
         self.assertEqual(build_report(uniform, B=20).summary["allocation"], {"kind": "uniform"})
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from evaluation.meta import adaptive, sequential
 from evaluation.meta.agreement import pair_sums, signs
-from evaluation.meta.bestset import best_set
-from evaluation.meta.intervals import score_interval
+from evaluation.meta.bestset import BestSet, best_set
+from evaluation.meta.intervals import jackknife_df, score_interval
 
 
 def brute_force(d: np.ndarray, p: np.ndarray, w: np.ndarray) -> dict[str, np.ndarray]:
@@ -181,6 +182,17 @@ def test_look_level_corrects_the_intervals_for_the_looks() -> None:
             adaptive.look_level(*bad)
 
 
+def satterthwaite(loo: np.ndarray) -> np.ndarray:
+    """The moment-corrected Satterthwaite degrees of freedom of the jackknife, topic by topic in plain Python."""
+    out = []
+    for column in loo.T:
+        mean = sum(column) / len(column)
+        terms = [(value - mean) ** 2 for value in column]
+        df = 3 * sum(terms) ** 2 / sum(t * t for t in terms) - 2 if sum(terms) > 0 else len(column) - 1
+        out.append(min(max(df, 1.0), len(column) - 1))
+    return np.array(out)
+
+
 def test_look_corrected_interval_is_the_score_interval_of_brute_force_leave_one_topic_out_values() -> None:
     """The interval a study reports at a data-chosen stop (level 1 - 0.05 / 20): the topic-jackknife score interval
     of the brute-force weighted MUP with each topic left out in turn; it contains the uncorrected 95 % interval."""
@@ -191,13 +203,34 @@ def test_look_corrected_interval_is_the_score_interval_of_brute_force_leave_one_
     nominal = adaptive.weighted_estimates(d, p, weights=w, clusters=clusters)
     loo = np.stack([brute_force(d, p, np.where(clusters == t, 0.0, w))["MUP"] for t in range(8)])
     n = ((w > 0) & ~np.isnan(d)).sum(axis=1)
-    low, high = score_interval(brute_force(d, p, w)["MUP"], loo, n, np.full(d.shape[0], 8.0), level)
+    low, high = score_interval(brute_force(d, p, w)["MUP"], loo, n, np.full(d.shape[0], 8.0), level, df=satterthwaite(loo))
     np.testing.assert_allclose(est.low["MUP"], low, rtol=1e-10)
     np.testing.assert_allclose(est.high["MUP"], high, rtol=1e-10)
     assert np.all(est.low["MUP"] < nominal.low["MUP"]) and np.all(nominal.high["MUP"] < est.high["MUP"])
     for name in adaptive.ESTIMATED:  # the same leave-one-topic-out values give the other level's interval
         for got, want in zip(est.interval(name, 0.95), (nominal.low[name], nominal.high[name])):
             np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def a_best_set(members: dict[str, float], leaders: tuple[str, ...], claim: bool = True) -> BestSet:
+    """A best set whose members have the given p_best (entries named as their metrics)."""
+    table = pd.DataFrame({"measure": list(members), "entry": list(members), "p_best": list(members.values())})
+    names = tuple(members)
+    return BestSet(table, names, names, leaders, {m: (m,) for m in names}, {}, 0.05, 100, None, 50, "max", claim, "monte carlo")
+
+
+def test_challenger_closeness_counts_only_the_leaders_disagreements_with_the_nearest_challengers() -> None:
+    measures = ["a", "b", "c", "d", "e", "f"]
+    chosen = a_best_set({"a": 1.0, "b": 0.9, "c": 0.3, "d": 0.02, "e": 0.04}, ("a",))  # f is out of the set
+    c = adaptive.challenger_closeness(measures, chosen, others=0.25)  # 5 entries: the 2 nearest to leaving are d and e
+    expected = np.full((6, 6), 0.25)
+    expected[0, [3, 4]] = expected[[3, 4], 0] = 1.0
+    np.testing.assert_allclose(c, expected)
+    # at most DECIDED_SIZE entries, or no claim: every disagreement with a leader counts fully (leader_closeness)
+    small = a_best_set({"a": 1.0, "b": 0.9, "c": 0.3}, ("a",))
+    np.testing.assert_allclose(adaptive.challenger_closeness(measures, small), adaptive.leader_closeness(measures, ("a",)))
+    open_ = a_best_set({"a": 1.0, "b": 0.9, "c": 0.3, "d": 0.02, "e": 0.04}, ("a",), claim=False)
+    np.testing.assert_allclose(adaptive.challenger_closeness(measures, open_), adaptive.leader_closeness(measures, ("a",)))
 
 
 def test_leader_closeness_counts_disagreements_with_the_leader_fully() -> None:
@@ -296,7 +329,9 @@ def test_two_phase_estimates_match_a_brute_force_difference_estimator() -> None:
     assert est.pairs == int((entry > 0).sum()) > only_full.pairs
     loo = np.stack([two_phase_brute_force(d, p, layer, np.where(clusters == t, 0.0, entry), full, f)["MUP"] for t in range(8)])
     n = ((entry > 0) & ~np.isnan(d)).sum(axis=1)
-    low, high = score_interval(expected["MUP"], loo, n, np.full(d.shape[0], 8.0), level)
+    np.testing.assert_allclose(jackknife_df(loo), satterthwaite(loo), rtol=1e-10)
+    np.testing.assert_allclose(est.df("MUP"), satterthwaite(loo), rtol=1e-8)
+    low, high = score_interval(expected["MUP"], loo, n, np.full(d.shape[0], 8.0), level, df=satterthwaite(loo))
     np.testing.assert_allclose(est.low["MUP"], low, rtol=1e-10)
     np.testing.assert_allclose(est.high["MUP"], high, rtol=1e-10)
     with pytest.raises(ValueError, match="entry weights"):

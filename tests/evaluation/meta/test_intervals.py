@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import t as student_t
 
 from evaluation.meta.agreement import agreement
-from evaluation.meta.intervals import MIN_TOPICS, jackknife_variance, score_interval
+from evaluation.meta.intervals import MIN_TOPICS, jackknife_df, jackknife_variance, score_interval
 
 
 def rows(table, statistic="MUP", subset="all", measure="M"):
@@ -74,6 +74,26 @@ def test_in_the_middle_it_is_the_jackknife_t_interval() -> None:
     # the Wilson form shifts the centre a little towards 0 and widens a little: within 3% of the t interval
     assert row["ci_high"] - row["ci_low"] == pytest.approx(2 * half, rel=0.03)
     assert (row["ci_low"] + row["ci_high"]) / 2 == pytest.approx(row["value"], abs=0.02)
+
+
+def test_jackknife_df_is_about_the_topics_when_they_weigh_alike_and_one_when_one_topic_is_the_variance() -> None:
+    rng = np.random.default_rng(3)
+    alike = 0.5 + rng.normal(0, 0.01, (40, 200))  # 200 statistics, 40 topics each weighing alike
+    df = jackknife_df(alike)
+    assert df.shape == (200,) and np.all((df >= 1) & (df <= 39))
+    assert 30 < np.median(df) <= 39  # moment-corrected: about T (the plug-in (sum a)^2 / sum a^2 is about T / 3)
+    one = np.full((40, 2), 0.5)
+    one[7] = [0.9, 0.1]  # one topic's leave-one-out value is the whole variance
+    assert np.all(jackknife_df(one) < 1.2)  # the other topics move a little with the mean
+    np.testing.assert_allclose(jackknife_df(np.full((40, 3), 0.2)), 39.0)  # no variance: the usual T - 1
+    np.testing.assert_allclose(jackknife_df(np.array([[0.1], [0.3]])), 1.0)
+    # fewer degrees of freedom widen the interval (the t quantile grows); T - 1 is the default
+    theta, n, topics = np.array([0.4]), np.array([400.0]), np.array([40.0])
+    loo = 0.4 + rng.normal(0, 0.02, (40, 1))
+    default = score_interval(theta, loo, n, topics)
+    np.testing.assert_allclose(score_interval(theta, loo, n, topics, df=np.array([39.0])), default)
+    low, high = score_interval(theta, loo, n, topics, df=np.array([2.0]))
+    assert low[0] < default[0][0] and default[1][0] < high[0]
 
 
 def test_coverage_of_a_clustered_agreement_share_is_close_to_nominal() -> None:
