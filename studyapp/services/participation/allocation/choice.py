@@ -161,19 +161,10 @@ def greedy(
     share = design.share
     levels, pairs, topics = trial.levels, trial.pairs, trial.topics  # what the annotator has, updated as items are chosen
 
-    def spread(c: Item) -> tuple:
-        group = c.group
+    def room_at_both_levels(group: tuple[int, int, int]) -> bool:
         if group not in mixed:
             mixed[group] = len({m.level for m in design.groups[group] if is_open(m)}) > 1
-        return (
-            levels.get(c.level, 0) / share[c.level],
-            # Prefer (topic, pair) groups that still have room at both levels: one annotator can
-            # use only one level of a group, so such groups are what a late annotator cannot fill.
-            not mixed[group],
-            pairs.get(c.pair, 0),
-            topics.get(c.topic, 0),
-            tiebreak[c.id],
-        )
+        return mixed[group]
 
     available = list(pool)
     chosen: list[Item] = []
@@ -190,7 +181,7 @@ def greedy(
             tier.append(c)
         if not tier:
             break
-        best = min(tier, key=spread)
+        best = fittest(tier, levels, share, room_at_both_levels, pairs, topics, tiebreak)
         chosen.append(best)
         trial.add(best)
         pool.remove(best)
@@ -198,6 +189,37 @@ def greedy(
         fuller = fill_first(available, n, history, same_pair_both_levels)
         return fuller if len(fuller) > len(chosen) else chosen
     return chosen
+
+
+def fittest(
+    tier: list[Item],
+    levels: Counter,
+    share: dict[str, float],
+    room_at_both_levels: Callable[[tuple[int, int, int]], bool],
+    pairs: Counter,
+    topics: Counter,
+    tiebreak: dict[int, float],
+) -> Item:
+    """The candidate of ``tier`` (equally needed) that spreads the annotator's items best: the level furthest below its
+    ``share`` (``levels``: the annotator's items per level), then a (topic, pair) group that still has room at both
+    levels (one annotator can use only one level of a group, so such groups are what a late annotator cannot fill),
+    then the run pair and the topic the annotator has least, then the ``tiebreak``.
+
+    The first of ``min(tier, key=...)`` by the tuple of these five, narrowed one criterion at a time instead: no tuple
+    and no group check per candidate (a tier has up to :data:`SPREAD_SAMPLE` candidates, for every item chosen on
+    every arrival); ``tests/studyapp/test_allocation_fittest.py`` checks the two against each other."""
+    balance = {level: levels.get(level, 0) / share[level] for level in {c.level for c in tier}}
+    low = min(balance.values())
+    best = [c for c in tier if balance[c.level] == low]
+    if len(best) > 1:
+        best = [c for c in best if room_at_both_levels(c.group)] or best
+    if len(best) > 1:
+        fewest = min(pairs.get(c.pair, 0) for c in best)
+        best = [c for c in best if pairs.get(c.pair, 0) == fewest]
+    if len(best) > 1:
+        fewest = min(topics.get(c.topic, 0) for c in best)
+        best = [c for c in best if topics.get(c.topic, 0) == fewest]
+    return best[0] if len(best) == 1 else min(best, key=lambda c: tiebreak[c.id])
 
 
 def fill_first(pool: list[Item], n: int, history: History, same_pair_both_levels: bool) -> list[Item]:
