@@ -34,5 +34,5 @@ class Migration(migrations.Migration):
                 max_length=64,
             ),
         ),
-        migrations.RunPython(distinct_secrets, migrations.RunPython.noop),
+        migrations.RunPython(distinct_secrets, migrations.RunPython.noop, elidable=True),
     ]

@@ -30,7 +30,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(check_bounds, migrations.RunPython.noop),
+        migrations.RunPython(check_bounds, migrations.RunPython.noop, elidable=True),
         migrations.RemoveConstraint(
             model_name="study",
             name="study_subtopics_positive",
