@@ -62,6 +62,12 @@ def _sequence(values):
     return values if isinstance(values, (list, tuple, np.ndarray)) else np.asarray(values)
 
 
+def _part(values, a: int, b: int):
+    """Entries ``[a, b)`` of an input column: the column itself when that is all of it (one chunk: a list's slice
+    would copy every reference, and freeing the copy touch them all again), else a slice."""
+    return values if a == 0 and b == len(values) else values[a:b]
+
+
 class _SplitList(Exception):
     """One list's lines fell into two chunks."""
 
@@ -123,7 +129,7 @@ class _Layout:
         size = max(chunk_lines, 1)
         while True:
             b = min(n, a + size)
-            names, topic_values = runs[a:b], topics[a:b]
+            names, topic_values = _part(runs, a, b), _part(topics, a, b)
             heads = block_heads(names, topic_values)
             if b == n or heads.size > 1:
                 break
@@ -141,7 +147,7 @@ class _Layout:
         return known[codes]
 
     def _lay_out(self, a, b, heads, names, topic_values, docids, scores, ranks) -> _Lists:
-        docs = docids[a:b]
+        docs = _part(docids, a, b)
         docs = as_objects(docs) if isinstance(docs, (list, tuple)) else np.array(docs, dtype=object)  # owned, not a view
         block_group = (self._codes(at_positions(names, heads), self.run_index) << TOPIC_BITS) | self._codes(
             at_positions(topic_values, heads), self.topic_index
@@ -150,7 +156,9 @@ class _Layout:
             line = a + int(np.flatnonzero([d is None or d != d for d in docs.tolist()])[0])
             raise EvaluationError(f"every run line needs a run name, a topic and a docid (line {line})")
         sizes = np.diff(np.append(heads, b - a))
-        key = _within_list_key(self.order, None if scores is None else scores[a:b], None if ranks is None else ranks[a:b], b - a)
+        key = _within_list_key(
+            self.order, None if scores is None else _part(scores, a, b), None if ranks is None else _part(ranks, a, b), b - a
+        )
         if key is not None and self.order != "rank" and not np.isfinite(key).all():
             line = int(np.argmax(~np.isfinite(key)))
             raise EvaluationError(
