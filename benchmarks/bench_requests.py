@@ -189,7 +189,10 @@ class Session:
         if method == "GET":
             response = self.meter.measure(kind, lambda: self.client.get(path, **extra))
         else:
-            response = self.meter.measure(kind, lambda: self.client.post(path, data or {}, **extra, **self.csrf()))
+            body = urlencode(data or {})  # as the pages' script (URLSearchParams) and the load benchmark send forms
+            response = self.meter.measure(
+                kind, lambda: self.client.post(path, body, content_type="application/x-www-form-urlencoded", **extra, **self.csrf())
+            )
         if response.status_code != expect:
             body = response.content[:300]
             raise RuntimeError(f"{method} {path}: expected {expect}, got {response.status_code} {response.get('Location', '')} {body!r}")
@@ -328,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=3, help="sessions run first and not counted (default 3)")
     parser.add_argument("--profile", choices=[k for k in KINDS if k != "ping"], help="print a cProfile of this request type")
     parser.add_argument("--profile-lines", type=int, default=35)
+    parser.add_argument("--profile-out", type=Path, help="also write --profile's statistics to this file (pstats, e.g. for snakeviz)")
     parser.add_argument("--allocation", choices=["uniform", "adaptive"], default="uniform",
                         help="the study's allocation (default uniform); adaptive recomputes the priorities (manage.py "
                         "allocation_priorities's work) before the first session and after every session, outside the measured "
@@ -338,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     load_annotators.check_database_arguments(parser, args)
     if args.annotators < 1 or args.warmup < 0:
         parser.error("--annotators must be at least 1 and --warmup at least 0")
+    if args.profile_out and not args.profile:
+        parser.error("--profile-out needs --profile")
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-requests-"))
     database = load_annotators.Database(args.database, args.postgres_url, workdir, suffix="_bench")
@@ -387,6 +393,8 @@ def main(argv: list[str] | None = None) -> int:
         if meter.profiler is not None:
             print(f"\ncProfile of {args.profile} ({len(meter.cpu[args.profile])} requests), by own time:")
             stats = pstats.Stats(meter.profiler)
+            if args.profile_out:
+                stats.dump_stats(args.profile_out)
             stats.sort_stats("tottime").print_stats(args.profile_lines)
             print(f"cProfile of {args.profile}, the project's functions by cumulative time:")
             stats.sort_stats("cumulative").print_stats(str(ROOT / "studyapp"), args.profile_lines)

@@ -6,7 +6,10 @@ the ORM more CPU than the database spends running it (measured: about 60% of rea
 annotator), and the text never changes. :class:`CompiledQuery` keeps what the ORM's compiler built
 for a queryset written with placeholder values, and :meth:`CompiledQuery.fetch` runs it with the
 real values, making model instances exactly as the queryset would (select_related objects and
-annotations included). This is not PostgreSQL's prepared statements (``DJANGO_PG_PREPARED``): it
+annotations included). A row that holds every column of a plain model (no ``__init__``/``from_db`` of its
+own, no ``pre_init``/``post_init`` receivers, no field descriptor that does more on assignment than store
+the value) is made without ``Model.__init__``: the same instance dictionary, written at once
+(:func:`instance_maker`; an item page builds 20-odd instances, each ``__init__`` about 25 Python calls). This is not PostgreSQL's prepared statements (``DJANGO_PG_PREPARED``): it
 saves the ORM's work in this process, whatever the database.
 
 It reads parts of Django that are not public API (the compiler's ``klass_info``, ``select``,
@@ -28,6 +31,10 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model, QuerySet
 from django.db.models import query as django_query
+from django.db.models.base import ModelState
+from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
+from django.db.models.query_utils import DeferredAttribute
+from django.db.models.signals import post_init, pre_init
 from django.db.models.sql.compiler import SQLCompiler
 
 from studyapp.django_internals import step_aside
@@ -43,6 +50,12 @@ EXPECTED = {
     "django.db.models.sql.compiler.SQLCompiler.get_converters": (lambda: SQLCompiler.get_converters, ["self", "expressions"]),
     "django.db.models.Model.from_db": (lambda: Model.from_db.__func__, ["cls", "db", "field_names", "values"]),
 }
+# What a RelatedPopulator holds that :func:`_populate` reads (Django 5.2's ``RelatedPopulator.populate`` does the same).
+POPULATOR_ATTRIBUTES = ("reorder_for_init", "cols_start", "cols_end", "pk_idx", "model_cls", "init_list", "related_populators",
+                        "local_setter", "remote_setter", "db")  # fmt: skip
+# Field descriptors whose assignment only stores the value in a new instance's __dict__ (a foreign key's also forgets
+# a cached related object, which a new instance does not have).
+PLAIN_DESCRIPTORS = (DeferredAttribute, ForeignKeyDeferredAttribute)
 
 
 def django_internals_problem() -> str:
@@ -63,6 +76,63 @@ def _orm_only() -> bool:
     return step_aside(
         django_internals_problem(), "compiled queries are off, every query runs through the ORM", "studyapp/compiled_queries.py"
     )
+
+
+def _class_attribute(model: type[Model], name: str) -> Any:
+    for klass in model.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+@functools.cache
+def instance_maker(model: type[M], alias: str, attnames: tuple[str, ...]) -> Callable[[Sequence[Any]], M] | None:
+    """A function making the instance ``model.from_db(alias, attnames, values)`` would make, without ``Model.__init__``,
+    or None when ``model`` is not plain enough for that (see the module's docstring) or ``attnames`` is not every
+    concrete field in the model's order. The caller checks that no ``pre_init``/``post_init`` receiver was
+    connected since (:func:`_signals_quiet`)."""
+    if model.__init__ is not Model.__init__ or model.from_db.__func__ is not Model.from_db.__func__:
+        return None
+    if attnames != tuple(field.attname for field in model._meta.concrete_fields) or "_state" in attnames:
+        return None
+    if any(type(_class_attribute(model, name)) not in PLAIN_DESCRIPTORS for name in attnames):
+        return None
+
+    def make(values: Sequence[Any]) -> M:
+        obj = model.__new__(model)
+        state = ModelState()
+        state.adding, state.db = False, alias
+        fields = obj.__dict__
+        fields["_state"] = state
+        fields.update(zip(attnames, values))
+        return obj
+
+    return make
+
+
+def _signals_quiet() -> bool:
+    """No ``pre_init`` or ``post_init`` receiver at all (none is connected in this project)."""
+    return not pre_init.receivers and not post_init.receivers
+
+
+def _readable(populators: list[Any]) -> bool:
+    """Do ``populators`` (and theirs) hold what :func:`_populate` reads?"""
+    return all(all(hasattr(p, name) for name in POPULATOR_ATTRIBUTES) and _readable(list(p.related_populators)) for p in populators)
+
+
+def _populate(populator: Any, row: Sequence[Any], from_obj: Model, quiet: bool) -> None:
+    """``populator.populate(row, from_obj)``, the related instance made by :func:`instance_maker` when it can be."""
+    obj_data = populator.reorder_for_init(row) if populator.reorder_for_init else row[populator.cols_start : populator.cols_end]
+    if obj_data[populator.pk_idx] is None:
+        obj = None
+    else:
+        make = instance_maker(populator.model_cls, populator.db, tuple(populator.init_list)) if quiet else None
+        obj = make(obj_data) if make is not None else populator.model_cls.from_db(populator.db, populator.init_list, obj_data)
+        for nested in populator.related_populators:
+            _populate(nested, row, obj, quiet)
+    populator.local_setter(from_obj, obj)
+    if obj is not None:
+        populator.remote_setter(obj, from_obj)
 
 
 class Fetcher(Protocol[M]):
@@ -92,6 +162,7 @@ class CompiledQuery(Generic[M]):
     converters: list[tuple[int, list[Callable], Any]]  # (column, converters, expression)
     related: list[Any]  # django's RelatedPopulator per select_related model
     annotations: dict[str, int]  # annotation name -> column
+    readable: bool  # the related populators hold what _populate reads (else their own populate() runs)
 
     @classmethod
     def of(cls, queryset: QuerySet[M], placeholders: Sequence[Any]) -> CompiledQuery[M]:
@@ -111,6 +182,7 @@ class CompiledQuery(Generic[M]):
         klass_info = compiler.klass_info
         fields = klass_info["select_fields"]
         converters = compiler.get_converters([column[0] for column in select])
+        related = django_query.get_related_populators(klass_info, select, alias)
         return cls(
             alias=alias,
             model=queryset.model,
@@ -119,8 +191,9 @@ class CompiledQuery(Generic[M]):
             init_list=[column[0].target.attname for column in select[fields[0] : fields[-1] + 1]],
             model_columns=slice(fields[0], fields[-1] + 1),
             converters=[(position, functions, expression) for position, (functions, expression) in converters.items()],
-            related=django_query.get_related_populators(klass_info, select, alias),
+            related=related,
             annotations=dict(compiler.annotation_col_map or {}),
+            readable=_readable(related),
         )
 
     def fetch(self, values: Sequence[Any]) -> list[M]:
@@ -130,6 +203,8 @@ class CompiledQuery(Generic[M]):
             cursor.execute(self.sql, [values[i] for i in self.order])
             rows = cursor.fetchall()
         objects = []
+        quiet = _signals_quiet()
+        make = instance_maker(self.model, self.alias, tuple(self.init_list)) if quiet else None
         for row in rows:
             if self.converters:
                 row = list(row)
@@ -138,9 +213,13 @@ class CompiledQuery(Generic[M]):
                     for convert in functions:
                         value = convert(value, expression, connection)
                     row[position] = value
-            obj = self.model.from_db(self.alias, self.init_list, row[self.model_columns])
+            values = row[self.model_columns]
+            obj = make(values) if make is not None else self.model.from_db(self.alias, self.init_list, values)
             for populator in self.related:
-                populator.populate(row, obj)
+                if self.readable:
+                    _populate(populator, row, obj, quiet)
+                else:
+                    populator.populate(row, obj)
             for name, position in self.annotations.items():
                 setattr(obj, name, row[position])
             objects.append(obj)

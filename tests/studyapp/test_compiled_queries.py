@@ -7,8 +7,9 @@ import warnings
 from unittest import mock
 
 from django.db import connections
-from django.db.models import F
+from django.db.models import F, Model
 from django.db.models import query as django_query
+from django.db.models.signals import post_init
 from django.test import RequestFactory
 
 from studyapp import compiled_queries
@@ -98,6 +99,75 @@ class CompiledQueryTests(AnnotatorTestCase):
         self.assertEqual((study.pk, annotator), (self.study.pk, None))
         request.session = {}
         self.assertEqual(resolve(request, "no-such-study"), (None, None))
+
+
+def _state(obj) -> dict:
+    """An instance's whole dictionary, its ModelState's too (what a later save or related access reads; the state's
+    ``fields_cache`` is made on first access, an empty one is the same as none)."""
+    return {**{k: v for k, v in vars(obj).items() if k != "_state"}, "_state": {"fields_cache": {}, **vars(obj._state)}}
+
+
+class InstanceMakerTests(AnnotatorTestCase):
+    """Rows of plain models are made without Model.__init__: exactly the instances from_db makes."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        compiled_queries._BUILT.clear()
+
+    def _sequence(self) -> CompiledQuery[Assignment]:
+        return CompiledQuery.of(
+            Assignment.objects.filter(annotator_id=-1).annotate(answer_id=F("preference__id")).order_by("position"), [-1]
+        )
+
+    def test_the_same_dictionaries_as_from_db_with_related_objects(self) -> None:
+        tokens = [self.alice.token, self.bob.token]
+        query = CompiledQuery.of(Annotator.objects.select_related("study").filter(token__in=["t0", "t1"]).order_by("pk"), ["t0", "t1"])
+        self.assertIsNotNone(compiled_queries.instance_maker(Annotator, "default", tuple(query.init_list)))
+        self.assertTrue(query.readable)
+        fast = query.fetch(tokens)
+        with mock.patch.object(compiled_queries, "_signals_quiet", lambda: False):  # Django's own from_db and populate()
+            slow = query.fetch(tokens)
+        self.assertEqual([_state(a) for a in fast], [_state(a) for a in slow])
+        self.assertEqual([_state(a.study) for a in fast], [_state(a.study) for a in slow])
+        self.assertEqual([vars(a._state)["fields_cache"].keys() for a in fast], [{"study"}, {"study"}])
+        self.assertIs(fast[0].study._state.fields_cache.get("annotators"), None)  # a forward relation: no reverse cache
+        rows = self._sequence().fetch([self.alice.pk])
+        with mock.patch.object(compiled_queries, "_signals_quiet", lambda: False):
+            expected = self._sequence().fetch([self.alice.pk])
+        self.assertEqual([_state(a) for a in rows], [_state(a) for a in expected])
+        self.assertEqual(len(rows), self.study.items_per_annotator)
+        rows[0].lease_expires_at = rows[0].lease_expires_at  # an instance like any other: saved, related read
+        rows[0].save(update_fields=["lease_expires_at"])
+        self.assertEqual(rows[0].annotator.pk, self.alice.pk)
+
+    def test_a_receiver_of_post_init_gets_its_call(self) -> None:
+        seen = []
+
+        def receiver(sender, instance, **kwargs) -> None:
+            seen.append(type(instance).__name__)
+
+        post_init.connect(receiver, sender=Assignment)
+        self.addCleanup(post_init.disconnect, receiver, sender=Assignment)
+        self.assertEqual(len(self._sequence().fetch([self.alice.pk])), self.study.items_per_annotator)
+        self.assertEqual(seen, ["Assignment"] * self.study.items_per_annotator)
+
+    def test_models_and_rows_it_does_not_make(self) -> None:
+        attnames = tuple(f.attname for f in Assignment._meta.concrete_fields)
+        self.assertIsNotNone(compiled_queries.instance_maker(Assignment, "default", attnames))
+        self.assertIsNone(compiled_queries.instance_maker(Assignment, "default", attnames[:-1]))  # a deferred column
+        self.assertIsNone(compiled_queries.instance_maker(Assignment, "default", attnames[::-1]))  # another order
+
+        def own_init(self, *args, **kwargs) -> None:
+            Model.__init__(self, *args, **kwargs)
+
+        maker = compiled_queries.instance_maker
+        for name, value in (("__init__", own_init), ("position", property(lambda self: 0, lambda self, value: None))):
+            maker.cache_clear()
+            self.addCleanup(maker.cache_clear)
+            with mock.patch.object(Assignment, name, value, create=False):  # its own __init__; an attribute with a setter
+                self.assertIsNone(maker(Assignment, "default", attnames), name)
+        maker.cache_clear()
+        self.assertIsNotNone(maker(Assignment, "default", attnames))
 
 
 _POPULATORS = django_query.get_related_populators
