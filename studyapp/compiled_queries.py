@@ -27,11 +27,13 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model, QuerySet
 from django.db.models import query as django_query
+from django.db.models import sql as django_sql
 from django.db.models.base import ModelState
+from django.db.models.fields import Field
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.db.models.query_utils import DeferredAttribute
 from django.db.models.signals import post_init, pre_init
@@ -49,6 +51,7 @@ EXPECTED = {
     "django.db.models.query.RelatedPopulator.populate": (lambda: django_query.RelatedPopulator.populate, ["self", "row", "from_obj"]),
     "django.db.models.sql.compiler.SQLCompiler.get_converters": (lambda: SQLCompiler.get_converters, ["self", "expressions"]),
     "django.db.models.Model.from_db": (lambda: Model.from_db.__func__, ["cls", "db", "field_names", "values"]),
+    "django.db.models.sql.UpdateQuery.add_update_values": (lambda: django_sql.UpdateQuery.add_update_values, ["self", "values"]),
 }
 # What a RelatedPopulator holds that :func:`_populate` reads (Django 5.2's ``RelatedPopulator.populate`` does the same).
 POPULATOR_ATTRIBUTES = ("reorder_for_init", "cols_start", "cols_end", "pk_idx", "model_cls", "init_list", "related_populators",
@@ -237,4 +240,73 @@ def compiled(key: Hashable, make: Callable[..., QuerySet[M]], placeholders: Sequ
     built = _BUILT.setdefault(connections[alias], {})
     if key not in built:
         built[key] = CompiledQuery.of(make(*placeholders), placeholders)
+    return built[key]
+
+
+class Updater(Protocol):
+    def run(self, values: Sequence[Any]) -> int: ...
+
+
+@dataclass(frozen=True)
+class OrmUpdate:
+    """The fallback: ``queryset.update(**changes)`` of what ``make(*values)`` gives, by the ORM."""
+
+    make: Callable[..., tuple[QuerySet, dict[str, Any]]]
+
+    def run(self, values: Sequence[Any]) -> int:
+        queryset, changes = self.make(*values)
+        return queryset.update(**changes)
+
+
+@dataclass(frozen=True)
+class CompiledUpdate:
+    """An ``UPDATE`` as ``QuerySet.update`` compiles it, for one connection; each run prepares its values as the
+    ORM does (the field's ``get_db_prep_save``: the same as a lookup's for the key, integer and date-time
+    fields this is used with)."""
+
+    alias: str
+    sql: str
+    params: list[tuple[int, Field]]  # per SQL parameter: the index of its value and the field that prepares it
+
+    @classmethod
+    def of(cls, queryset: QuerySet, changes: dict[str, Any], placeholders: Sequence[tuple[Field, Any]]) -> CompiledUpdate:
+        """Compile ``queryset.update(**changes)``, written with the distinct values of ``placeholders`` (each with the field
+        that prepares it); :meth:`run` takes the values in that order. ``ValueError`` when the SQL's parameters are not
+        the placeholders' prepared values, each once."""
+        query = queryset.query.chain(django_sql.UpdateQuery)
+        query.add_update_values(changes)
+        query.clear_select_clause()
+        if query.related_updates or query.order_by:
+            raise ValueError("only an update of one table without ordering is compiled")
+        sql, params = query.get_compiler(queryset.db).as_sql()
+        connection = connections[queryset.db]
+        prepared = [field.get_db_prep_save(value, connection) for field, value in placeholders]
+        if len({repr(p) for p in prepared}) != len(prepared) or sorted(map(repr, params)) != sorted(map(repr, prepared)):
+            raise ValueError(f"the update's parameters {params!r} are not its placeholders {prepared!r}")
+        order = [prepared.index(param) for param in params]
+        return cls(queryset.db, sql, [(i, placeholders[i][0]) for i in order])
+
+    def run(self, values: Sequence[Any]) -> int:
+        """The rows changed (``QuerySet.update``'s return value), with ``values`` in place of the placeholders."""
+        connection = connections[self.alias]
+        params = [field.get_db_prep_save(values[i], connection) for i, field in self.params]
+        with transaction.mark_for_rollback_on_error(using=self.alias), connection.cursor() as cursor:
+            cursor.execute(self.sql, params)
+            return cursor.rowcount
+
+
+def compiled_update(
+    key: Hashable,
+    make: Callable[..., tuple[QuerySet, dict[str, Any]]],
+    placeholders: Sequence[tuple[Field, Any]],
+    alias: str = DEFAULT_DB_ALIAS,
+) -> Updater:
+    """The update ``key`` for the current connection of ``alias``: ``make(*values)`` gives a queryset and its changes
+    (``queryset.update(**changes)``), compiled the first time with the placeholders' values (each with its field);
+    :meth:`run` then takes the values in that order. By the ORM when Django is not what this module expects."""
+    if _orm_only():
+        return OrmUpdate(make)
+    built = _BUILT.setdefault(connections[alias], {})
+    if key not in built:
+        built[key] = CompiledUpdate.of(*make(*(value for _, value in placeholders)), placeholders)
     return built[key]

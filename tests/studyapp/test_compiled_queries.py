@@ -4,16 +4,19 @@ and when Django's internals differ from what the module expects, every query run
 from __future__ import annotations
 
 import warnings
+from datetime import UTC, datetime, timedelta
 from unittest import mock
 
-from django.db import connections
+from django.db import connection, connections, transaction
 from django.db.models import F, Model
 from django.db.models import query as django_query
 from django.db.models.signals import post_init
 from django.test import RequestFactory
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from studyapp import compiled_queries
-from studyapp.compiled_queries import CompiledQuery, OrmQuery, compiled
+from studyapp.compiled_queries import CompiledQuery, OrmQuery, compiled, compiled_update
 from studyapp.models import Annotator, Assignment, Study
 from studyapp.services.participation.sessions import TOKENS, resolve
 from tests.studyapp.annotator_base import AnnotatorTestCase
@@ -168,6 +171,60 @@ class InstanceMakerTests(AnnotatorTestCase):
                 self.assertIsNone(maker(Assignment, "default", attnames), name)
         maker.cache_clear()
         self.assertIsNotNone(maker(Assignment, "default", attnames))
+
+
+class CompiledUpdateTests(AnnotatorTestCase):
+    """An UPDATE compiled once per connection runs the SQL QuerySet.update runs, with the values prepared as the ORM does."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        compiled_queries._BUILT.clear()
+
+    def _update(self, pk: int, now, lease):
+        return Assignment.objects.filter(pk=pk, released_at__isnull=True, lease_expires_at__gt=now), {"lease_expires_at": lease}
+
+    def _placeholders(self):
+        field = Assignment._meta.get_field("lease_expires_at")
+        return [(Assignment._meta.pk, -1), (field, datetime(2001, 1, 1, tzinfo=UTC)), (field, datetime(2002, 1, 1, tzinfo=UTC))]
+
+    def test_the_same_statement_and_rows_as_queryset_update(self) -> None:
+        rows = list(self.alice.assignments.order_by("position"))
+        now = timezone.now()
+        Assignment.objects.filter(pk=rows[1].pk).update(lease_expires_at=now - timedelta(minutes=1))  # expired: not changed
+        update = compiled_update("lease", self._update, self._placeholders())
+        self.assertIsInstance(update, compiled_queries.CompiledUpdate)
+        lease = now + timedelta(minutes=30)
+        for row, expected in ((rows[0], 1), (rows[1], 0), (rows[2], 1)):
+            queryset, changes = self._update(row.pk, now, lease)
+            with CaptureQueriesContext(connection) as orm:
+                with transaction.atomic():
+                    self.assertEqual(queryset.update(**changes), expected)
+                    transaction.set_rollback(True)
+            with CaptureQueriesContext(connection) as ours:
+                self.assertEqual(update.run([row.pk, now, lease]), expected)
+            self.assertEqual([q["sql"] for q in ours], [q["sql"] for q in orm if q["sql"].startswith("UPDATE")])
+        self.assertEqual(Assignment.objects.get(pk=rows[0].pk).lease_expires_at, lease)
+        self.assertEqual(Assignment.objects.get(pk=rows[1].pk).lease_expires_at, now - timedelta(minutes=1))
+        self.assertIs(compiled_update("lease", self._update, self._placeholders()), update)  # once per connection and key
+
+    def test_values_that_are_not_the_placeholders_are_refused(self) -> None:
+        def frozen(pk, now, lease):
+            return Assignment.objects.filter(pk=pk, position=3, lease_expires_at__gt=now), {"lease_expires_at": lease}
+
+        with self.assertRaisesRegex(ValueError, "not its placeholders"):
+            compiled_update("frozen", frozen, self._placeholders())
+        same = [self._placeholders()[0], self._placeholders()[1], self._placeholders()[1]]
+        with self.assertRaisesRegex(ValueError, "not its placeholders"):
+            compiled_update("same", self._update, same)  # placeholders must be distinct
+
+    def test_the_fallback_runs_the_orm(self) -> None:
+        row = self.alice.assignments.order_by("position").first()
+        lease = timezone.now() + timedelta(minutes=30)
+        with mock.patch.object(compiled_queries, "_orm_only", lambda: True):
+            update = compiled_update("lease", self._update, self._placeholders())
+            self.assertIsInstance(update, compiled_queries.OrmUpdate)
+            self.assertEqual(update.run([row.pk, timezone.now(), lease]), 1)
+        self.assertEqual(Assignment.objects.get(pk=row.pk).lease_expires_at, lease)
 
 
 _POPULATORS = django_query.get_related_populators

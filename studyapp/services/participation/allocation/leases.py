@@ -4,9 +4,12 @@ renewing or replacing expired items of a returning annotator."""
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.db.models import QuerySet
+
+from studyapp.compiled_queries import compiled_update
 from studyapp.exceptions import AnnotatorExcluded, StudyError
 from studyapp.models import Annotator, Assignment, Presentation
 from studyapp.services.clock import now_or
@@ -105,13 +108,34 @@ def _serve_live(annotator: Annotator, first: Assignment, now: datetime) -> Assig
     lease = now + timedelta(minutes=annotator.study.lease_minutes)
     # a reload right after the last renewal writes nothing
     if first.served_at is None or first.lease_expires_at <= lease - LEASE_RESOLUTION:
-        changes: dict[str, Any] = {"lease_expires_at": lease}
-        if first.served_at is None:
-            changes["served_at"] = now
-        if Assignment.objects.filter(pk=first.pk, released_at__isnull=True, lease_expires_at__gt=now).update(**changes):
-            first.served_at, first.lease_expires_at = changes.get("served_at", first.served_at), lease
+        serve = first.served_at is None
+        values = [first.pk, now, lease, now] if serve else [first.pk, now, lease]
+        if compiled_update(("serve_live", serve), _serve_live_update, _SERVE_LIVE[: len(values)]).run(values):
+            first.served_at, first.lease_expires_at = now if serve else first.served_at, lease
     mark_seen(annotator, now)
     return first
+
+
+# _serve_live's update: (assignment id, now, lease end[, serve time]), each with the field that prepares it (compiled_queries)
+_SERVE_LIVE = [
+    (Assignment._meta.pk, -1),
+    (Assignment._meta.get_field("lease_expires_at"), datetime(2001, 1, 1, tzinfo=UTC)),
+    (Assignment._meta.get_field("lease_expires_at"), datetime(2002, 1, 1, tzinfo=UTC)),
+    (Assignment._meta.get_field("served_at"), datetime(2003, 1, 1, tzinfo=UTC)),
+]
+
+
+def _serve_live_update(pk: int, now: datetime, lease: datetime, served: datetime | None = None) -> tuple[QuerySet, dict[str, Any]]:
+    """The shown item's lease runs to ``lease`` (and its serve time is set, if ``served``), if it is still live at ``now``."""
+    changes: dict[str, Any] = {"lease_expires_at": lease} if served is None else {"lease_expires_at": lease, "served_at": served}
+    return Assignment.objects.filter(pk=pk, released_at__isnull=True, lease_expires_at__gt=now), changes
+
+
+def _seen_update(pk: int, now: datetime) -> tuple[QuerySet, dict[str, Any]]:
+    return Annotator.objects.filter(pk=pk), {"last_seen_at": now}
+
+
+_SEEN = [(Annotator._meta.pk, -1), (Annotator._meta.get_field("last_seen_at"), datetime(2001, 1, 1, tzinfo=UTC))]
 
 
 def mark_seen(annotator: Annotator, now: datetime) -> None:
@@ -122,7 +146,7 @@ def mark_seen(annotator: Annotator, now: datetime) -> None:
     """
     if annotator.last_seen_at is not None and timedelta(0) <= now - annotator.last_seen_at < SEEN_RESOLUTION:
         return
-    Annotator.objects.filter(pk=annotator.pk).update(last_seen_at=now)
+    compiled_update("seen", _seen_update, _SEEN).run([annotator.pk, now])
     annotator.last_seen_at = now
 
 
