@@ -36,7 +36,7 @@ from django.db.models.base import ModelState
 from django.db.models.fields import Field
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.db.models.query_utils import DeferredAttribute
-from django.db.models.signals import post_init, pre_init
+from django.db.models.signals import post_init, post_save, pre_init, pre_save
 from django.db.models.sql.compiler import SQLCompiler
 
 from studyapp.django_internals import step_aside
@@ -52,6 +52,11 @@ EXPECTED = {
     "django.db.models.sql.compiler.SQLCompiler.get_converters": (lambda: SQLCompiler.get_converters, ["self", "expressions"]),
     "django.db.models.Model.from_db": (lambda: Model.from_db.__func__, ["cls", "db", "field_names", "values"]),
     "django.db.models.sql.UpdateQuery.add_update_values": (lambda: django_sql.UpdateQuery.add_update_values, ["self", "values"]),
+    "django.db.models.sql.InsertQuery.insert_values": (lambda: django_sql.InsertQuery.insert_values, ["self", "fields", "objs", "raw"]),
+    "django.db.models.Model._prepare_related_fields_for_save": (
+        lambda: Model._prepare_related_fields_for_save,
+        ["self", "operation_name", "fields"],
+    ),
 }
 # What a RelatedPopulator holds that :func:`_populate` reads (Django 5.2's ``RelatedPopulator.populate`` does the same).
 POPULATOR_ATTRIBUTES = ("reorder_for_init", "cols_start", "cols_end", "pk_idx", "model_cls", "init_list", "related_populators",
@@ -310,3 +315,76 @@ def compiled_update(
     if key not in built:
         built[key] = CompiledUpdate.of(*make(*(value for _, value in placeholders)), placeholders)
     return built[key]
+
+
+@functools.cache
+def _saves_plainly(model: type[Model]) -> bool:
+    """Is ``model.objects.create()``'s save Django's own, one table with an automatic primary key?"""
+    meta = model._meta
+    own = ("save", "save_base", "_save_table", "_do_insert")
+    return (
+        not meta.parents
+        and not meta.proxy
+        and meta.auto_field is not None
+        and meta.pk is meta.auto_field
+        and all(getattr(model, name) is getattr(Model, name) for name in own)
+    )
+
+
+@dataclass(frozen=True)
+class CompiledInsert:
+    """``model.objects.create()``'s ``INSERT ... RETURNING`` as the ORM compiles it, for one connection."""
+
+    alias: str
+    sql: str
+    fields: list[Field]  # the inserted columns' fields, in the SQL's order
+    returning: list[Field]
+
+    @classmethod
+    def of(cls, model: type[Model], alias: str) -> CompiledInsert | None:
+        """None when the database does not return the new row's columns from the INSERT itself, or they need converting."""
+        connection = connections[alias]
+        meta = model._meta
+        if not connection.features.can_return_columns_from_insert:
+            return None
+        fields = [f for f in meta.local_concrete_fields if f is not meta.auto_field and not f.generated]
+        returning = list(meta.db_returning_fields)
+        query = django_sql.InsertQuery(model)
+        query.insert_values(fields, [model()], raw=False)
+        compiler = query.get_compiler(using=alias)
+        compiler.returning_fields = returning
+        [(sql, _)] = compiler.as_sql()
+        if compiler.returning_params or compiler.get_converters([f.get_col(meta.db_table) for f in returning]):
+            return None
+        return cls(alias, sql, fields, returning)
+
+    def save(self, obj: Model) -> None:
+        """Insert the new ``obj`` as ``Model.save()`` does (same checks, values, primary key and state)."""
+        obj._prepare_related_fields_for_save(operation_name="save")
+        connection = connections[self.alias]
+        params = [field.get_db_prep_save(field.pre_save(obj, True), connection) for field in self.fields]
+        with transaction.mark_for_rollback_on_error(using=self.alias), connection.cursor() as cursor:
+            cursor.execute(self.sql, params)
+            row = connection.ops.fetch_returned_insert_columns(cursor, ())
+        for value, field in zip(row, self.returning, strict=True):
+            setattr(obj, field.attname, value)
+        obj._state.db = self.alias
+        obj._state.adding = False
+
+
+def create(model: type[M], alias: str = DEFAULT_DB_ALIAS, **values: Any) -> M:
+    """``model.objects.create(**values)`` on ``alias``, its INSERT compiled once per connection (:class:`CompiledInsert`):
+    by the ORM when a ``pre_save``/``post_save`` receiver listens to ``model``, its save is its own, the database
+    cannot return the new row from the INSERT, or Django is not what this module expects."""
+    if _orm_only() or not _saves_plainly(model) or pre_save.has_listeners(model) or post_save.has_listeners(model):
+        return model._default_manager.db_manager(alias).create(**values)
+    built = _BUILT.setdefault(connections[alias], {})
+    key = ("insert", model)
+    if key not in built:
+        built[key] = CompiledInsert.of(model, alias)
+    insert = built[key]
+    if insert is None:
+        return model._default_manager.db_manager(alias).create(**values)
+    obj = model(**values)
+    insert.save(obj)
+    return obj

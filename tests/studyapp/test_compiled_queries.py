@@ -7,17 +7,17 @@ import warnings
 from datetime import UTC, datetime, timedelta
 from unittest import mock
 
-from django.db import connection, connections, transaction
+from django.db import IntegrityError, connection, connections, transaction
 from django.db.models import F, Model
 from django.db.models import query as django_query
-from django.db.models.signals import post_init
+from django.db.models.signals import post_init, post_save
 from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from studyapp import compiled_queries
 from studyapp.compiled_queries import CompiledQuery, OrmQuery, compiled, compiled_update
-from studyapp.models import Annotator, Assignment, Study
+from studyapp.models import Annotator, Assignment, Preference, Study
 from studyapp.services.participation.sessions import TOKENS, resolve
 from tests.studyapp.annotator_base import AnnotatorTestCase
 
@@ -225,6 +225,60 @@ class CompiledUpdateTests(AnnotatorTestCase):
             self.assertIsInstance(update, compiled_queries.OrmUpdate)
             self.assertEqual(update.run([row.pk, timezone.now(), lease]), 1)
         self.assertEqual(Assignment.objects.get(pk=row.pk).lease_expires_at, lease)
+
+
+class CompiledInsertTests(AnnotatorTestCase):
+    """create(): the INSERT of Model.objects.create compiled once per connection, the same row and instance."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        compiled_queries._BUILT.clear()
+        self.rows = list(self.alice.assignments.order_by("position"))
+        self.values = {"value": 3, "canonical": -3, "server_seconds": 1.5, "client_ms": None, "visible_ms": 7, "request_id": "r1"}
+
+    def _row(self, pk: int) -> dict:
+        return {k: v for k, v in Preference.objects.filter(pk=pk).values().get().items() if k not in ("id", "assignment_id")}
+
+    def test_the_same_statement_row_and_instance_as_the_orm(self) -> None:
+        now = timezone.now()
+        with CaptureQueriesContext(connection) as orm:
+            expected = Preference.objects.create(assignment=self.rows[0], answered_at=now, **self.values)
+        expected_row = self._row(expected.pk)
+        Preference.objects.filter(pk=expected.pk).delete()  # the same item again: the same statement
+        with CaptureQueriesContext(connection) as ours:
+            got = compiled_queries.create(Preference, assignment=self.rows[0], answered_at=now, **self.values)
+        self.assertIsInstance(compiled_queries._BUILT[connections["default"]][("insert", Preference)], compiled_queries.CompiledInsert)
+        self.assertEqual([q["sql"] for q in ours], [q["sql"] for q in orm])
+        self.assertEqual(self._row(got.pk), expected_row)
+        self.assertGreater(got.pk, expected.pk)
+        stored = Preference.objects.get(pk=got.pk)
+        self.assertEqual(_state(stored), {**_state(got), "_state": {"fields_cache": {}, "adding": False, "db": "default"}})
+        self.assertEqual((got._state.adding, got._state.db, got.assignment), (False, "default", self.rows[0]))
+        self.assertEqual(got.late, False)  # a field's default
+
+    def test_a_second_answer_to_an_item_is_refused_by_the_database(self) -> None:
+        now = timezone.now()
+        compiled_queries.create(Preference, assignment=self.rows[0], answered_at=now, **self.values)
+        with self.assertRaises(IntegrityError), transaction.atomic():
+            compiled_queries.create(Preference, assignment=self.rows[0], answered_at=now, **self.values)
+        with self.assertRaisesRegex(ValueError, "unsaved related object"):
+            compiled_queries.create(Preference, assignment=Assignment(), answered_at=now, **self.values)
+
+    def test_receivers_and_the_fallback_get_the_orm(self) -> None:
+        seen = []
+
+        def receiver(sender, instance, created, **kwargs) -> None:
+            seen.append((instance.pk, created))
+
+        post_save.connect(receiver, sender=Preference)
+        self.addCleanup(post_save.disconnect, receiver, sender=Preference)
+        got = compiled_queries.create(Preference, assignment=self.rows[0], answered_at=timezone.now(), **self.values)
+        self.assertEqual(seen, [(got.pk, True)])
+        post_save.disconnect(receiver, sender=Preference)
+        with mock.patch.object(compiled_queries, "_orm_only", lambda: True):
+            other = compiled_queries.create(Preference, assignment=self.rows[1], answered_at=timezone.now(), **self.values)
+        self.assertEqual(self._row(other.pk)["value"], 3)
+        self.assertNotIn(connections["default"], compiled_queries._BUILT)  # neither compiled anything
 
 
 _POPULATORS = django_query.get_related_populators

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 
+from studyapp import compiled_queries
 from studyapp.exceptions import AnswerConflict, InvalidAnswer
 from studyapp.models import Assignment, Preference
 from studyapp.models.annotation import PREFERENCE_MAX, PREFERENCE_MIN
@@ -74,7 +75,8 @@ def record_answer(
     served = assignment.served_at or assignment.assigned_at
     try:
         with transaction.atomic():  # the answer and the activity it records, or neither
-            preference = Preference.objects.create(
+            preference = compiled_queries.create(  # Preference.objects.create, its INSERT compiled once per connection
+                Preference,
                 assignment=assignment,
                 value=value,
                 canonical=canonical_value(value, assignment.a_on_left),
