@@ -160,6 +160,50 @@ def test_block_heads_are_the_block_starts() -> None:
         block_heads(["a"], [])
 
 
+def _groupby_sizes(column) -> list[int]:
+    from itertools import groupby
+
+    return [len(list(group)) for _, group in groupby(column)]
+
+
+def _equal_run_columns() -> list:
+    """Columns for :func:`equal_run_sizes`: long and short blocks, probes that would skip a differing
+    entry, repeats that are not neighbours, equal strings that are different objects, non-strings."""
+    x, y, z = "r1", "r2", "r3"
+    rng = np.random.default_rng(7)
+    columns = [
+        [],
+        ["x"],
+        [x] * 1000 + [y] * 1000 + [z] * 64,  # long blocks only
+        [x] * 64 + [y] * 63 + [x] * 200,  # a block one short of LONG_BLOCK, then long again
+        [x] * 3 + [y] + [x] * 300,  # a short first block
+        [x] * 100 + [y] + [x] * 100,  # the probes (1, 2, 4, .., 128) jump over the single y: count catches it
+        [x, x, x, y] + [x] * 200,
+        [x] * 200 + [y] + [x] * 2 + [z] * 100,
+        ["".join(["q", "1"]) for _ in range(300)] + ["".join(["q", "2"]) for _ in range(5)],  # equal, not identical
+        [x] * 100 + [None] * 70 + [float("nan")] * 70 + [x] * 70,  # a non-string head: groupby from there
+        tuple([x] * 80 + [y] * 90),
+        np.array([x] * 80 + [y] * 90, dtype=object),
+        [np.str_(x)] * 70 + [x] * 70,  # equal under ==, another type
+        [x] * 70 + [1] * 70 + [1.0] * 70,
+    ]
+    for _ in range(40):  # random block lengths around LONG_BLOCK, values from a small alphabet (repeats not neighbours)
+        lengths = rng.integers(1, 150, size=rng.integers(1, 12))
+        values = rng.choice(["a", "b", "c"], size=lengths.size).tolist()
+        columns.append([v for v, k in zip(values, lengths.tolist()) for _ in range(k)])
+    return columns
+
+
+@pytest.mark.parametrize("column", _equal_run_columns())
+def test_equal_run_sizes_equal_groupby(column) -> None:
+    """The probing walk over long blocks gives ``itertools.groupby``'s group sizes on any column."""
+    from evaluation._factorize import equal_run_sizes
+
+    sizes = equal_run_sizes(column)
+    assert sizes.dtype == np.int64
+    assert sizes.tolist() == _groupby_sizes(column)
+
+
 @pytest.mark.parametrize(
     ("values", "heads"),
     [
