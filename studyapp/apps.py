@@ -10,6 +10,7 @@ class StudyappConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from studyapp import csrf_tokens
         from studyapp.pg_deadline import add_deadline
         from studyapp.pg_timestamps import use_c_loader
 
@@ -24,6 +25,8 @@ class StudyappConfig(AppConfig):
         user_logged_out.connect(_staff_signed_out, dispatch_uid="studyapp.staff_session_out")
         pre_save.connect(_password_changing, sender=get_user_model(), dispatch_uid="studyapp.staff_password")
         import studyapp.checks  # noqa: F401  (registers the system checks)
+
+        csrf_tokens.install()
 
 
 def create_cache_table(using: str = "default", **kwargs) -> None:
