@@ -11,7 +11,9 @@ their place functions with the same results:
   modulo 62 is uniform; bytes of 248 and above are dropped, as ``secrets.choice``'s own rejection
   sampling drops draws;
 * :func:`mask_cipher_secret`: the same token as Django's for the same mask (a look-up table in the
-  place of ``str.index``; a character outside the allowed ones raises ``ValueError`` as before).
+  place of ``str.index``; a character outside the allowed ones raises ``ValueError`` as before);
+* :func:`unmask_cipher_token`: the same secret as Django's ``_unmask_cipher_token`` for every token
+  (every POST unmasks the token it carries).
 
 Django's functions are private: :func:`install` checks what it replaces (names, parameters, the
 alphabet and length) and, when Django differs, leaves Django's own in place with one warning
@@ -33,6 +35,7 @@ LENGTH = 32
 _INDEX = {c: i for i, c in enumerate(ALLOWED)}
 _LIMIT = 256 - 256 % len(ALLOWED)  # 248: the bytes whose value modulo 62 is uniform
 DJANGO_MASK = csrf._mask_cipher_secret  # Django's own (tests compare)
+DJANGO_UNMASK = csrf._unmask_cipher_token
 
 
 def new_csrf_string() -> str:
@@ -53,9 +56,18 @@ def mask_cipher_secret(secret: str) -> str:
     return mask + cipher
 
 
+def unmask_cipher_token(token: str) -> str:
+    """Django's ``_unmask_cipher_token``: the second half of ``token`` shifted back by its first half (the mask)."""
+    try:
+        pairs = zip([_INDEX[x] for x in token[LENGTH:]], [_INDEX[y] for y in token[:LENGTH]])
+    except KeyError:
+        raise ValueError("substring not found") from None
+    return "".join([ALLOWED[x - y] for x, y in pairs])
+
+
 def django_problem() -> str:
     """What differs in ``django.middleware.csrf`` from what this module replaces ('' when nothing does)."""
-    expected = {"_get_new_csrf_string": [], "_mask_cipher_secret": ["secret"]}
+    expected = {"_get_new_csrf_string": [], "_mask_cipher_secret": ["secret"], "_unmask_cipher_token": ["token"]}
     for name, parameters in expected.items():
         function = getattr(csrf, name, None)
         if function is None:
@@ -68,11 +80,12 @@ def django_problem() -> str:
 
 
 def install() -> bool:
-    """Put :func:`new_csrf_string` and :func:`mask_cipher_secret` in Django's place (once per process; True when done)."""
+    """Put this module's three functions in Django's place (once per process; True when done)."""
     if csrf._get_new_csrf_string is new_csrf_string:
         return True
     if step_aside(django_problem(), "Django's own CSRF strings are used", "studyapp/csrf_tokens.py"):
         return False
     csrf._get_new_csrf_string = new_csrf_string
     csrf._mask_cipher_secret = mask_cipher_secret
+    csrf._unmask_cipher_token = unmask_cipher_token
     return True

@@ -24,6 +24,7 @@ class CsrfStringTests(AnnotatorTestCase):
         self.assertEqual(csrf_tokens.django_problem(), "")
         self.assertIs(csrf._get_new_csrf_string, csrf_tokens.new_csrf_string)
         self.assertIs(csrf._mask_cipher_secret, csrf_tokens.mask_cipher_secret)
+        self.assertIs(csrf._unmask_cipher_token, csrf_tokens.unmask_cipher_token)
         self.assertIsNot(csrf_tokens.DJANGO_MASK, csrf_tokens.mask_cipher_secret)
 
     def test_the_same_token_as_djangos_for_the_same_mask(self) -> None:
@@ -34,11 +35,20 @@ class CsrfStringTests(AnnotatorTestCase):
             with mock.patch.object(csrf_tokens, "new_csrf_string", lambda m=mask: m):
                 got = csrf_tokens.mask_cipher_secret(secret)
             self.assertEqual(got, expected)
-            self.assertEqual(csrf._unmask_cipher_token(got), secret)
+            self.assertEqual(csrf_tokens.unmask_cipher_token(got), secret)
+            self.assertEqual(csrf_tokens.DJANGO_UNMASK(got), secret)
+            self.assertEqual(csrf_tokens.unmask_cipher_token(mask + secret), csrf_tokens.DJANGO_UNMASK(mask + secret))
         with self.assertRaises(ValueError):
             csrf_tokens.DJANGO_MASK("-" * 32)
         with self.assertRaises(ValueError):
             csrf_tokens.mask_cipher_secret("-" * 32)
+        for bad in ("-" * 64, "a" * 63 + "-"):
+            for unmask in (csrf_tokens.DJANGO_UNMASK, csrf_tokens.unmask_cipher_token):
+                with self.assertRaises(ValueError):
+                    unmask(bad)
+        for short in ("a" * 40, "Zz9" * 5):  # Django checks the length before; the same answer anyway
+            self.assertEqual(csrf_tokens.unmask_cipher_token(short), csrf_tokens.DJANGO_UNMASK(short))
+        self.assertEqual(csrf_tokens.unmask_cipher_token(""), csrf_tokens.DJANGO_UNMASK(""))  # nothing in, nothing out
 
     def test_strings_are_uniform_over_the_allowed_characters(self) -> None:
         drawn = [csrf_tokens.new_csrf_string() for _ in range(4000)]
