@@ -74,7 +74,7 @@ import numpy as np
 from evaluation._types import FloatArray, IntArray
 from evaluation.meta._resampling import RngLike
 from evaluation.meta.agreement import pair_sums, signs, statistics_from_sums
-from evaluation.meta.bestset import BestSet, best_set
+from evaluation.meta.bestset import EXACT_TOPICS, SELECTION, BestSet, best_set
 from evaluation.meta.intervals import jackknife_df, score_interval
 from evaluation.meta.sequential import nominal_alpha
 
@@ -106,6 +106,18 @@ def look_level(level: float, max_looks: int, boundary: str | None = None) -> flo
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
     return 1.0 - nominal_alpha(1.0 - level, max_looks, boundary or BOUNDARY, two_sided=True)
+
+
+def fewest_flips(alpha: float) -> int:
+    """The fewest random sign flips with which the Monte Carlo best set (more than ``EXACT_TOPICS`` topics) can leave
+    an entry out at level ``alpha`` at all: its ``p_best`` is at least ``1 / (B + 1) + SELECTION alpha`` (the identity
+    flip always reaches the observed maximum; :func:`evaluation.meta.bestset.best_set`), so ``B`` must make that at most
+    ``alpha``. At a look's level (``alpha / 20`` = 0.0025) that is 444: fewer, and no entry is ever dropped. Enough to
+    *reach* the level is not enough for power (an entry is then dropped only when no random flip reaches it): use
+    several times more (the study app and benchmarks/bench_adaptive.py use 2,000)."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    return max(1, int(np.ceil(1.0 / ((1.0 - SELECTION) * alpha) - 1.0 - 1e-9)))
 
 
 @dataclass(frozen=True)
@@ -143,7 +155,8 @@ def contenders(
     rng: RngLike = None,
 ) -> Contenders:
     """ "Metrics still in the best set": :data:`BEST_SET` on the groups with positive weight, each group's
-    preference strength multiplied by its design weight (module docstring)."""
+    preference strength multiplied by its design weight (module docstring). Above ``EXACT_TOPICS`` topics ``B`` must be
+    at least :func:`fewest_flips` of ``alpha`` (a ValueError otherwise: with fewer the set could never shrink)."""
     d = np.asarray(d, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.float64)
     p = np.asarray(p, dtype=np.float64)
@@ -152,6 +165,8 @@ def contenders(
         raise ValueError("no judged group has a positive design weight: nothing to compute a best set from")
     sign = signs(p) if user_sign is None else np.asarray(user_sign, dtype=np.float64)
     topics = np.arange(p.size) if clusters is None else np.asarray(clusters)
+    if np.unique(topics[keep]).size > EXACT_TOPICS and B < fewest_flips(alpha):
+        raise ValueError(f"B={B} random sign flips can never leave an entry out at alpha={alpha:g}: at least {fewest_flips(alpha)} needed")
     chosen = BEST_SET(d[:, keep], p[keep] * weights[keep], measures, user_sign=sign[keep], clusters=topics[keep], B=B, rng=rng, alpha=alpha)
     if chosen.claim:
         return Contenders(chosen, tuple(chosen.measures), tuple(chosen.entries))

@@ -214,3 +214,13 @@ def allocation_answer(item: Assignment, value: int, at) -> None:
     from studyapp.services.participation.answers import record_answer
 
     record_answer(item, value, client_ms=1000, request_id=f"r{item.pk}", now=at)
+
+
+def test_the_decided_signal_can_fire_on_a_study_of_more_than_twelve_topics() -> None:
+    """Each look's best set tests at look_alpha (0.0025 over 20 looks); with random sign flips (above 12 topics) its
+    smallest p_best is 1 / (B + 1) + 0.1 alpha, so the recomputation's B must reach below the look's level."""
+    from evaluation.meta import adaptive
+    from studyapp.services.analysis import adaptive as service
+
+    look = adaptive.look_alpha(0.05, service.MAX_LOOKS)
+    assert service.B >= adaptive.fewest_flips(look) == 444

@@ -56,7 +56,10 @@ MEASURED_COVERAGE = {
     ),
 }
 RESERVE = 0.5  # draw the next round when the drawn groups' open slots fall below this share of a round
-B = 400  # bootstrap resamples of each look's best set
+# Random sign flips of each look's best set (above 12 topics): at least adaptive.fewest_flips(look alpha) = 444 for the
+# set to shrink at all (with the earlier 400 the decided signal could never fire on a study of more than 12 topics),
+# and the benchmark's 2,000 for the measured power (benchmarks/bench_adaptive.py --B).
+B = 2000
 FULL = adaptive.FULL  # the share of drawn groups that get k answers per presentation (the others one)
 
 

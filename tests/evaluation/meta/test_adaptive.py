@@ -159,6 +159,33 @@ def test_contenders_merge_identical_metrics_and_weight_the_preferences() -> None
         adaptive.contenders(d, p, names, weights=np.zeros(p.size), clusters=clusters)
 
 
+def test_fewest_flips_is_the_least_B_whose_best_set_can_drop_an_entry() -> None:
+    from evaluation.meta.bestset import SELECTION
+
+    for alpha in (0.05, 0.0025, adaptive.look_alpha(0.05, 40)):
+        B = adaptive.fewest_flips(alpha)
+        assert 1 / (B + 1) + SELECTION * alpha <= alpha < 1 / B + SELECTION * alpha
+    assert adaptive.fewest_flips(0.0025) == 444
+    with pytest.raises(ValueError, match="alpha"):
+        adaptive.fewest_flips(0.0)
+
+
+def test_contenders_refuse_too_few_flips_for_the_looks_level() -> None:
+    d, p, clusters = population(topics=20)  # above EXACT_TOPICS: Monte Carlo sign flips
+    names = ["m0", "m1", "m2", "m3"]
+    w = np.ones(p.size)
+    alpha = adaptive.look_alpha(0.05, 20)
+    with pytest.raises(ValueError, match="at least 444 needed"):
+        adaptive.contenders(d, p, names, weights=w, clusters=clusters, alpha=alpha, B=400, rng=1)
+    chosen = adaptive.contenders(d, p, names, weights=w, clusters=clusters, alpha=alpha, B=444, rng=1)
+    assert chosen.chosen.method == "monte carlo"
+    assert chosen.chosen.table["p_best"].min() >= 1 / 445  # the identity flip: the smallest p_best B allows
+    # up to 12 topics the flips are exact and B does not matter
+    few = clusters < 12
+    exact = adaptive.contenders(d[:, few], p[few], names, weights=w[few], clusters=clusters[few], alpha=alpha, B=1, rng=1)
+    assert exact.chosen.method == "exact"
+
+
 def test_look_alpha_keeps_the_level_over_the_looks() -> None:
     assert adaptive.look_alpha(0.05, 20, "bonferroni") == pytest.approx(0.0025)
     assert adaptive.look_alpha(0.05, 20) == pytest.approx(0.0025)  # the default: Bonferroni
