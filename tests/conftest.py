@@ -4,7 +4,8 @@
   background as soon as collection has selected it, and its test, which waits for that run, goes
   last, so both databases' runs proceed side by side; the browser tests of the participant's flow run
   in it only (``test_postgresql.delegated``), the other browser tests in this session; so do a few
-  database-free library modules, which balance the two runs' lengths.
+  database-free library modules, which balance the two runs' lengths; the child leaves the tests of tests/studyapp
+  that use no database to this session (``test_postgresql.same_in_both_runs``).
 - On PostgreSQL, autovacuum is off for the test database's tables (see :func:`django_db_setup`).
 - Passwords set in the tests' own process are hashed with MD5 (see :func:`_fast_password_hashing`).
 - Hypothesis examples have no deadline: a property's truth does not depend on the machine's load, and a
@@ -13,6 +14,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -27,6 +29,11 @@ hypothesis_settings.load_profile("studyapp")
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.nodeid == test_postgresql.TEST_ID)  # stable: everything else keeps its order
+    if os.environ.get(test_postgresql.CHILD_VARIABLE) == "1":  # the PostgreSQL child: database tests only of tests/studyapp
+        left = [item for item in items if test_postgresql.same_in_both_runs(item)]
+        if left:
+            config.hook.pytest_deselected(items=left)
+            items[:] = [item for item in items if not test_postgresql.same_in_both_runs(item)]
     selected = any(item.nodeid == test_postgresql.TEST_ID for item in items)
     if selected and not config.option.collectonly and test_postgresql.child_will_run():
         # the PostgreSQL child runs the participant-flow browser tests and a few database-free library modules

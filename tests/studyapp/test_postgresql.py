@@ -47,7 +47,8 @@ CHILD_BROWSER_MODULES = (
     "test_progressive_enhancement.py",
     "test_report_page.py",
 )
-# Library modules that use no database, run by the child in the parent's stead so the two cores finish
+# Modules that use neither test database (library modules, and the README's commands on a database of their own),
+# run by the child in the parent's stead so the two cores finish
 # together: the parent's own tests (evaluation, browser presentation, load smoke, README paths and the SQLite
 # run) took about 200 s longer than the child's (.ci/run on a quiet 2-core machine: the parent 895 s, the
 # child 700 s), and the second core sat idle meanwhile. These took about 80 s there (ranx's JIT compilation in a
@@ -71,6 +72,12 @@ CHILD_DATABASE_FREE_MODULES = (
     "tests/evaluation/test_cli.py",
     "tests/evaluation/meta/test_intervals.py",
     "tests/evaluation/io/test_array_builders.py",
+    # CI of 3068de3 (.ci/run on a clean clone, 718 s of make test; the files' times): the child wrote its last
+    # screenshot (the report page, its last browser test) about 2.5 minutes before the parent ended, and its remaining
+    # library modules take about a minute, so the parent ran alone for about 75 s at the end: its load smoke tests
+    # and then this one. The README's commands (a fresh SQLite database of their own, about 41 s, every command a
+    # process of its own) use neither test database and move here.
+    "tests/test_readme_agreement.py",
 )
 # Modules of tests/studyapp without a single database test (no TestCase, no db fixture): what they check does not
 # depend on the database, so the child leaves them to the parent instead of running them a second time (about 30 s
@@ -88,9 +95,11 @@ CHILD_IGNORED_MODULES = (
     "tests/studyapp/test_review_rules.py",
     "tests/studyapp/test_wording.py",
 )
-# The browser modules first: they then run beside the parent's own browser and evaluation tests, not beside
-# its load and kill -9 smoke tests at the end (gunicorn workers and a load generator on the same two cores
-# once held a framed participant's admission step beyond the pages' 15 s).
+# pytest-django orders each run's tests as Django does, whatever the order here: the database tests (TestCase) first,
+# then those with a live server (the browser tests), then those without a database. So the child's browser tests
+# run in its middle, beside the parent's own browser and database tests, and the parent's load and kill -9 smoke
+# tests (gunicorn workers and a load generator on the same two cores once held a framed participant's admission
+# step beyond the pages' 15 s) come at its end, beside the child's library modules.
 SUITES = [
     *(ROOT / "tests" / "browser" / name for name in CHILD_BROWSER_MODULES),
     ROOT / "tests" / "studyapp",
@@ -103,6 +112,9 @@ PARENT_ONLY = (
     "tests/studyapp/test_database_waits.py::test_a_frozen_database_answers_503_within_5_s_and_kills_no_worker",
 )
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# Set in the child's environment: its collection leaves the tests of tests/studyapp that use no database to the parent
+# (:func:`same_in_both_runs`).
+CHILD_VARIABLE = "STUDYAPP_TEST_POSTGRESQL_CHILD"
 # The child run takes a few minutes on an idle 2-core machine (far longer when the machine is shared);
 # the limit only stops a hung run.
 TIMEOUT_SECONDS = 1800
@@ -116,7 +128,12 @@ class ChildRun:
     def __init__(self, url: str) -> None:
         # The child's screenshots and measurements go to their own folder, and only the parent's SQLite
         # run may update docs/screenshots: the two runs write at the same time.
-        env = {**os.environ, "DATABASE_URL": url, "STUDYAPP_TEST_ARTIFACTS": str(ROOT / "test-artifacts" / "postgresql")}
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "STUDYAPP_TEST_ARTIFACTS": str(ROOT / "test-artifacts" / "postgresql"),
+            CHILD_VARIABLE: "1",
+        }
         env.pop("STUDYAPP_UPDATE_SCREENSHOTS", None)
         command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *map(str, SUITES), f"--ignore={__file__}",
                    *(f"--deselect={test}" for test in PARENT_ONLY), *(f"--ignore={ROOT / path}" for path in CHILD_IGNORED_MODULES)]  # fmt: skip
@@ -168,6 +185,15 @@ def uses_database(item: pytest.Item) -> bool:
         return True
     fixtures = set(getattr(item, "fixturenames", ()))
     return item.get_closest_marker("django_db") is not None or bool(fixtures & {"db", "transactional_db", "live_server"})
+
+
+def same_in_both_runs(item: pytest.Item) -> bool:
+    """Is ``item`` a test of tests/studyapp that uses no database (:func:`uses_database`)? The database the run is on
+    cannot change its outcome (settings are read from a fresh environment, PostgreSQL-only tests open their own
+    connection to ``STUDYAPP_TEST_POSTGRES_URL`` in either run), so the child leaves it to the parent: in the
+    measurement of 02:51-03:20 on 28 Nov these (production-settings checks in fresh processes, Redis, registries) took
+    about 21 s of the child's CPU a second time."""
+    return item.path.resolve().is_relative_to(ROOT / "tests" / "studyapp") and not uses_database(item)
 
 
 def note_database_tests_left_out(items: list[pytest.Item]) -> None:
