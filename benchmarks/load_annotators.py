@@ -31,9 +31,11 @@ invariants held after them.
 
 The full run uses the TREC 2014 diversity collection of the repository's reference data with all
 8 public runs (3,976 regular presentations, like a real study). ``--smoke`` runs both scenarios
-tiny on the bundled demo collection (about 20 s); ``--fault`` runs annotators on the demo collection,
+tiny on the bundled demo collection (about 20 s), its gunicorn with ``--preload`` (the master imports the
+application once and forks its workers, instead of each worker importing it: about 2 s of CPU a worker, which
+the tiny scenarios would otherwise spend mostly on starting servers); ``--fault`` runs annotators on the demo collection,
 kills the server (master and workers, ``kill -9`` by pid) while they answer, restarts it and checks
-the invariants. ``--two-instances`` starts two gunicorns on two ports (as on two machines) sharing one
+the invariants. ``--two-instances`` (small too, also ``--preload``) starts two gunicorns on two ports (as on two machines) sharing one
 PostgreSQL database and one Redis (``--redis-url``, the cache of both), sends 24 annotators alternately
 to them, checks the invariants, then tries the rate limits across both: 2 x 10 newcomers from one
 address (exactly 10 admitted) and 2 x 5 wrong passwords for one user name (locked from the 6th).
@@ -80,7 +82,9 @@ REFERENCE = ROOT / "tests" / "evaluation" / "data" / "reference"
 HOST = "127.0.0.1"
 REQUEST_TIMEOUT = 30.0  # seconds; a slower answer counts as an error
 # After kill -9 the new master listens at once but its workers take seconds to boot (longer on a busy
-# machine): connections made meanwhile wait in the listen queue, so the fault scenario allows more.
+# machine): connections made meanwhile wait in the listen queue, so the fault scenario allows more. (With
+# --preload, as in --smoke, the master imports the application before it listens: connections are refused
+# meanwhile and the annotators try again.)
 FAULT_REQUEST_TIMEOUT = 120.0
 MAX_CONNECTIONS = 256  # open connections of the client at once
 
@@ -267,8 +271,18 @@ def children(pid: int) -> list[int]:
 class Server:
     """gunicorn with the project's configuration; stopped (or killed) by pid, never by name."""
 
-    def __init__(self, database_url: str, port: int, workers: int | None, workdir: Path, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        database_url: str,
+        port: int,
+        workers: int | None,
+        workdir: Path,
+        extra_env: dict[str, str] | None = None,
+        *,
+        preload: bool = False,
+    ) -> None:
         self.port = port
+        self.preload = preload  # gunicorn --preload: the master imports the application once, its workers are forks of it
         self.log = workdir / f"gunicorn-{port}.log"
         self.env = {
             **os.environ,
@@ -291,7 +305,7 @@ class Server:
     def start(self) -> None:
         with self.log.open("a") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"), "studyapp.wsgi"],
+                [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"), *(["--preload"] if self.preload else []), "studyapp.wsgi"],
                 cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
         deadline = time.monotonic() + 60
@@ -851,7 +865,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.slowloris:  # nginx appends the address the client sent as its own: one more hop to trust
             shared = {"STUDYAPP_PROXY_HOPS": "2"}
         for _ in range(2 if args.two_instances else 1):
-            servers.append(Server(database.url, free_port(), args.workers, workdir, shared))
+            servers.append(Server(database.url, free_port(), args.workers, workdir, shared, preload=args.smoke or args.two_instances))
             servers[-1].start()
         targets: list = servers
         if args.slowloris:
