@@ -50,40 +50,43 @@ def block_heads(*columns: Sequence | np.ndarray) -> IntArray:
     return np.flatnonzero(heads)
 
 
-LONG_BLOCK = 64  # blocks at least this long are found by probing (:func:`equal_run_sizes`)
+SHORT_BLOCK = 8  # blocks shorter than this are left to ``groupby`` (:func:`equal_run_sizes`)
 
 
 def equal_run_sizes(column: Sequence | np.ndarray) -> IntArray:
     """Sizes of the blocks of neighbours equal in ``column`` (``itertools.groupby``'s groups).
 
-    A list or tuple whose blocks are long (a run's name on each of its lines, a qrels topic on each of
-    its judgments) is walked block by block: the block's end is found by probing at doubling distances
-    and then bisecting (a few dozen comparisons), and ``list.count`` over the block confirms that every
-    entry in it equals its first (one C-level pass, an identity check for the usual repeated string
-    object; ``groupby`` compares the same way, ``==`` after identity). From the first block shorter than
-    :data:`LONG_BLOCK` (or one not confirmed, or a first entry that is not a ``str``), ``groupby`` walks the rest."""
+    A list or tuple of strings is walked block by block, not entry by entry: the block's end is first
+    guessed to be as far as the previous block's length (a run's lists of one depth, a topic's
+    judgments under each intent), else found by probing at doubling distances and bisecting; then
+    ``list.count`` over the block confirms that every entry in it equals its first (one C-level pass, an
+    identity check for the usual repeated string object; ``groupby`` compares the same way, ``==``
+    after identity). From the first block shorter than :data:`SHORT_BLOCK` (or one not confirmed, or a
+    first entry that is not a ``str``) ``groupby`` walks the rest."""
     sizes: list[int] = []
-    a, n = 0, len(column)
+    a, n, guess = 0, len(column), 1
     if isinstance(column, (list, tuple)):
         while a < n:
             head = column[a]
             if type(head) is not str:
                 break
-            equal, probe = a, a + 1  # column[equal] == head; column[probe] unknown
-            while probe < n and head == column[probe]:
-                equal, probe = probe, a + 2 * (probe - a)
-            probe = min(probe, n)  # column[probe] != head, or the end
-            while probe - equal > 1:
-                middle = (equal + probe) // 2
-                if head == column[middle]:
-                    equal = middle
-                else:
-                    probe = middle
-            b = equal + 1
-            if b - a < LONG_BLOCK or column[a:b].count(head) != b - a:
+            b = a + guess
+            if not (b <= n and head == column[b - 1] and (b == n or not head == column[b])):
+                equal, probe = a, a + 1  # column[equal] == head; column[probe] unknown
+                while probe < n and head == column[probe]:
+                    equal, probe = probe, a + 2 * (probe - a)
+                probe = min(probe, n)  # column[probe] != head, or the end
+                while probe - equal > 1:
+                    middle = (equal + probe) // 2
+                    if head == column[middle]:
+                        equal = middle
+                    else:
+                        probe = middle
+                b = equal + 1
+            if b - a < SHORT_BLOCK or column[a:b].count(head) != b - a:
                 break
             sizes.append(b - a)
-            a = b
+            a, guess = b, b - a
     if a < n:
         rest = column[a:] if a else column
         sizes.extend(map(len, map(list, map(itemgetter(1), groupby(rest)))))

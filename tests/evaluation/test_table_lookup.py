@@ -167,15 +167,19 @@ def _groupby_sizes(column) -> list[int]:
 
 
 def _equal_run_columns() -> list:
-    """Columns for :func:`equal_run_sizes`: long and short blocks, probes that would skip a differing
-    entry, repeats that are not neighbours, equal strings that are different objects, non-strings."""
+    """Columns for :func:`equal_run_sizes`: long and short blocks, guessed ends right and wrong, probes
+    that would skip a differing entry, repeats that are not neighbours, equal strings that are
+    different objects, non-strings."""
     x, y, z = "r1", "r2", "r3"
     rng = np.random.default_rng(7)
     columns = [
         [],
         ["x"],
         [x] * 1000 + [y] * 1000 + [z] * 64,  # long blocks only
-        [x] * 64 + [y] * 63 + [x] * 200,  # a block one short of LONG_BLOCK, then long again
+        [x] * 20 + [y] * 7 + [x] * 200,  # a block one short of SHORT_BLOCK, then long again
+        [x] * 20 + [y] * 20 + [z] * 20 + [x] * 21 + [y] * 19 + [z] * 20,  # the guessed end right, then off by one each way
+        [x] * 20 + [y] * 19 + [x] + [z] * 20,  # the guessed end (20) is not the block's end
+        [x] * 20 + [y] * 5 + [z] + [y] * 14 + [x] * 20,  # the guessed end fits, a different entry inside: count catches it
         [x] * 3 + [y] + [x] * 300,  # a short first block
         [x] * 100 + [y] + [x] * 100,  # the probes (1, 2, 4, .., 128) jump over the single y: count catches it
         [x, x, x, y] + [x] * 200,
@@ -187,8 +191,8 @@ def _equal_run_columns() -> list:
         [np.str_(x)] * 70 + [x] * 70,  # equal under ==, another type
         [x] * 70 + [1] * 70 + [1.0] * 70,
     ]
-    for _ in range(40):  # random block lengths around LONG_BLOCK, values from a small alphabet (repeats not neighbours)
-        lengths = rng.integers(1, 150, size=rng.integers(1, 12))
+    for _ in range(60):  # random block lengths around SHORT_BLOCK, values from a small alphabet (repeats not neighbours)
+        lengths = rng.integers(1, 40, size=rng.integers(1, 12))
         values = rng.choice(["a", "b", "c"], size=lengths.size).tolist()
         columns.append([v for v, k in zip(values, lengths.tolist()) for _ in range(k)])
     return columns
@@ -196,7 +200,7 @@ def _equal_run_columns() -> list:
 
 @pytest.mark.parametrize("column", _equal_run_columns())
 def test_equal_run_sizes_equal_groupby(column) -> None:
-    """The probing walk over long blocks gives ``itertools.groupby``'s group sizes on any column."""
+    """The block-by-block walk gives ``itertools.groupby``'s group sizes on any column."""
     from evaluation._factorize import equal_run_sizes
 
     sizes = equal_run_sizes(column)
