@@ -65,18 +65,20 @@ CHILD_DATABASE_FREE_MODULES = (
     # The measurement of 00:51-01:17 on 28 Nov (d8551ec, CI=true, nice 10 under load 5-10, per-test CPU of both runs):
     # with ranx no longer compiled in the child (~75 s of its CPU) the parent's own tests ended 103 s after the child's
     # (1,554 s against 1,451 s; CPU: parent 782 s with its subprocesses, child 534 s). These self-contained library
-    # modules (tmp_path only) took 45 s of the parent's CPU (57 s of its time) there: about half the gap.
-    "tests/evaluation/meta/test_cli.py",
+    # modules (tmp_path only) took 45 s of the parent's CPU (57 s of its time) there: about half the gap. (The meta
+    # command line's tests, 13 s of them, went back to the parent with the README commands below.)
     "tests/evaluation/metrics/test_adhoc.py",
     "tests/evaluation/meta/test_levels.py",
     "tests/evaluation/test_cli.py",
     "tests/evaluation/meta/test_intervals.py",
     "tests/evaluation/io/test_array_builders.py",
-    # CI of 3068de3 (.ci/run on a clean clone, 718 s of make test; the files' times): the child wrote its last
-    # screenshot (the report page, its last browser test) about 2.5 minutes before the parent ended, and its remaining
-    # library modules take about a minute, so the parent ran alone for about 75 s at the end: its load smoke tests
-    # and then this one. The README's commands (a fresh SQLite database of their own, about 41 s, every command a
-    # process of its own) use neither test database and move here.
+    # CI of 3068de3 (.ci/run on a clean clone, 718 s of make test; the times of the files the runs left): the child
+    # ended about 50 s before the parent (its last database-free tests of tests/studyapp at 02:25:27, then about a
+    # minute of library modules; the parent's load smoke tests 02:24:40-02:26:41, then this module, 41 s, until
+    # 02:27:23). The README's commands (a fresh SQLite database of their own, every command a process of its own) use
+    # neither test database and move here; the parent also lost its smoke servers' worker imports (--preload) and
+    # the child its database-free tests of tests/studyapp (same_in_both_runs, about 20 s), so the meta command line's
+    # tests (about 13 s) went back to the parent: both estimated to end within seconds of each other.
     "tests/test_readme_agreement.py",
 )
 # Modules of tests/studyapp without a single database test (no TestCase, no db fixture): what they check does not
