@@ -1,4 +1,4 @@
-"""Hot-path SELECTs whose SQL the ORM compiles once per database connection, then runs with new values.
+"""Hot-path statements whose SQL the ORM compiles once per database connection, then runs with new values.
 
 Every annotator request reads the session's annotator with its study, and item pages and answers
 read the annotator's sequence. Building such a query's SQL text (and its column converters) costs
@@ -9,11 +9,15 @@ real values, making model instances exactly as the queryset would (select_relate
 annotations included). A row that holds every column of a plain model (no ``__init__``/``from_db`` of its
 own, no ``pre_init``/``post_init`` receivers, no field descriptor that does more on assignment than store
 the value) is made without ``Model.__init__``: the same instance dictionary, written at once
-(:func:`instance_maker`; an item page builds 20-odd instances, each ``__init__`` about 25 Python calls). This is not PostgreSQL's prepared statements (``DJANGO_PG_PREPARED``): it
+(:func:`instance_maker`; an item page builds 20-odd instances, each ``__init__`` about 25 Python calls).
+The same is done for an ``UPDATE`` (:func:`compiled_update`: the item page's lease renewal) and for
+``Model.objects.create``'s ``INSERT`` (:func:`create`: the answer). This is not PostgreSQL's prepared statements (``DJANGO_PG_PREPARED``): it
 saves the ORM's work in this process, whatever the database.
 
 It reads parts of Django that are not public API (the compiler's ``klass_info``, ``select``,
-``col_count``, ``annotation_col_map`` and converters, ``get_related_populators``). :func:`compiled`
+``col_count``, ``annotation_col_map`` and converters, ``get_related_populators`` and its populators'
+attributes, ``UpdateQuery.add_update_values``, ``InsertQuery.insert_values``,
+``Model._prepare_related_fields_for_save``). :func:`compiled`
 checks them (:func:`django_internals_problem`) once per process; when they differ from what this
 module expects (a Django upgrade), every query runs through the ORM as written, with one warning.
 """
@@ -43,8 +47,8 @@ from studyapp.django_internals import step_aside
 
 M = TypeVar("M", bound=Model)
 
-# per connection (one per thread and alias): key -> CompiledQuery; a closed-and-reopened connection keeps its entries
-_BUILT: weakref.WeakKeyDictionary[BaseDatabaseWrapper, dict[Hashable, CompiledQuery]] = weakref.WeakKeyDictionary()
+# per connection (one per thread and alias): key -> CompiledQuery, CompiledUpdate or CompiledInsert (None: not compilable); a closed-and-reopened connection keeps its entries
+_BUILT: weakref.WeakKeyDictionary[BaseDatabaseWrapper, dict[Hashable, Any]] = weakref.WeakKeyDictionary()
 # What this module calls of Django's internals, with the parameters it passes.
 EXPECTED = {
     "django.db.models.query.get_related_populators": (lambda: django_query.get_related_populators, ["klass_info", "select", "db"]),
