@@ -21,13 +21,14 @@ def program_name() -> str:
     return SCRIPT if os.path.basename(sys.argv[0] or "").startswith(SCRIPT) else "python -m evaluation"
 
 
-_TOP_LEVEL_COMMA = re.compile(r",(?![^()]*\))")
+_TOP_LEVEL_SEPARATOR = re.compile(r"[,\s]+(?![^()]*\))")
 
 
 def measure_names(values: list[str]) -> list[str]:
-    """``--measures`` values, a comma-separated one split at commas outside parentheses
-    (``alpha-nDCG@10,ERR-IA@20`` is two measures; ``alpha-nDCG(alpha=0.3,rel=1)@10`` one)."""
-    return [part.strip() for value in values for part in _TOP_LEVEL_COMMA.split(value) if part.strip()]
+    """``--measures`` values, each split at commas and blanks outside parentheses
+    (``alpha-nDCG@10,ERR-IA@20`` and a quoted ``"alpha-nDCG@10 ERR-IA@20"`` are two measures;
+    ``alpha-nDCG(alpha=0.3, rel=1)@10`` is one)."""
+    return [part for value in values for part in _TOP_LEVEL_SEPARATOR.split(value.strip()) if part]
 
 
 def _checked(text: str, parse: Callable[[str], Number], accept: Callable[[Number], bool], what: str) -> Number:
@@ -72,12 +73,24 @@ class OneLineParser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
+# the library's keyword arguments a message may name, and the command line's options for them
+_OPTION_OF_KEYWORD = re.compile(r"\b(topic_set|on_topic_mismatch|empty_topic|on_duplicate_doc|on_duplicate_qrel|uniform_over)='([\w-]+)'")
+
+
+def command_line_wording(text: str) -> str:
+    """A library message as the command line says it: keyword arguments as the options that set them
+    (``on_topic_mismatch='error'`` -> ``--on-topic-mismatch error``) and the program by the name it was
+    started under (``python -m evaluation metrics`` -> ``diversity-eval metrics`` when installed)."""
+    text = _OPTION_OF_KEYWORD.sub(lambda m: f"--{m.group(1).replace('_', '-')} {m.group(2)}", text)
+    return text.replace("`python -m evaluation ", f"`{program_name()} ")
+
+
 def print_warnings(caught: list[warnings.WarningMessage]) -> None:
     """Print each distinct user-facing warning once, on one line, as ``warning: ...`` on stderr
     (library warnings of other kinds, e.g. deprecations, are not the user's business)."""
     seen: set[str] = set()
     for item in caught:
-        text = " ".join(str(item.message).split())
+        text = command_line_wording(" ".join(str(item.message).split()))
         if text not in seen and issubclass(item.category, UserWarning):
             seen.add(text)
             print(f"warning: {text}", file=sys.stderr)

@@ -14,7 +14,15 @@ from collections.abc import Sequence
 import pandas as pd
 
 from evaluation import __version__
-from evaluation._argtypes import OneLineParser, UsageError, measure_names, positive_int, print_warnings, program_name
+from evaluation._argtypes import (
+    OneLineParser,
+    UsageError,
+    command_line_wording,
+    measure_names,
+    positive_int,
+    print_warnings,
+    program_name,
+)
 from evaluation.collection import Collection
 from evaluation.engine import evaluate
 from evaluation.exceptions import EvaluationError
@@ -274,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             status = handlers[args.command](args)
         except EvaluationError as exc:  # the one line a failed command prints; warnings would bury it
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {command_line_wording(str(exc))}", file=sys.stderr)
             return 2
         except BrokenPipeError:  # e.g. piped into head
             return 0

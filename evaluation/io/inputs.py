@@ -139,7 +139,7 @@ def _collection_of_frame(frame: pd.DataFrame) -> Collection:
     if bad.any():
         n = int(np.argmax(bad))
         raise ValueError(
-            f"qrels row {frame.index[n]!r} (query_id {frame['query_id'].iloc[n]}, doc_id {frame['doc_id'].iloc[n]}): "
+            f"qrels row {_plain(frame.index[n])!r} (query_id {frame['query_id'].iloc[n]}, doc_id {frame['doc_id'].iloc[n]}): "
             f"relevance {_plain(frame['relevance'].iloc[n])!r} is not an integer"
         )
     return build_collection(
@@ -155,7 +155,7 @@ def _runs_of_frame(frame: pd.DataFrame, name: str) -> list[Run]:
     if bad.any():
         n = int(np.argmax(bad))
         raise ValueError(
-            f"run row {frame.index[n]!r} (query_id {frame['query_id'].iloc[n]}, doc_id {frame['doc_id'].iloc[n]}): "
+            f"run row {_plain(frame.index[n])!r} (query_id {frame['query_id'].iloc[n]}, doc_id {frame['doc_id'].iloc[n]}): "
             f"score {_plain(frame['score'].iloc[n])!r} is not a finite number"
         )
     return runs_from_arrays(names, _text(frame["query_id"]), _text(frame["doc_id"]), score.to_numpy(np.float64))

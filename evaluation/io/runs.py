@@ -256,8 +256,11 @@ def _read_run_lines(path: str | Path, *, order: RunOrder, on_duplicate_doc: Lite
     for number, fields in numbered_fields(path):
         expect_columns(path, number, fields, (6,), "topic Q0 docid rank score tag")
         topic, _, doc, raw_rank, raw_score, line_tag = fields
-        rank = parse_int(path, number, raw_rank, "rank")
-        score = parse_float(path, number, raw_score, "score")
+        try:
+            rank = parse_int(path, number, raw_rank, "rank")
+            score = parse_float(path, number, raw_score, "score")
+        except FormatError as exc:  # the row's topic and document too, not only its line
+            raise FormatError(path, number, f"{exc.reason} (topic {topic}, doc {doc})") from None
         if tag is None:
             tag = line_tag
         if order == "rank":

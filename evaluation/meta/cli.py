@@ -18,7 +18,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from evaluation._argtypes import OneLineParser, UsageError, print_warnings, program_name
+from evaluation._argtypes import OneLineParser, UsageError, command_line_wording, print_warnings, program_name
 from evaluation.exceptions import EvaluationError
 from evaluation.io.scores import write_atomic
 from evaluation.meta.commands import COMMANDS, Output
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         except (EvaluationError, ValueError, UsageError, OSError) as exc:
             print_warnings(caught)
-            print(f"error: {_one_line(exc)}", file=sys.stderr)
+            print(f"error: {command_line_wording(_one_line(exc))}", file=sys.stderr)
             return 2
     print_warnings(caught)
     if out.seed is not None:

@@ -230,6 +230,7 @@ ECOSYSTEM_PARAMS = {
 # parameter values may hold one level of parentheses, e.g. EU(eu_discount=log2(i+1))
 _SYNTAX = re.compile(r"^(?P<name>[^()@']+?)(?P<p1>')?(?:\((?P<params>(?:[^()]|\([^()]*\))*)\))?(?P<p2>')?(?:@(?P<cutoff>[^@]*))?$")
 _TOP_LEVEL_COMMA = re.compile(r",(?![^()]*\))")
+_TOP_LEVEL_SEPARATOR = re.compile(r"[,\s]+(?![^()]*\))")  # commas or blanks outside parentheses
 
 
 def get_spec(name: str) -> MetricSpec:
@@ -332,9 +333,9 @@ TREC_EVAL_ELSEWHERE = frozenset(
 
 
 def _refuse_comma_lists(text: str) -> None:
-    """A hint for several measures given as one comma-separated string."""
-    if _TOP_LEVEL_COMMA.search(text) and "(" not in text.split(",")[0]:
-        parts = [p.strip() for p in _TOP_LEVEL_COMMA.split(text)]
+    """A hint for several measures given as one comma- or blank-separated string."""
+    if _TOP_LEVEL_SEPARATOR.search(text) and "(" not in re.split(r"[,\s]", text)[0]:
+        parts = [p for p in _TOP_LEVEL_SEPARATOR.split(text) if p]
         raise UnknownMetricError(
             f"{text!r} looks like several measures; give one per string, e.g. {parts!r} (on the command line: --measures {' '.join(parts)})"
         )

@@ -156,15 +156,17 @@ def test_topics_a_run_and_the_qrels_do_not_share_are_warned_about_or_refused(fil
     status, _, err = run_cli(capsys, argv)
     assert status == 0
     assert err.splitlines() == [
-        "warning: run topics missing from the qrels, not scored: run toy (2: T2, T3), run other (1: T9)",
+        "warning: run topics missing from the qrels, not scored: run toy (2: T2, T3), run other (1: T9)"
+        " (--on-topic-mismatch error makes this an error)",
     ]
     status, _, err = run_cli(capsys, ["score", "--qrels", str(files["qrels"]), "--run", str(files["other"]), "--measures", "alpha-nDCG@5"])
     assert (
-        err.splitlines()[0]
-        == "warning: qrels topics missing from run other (2: T2, T3): scored 0 (topic_set='run_and_qrels' leaves them out)"
+        err.splitlines()[0] == "warning: qrels topics missing from run other (2: T2, T3): scored 0"
+        " (--topic-set run_and_qrels leaves them out; --on-topic-mismatch error makes this an error)"
     )
     status, _, err = run_cli(capsys, [*argv, "--on-topic-mismatch", "error"])
-    assert status == 2 and err.startswith("error: run topics missing from the qrels") and "on_topic_mismatch='error'" in err
+    assert status == 2 and err.startswith("error: run topics missing from the qrels") and "(--on-topic-mismatch error)" in err
+    assert "on_topic_mismatch" not in err  # the command line names its own options, not the library's keywords
     status, _, err = run_cli(capsys, [*argv, "--on-topic-mismatch", "ignore"])
     assert status == 0 and err == ""
 
@@ -204,7 +206,8 @@ def _bad(files: dict[str, Path], name: str, text: str) -> Path:
         ("qrels", ":2: expected 4 columns"),
         ("qrels-dup", ":2: duplicate judgment"),
         ("intents", ":2: probabilities of topic T1 sum to"),
-        ("run", ":2: score must be a number"),
+        ("run", ":2: score must be a number, got 'x' (topic T1, doc d2)"),
+        ("run-nan", ":2: score must be finite, got 'nan' (topic T1, doc d2)"),
         ("run-dup", ":2: docid d1 repeated"),
         ("missing", ": no such file"),
         ("measure", "trec_eval's bpref is not defined here: compute it with ir_measures"),
@@ -227,6 +230,8 @@ def test_errors_exit_2_with_one_line_and_no_output_file(files, capsys, case: str
         argv_files["intents"] = _bad(files, "bad.iprob", "T1 1 0.9 nav\nT1 2 0.3 inf\n")
     elif case == "run":
         argv_files["run"] = _bad(files, "bad.run", "T1 Q0 d1 1 1 r\nT1 Q0 d2 2 x r\n")
+    elif case == "run-nan":
+        argv_files["run"] = _bad(files, "bad.run", "T1 Q0 d1 1 1 r\nT1 Q0 d2 2 nan r\n")
     elif case == "run-dup":
         argv_files["run"] = _bad(files, "bad.run", "T1 Q0 d1 1 2 r\nT1 Q0 d1 2 1 r\n")
         extra = ["--on-duplicate-doc", "error"]

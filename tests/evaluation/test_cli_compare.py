@@ -34,9 +34,13 @@ def test_version_and_the_program_name(capsys, monkeypatch) -> None:
     assert status == 0 and out.startswith("usage: diversity-eval ")
     status, _, err = run_cli(capsys, ["score"])
     assert status == 2 and err.startswith("error: diversity-eval score: the following arguments are required")
+    status, _, err = run_cli(capsys, ["score", "--qrels", str(QRELS), "--run", str(RUNS[0]), "--measures", "alpha_nDGC@10"])
+    assert status == 2 and err.endswith("(`diversity-eval metrics` lists them all)\n")  # the program the user runs
     monkeypatch.setattr(sys, "argv", ["/x/evaluation/__main__.py"])
     status, out, _ = run_cli(capsys, ["--help"])
     assert out.startswith("usage: python -m evaluation ")
+    status, _, err = run_cli(capsys, ["score", "--qrels", str(QRELS), "--run", str(RUNS[0]), "--measures", "alpha_nDGC@10"])
+    assert status == 2 and err.endswith("(`python -m evaluation metrics` lists them all)\n")
 
 
 def test_several_runs_after_one_flag_and_comma_separated_measures(capsys) -> None:
@@ -56,6 +60,11 @@ def test_several_runs_after_one_flag_and_comma_separated_measures(capsys) -> Non
         capsys, ["score", "--qrels", str(QRELS), "--run", str(RUNS[0]), "--measures", "alpha-nDCG(alpha=0.3,rel=1)@10"]
     )
     assert status == 0, err
+    for quoted in ("alpha-nDCG@10 ERR-IA@20", " alpha-nDCG@10, ERR-IA@20 "):  # one quoted argument holding both
+        status, out, err = run_cli(capsys, ["score", "--qrels", str(QRELS), "--run", *map(str, RUNS), "--measures", quoted])
+        assert status == 0 and out == one_flag, err
+    status, out, err = run_cli(capsys, ["score", "--qrels", str(QRELS), "--run", str(RUNS[0]), "--measures", "RBU(p=0.99, e=0.05)"])
+    assert status == 0 and pd.read_csv(StringIO(out), sep="\t")["measure"].tolist() == ["RBU(p=0.99, e=0.05)"], err
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "latex"])

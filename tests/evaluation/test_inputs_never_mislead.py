@@ -57,6 +57,25 @@ def test_a_run_dict_with_a_bad_score_names_run_topic_and_doc(score) -> None:
         Run("x", {"251": {"d1": 1.0, "d2": score}})
 
 
+@pytest.mark.parametrize(("raw", "reason"), [("nan", "score must be finite, got 'nan'"), ("1e", "score must be a number, got '1e'")])
+def test_a_run_file_with_a_bad_score_names_line_topic_and_doc(tmp_path, raw: str, reason: str) -> None:
+    path = tmp_path / "bad.run"
+    path.write_text(f"251 Q0 d1 1 2.0 x\n252 Q0 d7 1 {raw} x\n")
+    with pytest.raises(EvaluationError) as caught:
+        read_run(path)
+    assert str(caught.value) == f"{path}:2: {reason} (topic 252, doc d7)"
+
+
+def test_a_dataframe_row_is_named_by_its_index_label(collection) -> None:
+    """Not ``run row np.int64(20)``: the label as the user wrote it."""
+    frame = pd.DataFrame({"query_id": ["251", "251"], "doc_id": ["d1", "d2"], "score": [2.0, float("nan")]}, index=[10, 20])
+    with pytest.raises(ValueError, match=r"^run row 20 \(query_id 251, doc_id d2\): score nan is not a finite number$"):
+        evaluate(collection, frame, "P@10")
+    qrels = pd.DataFrame({"query_id": ["1"], "doc_id": ["d"], "relevance": [0.5]}, index=pd.Index([7], dtype="int64"))
+    with pytest.raises(ValueError, match=r"^qrels row 7 \(query_id 1, doc_id d\): relevance 0.5 is not an integer$"):
+        evaluate(qrels, frame, "P@10")
+
+
 def test_run_dataframe_round_trip_and_save(tmp_path, runs) -> None:
     run = runs[0]
     frame = run.to_dataframe()
@@ -165,6 +184,15 @@ def test_comma_separated_measures_say_what_to_do() -> None:
     assert resolve_measures("alpha-nDCG(alpha=0.3,rel=1)@10")[0].params["alpha"] == 0.3  # a comma inside parentheses is fine
 
 
+@pytest.mark.parametrize("given", ["alpha-nDCG@10 ERR-IA@20", "alpha-nDCG@10  ERR-IA@20", "alpha-nDCG@10, ERR-IA@20"])
+def test_blank_separated_measures_in_one_string_say_what_to_do(given: str) -> None:
+    """Not 'cannot parse measure': the hint names the two measures the string holds."""
+    with pytest.raises(UnknownMetricError, match=r"looks like several measures.*\['alpha-nDCG@10', 'ERR-IA@20'\]"):
+        resolve_measures(given)
+    (measure,) = resolve_measures("RBU(p=0.99, e=0.05)")  # a blank inside parentheses is one measure
+    assert measure.params["p"] == 0.99 and measure.params["e"] == 0.05
+
+
 def test_topic_mismatches_warn_or_raise(collection, runs) -> None:
     partial = Run("partial", {t: runs[0].lists[t] for t in list(runs[0].lists)[:48]} | {"999": ("x",)})
     with pytest.warns(EvaluationWarning) as caught:
@@ -172,9 +200,10 @@ def test_topic_mismatches_warn_or_raise(collection, runs) -> None:
     messages = [str(w.message) for w in caught]
     missing = [t for t in collection.topic_ids if t not in partial.lists]
     assert (
-        f"qrels topics missing from run partial (2: {', '.join(missing)}): scored 0 (topic_set='run_and_qrels' leaves them out)" in messages
+        f"qrels topics missing from run partial (2: {', '.join(missing)}): scored 0"
+        " (topic_set='run_and_qrels' leaves them out; on_topic_mismatch='error' makes this an error)" in messages
     )
-    assert "run topic missing from the qrels, not scored: run partial (1: 999)" in messages
+    assert "run topic missing from the qrels, not scored: run partial (1: 999) (on_topic_mismatch='error' makes this an error)" in messages
     assert frame.query("run == 'partial'")["value"].item() < frame.query(f"run == '{runs[0].name}'")["value"].item()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
