@@ -194,13 +194,14 @@ def evaluate(
     table = table_for(collection)
     if table.n_topics == 0:
         raise EvaluationError("the qrels contain no topic")
-    log = TopicLog(table.topic_ids, on_topic_mismatch, missing_scored=topic_set == "qrels")
+    empty = table.n_rel_intents == 0
+    unscored = [t for t, e in zip(table.topic_ids, empty) if e] if empty_topic == "nan" else []
+    log = TopicLog(table.topic_ids, on_topic_mismatch, missing_scored=topic_set == "qrels", unscored=unscored)
     values = score_matrix(collection, runs, measure_list, progress=progress, on_run=log.add)
     if not log.names:
         raise EvaluationError("no run to evaluate")
     log.report()
 
-    empty = table.n_rel_intents == 0
     if empty.any():
         listed = [t for t, e in zip(table.topic_ids, empty) if e]
         action = "scored 0" if empty_topic == "zero" else "scored NaN and excluded from means"

@@ -5,6 +5,7 @@ given twice is an error) and which topics it shares with the qrels, reported in 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Collection
 from typing import Literal
 
 import numpy as np
@@ -20,12 +21,17 @@ SHOWN = 5  # runs and topics named in a warning; the rest are counted
 class TopicLog:
     """Run names and topic coverage, gathered run by run (a run's lists are not kept)."""
 
-    def __init__(self, topic_ids: list[str], on_mismatch: Mismatch = "warn", *, missing_scored: bool = True) -> None:
+    def __init__(
+        self, topic_ids: list[str], on_mismatch: Mismatch = "warn", *, missing_scored: bool = True, unscored: Collection[str] = ()
+    ) -> None:
+        """``unscored``: qrels topics NaN for every run (no relevant document): not reported missing,
+        since a run lacking them is not scored 0 on them."""
         if on_mismatch not in ("warn", "error", "ignore"):
             raise ValueError(f"on_topic_mismatch must be 'warn', 'error' or 'ignore', got {on_mismatch!r}")
         self.topic_ids = topic_ids
         self.position = {t: n for n, t in enumerate(topic_ids)}
         self.on_mismatch, self.missing_scored = on_mismatch, missing_scored
+        self.unscored = frozenset(unscored)
         self.names: list[str] = []
         self.seen: set[str] = set()
         self.covered: list[np.ndarray] = []
@@ -48,8 +54,10 @@ class TopicLog:
         self.covered.append(has)
         if extra:
             self.extra.append((run.name, extra))
-        if not has.all() and self.missing_scored:
-            self.missing.append((run.name, [t for t, h in zip(self.topic_ids, has) if not h]))
+        if self.missing_scored and not has.all():
+            lacking = [t for t, h in zip(self.topic_ids, has) if not h and t not in self.unscored]
+            if lacking:
+                self.missing.append((run.name, lacking))
         if self.on_mismatch == "error":
             self._check()
 

@@ -161,9 +161,10 @@ def test_topics_a_run_and_the_qrels_do_not_share_are_warned_about_or_refused(fil
     ]
     status, _, err = run_cli(capsys, ["score", "--qrels", str(files["qrels"]), "--run", str(files["other"]), "--measures", "alpha-nDCG@5"])
     assert (
-        err.splitlines()[0] == "warning: qrels topics missing from run other (2: T2, T3): scored 0"
+        err.splitlines()[0] == "warning: qrels topic missing from run other (1: T2): scored 0"
         " (--topic-set run_and_qrels leaves them out; --on-topic-mismatch error makes this an error)"
-    )
+    )  # T3, without a relevant document, is NaN for every run: not 'scored 0'
+    assert err.splitlines()[2] == "warning: topic T3 without any relevant document: scored NaN and excluded from means"
     status, _, err = run_cli(capsys, [*argv, "--on-topic-mismatch", "error"])
     assert status == 2 and err.startswith("error: run topics missing from the qrels") and "(--on-topic-mismatch error)" in err
     assert "on_topic_mismatch" not in err  # the command line names its own options, not the library's keywords

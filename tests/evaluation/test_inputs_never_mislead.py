@@ -217,6 +217,25 @@ def test_topic_mismatches_warn_or_raise(collection, runs) -> None:
         evaluate(collection, [partial], "alpha-nDCG@10", on_topic_mismatch="loud")
 
 
+def test_a_topic_without_relevant_documents_is_not_reported_as_scored_0_when_a_run_lacks_it() -> None:
+    """Topic 3 has no relevant document: NaN and left out of the means whatever a run lists, so a run
+    lacking it is not 'scored 0' on it; with empty_topic='zero' it is scored 0 and both warnings hold."""
+    qrels = {"1": {"a": 1, "b": 0}, "2": {"c": 1}, "3": {"d": 0}}
+    run = {"1": {"a": 2.0, "b": 1.0}, "2": {"x": 1.0}}
+    with pytest.warns(EvaluationWarning) as caught:
+        frame = evaluate(qrels, {"r": run}, "P@1", per_topic=True)
+    assert [str(w.message) for w in caught] == ["topic 3 without any relevant document: scored NaN and excluded from means"]
+    assert frame.query("topic == 'all'")["value"].item() == 0.5
+    with pytest.warns(EvaluationWarning) as caught:
+        frame = evaluate(qrels, {"r": run}, "P@1", empty_topic="zero")
+    assert [str(w.message).split(":")[0] for w in caught] == ["qrels topic missing from run r (1", "topic 3 without any relevant document"]
+    assert frame["value"].item() == pytest.approx(1 / 3)
+    with pytest.raises(EvaluationError, match=r"qrels topics missing from run r \(2: 2, 3\)"):
+        evaluate(qrels, {"r": {"1": {"a": 1.0}}}, "P@1", empty_topic="zero", on_topic_mismatch="error")
+    with pytest.warns(EvaluationWarning, match="topic 3 without any relevant document"):  # nothing scored 0: no error
+        evaluate(qrels, {"r": {"1": {"a": 1.0}, "2": {"c": 1.0}}}, "P@1", on_topic_mismatch="error")
+
+
 def test_negative_grades_are_judged_nonrelevant_in_every_input_kind(runs) -> None:
     """docs/metrics.md#grades-and-gains: a negative grade (TREC's spam -2) is judged nonrelevant, stored as 0."""
     qrels = {"251": {"d1": 1, "d2": -2, "d3": -1, "d4": 0}}
