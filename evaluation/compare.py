@@ -10,8 +10,10 @@ on the topics where both are defined:
   2007) use it: each topic's pair of scores swapped at random, ``permutations`` times (all
   ``2^n`` sign patterns when there are no more), p = ``2 min(P(D* <= d), P(D* >= d))`` with
   ``scipy.stats.permutation_test``'s ``+1`` for random draws;
-* ``bootstrap``: the paired bootstrap test (Sakai, SIGIR 2006): differences shifted to mean 0,
-  topics resampled ``permutations`` times, p = share of ``|mean*| >= |d|``.
+* ``bootstrap``: the paired bootstrap test (Sakai, SIGIR 2006), studentised as ``meta discpower``'s
+  (the same code, :func:`evaluation.meta.significance.bootstrap_asl`): differences shifted to mean 0,
+  topics resampled ``permutations`` times, p = share of resamples with ``|t*| >= |t|``
+  (``t = mean / (sd / sqrt(n))``, each resample's ``t*`` with its own sd).
 
 ``diff = mean_b - mean_a`` (positive: ``run_b`` scores higher); with a ``baseline`` it is
 ``run_a``, so ``diff > 0`` means the run beats the baseline. ``effect_size`` is Cohen's d of the
@@ -168,10 +170,13 @@ def _randomisation(d: np.ndarray, permutations: int, rng: np.random.Generator) -
 
 
 def _bootstrap(d: np.ndarray, resamples: int, rng: np.random.Generator) -> float:
-    """Paired bootstrap test (Sakai 2006): resample the mean-shifted differences."""
-    shifted = d - d.mean()
-    means = shifted[rng.integers(0, d.size, size=(resamples, d.size))].mean(axis=1)
-    return float((np.abs(means) >= abs(d.mean()) - 1e-14).mean())
+    """Paired bootstrap test (Sakai 2006): the studentised statistic of the mean-shifted differences,
+    by the same code as ``meta discpower`` (one implementation, docs/metrics.md#paired-bootstrap)."""
+    from evaluation.meta._resampling import bootstrap_counts
+    from evaluation.meta.significance import bootstrap_asl
+
+    asl, _ = bootstrap_asl(d, bootstrap_counts(rng, d.size, resamples))
+    return float(asl[0])
 
 
 def cohens_dz(d: np.ndarray) -> float:
