@@ -21,10 +21,15 @@ simulates every group's k answers once; uniform and adaptive allocation spend th
   random order within each layer;
 * adaptive: rounds of ``--batch`` answers, each drawing groups with the probabilities of
   ``evaluation.meta.adaptive.round_probabilities`` (dispute among the metrics still in the best set,
-  exploration floor ``--explore``); a drawn group gets its k answers with probability ``--full``, else one
+  exploration floor ``--explore``); a drawn group gets its k answers with probability ``--full`` (default 0.2; 1 for
+  a group no contenders dispute at its draw, ``evaluation.meta.adaptive.full_shares``), else one
   (two phases; the best set uses every drawn group's received mean with the last round's design weights, the MUP
   intervals the two-phase estimator: every drawn group's first answer with the pooled weights of every round,
-  corrected by the full groups; ``--estimator full-only``: the full groups alone with the last round's weights).
+  corrected by the full groups; ``--estimator full-only``: the full groups alone with the last round's weights). The
+  rest of each batch goes to the drawn groups' further answers, the most disputed now first (``--topup draw``: the
+  most disputed at their draw, the order before 2026-11-28), then to the groups not drawn; once no undrawn group is
+  disputed, a round targets ``--undisputed-round`` (default 0.1) of the usual number of groups
+  (``evaluation.meta.adaptive.round_target``), so most of the batch goes to those further answers.
 
 After every batch (a "look") the best set is computed (adaptive: on the design weights) at level
 ``alpha / looks`` (Bonferroni over the fixed maximum number of looks, ``looks = ceil(budget / batch)``).
@@ -76,6 +81,7 @@ from evaluation.io.preferences import SCALE  # noqa: E402
 from evaluation.meta import adaptive, sequential  # noqa: E402
 from evaluation.meta._matrix import score_cube  # noqa: E402
 from evaluation.meta.agreement import signs  # noqa: E402
+from evaluation.meta.bestset import EXACT_TOPICS  # noqa: E402
 from evaluation.meta.simulate import StudyPairs, UserModel, latent_preference, simulate_answers  # noqa: E402
 
 TRUTH = "D#-nDCG@10"
@@ -230,6 +236,7 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
     P, k = study.answers.shape
     received = np.zeros(P, dtype=np.int64)  # answers per group so far
     full = np.zeros(P, dtype=bool)
+    full_share = np.full(P, share)  # each drawn group's chance of being full at its draw
     cost = 1 + share * (k - 1)  # expected answers per drawn group
     drawn_round = np.full(P, adaptive.NOT_DRAWN)
     probability = np.zeros(P)
@@ -239,19 +246,24 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
     while received.sum() < P * k:
         available = drawn_round == adaptive.NOT_DRAWN
         before = int(received.sum())
+        weights = adaptive.dispute_weights(study.d, in_set, closeness)
         if available.any():
             r += 1
             floor = explore / (1 + DECAY * r)  # --explore-decay: a floor shrinking with the round
-            q = adaptive.round_probabilities(adaptive.dispute_weights(study.d, in_set, closeness), available, batch / cost, floor)
+            target = adaptive.round_target(weights, available, batch / cost, UNDISPUTED)
+            q = adaptive.round_probabilities(weights, available, target, floor)
             got = adaptive.draw(q, rng) & available
-            full |= adaptive.draw_full(got, share, rng)
+            shares = adaptive.full_shares(weights, share) if FULL_UNDISPUTED else np.full(P, share)
+            full |= adaptive.draw_full(got, shares, rng)
+            full_share[got] = shares[got]
             drawn_round[got] = r
             probability[available] = q[available]  # the probability of the round each group was last considered in
             received[got] = np.where(full[got], k, 1)
         # the rest of the batch: admission's next tiers, the drawn groups below k in need order, then the others
         rest = batch - int(received.sum() - before)
-        for level in np.unique(probability[drawn_round >= 0])[::-1]:  # the most disputed at their draw first
-            rest = need_order(received, (drawn_round >= 0) & (probability == level), k, rest, rng)
+        order = weights if TOPUP == "current" else probability
+        for level in np.unique(order[drawn_round >= 0])[::-1]:  # the most disputed (at their draw, or now) first
+            rest = need_order(received, (drawn_round >= 0) & (order == level), k, rest, rng)
         need_order(received, drawn_round < 0, k, rest, rng)
         p = np.where(received > 0, (study.answers * (np.arange(k)[None, :] < received[:, None])).sum(axis=1) / np.maximum(received, 1), 0.0)
         entry = adaptive.design_weights(drawn_round, probability, r)  # the decision's
@@ -268,7 +280,7 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
             alpha,
             B,
             rng,
-            adaptive.full_weights(pooled, full, share),
+            adaptive.full_weights(pooled, full, full_share),
             p_full,
             None if ONE_PHASE else study.answers[:, 0],  # every drawn group's first answer: the first layer
             pooled,
@@ -295,6 +307,9 @@ def need_order(received: np.ndarray, among: np.ndarray, k: int, answers: int, rn
 
 PRIORITY = "leader"  # set in main() by --priority
 DECAY = 0.0  # set in main() by --explore-decay
+UNDISPUTED = adaptive.UNDISPUTED  # set in main() by --undisputed-round
+TOPUP = "current"  # set in main() by --topup
+FULL_UNDISPUTED = True  # set in main() by --full-undisputed
 ONE_PHASE = False  # set in main() by --estimator full-only: the k-answer estimates on the full groups alone
 NOMINAL = 0.95  # the level of the intervals beside the reported ones (not corrected for the looks), and the complete study's
 MAX_LOOKS = 20  # set in main(): the looks the level is divided among; only they can decide
@@ -383,6 +398,26 @@ def main() -> int:
         default="leader",
         help="which disagreements count fully: every one with a leader (default), or only a leader's with the nearest challengers",
     )
+    parser.add_argument(
+        "--undisputed-round",
+        type=float,
+        default=adaptive.UNDISPUTED,
+        help="a round drawn when no undrawn group is disputed among the contenders targets this share of a round "
+        "(default %(default)s; 1: a whole round, the allocation before 2026-11-28)",
+    )
+    parser.add_argument(
+        "--topup",
+        choices=("current", "draw"),
+        default="current",
+        help="the drawn groups' further answers go first to the groups most disputed now (default) or at their draw",
+    )
+    parser.add_argument(
+        "--full-undisputed",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="a drawn group no contenders dispute is full for sure (evaluation.meta.adaptive.full_shares; default); "
+        "--no-full-undisputed: every drawn group full with --full",
+    )
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--looks", type=int, default=0, help="looks the level is divided among (default: every batch; 1: no correction)")
     parser.add_argument(
@@ -422,6 +457,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.studies < 1 or args.B < 1 or args.batch < 0 or args.topics < 2 or not 0 < args.full <= 1 or args.explore_decay < 0:
         parser.error("--studies and --B must be >= 1, --batch >= 0, --topics >= 2, --full in (0, 1], --explore-decay >= 0")
+    if not 0 < args.undisputed_round <= 1:
+        parser.error("--undisputed-round must be in (0, 1]")
     start = time.perf_counter()
     model = UserModel(noise=args.noise, signal=2.0, annotators=3, cheaters=args.careless)
     pairs = seed_population(args.population, args.seed) if args.design == "seed" else trec_population()
@@ -443,11 +480,16 @@ def main() -> int:
     budget = args.topics * per_topic * model.annotators
     batch = args.batch or math.ceil(budget / 20)
     looks = math.ceil(budget / batch)
-    global MAX_LOOKS, ALPHA, ONE_PHASE, LOOK_LEVEL, PRIORITY, DECAY
-    PRIORITY, DECAY = args.priority, args.explore_decay
+    global MAX_LOOKS, ALPHA, ONE_PHASE, LOOK_LEVEL, PRIORITY, DECAY, UNDISPUTED, TOPUP, FULL_UNDISPUTED
+    PRIORITY, DECAY, UNDISPUTED, TOPUP = args.priority, args.explore_decay, args.undisputed_round, args.topup
+    FULL_UNDISPUTED = args.full_undisputed
     ONE_PHASE = args.estimator == "full-only"
     MAX_LOOKS = args.looks or looks
     alpha = ALPHA = adaptive.look_alpha(args.alpha, MAX_LOOKS, args.boundary)
+    if args.topics > EXACT_TOPICS and args.B < adaptive.fewest_flips(alpha):
+        parser.error(
+            f"--B {args.B} sign flips can never leave a metric out at the looks' level {alpha:g}: use at least {adaptive.fewest_flips(alpha)}"
+        )
     LOOK_LEVEL = adaptive.look_level(1 - args.alpha, MAX_LOOKS, args.boundary)
     print(
         f"{args.design}: {len(measures)} metrics, {args.topics} topics, about {args.topics * per_topic} groups x {model.annotators} answers per study, "

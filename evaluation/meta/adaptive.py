@@ -8,9 +8,11 @@ signs differ, so the groups worth judging are those *disputed* among the metrics
 Design (sequential Poisson sampling in rounds, two phases inside a group). Round ``r`` draws, independently
 per group not drawn before (``A_r``), group ``c`` with probability ``q_rc`` computed from the data before the
 draw (:func:`round_probabilities`): proportional to the group's dispute weight (:func:`dispute_weights`), never
-below the exploration floor ``floor``, scaled so that about ``target`` groups are drawn. At the same draw, and
-independently of everything else, a drawn group is made *full* with probability ``f`` (:func:`draw_full`,
-default :data:`FULL`; ``f = 1`` is the one-phase design where every drawn group gets its k answers): a full
+below the exploration floor ``floor``, scaled so that about ``target`` groups are drawn (:func:`round_target`: a tenth
+of a round once no undrawn group is disputed, the rest of the answers going to the drawn groups' further answers, the
+most disputed now first). At the same draw, and independently of everything else, a drawn group is made *full* with
+probability ``f_c`` (:func:`draw_full`; :func:`full_shares`: :data:`FULL` where the contenders dispute it, 1 where they
+do not; ``f = 1`` is the one-phase design where every drawn group gets its k answers): a full
 group is offered first until every presentation has its k answers, any other drawn group until every
 presentation has *one* answer (its first layer). Uniform allocation is the special case ``q = target / |A_r|``,
 ``f = 1``.
@@ -78,8 +80,9 @@ from evaluation.meta.bestset import EXACT_TOPICS, SELECTION, BestSet, best_set
 from evaluation.meta.intervals import jackknife_df, score_interval
 from evaluation.meta.sequential import nominal_alpha
 
-FULL = 0.6  # default share of drawn groups that get all k answers (the others get one answer per presentation)
+FULL = 0.2  # default share of drawn groups that get all k answers (the others get one answer per presentation)
 EXPLORE = 0.1  # default exploration floor: every undrawn group keeps this share of the uniform chance in every round
+UNDISPUTED = 0.1  # a round drawn when no undrawn group is disputed targets this share of a round (round_target)
 NOT_DRAWN = -1
 OTHERS = 0.25  # weight of a disagreement between two contenders neither of which leads (leader_closeness)
 DECIDED_SIZE = 3  # the "decided" signal: at most this many entries left in the best set
@@ -274,6 +277,20 @@ def round_probabilities(weights: FloatArray, available: Sequence[bool], target: 
     return q
 
 
+def round_target(weights: FloatArray, available: Sequence[bool], target: float, undisputed: float = UNDISPUTED) -> float:
+    """Groups the next round targets: ``target`` while some available (undrawn) group is disputed among the contenders
+    (positive dispute weight), else ``undisputed x target``. A round of undisputed groups cannot move the decision (they
+    cancel in every contenders' difference), so the rest of the answers go to the drawn groups' further answers, the
+    most disputed now first; the small round keeps the exploration going and every group's chance known and positive."""
+    if not 0 < undisputed <= 1:
+        raise ValueError(f"the undisputed round's share must be in (0, 1], got {undisputed}")
+    if not target > 0:
+        raise ValueError(f"a round must target a positive number of groups, got {target}")
+    w = np.asarray(weights, dtype=np.float64)
+    avail = np.asarray(available, dtype=bool)
+    return float(target) if (w[avail] > 0).any() else float(undisputed * target)
+
+
 def draw(probabilities: FloatArray, rng: np.random.Generator) -> np.ndarray:
     """Independent Bernoulli draws with the given probabilities (Poisson sampling)."""
     q = np.asarray(probabilities, dtype=np.float64)
@@ -316,12 +333,24 @@ def full_weights(entry: FloatArray, full: Sequence[bool], share: float | FloatAr
     return np.where(full, np.asarray(entry, dtype=np.float64) / np.where(full, f, 1.0), 0.0)
 
 
-def draw_full(drawn: Sequence[bool], share: float, rng: np.random.Generator) -> np.ndarray:
-    """The second phase: each drawn group is full (gets its k answers) independently with probability ``share``."""
+def draw_full(drawn: Sequence[bool], share: float | FloatArray, rng: np.random.Generator) -> np.ndarray:
+    """The second phase: each drawn group is full (gets its k answers) independently with probability ``share`` (one
+    number, or one per group: :func:`full_shares`)."""
+    drawn = np.asarray(drawn, dtype=bool)
+    f = np.broadcast_to(np.asarray(share, dtype=np.float64), drawn.shape)
+    if not ((f[drawn] > 0) & (f[drawn] <= 1)).all():
+        raise ValueError(f"the share of full groups must be in (0, 1], got {share}")
+    return drawn & (rng.random(drawn.shape) < f)
+
+
+def full_shares(weights: FloatArray, share: float = FULL) -> FloatArray:
+    """Each group's chance of being full if drawn now: ``share`` where the contenders dispute it (positive dispute
+    weight), 1 where they do not. An undisputed group is drawn by the exploration floor with a heavy entry weight
+    (``1 / q``, up to ~150); full with probability ``share`` its k-answer terms would weigh ``1 / share`` times more in
+    the reported estimates, so it gets its k answers for sure (it costs a few answers: the floor draws few)."""
     if not 0 < share <= 1:
         raise ValueError(f"the share of full groups must be in (0, 1], got {share}")
-    drawn = np.asarray(drawn, dtype=bool)
-    return drawn & (rng.random(drawn.shape) < share)
+    return np.where(np.asarray(weights, dtype=np.float64) > 0, share, 1.0)
 
 
 def two_phase_sums(

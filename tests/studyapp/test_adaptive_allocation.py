@@ -16,7 +16,7 @@ from benchmarks.load_adaptive import summary
 from benchmarks.load_annotators import Stats, check_invariants
 from studyapp.exceptions import StudyFull
 from studyapp.models import AllocationGroup, AllocationRound, Annotator, Assignment, Presentation
-from studyapp.services.analysis.adaptive import analysis_round, design_weights_by_group, groups_of, recompute
+from studyapp.services.analysis.adaptive import analysis_round, design_weights_by_group, groups_of, recompute, round_due
 from studyapp.services.participation import allocation
 from tests.studyapp.base import BaseTestCase, import_toy, make_toy_study
 
@@ -54,10 +54,10 @@ class AdaptiveAllocationTests(BaseTestCase):
     def test_admission_offers_the_drawn_groups_first(self) -> None:
         ensure = groups_of(self.study)  # the groups exist, none drawn
         first = ensure.rows[0]
-        AllocationGroup.objects.filter(pk=first.pk).update(drawn_round=0, probability=0.5)
+        AllocationGroup.objects.filter(pk=first.pk).update(drawn_round=0, probability=0.5, priority=2.0)
         allocation.pool.OFFERS.clear()  # a draw by hand, without a round: admission would keep the draws it read last
         k = self.study.annotators_per_presentation
-        self.assertEqual(allocation.pool.offered_groups(self.study), {(first.topic_id, first.run_a_id, first.run_b_id): (k, 0.5, 0)})
+        self.assertEqual(allocation.pool.offered_groups(self.study), {(first.topic_id, first.run_a_id, first.run_b_id): (k, 2.0, 0)})
         annotator = self.arrive("alice")
         got = Counter(
             (a.presentation.topic_id, a.presentation.run_a_id, a.presentation.run_b_id)
@@ -106,7 +106,7 @@ class AdaptiveAllocationTests(BaseTestCase):
         self.assertEqual(pick({group: (1, 0.5, 0), other: (1, 0.1, 0)}), other)
         self.assertEqual(pick({group: (1, 0.5, 0)}), group)  # a drawn group's second answer before the groups not drawn
         counts.update({c.id: 1 for c in design.regular if c.group == other})  # both first layers done
-        self.assertEqual(pick({group: (1, 0.5, 0), other: (1, 0.9, 0)}), other)  # further answers: the most disputed at its draw first
+        self.assertEqual(pick({group: (1, 0.5, 0), other: (1, 0.9, 0)}), other)  # further answers: the most disputed now first
         self.assertEqual(pick({group: (1, 0.5, 0), other: (1, 0.2, 0)}), group)
         # the rounds complete in order: an older round's group below its depth (1 of k answers) before a newer
         # round's unanswered one, whatever their probabilities
@@ -115,8 +115,8 @@ class AdaptiveAllocationTests(BaseTestCase):
         self.assertEqual(pick({group: (k, 0.9, 1), third: (k, 0.1, 0)}), third)
         self.assertEqual(pick({group: (k, 0.9, 2), third: (k, 0.1, 3)}), group)  # by age, not by number
         groups_of(self.study)  # the groups exist
-        AllocationGroup.objects.filter(study=self.study).update(drawn_round=0, probability=0.5, full=False)
-        self.assertEqual(set(allocation.pool.offered_groups(self.study).values()), {(1, 0.5, 0)})
+        AllocationGroup.objects.filter(study=self.study).update(drawn_round=0, probability=0.5, priority=1.25, full=False)
+        self.assertEqual(set(allocation.pool.offered_groups(self.study).values()), {(1, 1.25, 0)})  # ordered by dispute weight now
 
     def test_every_allocation_invariant_holds_through_a_whole_adaptive_study(self) -> None:
         stats, rng, n = Stats(), self.gen(5), 0
@@ -155,7 +155,26 @@ class AdaptiveAllocationTests(BaseTestCase):
         self.assertTrue(all(w > 0 for w in weights.values()))  # pooled over the rounds: a group drawn late with q near 1 weighs < 1
         drawn = groups.drawn_round >= 0
         self.assertTrue(drawn.all())  # every group was drawn in some round before the study filled
-        self.assertEqual(set(np.unique(groups.full_probability[drawn])), {recompute.__globals__["FULL"]})
+        # full with the default share where the contenders dispute the group at its draw, for sure where they do not
+        self.assertLessEqual(set(np.unique(groups.full_probability[drawn])), {recompute.__globals__["FULL"], 1.0})
+        undisputed = drawn & (groups.full_probability == 1.0)
+        self.assertTrue(groups.full[undisputed].all())
+
+    def test_once_nothing_undrawn_is_disputed_a_round_is_drawn_once_per_rounds_answers(self) -> None:
+        groups = groups_of(self.study)
+        n = len(groups.rows)
+        available, disputed, calm = np.ones(n, dtype=bool), np.ones(n), np.zeros(n)
+        self.assertTrue(round_due(self.study, groups, calm, available, 10.0))  # no round drawn yet
+        AllocationRound.objects.create(
+            study=self.study, number=0, drawn_at=self.now, answers=int(groups.answers.sum()), target=1.0, drawn=1
+        )
+        self.assertTrue(round_due(self.study, groups, disputed, available, 10.0))  # disputed groups left: at once
+        self.assertFalse(round_due(self.study, groups, calm, available, 10.0))  # none: wait for a round's worth of answers
+        self.assertFalse(round_due(self.study, groups, disputed, np.zeros(n, dtype=bool), 10.0))  # disputed but drawn: none left
+        groups.answers[0] += 9
+        self.assertFalse(round_due(self.study, groups, calm, available, 10.0))
+        groups.answers[0] += 1
+        self.assertTrue(round_due(self.study, groups, calm, available, 10.0))
 
     def test_admission_reads_the_draws_once_per_round(self) -> None:
         design = allocation.pool.design_of(self.study)

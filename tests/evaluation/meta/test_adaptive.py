@@ -159,6 +159,39 @@ def test_contenders_merge_identical_metrics_and_weight_the_preferences() -> None
         adaptive.contenders(d, p, names, weights=np.zeros(p.size), clusters=clusters)
 
 
+def test_round_target_shrinks_once_no_undrawn_group_is_disputed() -> None:
+    w = np.array([0.0, 2.0, 0.0, 1.0])
+    assert adaptive.round_target(w, [True, True, True, False], 40.0) == 40.0  # an undrawn group is disputed
+    assert adaptive.round_target(w, [True, False, True, False], 40.0) == pytest.approx(40.0 * adaptive.UNDISPUTED)
+    assert adaptive.round_target(w, [True, False, True, False], 40.0, undisputed=1.0) == 40.0  # the earlier allocation
+    assert adaptive.round_target(w, [False] * 4, 40.0, undisputed=0.5) == 20.0  # nothing left: no dispute either
+    q = adaptive.round_probabilities(w, [True, False, True, False], adaptive.round_target(w, [True, False, True, False], 1.0))
+    np.testing.assert_allclose(q, [0.05, 0, 0.05, 0])  # the small round: uniform over the undisputed groups
+    for bad in (0.0, -0.1, 1.5):
+        with pytest.raises(ValueError, match="undisputed round"):
+            adaptive.round_target(w, [True] * 4, 40.0, undisputed=bad)
+    with pytest.raises(ValueError, match="positive number"):
+        adaptive.round_target(w, [True] * 4, 0.0)
+
+
+def test_full_shares_make_every_undisputed_drawn_group_full() -> None:
+    w = np.array([0.0, 2.5, 0.0, 0.25])
+    shares = adaptive.full_shares(w, 0.2)
+    np.testing.assert_allclose(shares, [1.0, 0.2, 1.0, 0.2])
+    drawn = np.array([True, True, True, False])
+    full = adaptive.draw_full(drawn, shares, np.random.default_rng(3))
+    assert full[[0, 2]].all() and not full[3]  # undisputed: full for sure; not drawn: never
+    rate = np.mean([adaptive.draw_full(drawn, shares, np.random.default_rng(s))[1] for s in range(2000)])
+    assert abs(rate - 0.2) < 0.03  # a disputed group: full with the default share
+    np.testing.assert_allclose(adaptive.full_weights(np.array([4.0, 2.0, 1.0, 0.0]), full, shares)[[0, 2]], [4.0, 1.0])
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError, match="share of full groups"):
+            adaptive.full_shares(w, bad)
+    with pytest.raises(ValueError, match="share of full groups"):
+        adaptive.draw_full(drawn, np.array([1.0, 0.0, 1.0, 0.5]), np.random.default_rng(1))  # a drawn group with chance 0
+    assert not adaptive.draw_full(drawn, np.array([1.0, 0.2, 1.0, 0.0]), np.random.default_rng(1))[3]  # not drawn: any share
+
+
 def test_fewest_flips_is_the_least_B_whose_best_set_can_drop_an_entry() -> None:
     from evaluation.meta.bestset import SELECTION
 

@@ -102,12 +102,12 @@ def greedy(
     """Choose ``n`` of the ``design``'s regular presentations: most needed first, then the level, pair
     and topic the annotator has least.
 
-    ``first``: adaptive allocation's drawn groups with their depth, round and place by probability at the draw
+    ``first``: adaptive allocation's drawn groups with their depth, round and place by dispute weight
     (:class:`.pool.Offer`): a presentation of one with fewer answer slots taken than its depth (k:
     full, 1: first layer) comes before all others, the oldest round first, most needed first within a round; then
     the drawn groups' further
-    answers, the one drawn with the highest probability first (the most disputed: fixed at its draw, never
-    by its answers), most needed first among equals; then the groups not drawn, most needed first; None
+    answers, the one most disputed among the contenders at the last recomputation first (never by its own answers'
+    values beyond the best set they inform), most needed first among equals; then the groups not drawn, most needed first; None
     (uniform allocation): one tier.
 
     ``counts`` are the answer slots taken per presentation (``k`` is full), ``history`` what the annotator
@@ -145,8 +145,8 @@ def greedy(
         rank_of[c.id] = r
         buckets[r].append(c)
 
-    # Within the drawn groups' buckets (up to R x k): the group with the highest probability at its draw first (the
-    # most disputed: its place, 0 first), then the fewest slots taken, then at random, as one number (the place and
+    # Within the drawn groups' buckets (up to R x k): the group most disputed now first (its place by dispute weight,
+    # 0 first), then the fewest slots taken, then at random, as one number (the place and
     # the slots are whole numbers, the tiebreak below 1). The other buckets' candidates have the same slots taken
     # and no draw: the tiebreak alone orders them. A few look-ups per candidate, no tuple: admission sorts the whole
     # design on every arrival (a tuple key per candidate once cost the item pages' p95).

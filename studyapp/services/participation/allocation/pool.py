@@ -133,8 +133,8 @@ def live_counts(study: Study, now: datetime, presentation_ids: Iterable[int] | N
 class Offer:
     """Adaptive allocation's draws as admission orders them, per presentation of a drawn group: its ``depth`` (the
     answers it is offered first for: k for a full group, 1 for a first-layer one), its round's ``age`` (0: the
-    oldest round drawn; ``rounds`` in all) and its group's ``place`` among the drawn (0: the highest probability at
-    its draw, i.e. the most disputed; equal probabilities share a place). Admission then costs a few dict look-ups
+    oldest round drawn; ``rounds`` in all) and its group's ``place`` among the drawn (0: the highest dispute weight among
+    the contenders when the round was read, i.e. the most disputed now; equal weights share a place). Admission then costs a few dict look-ups
     per candidate, as uniform allocation's need order does."""
 
     depth: dict[int, int]
@@ -144,19 +144,20 @@ class Offer:
 
     @classmethod
     def of(cls, design: Design, groups: dict[tuple[int, int, int], tuple[int, float, int]]) -> Offer:
-        """From :func:`offered_groups`' drawn groups (group -> (depth, probability at its draw, round))."""
-        places = {q: n for n, q in enumerate(sorted({q for _, q, _ in groups.values()}, reverse=True))}
+        """From :func:`offered_groups`' drawn groups (group -> (depth, dispute weight, round))."""
+        places = {w: n for n, w in enumerate(sorted({w for _, w, _ in groups.values()}, reverse=True))}
         ages = {r: n for n, r in enumerate(sorted({r for _, _, r in groups.values()}))}
         depth, age, place = {}, {}, {}
-        for group, (d, q, r) in groups.items():
+        for group, (d, w, r) in groups.items():
             for item in design.groups.get(group, ()):
-                depth[item.id], age[item.id], place[item.id] = d, ages[r], places[q]
+                depth[item.id], age[item.id], place[item.id] = d, ages[r], places[w]
         return cls(depth, age, place, len(ages))
 
 
 # The draws change only when allocation_priorities draws a round: it writes the drawn groups and the round in one
-# transaction, and a drawn group's depth and probability never change afterwards (the groups not drawn, whose
-# probability it rewrites, are not offered first). So each process reads the draws once per round: an arrival
+# transaction, and a drawn group's depth never changes afterwards (the groups not drawn, whose probability it rewrites,
+# are not offered first; the dispute weights that order the further answers are those of the recomputation the round
+# was read after: a round's worth of answers at most old). So each process reads the draws once per round: an arrival
 # reads the number of the last round (one indexed row), not the ~1,300 rows of a TREC-sized study's drawn groups.
 OFFERS: dict[tuple[int, datetime], tuple[tuple[int, int] | None, Offer]] = {}
 
@@ -179,8 +180,8 @@ def offer_of(study: Study, design: Design) -> Offer | None:
 
 def offered_groups(study: Study) -> dict[tuple[int, int, int], tuple[int, float, int]] | None:
     """Adaptive allocation: the (topic, run_a, run_b) groups drawn so far, each with the answers per presentation it
-    is offered first for (k for a full group, 1 for a first-layer one), its probability at its draw (the
-    drawn groups' further answers go to the most disputed first; docs/meta.md#adaptive-allocation) and the round
+    is offered first for (k for a full group, 1 for a first-layer one), its dispute weight among the contenders at the
+    last recomputation (the drawn groups' further answers go to the most disputed now first; docs/meta.md#adaptive-allocation) and the round
     that drew it (the rounds are completed oldest first: the analysis waits for them in order). One indexed
     query; the draws are written off the request path by ``manage.py allocation_priorities``; admission reads them
     through :func:`offer_of` (once per round). None for uniform allocation."""
@@ -188,6 +189,6 @@ def offered_groups(study: Study) -> dict[tuple[int, int, int], tuple[int, float,
         return None
     k = study.annotators_per_presentation
     rows = AllocationGroup.objects.filter(study=study, drawn_round__gte=0).values_list(
-        "topic_id", "run_a_id", "run_b_id", "full", "probability", "drawn_round"
+        "topic_id", "run_a_id", "run_b_id", "full", "priority", "drawn_round"
     )
-    return {(t, a, b): (k if full else 1, q, r) for t, a, b, full, q, r in rows}
+    return {(t, a, b): (k if full else 1, w, r) for t, a, b, full, w, r in rows}
