@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 
 from evaluation._argtypes import measure_names, non_negative_int, positive_int
 from evaluation.collection import Collection
 from evaluation.compare import CORRECTIONS, TESTS, compare
-from evaluation.io.runs import read_run
+from evaluation.io.runs import Run, read_run
 
 
 def add_compare_parser(sub, add_collection_options: Callable, add_run_options: Callable) -> None:
@@ -21,7 +22,11 @@ def add_compare_parser(sub, add_collection_options: Callable, add_run_options: C
     )
     add_collection_options(parser)
     add_run_options(parser)
-    parser.add_argument("--baseline", metavar="RUN", help="compare every run with this one (its name: the run file's tag)")
+    parser.add_argument(
+        "--baseline",
+        metavar="RUN",
+        help="compare every run with this one: its name (the run file's tag column) or its file as given to --run",
+    )
     parser.add_argument("--test", choices=TESTS, default="t", help="paired test (default: t)")
     parser.add_argument("--correction", choices=CORRECTIONS, default="holm", help="multiple-comparison correction per measure")
     parser.add_argument("--alpha", type=float, default=0.05, help="level of the 'significant' column (adjusted p <= alpha)")
@@ -42,7 +47,7 @@ def run_compare(args: argparse.Namespace, collection: Collection, emit: Callable
         collection,
         runs,
         measure_names(args.measures),
-        baseline=args.baseline,
+        baseline=_baseline_name(args.baseline, args.run, runs),
         test=args.test,
         correction=None if args.correction == "none" else args.correction,
         alpha=args.alpha,
@@ -60,3 +65,11 @@ def run_compare(args: argparse.Namespace, collection: Collection, emit: Callable
         text = result.to_csv(sep="\t" if args.format == "tsv" else ",", index=False, lineterminator="\n")
     emit(text, args.output)
     return 0
+
+
+def _baseline_name(baseline: str | None, paths: list[str], runs: list[Run]) -> str | None:
+    """``--baseline``: a run's name (its tag column) or one of the ``--run`` files as given."""
+    if baseline is None or any(run.name == baseline for run in runs):
+        return baseline
+    given = Path(baseline).resolve()
+    return next((run.name for path, run in zip(paths, runs) if Path(path).resolve() == given), baseline)

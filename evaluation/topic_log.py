@@ -40,7 +40,10 @@ class TopicLog:
 
     def add(self, run: Run) -> None:
         if run.name in self.seen:
-            raise EvaluationError(f"run name given twice: {run.name}")
+            raise EvaluationError(
+                f"run name given twice: {run.name} (a run is named by its file's tag column, its key in a dict of runs"
+                " or Run(name, ...): each run needs its own)"
+            )
         self.seen.add(run.name)
         self.names.append(run.name)
         has = np.zeros(len(self.topic_ids), dtype=bool)

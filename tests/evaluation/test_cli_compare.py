@@ -3,6 +3,7 @@ comma-separated measures, --format markdown|latex and the compare sub-command.""
 
 from __future__ import annotations
 
+import os
 import sys
 from io import StringIO
 from pathlib import Path
@@ -97,3 +98,19 @@ def test_compare_command(capsys, tmp_path) -> None:
     assert header == COLUMNS and [row[2] for row in body] == ["pub-noisyrel", "pub-random"]
     status, _, err = run_cli(capsys, [*argv[:-2], "--baseline", "nope"])
     assert status == 2 and err.startswith("error: baseline 'nope' is not among the runs")
+    status, by_name, err = run_cli(capsys, argv)
+    assert status == 0, err
+    status, by_file, err = run_cli(capsys, [*argv[:-2], "--baseline", os.path.relpath(RUNS[0])])  # its file, as another path
+    assert status == 0 and by_file == by_name, err
+
+
+def test_two_run_files_with_one_tag_are_refused_with_the_reason(capsys, tmp_path) -> None:
+    copy = tmp_path / "copy.run"
+    copy.write_text(RUNS[0].read_text())
+    for command in ("score", "compare"):
+        status, _, err = run_cli(capsys, [command, "--qrels", str(QRELS), "--run", str(RUNS[0]), str(copy), "--measures", "P@10"])
+        assert status == 2
+        assert (
+            err
+            == "error: run name given twice: pub-greedyrr (a run is named by its file's tag column, its key in a dict of runs or Run(name, ...): each run needs its own)\n"
+        )
