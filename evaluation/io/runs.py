@@ -87,10 +87,15 @@ class Run:
 
     def save(self, path: str | Path) -> None:
         """Write a TREC run file ``topic Q0 docid rank score tag`` (scores as in :meth:`to_dataframe`),
-        atomically; reading it back gives this run."""
+        atomically; reading it back gives this run, less topics with an empty list (a run file cannot
+        list them). A name, topic or docid that the file could not hold (blank inside, empty, a topic
+        starting with ``#``, read as a comment) is an EvaluationError and nothing is written."""
         from evaluation.io.scores import write_atomic
 
+        _check_writable("run name", [self.name])
+        _check_writable("topic", list(self.lists), comment=True)
         frame = self.to_dataframe()
+        _check_writable("docid", frame["doc_id"].unique().tolist())
         lines = [
             f"{t} Q0 {d} {r} {s:g} {self.name}\n" for t, d, r, s in zip(frame["query_id"], frame["doc_id"], frame["rank"], frame["score"])
         ]
@@ -286,6 +291,13 @@ def _read_run_lines(path: str | Path, *, order: RunOrder, on_duplicate_doc: Lite
                 seen[doc] = number
         lists[topic] = dedupe_ranked([e[3] for e in entries], run=run_name, topic=topic)
     return Run(run_name, lists)
+
+
+def _check_writable(what: str, values: list[str], *, comment: bool = False) -> None:
+    """Refuse a value a whitespace-separated run file line cannot hold as one field."""
+    for value in values:
+        if not value or any(c.isspace() for c in value) or (comment and value.startswith("#")):
+            raise EvaluationError(f"cannot save the run: {what} {value!r} cannot be a field of a TREC run file line")
 
 
 def _check_options(order: str, on_duplicate_doc: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections import namedtuple
 from pathlib import Path
@@ -88,6 +89,30 @@ def test_run_dataframe_round_trip_and_save(tmp_path, runs) -> None:
     assert again.name == run.name and dict(again.lists) == dict(run.lists)
     with pytest.raises(EvaluationError, match="holds 2 runs"):
         Run.from_df(pd.concat([frame, runs[1].to_dataframe()]))
+
+
+@pytest.mark.parametrize(
+    ("name", "lists", "field"),
+    [
+        ("my run", {"1": ("a",)}, "run name 'my run'"),
+        ("r", {"1 2": ("a",)}, "topic '1 2'"),
+        ("r", {"#1": ("a",)}, "topic '#1'"),
+        ("r", {"1": ("a", "d\t2")}, "docid 'd\\t2'"),
+        ("r", {"1": ("",)}, "docid ''"),
+    ],
+)
+def test_save_refuses_what_a_run_file_cannot_hold(tmp_path, name: str, lists: dict, field: str) -> None:
+    """Not a file that reads back as another run (or not at all): an error naming the field, no file."""
+    path = tmp_path / "out.run"
+    with pytest.raises(EvaluationError, match=f"^cannot save the run: {re.escape(field)} cannot be a field"):
+        Run(name, lists).save(path)
+    assert not path.exists()
+
+
+def test_save_leaves_out_topics_with_an_empty_list(tmp_path) -> None:
+    path = tmp_path / "out.run"
+    Run("r", {"1": (), "2": ("b", "a")}).save(path)
+    assert dict(read_run(path).lists) == {"2": ("b", "a")}
 
 
 def test_a_list_of_dataframes_is_a_list_of_runs(collection, runs) -> None:
