@@ -176,6 +176,39 @@ class AdaptiveAllocationTests(BaseTestCase):
         groups.answers[0] += 1
         self.assertTrue(round_due(self.study, groups, calm, available, 10.0))
 
+    def test_the_decided_signal_looks_once_per_draw_and_at_most_max_looks_times(self) -> None:
+        from types import SimpleNamespace
+
+        def always_decided(d, p, measures, **options):  # a best set that would say "decided" at every recomputation
+            return SimpleNamespace(
+                members=tuple(measures), entries=tuple(measures[:2]), decided=True, chosen=SimpleNamespace(leaders=tuple(measures[:1]))
+            )
+
+        def undraw_all_but_one(number: int) -> None:  # leave groups to draw; the next round is number + 1
+            rows = AllocationGroup.objects.filter(study=self.study)
+            rows.update(drawn_round=-1)
+            rows.filter(pk=rows.order_by("pk").first().pk).update(drawn_round=number, probability=0.5)
+
+        service = "studyapp.services.analysis.adaptive"
+        first = recompute(self.study, now=self.now, rng=self.gen())  # no complete round yet: no best set
+        self.assertEqual((first.drew, first.decided), (0, False))
+        with (
+            mock.patch(f"{service}.adaptive.contenders", side_effect=always_decided),
+            mock.patch(f"{service}.analysis_round", return_value=0),
+        ):
+            again = recompute(self.study, now=self.now, rng=self.gen())  # round 0's slots still open: no draw, no look
+            self.assertEqual((again.drew, again.decided), (None, False))
+            forced = (mock.patch(f"{service}.round_due", return_value=True), mock.patch(f"{service}.RESERVE", 1e9))
+            undraw_all_but_one(0)
+            with forced[0], forced[1], mock.patch(f"{service}.MAX_LOOKS", 1):  # round 1 is past the looks: no look
+                late = recompute(self.study, now=self.now, rng=self.gen())
+            self.assertEqual((late.drew, late.decided), (1, False))
+            undraw_all_but_one(1)
+            with forced[0], forced[1]:
+                look = recompute(self.study, now=self.now, rng=self.gen())  # round 2 < MAX_LOOKS: a look, and it decides
+            self.assertEqual((look.drew, look.decided), (2, True))
+        self.assertEqual(list(self.study.allocation_rounds.filter(decided=True).values_list("number", flat=True)), [2])
+
     def test_admission_reads_the_draws_once_per_round(self) -> None:
         design = allocation.pool.design_of(self.study)
         recompute(self.study, now=self.now, rng=self.gen())

@@ -7,7 +7,8 @@ group by how much the metrics still in the set dispute it, and, when the drawn g
 low, draws the next round with known probabilities. It writes :class:`AllocationGroup` and
 :class:`AllocationRound` rows; admission only reads which groups are drawn. The "decided" signal looks
 at most :data:`MAX_LOOKS` times, each at :func:`evaluation.meta.adaptive.look_alpha` (``alpha / MAX_LOOKS``,
-Bonferroni).
+Bonferroni): once per round drawn, at the first :data:`MAX_LOOKS` draws (a recomputation that draws nothing takes
+no look, however often the command runs).
 """
 
 from __future__ import annotations
@@ -276,6 +277,9 @@ def recompute(
     with transaction.atomic():  # only the rows that changed: a recomputation without news writes little
         update_groups(changed)
         if new_round is not None:
+            # The decided signal's looks: one per draw, the first MAX_LOOKS draws only (each at look_alpha), so that the
+            # looks stay at most MAX_LOOKS however often the recomputation runs (every --every seconds).
+            look = decided and new_round < MAX_LOOKS
             AllocationRound.objects.create(
                 study=study,
                 number=new_round,
@@ -284,13 +288,10 @@ def recompute(
                 target=float(q.sum()),
                 drawn=int(drawn.sum()),
                 contenders=list(names),
-                decided=decided,
-                decided_answers=int(groups.answers.sum()) if decided else None,
+                decided=look,
+                decided_answers=int(groups.answers.sum()) if look else None,
             )
-    if decided and not study.allocation_rounds.filter(decided=True).exists():
-        study.allocation_rounds.filter(number=max(0, int(groups.drawn_round.max(initial=0)))).update(
-            decided=True, decided_answers=int(groups.answers.sum())
-        )
+    decided = study.allocation_rounds.filter(decided=True).exists()
     logger.info(
         "study %s: analysis round %s, %d contenders, drew round %s (%d groups)", study.pk, r_star, len(names), new_round, drawn.sum()
     )
