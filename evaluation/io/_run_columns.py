@@ -71,8 +71,9 @@ def arrow_columns(path: str | Path) -> Columns | None:
         or any(pc.min(pc.utf8_length(table.column(c))).as_py() == 0 for c in TEXT_COLUMNS)
         or pc.any(pc.starts_with(table.column("topic"), "#")).as_py()
         or not np.isfinite(score).all()
+        or not pc.all(pc.equal(table.column("tag"), table.column("tag")[0])).as_py()
     ):
-        return None  # an empty field, a comment line or a score the line reader has to judge
+        return None  # an empty field, a comment line, a score or several tags the line reader has to judge
     # a few distinct topics per file: one Python string each, rather than one per line
     topic = [
         chunk.dictionary.to_numpy(zero_copy_only=False)[chunk.indices.to_numpy()]
@@ -96,6 +97,7 @@ def pandas_columns(path: str | Path) -> Columns | None:
         or (frame["tag"] == "").any()
         or any(t.startswith("#") for t in pd.unique(topic))  # the distinct topics: a few per file
         or not np.isfinite(score).all()
+        or (frame["tag"].to_numpy(dtype=object) != frame["tag"].iat[0]).any()
     ):
-        return None  # a short line, a comment line or a score the line reader has to judge
+        return None  # a short line, a comment line, a score or several tags the line reader has to judge
     return topic, frame["docid"].to_numpy(dtype=object), frame["rank"].to_numpy(dtype=np.int64), score, str(frame["tag"].iat[0])

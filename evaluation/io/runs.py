@@ -257,6 +257,7 @@ def _read_run_lines(path: str | Path, *, order: RunOrder, on_duplicate_doc: Lite
     """The validating line reader of :func:`read_run`."""
     rows: dict[str, list[tuple[float, int, int, str]]] = {}
     tag = None
+    tags: dict[str, None] = {}  # every tag, in file order
     ranks: dict[tuple[str, int], int] = {}
     for number, fields in numbered_fields(path):
         expect_columns(path, number, fields, (6,), "topic Q0 docid rank score tag")
@@ -268,6 +269,7 @@ def _read_run_lines(path: str | Path, *, order: RunOrder, on_duplicate_doc: Lite
             raise FormatError(path, number, f"{exc.reason} (topic {topic}, doc {doc})") from None
         if tag is None:
             tag = line_tag
+        tags[line_tag] = None
         if order == "rank":
             if (topic, rank) in ranks:
                 raise FormatError(path, number, f"rank {rank} repeated for topic {topic} (first on line {ranks[topic, rank]})")
@@ -275,6 +277,13 @@ def _read_run_lines(path: str | Path, *, order: RunOrder, on_duplicate_doc: Lite
         rows.setdefault(topic, []).append((score, rank, number, doc))
     lists: dict[str, tuple[str, ...]] = {}
     run_name = name or tag or Path(path).stem
+    if len(tags) > 1:  # trec_eval reads one run per file whatever its tags; say so rather than merge in silence
+        shown = ", ".join(list(tags)[:5]) + (", ..." if len(tags) > 5 else "")
+        warnings.warn(
+            f"{path}: {len(tags)} run tags in one file ({shown}): read as one run {run_name}; give each run its own file",
+            EvaluationWarning,
+            stacklevel=3,
+        )
     for topic, entries in rows.items():
         if order == "score":
             entries.sort(key=lambda e: e[3], reverse=True)

@@ -83,6 +83,24 @@ def test_other_files_go_through_the_line_reader(tmp_path, c_reader) -> None:
         assert read_run(duplicate).lists["1"] == ("d1",)
 
 
+def test_a_file_with_several_tags_is_read_as_one_run_with_a_warning(tmp_path, c_reader) -> None:
+    """Concatenated run files: one run per file, as trec_eval reads it, but never merged in silence."""
+    path = tmp_path / "two.run"
+    path.write_text("1 Q0 d1 1 2 runA\n1 Q0 d2 2 1 runA\n2 Q0 d3 1 1 runB\n")
+    assert plain_columns(path) is None  # the C readers leave it to the line reader
+    with pytest.warns(EvaluationWarning) as caught:
+        run = read_run(path)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: 2 run tags in one file (runA, runB): read as one run runA; give each run its own file"
+    ]
+    assert run.name == "runA" and dict(run.lists) == {"1": ("d1", "d2"), "2": ("d3",)}
+    one = tmp_path / "one.run"
+    one.write_text("1 Q0 d1 1 2 runA\n2 Q0 d3 1 1 runA\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert plain_columns(one) is not None and read_run(one).name == "runA"
+
+
 def _same(a, b) -> bool:
     return (
         all(np.array_equal(x, y) for x, y in zip(a[:4], b[:4])) and a[4] == b[4] and all(x.dtype == y.dtype for x, y in zip(a[:4], b[:4]))
