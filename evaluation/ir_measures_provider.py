@@ -63,9 +63,14 @@ def to_our_measure(measure: Any) -> Measure:
     name = getattr(measure, "_evaluation_spec", None) or measure.NAME
     own = not hasattr(measure, "_evaluation_spec") and not _is_ndeval_measure(measure)
     if own and (name in TREC_EVAL_ONLY or (name == "nDCG" and (measure.params.get("dcg", "log2") != "log2" or "gains" in measure.params))):
+        ours = {
+            "ERR": " (this package's ERR is NTCIREVAL's ad hoc baseline, docs/metrics.md#ad-hoc-baselines)",
+            "RBP": " (this package's RBP is NTCIREVAL's ad hoc baseline, docs/metrics.md#ad-hoc-baselines)",
+            "nDCG": " (this package's nDCG takes log2 discounts and linear gains, docs/metrics.md#trec_eval-measures)",
+        }.get(name, "")
         raise UnknownMetricError(
             f"{measure} is ir_measures' (trec_eval's or gdeval's) {name}, which this package does not define: compute it with "
-            "ir_measures itself (this package's ERR and RBP are NTCIREVAL's ad hoc baselines, docs/metrics.md#ad-hoc-baselines)"
+            f"ir_measures itself{ours}"
         )
     spec = get_spec(name)
     params, cutoff, condensed = dict(spec.defaults), None, False

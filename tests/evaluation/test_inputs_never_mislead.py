@@ -171,10 +171,16 @@ def test_measures_as_one_string_our_objects_and_ir_measures_objects() -> None:
     got = resolve_measures([ir_measures.nDCG @ 20, ir_measures.P(rel=2) @ 10, ir_measures.AP @ 10, ir_measures.RR])
     assert [m.canonical() for m in got] == ["nDCG@20", "P(rel=2)@10", "AP(ap_norm=R)@10", "RR"]
     assert [m.label for m in got] == ["nDCG@20", "P(rel=2)@10", "AP@10", "RR"]
-    with pytest.raises(UnknownMetricError, match="compute it with ir_measures itself"):
+    with pytest.raises(UnknownMetricError, match=r"compute it with ir_measures itself \(this package's ERR is NTCIREVAL's"):
         resolve_measures(ir_measures.ERR @ 20)
-    with pytest.raises(UnknownMetricError, match="compute it with ir_measures itself"):
+    with pytest.raises(UnknownMetricError, match=r"compute it with ir_measures itself \(this package's nDCG takes log2"):
         resolve_measures(ir_measures.nDCG(dcg="exp-log2") @ 20)
+    with pytest.raises(UnknownMetricError) as caught:  # no word about ERR and RBP where they are not the question
+        resolve_measures(ir_measures.Rprec)
+    assert (
+        str(caught.value)
+        == "Rprec is ir_measures' (trec_eval's or gdeval's) Rprec, which this package does not define: compute it with ir_measures itself"
+    )
 
 
 @pytest.mark.parametrize(
