@@ -26,6 +26,7 @@ from evaluation._argtypes import (
 from evaluation.collection import Collection
 from evaluation.engine import evaluate
 from evaluation.exceptions import EvaluationError
+from evaluation.io.inputs import run_paths
 from evaluation.io.runs import ORDERS, read_run
 from evaluation.io.scores import FORMATS, render_scores, write_atomic
 from evaluation.loading import load_collection
@@ -63,7 +64,8 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         required=True,
         metavar="FILE",
-        help="TREC run files 'topic Q0 docid rank score tag' (several after one --run, e.g. a shell glob runs/*.run; repeatable)",
+        help="TREC run files 'topic Q0 docid rank score tag' (several after one --run, e.g. a shell glob runs/*.run, or a "
+        "directory of run files; repeatable)",
     )
     parser.add_argument(
         "--measures",
@@ -214,7 +216,8 @@ def render_table(frame: pd.DataFrame, fmt: str) -> str:
 
 def _run_score(args: argparse.Namespace) -> int:
     col = _collection(args)
-    runs = (read_run(path, order=args.order, on_duplicate_doc=args.on_duplicate_doc) for path in args.run)  # read as scored
+    paths = run_paths(args.run)
+    runs = (read_run(path, order=args.order, on_duplicate_doc=args.on_duplicate_doc) for path in paths)  # read as scored
     frame = evaluate(
         col, runs, measure_names(args.measures), per_topic=args.per_topic, per_subtopic=args.per_subtopic, **scoring_options(args)
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 from evaluation._argtypes import measure_names, non_negative_int, positive_int
 from evaluation.collection import Collection
 from evaluation.compare import CORRECTIONS, TESTS, compare
+from evaluation.io.inputs import run_paths
 from evaluation.io.runs import Run, read_run
 
 
@@ -40,14 +41,15 @@ def run_compare(args: argparse.Namespace, collection: Collection, emit: Callable
     from evaluation.cli import scoring_options
     from evaluation.report.tables import to_latex, to_markdown
 
-    runs = [read_run(path, order=args.order, on_duplicate_doc=args.on_duplicate_doc) for path in args.run]
+    paths = run_paths(args.run)
+    runs = [read_run(path, order=args.order, on_duplicate_doc=args.on_duplicate_doc) for path in paths]
     options = scoring_options(args)
     options.pop("progress")
     result = compare(
         collection,
         runs,
         measure_names(args.measures),
-        baseline=_baseline_name(args.baseline, args.run, runs),
+        baseline=_baseline_name(args.baseline, paths, runs),
         test=args.test,
         correction=None if args.correction == "none" else args.correction,
         alpha=args.alpha,

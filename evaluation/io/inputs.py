@@ -73,16 +73,26 @@ def as_runs(runs: Any) -> list[Run]:
     return list(iter_runs(runs))
 
 
+def run_files_in(directory: str | Path) -> list[Path]:
+    """A directory's run files: every file whose name does not start with ``.``, in name order."""
+    files = sorted(p for p in Path(directory).iterdir() if p.is_file() and not p.name.startswith("."))
+    if not files:
+        raise EvaluationError(f"{directory}: a directory without run files")
+    return files
+
+
+def run_paths(paths: Sequence[str]) -> list[str]:
+    """The command line's ``--run`` values, a directory standing for its run files (:func:`run_files_in`)."""
+    return [str(f) for p in paths for f in (run_files_in(p) if Path(p).is_dir() else [p])]
+
+
 def iter_runs(runs: Any) -> Iterator[Run]:
     """:func:`as_runs` one run at a time: a generator of runs, a dict ``{name: iterator}`` and a
     directory of run files are read run by run as the caller asks for them, never held whole."""
     if isinstance(runs, Run):
         yield runs
     elif isinstance(runs, (str, Path)) and Path(runs).is_dir():
-        files = sorted(p for p in Path(runs).iterdir() if p.is_file() and not p.name.startswith("."))
-        if not files:
-            raise EvaluationError(f"{runs}: a directory without run files")
-        yield from (read_run(path) for path in files)
+        yield from (read_run(path) for path in run_files_in(runs))
     elif isinstance(runs, Mapping) and runs and not _is_score_dict(runs):
         for name, run in runs.items():
             yield from _runs_of(run, str(name))

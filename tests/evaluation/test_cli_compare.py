@@ -104,6 +104,28 @@ def test_compare_command(capsys, tmp_path) -> None:
     assert status == 0 and by_file == by_name, err
 
 
+def test_a_directory_after_run_stands_for_its_run_files(capsys, tmp_path) -> None:
+    """As evaluate(collection, directory): every file not starting with '.', in name order."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for path in RUNS[:2]:
+        (folder / path.name).write_text(path.read_text())
+    (folder / ".hidden").write_text("not a run\n")
+    argv = ["score", "--qrels", str(QRELS), "--measures", "P@10"]
+    status, by_dir, err = run_cli(capsys, [*argv, "--run", str(folder)])
+    assert status == 0, err
+    status, by_files, _ = run_cli(capsys, [*argv, "--run", *map(str, RUNS[:2])])
+    assert by_dir == by_files and pd.read_csv(StringIO(by_dir), sep="\t")["run"].tolist() == ["pub-greedyrr", "pub-noisyrel"]
+    status, out, err = run_cli(capsys, ["compare", *argv[1:], "--run", str(folder), "--baseline", str(folder / RUNS[1].name)])
+    assert status == 0 and pd.read_csv(StringIO(out), sep="\t")[["run_a", "run_b"]].values.tolist() == [["pub-noisyrel", "pub-greedyrr"]], (
+        err
+    )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    status, _, err = run_cli(capsys, [*argv, "--run", str(empty)])
+    assert status == 2 and err == f"error: {empty}: a directory without run files\n"
+
+
 def test_two_run_files_with_one_tag_are_refused_with_the_reason(capsys, tmp_path) -> None:
     copy = tmp_path / "copy.run"
     copy.write_text(RUNS[0].read_text())
