@@ -97,6 +97,10 @@ def compare(
         raise ValueError(f"test must be one of {', '.join(TESTS)}, got {test!r}")
     if correction not in (*CORRECTIONS, None):
         raise ValueError(f"correction must be one of holm, bonferroni, bh or None, got {correction!r}")
+    if not 0 < alpha < 1:  # else 'significant' would be all True (alpha >= 1) or all False
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if isinstance(permutations, bool) or not isinstance(permutations, (int, np.integer)) or permutations < 1:
+        raise ValueError(f"permutations must be a positive integer, got {permutations!r}")  # 0 draws gave p = 1
     frame = evaluate(collection, runs, measures, per_topic=True, **evaluate_options)
     per_topic = frame[frame["topic"] != MEAN_TOPIC]
     names = list(dict.fromkeys(frame["run"]))

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from evaluation._argtypes import measure_names, non_negative_int, positive_int
+from evaluation._argtypes import measure_names, non_negative_int, positive_int, probability
 from evaluation.collection import Collection
 from evaluation.compare import CORRECTIONS, TESTS, compare
 from evaluation.io.inputs import run_paths
@@ -30,7 +30,7 @@ def add_compare_parser(sub, add_collection_options: Callable, add_run_options: C
     )
     parser.add_argument("--test", choices=TESTS, default="t", help="paired test (default: t)")
     parser.add_argument("--correction", choices=CORRECTIONS, default="holm", help="multiple-comparison correction per measure")
-    parser.add_argument("--alpha", type=float, default=0.05, help="level of the 'significant' column (adjusted p <= alpha)")
+    parser.add_argument("--alpha", type=probability, default=0.05, help="level of the 'significant' column (adjusted p <= alpha)")
     parser.add_argument("--permutations", type=positive_int, default=10_000, help="randomisation and bootstrap draws")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="random seed of randomisation and bootstrap")
     parser.add_argument("--format", choices=("tsv", "csv", "json", "markdown", "latex"), default="tsv")

@@ -104,6 +104,15 @@ def test_compare_command(capsys, tmp_path) -> None:
     assert status == 0 and by_file == by_name, err
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "expected"), [("--alpha", "2", "a number in (0, 1)"), ("--permutations", "0", "a positive integer")]
+)
+def test_compare_refuses_a_level_or_draw_count_that_means_nothing(capsys, option: str, value: str, expected: str) -> None:
+    argv = ["compare", "--qrels", str(QRELS), "--run", *map(str, RUNS[:2]), "--measures", "P@10", option, value]
+    status, out, err = run_cli(capsys, argv)
+    assert status == 2 and out == "" and err.endswith(f"argument {option}: expected {expected}, got '{value}'\n")
+
+
 def test_a_directory_after_run_stands_for_its_run_files(capsys, tmp_path) -> None:
     """As evaluate(collection, directory): every file not starting with '.', in name order."""
     folder = tmp_path / "runs"

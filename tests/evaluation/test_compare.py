@@ -185,6 +185,12 @@ def test_tables_and_bad_arguments(collection, runs) -> None:
         compare(collection, runs, "alpha-nDCG@20", test="z")
     with pytest.raises(ValueError, match="correction must be one of"):
         compare(collection, runs, "alpha-nDCG@20", correction="sidak")
+    for alpha in (0, 1, 2, -0.1):  # alpha 2 made every pair 'significant'
+        with pytest.raises(ValueError, match=rf"^alpha must be in \(0, 1\), got {alpha}$"):
+            compare(collection, runs, "alpha-nDCG@20", alpha=alpha)
+    for permutations in (0, -5, 2.5, True):  # 0 draws answered p = 1
+        with pytest.raises(ValueError, match="^permutations must be a positive integer"):
+            compare(collection, runs, "alpha-nDCG@20", test="randomisation", permutations=permutations)
     with pytest.raises(EvaluationError, match="baseline 'nope' is not among the runs"):
         compare(collection, runs, "alpha-nDCG@20", baseline="nope")
     with pytest.raises(EvaluationError, match="at least two runs"):
