@@ -1,15 +1,16 @@
 """Shared building blocks: ``scan`` is ``ufunc.accumulate`` bit for bit, in both of its strategies; the greedy
-ideal's group key and its search on topics with many intents."""
+ideal's group key and its search on topics with many intents; P+Q's per-intent running sums at beta 1."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from evaluation import build_collection
-from evaluation.arrays import table_for
+from evaluation import Intent, Run, build_collection
+from evaluation.arrays import build_ranking, table_for
 from evaluation.metrics import reference as ref
-from evaluation.metrics._common import scan
+from evaluation.metrics._common import INTENT_RANK_AXIS, relevant, relevant_count, scan
+from evaluation.metrics.dmeasures import _per_intent_sums, blended_ratio_sums, pplus_q
 from evaluation.metrics.novelty import _row_codes, greedy_ideal_gains
 
 
@@ -67,3 +68,38 @@ def test_greedy_ideal_with_many_intents_equals_the_reference(graded: bool) -> No
         t = ref.RefTopic.of(collection, topic)
         expected = ref.novelty_gains(t, ref.greedy_ideal(t, 0.5, graded), 0.5, graded)
         np.testing.assert_allclose(gains[n], expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("depth", [1, 7, 40])
+def test_per_intent_q_sums_at_beta_one_are_the_general_sums_bit_for_bit(depth: int) -> None:
+    """At beta 1 P+Q's running ``sum I BR`` adds ``g + I`` in one scan (docs/benchmarks.md#memory, sixth round):
+    the same bits as ``CG + C`` from two scans (integers, exact in float64), on grades 0-4, navigational
+    and informational intents, lists with unjudged and missing documents; and P+Q@l equals the reference."""
+    rng = np.random.default_rng(13)
+    judgments = {
+        f"t{t}": {f"d{d}": {str(i): int(rng.integers(0, 5)) for i in rng.choice(6, size=2, replace=False)} for d in range(30)}
+        for t in range(4)
+    }
+    intents = {topic: [Intent(str(i), 1.0 + i, "nav" if i % 3 == 0 else "inf") for i in range(6)] for topic in judgments}
+    collection = build_collection(judgments, intents)
+    runs = [
+        Run(f"r{n}", {f"t{t}": [f"d{d}" for d in rng.permutation(36)[: rng.integers(0, depth + 1)]] for t in range(4 - n % 2)})
+        for n in range(5)
+    ]
+    table = table_for(collection)
+    ranking = build_ranking(table, runs, depth=depth)
+    fused, _ = _per_intent_sums(ranking, 1.0)
+    assert not np.isnan(fused).any()
+    cum_gain = scan(np.add, ranking.grades.astype(np.float64), INTENT_RANK_AXIS)
+    ideal = table.intent_ideal(ranking.depth)[table.pair_topic, table.pair_intent][:, :, None]
+    general = blended_ratio_sums(
+        cum_gain, relevant_count(ranking), relevant(ranking), scan(np.add, ideal, INTENT_RANK_AXIS), 1.0, INTENT_RANK_AXIS
+    )
+    np.testing.assert_array_equal(fused.view(np.int64), general.view(np.int64))
+    for k in (1, 5, depth):
+        values = pplus_q(ranking, k, beta=1.0)
+        for n, run in enumerate(runs):
+            for m, topic in enumerate(table.topic_ids):
+                t = ref.RefTopic.of(collection, topic)
+                expected = ref.pplus_q(t, list(run.lists.get(topic, [])), k, 1.0)
+                assert values[n, m] == pytest.approx(expected, abs=1e-12)
