@@ -63,11 +63,24 @@ class Run:
         return f"Run({self.name!r}, {len(self.lists)} topics, depth {self.depth})"
 
     @classmethod
-    def from_df(cls, frame, name: str | None = None) -> Run:
+    def from_df(
+        cls, frame, name: str | None = None, *, q_id_col: str = "query_id", doc_id_col: str = "doc_id", score_col: str = "score"
+    ) -> Run:
         """The run of a DataFrame with columns ``query_id doc_id score`` (ir_measures' names; ``[run]``
-        naming it), ranked like :func:`read_run` (score desc, ties by docid desc)."""
+        naming it), ranked like :func:`read_run` (score desc, ties by docid desc). Other column names
+        as ranx's ``Run.from_df`` takes them: ``q_id_col``, ``doc_id_col``, ``score_col``."""
         from evaluation.io.inputs import as_runs
 
+        given = {q_id_col: "query_id", doc_id_col: "doc_id", score_col: "score"}
+        missing = [column for column in given if column not in frame.columns]
+        if missing:
+            raise ValueError(
+                f"run DataFrame lacks {'column' if len(missing) == 1 else 'columns'} {', '.join(map(str, missing))}; has "
+                f"{', '.join(map(str, frame.columns))} (name yours with q_id_col=, doc_id_col=, score_col=)"
+            )
+        renamed = {old: new for old, new in given.items() if old != new}
+        if renamed:
+            frame = frame.drop(columns=[c for c in given.values() if c in frame.columns and c not in given]).rename(columns=renamed)
         runs = as_runs(frame) if name is None else as_runs({name: frame.drop(columns=["run"], errors="ignore")})
         if len(runs) != 1:
             raise EvaluationError(f"the frame holds {len(runs)} runs ({', '.join(r.name for r in runs)}); use evaluation.io.inputs.as_runs")

@@ -115,6 +115,19 @@ def test_save_leaves_out_topics_with_an_empty_list(tmp_path) -> None:
     assert dict(read_run(path).lists) == {"2": ("b", "a")}
 
 
+def test_from_df_takes_other_column_names_as_ranx_does() -> None:
+    """PyTerrier's qid/docno, ranx's q_id: named with ranx's keywords; without them the error says how."""
+    frame = pd.DataFrame({"qid": ["1", "1", "2"], "docno": ["a", "b", "c"], "query_id": ["x", "x", "x"], "s": [1.0, 2.0, 1.0]})
+    run = Run.from_df(frame, "bm25", q_id_col="qid", doc_id_col="docno", score_col="s")
+    assert run.name == "bm25" and dict(run.lists) == {"1": ("b", "a"), "2": ("c",)}  # the frame's own query_id column set aside
+    with pytest.raises(
+        ValueError, match=r"^run DataFrame lacks columns doc_id, score; has qid, docno, query_id, s \(name yours with q_id_col="
+    ):
+        Run.from_df(frame)
+    with pytest.raises(ValueError, match=r"^run DataFrame lacks column sc; has"):
+        Run.from_df(frame, q_id_col="qid", doc_id_col="docno", score_col="sc")
+
+
 def test_a_list_of_dataframes_is_a_list_of_runs(collection, runs) -> None:
     frames = [r.to_dataframe() for r in runs]
     expected = quiet(evaluate, collection, runs, ["alpha-nDCG@10", "ERR-IA@20"])
