@@ -68,18 +68,18 @@ class TopicLog:
         """``(R, T)``: whether run ``r`` has a list for topic ``t``."""
         return np.array(self.covered, dtype=bool).reshape(len(self.names), len(self.topic_ids))
 
-    def _messages(self, hint: str = "") -> list[str]:
-        """One message per kind of mismatch, each ending with ``hint`` (how to make it an error)."""
+    def _messages(self, hint: bool = False) -> list[str]:
+        """One message per kind of mismatch; with ``hint``, each says how to make it an error."""
+        error = "on_topic_mismatch='error' makes this an error"
         out = []
         if self.missing:
             n = sum(len(topics) for _, topics in self.missing)
-            out.append(
-                f"qrels {plural(n, 'topic')} missing from {_runs(self.missing)}: scored 0 (topic_set='run_and_qrels' leaves them out{hint})"
-            )
+            notes = "; ".join(["topic_set='run_and_qrels' leaves them out", *([error] if hint else [])])
+            out.append(f"qrels {plural(n, 'topic')} missing from {_runs(self.missing)}: scored 0 ({notes})")
         if self.extra:
             n = sum(len(topics) for _, topics in self.extra)
             out.append(
-                f"run {plural(n, 'topic')} missing from the qrels, not scored: {_runs(self.extra)}{f' ({hint[2:]})' if hint else ''}"
+                f"run {plural(n, 'topic')} missing from the qrels, not scored: {_runs(self.extra)}" + (f" ({error})" if hint else "")
             )
         return out
 
@@ -93,7 +93,7 @@ class TopicLog:
         if self.on_mismatch == "error":
             self._check()
         elif self.on_mismatch == "warn":
-            for message in self._messages("; on_topic_mismatch='error' makes this an error"):
+            for message in self._messages(hint=True):
                 warnings.warn(message, EvaluationWarning, stacklevel=3)
 
 
