@@ -239,6 +239,16 @@ def disputed_by(d: FloatArray, measures: Sequence[str], in_set: Sequence[bool]) 
     return out
 
 
+def _round_inputs(weights: FloatArray, available: Sequence[bool], target: float, share: float, name: str) -> tuple[FloatArray, np.ndarray]:
+    """A round's checked inputs: ``share`` (called ``name`` in the error) in (0, 1], ``target`` positive; the weights
+    as floats and the available groups as a mask."""
+    if not 0 < share <= 1:
+        raise ValueError(f"{name} must be in (0, 1], got {share}")
+    if not target > 0:
+        raise ValueError(f"a round must target a positive number of groups, got {target}")
+    return np.asarray(weights, dtype=np.float64), np.asarray(available, dtype=bool)
+
+
 def round_probabilities(weights: FloatArray, available: Sequence[bool], target: float, explore: float = EXPLORE) -> FloatArray:
     """Selection probabilities of one round: ``q_c = clip(lam w_c / max w, floor, 1)`` on the ``n`` available
     groups (0 elsewhere), with the exploration floor ``floor = explore * target / n`` (that share of the
@@ -246,12 +256,7 @@ def round_probabilities(weights: FloatArray, available: Sequence[bool], target: 
 
     Without any dispute (all weights 0) every available group gets ``target / n``: uniform.
     """
-    if not 0 < explore <= 1:
-        raise ValueError(f"the exploration share must be in (0, 1], got {explore}")
-    if not target > 0:
-        raise ValueError(f"a round must target a positive number of groups, got {target}")
-    w = np.asarray(weights, dtype=np.float64)
-    avail = np.asarray(available, dtype=bool)
+    w, avail = _round_inputs(weights, available, target, explore, "the exploration share")
     q = np.zeros_like(w)
     n = int(avail.sum())
     if n == 0:
@@ -282,12 +287,7 @@ def round_target(weights: FloatArray, available: Sequence[bool], target: float, 
     (positive dispute weight), else ``undisputed x target``. A round of undisputed groups cannot move the decision (they
     cancel in every contenders' difference), so the rest of the answers go to the drawn groups' further answers, the
     most disputed now first; the small round keeps the exploration going and every group's chance known and positive."""
-    if not 0 < undisputed <= 1:
-        raise ValueError(f"the undisputed round's share must be in (0, 1], got {undisputed}")
-    if not target > 0:
-        raise ValueError(f"a round must target a positive number of groups, got {target}")
-    w = np.asarray(weights, dtype=np.float64)
-    avail = np.asarray(available, dtype=bool)
+    w, avail = _round_inputs(weights, available, target, undisputed, "the undisputed round's share")
     return float(target) if (w[avail] > 0).any() else float(undisputed * target)
 
 
