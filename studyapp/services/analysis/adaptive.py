@@ -466,6 +466,8 @@ def dashboard_view(study: Study) -> dict | None:
     disputed = np.array([g.priority > 0 for g in groups.rows], dtype=bool)
     return {
         "rounds": len(rounds),
+        # allocation_priorities never ran (its first run draws round 0): admission falls back to need order
+        "recomputed": bool(rounds) or bool((groups.drawn_round >= 0).any()),
         "looks": min(len(rounds), MAX_LOOKS),
         "max_looks": MAX_LOOKS,
         "look_alpha": adaptive.look_alpha(0.05, MAX_LOOKS),

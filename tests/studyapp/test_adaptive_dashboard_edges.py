@@ -1,0 +1,97 @@
+"""An adaptive study as a new user meets it: created without a round, then one answer, then recomputed; the
+dashboard and ``create_study`` say what to run beside the server (docs/studyapp.md#how-annotators-get-items)."""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+from io import StringIO
+from pathlib import Path
+
+import numpy as np
+from django.core.management import call_command
+from django.urls import reverse
+
+from studyapp.models import Preference, Study
+from studyapp.services.analysis.adaptive import dashboard_view, recompute
+from studyapp.services.participation import allocation
+from studyapp.services.participation.answers import record_answer
+from tests.studyapp.base import NOW, BaseTestCase, import_toy, make_toy_study
+from tests.studyapp.test_staff_dashboard import staff_client
+
+NO_ROUND = "No round drawn yet."
+
+
+def page_of(study: Study) -> str:
+    return staff_client().get(reverse("staff_study", args=[study.slug])).content.decode()
+
+
+class AdaptiveDashboardEdgesTests(BaseTestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.collection = import_toy()
+
+    def test_a_study_never_recomputed_says_what_to_run_and_weighs_nothing(self) -> None:
+        study = make_toy_study(allocation="adaptive", name="Never recomputed", levels=["topic"], items_per_annotator=3)
+        view = dashboard_view(study)
+        self.assertFalse(view["recomputed"])
+        page = page_of(study)
+        self.assertIn(NO_ROUND, page)
+        self.assertIn(f"manage.py allocation_priorities {study.slug} --every 30", page)
+        self.assertIn("0 valid answers so far", page)
+        self.assertIn("not weighed yet", page)
+        self.assertNotIn("undisputed", page)  # nothing was weighed: no pair is known to be undisputed
+        self.assertNotIn("Recomputed by", page)
+
+        # one answer, before any recomputation: admission's fallback, counted outside the draw
+        annotator = allocation.register(study, external_id="first", now=NOW)
+        allocation.admit(annotator, now=NOW, rng=random.Random(1))
+        item = allocation.current_assignment(annotator, now=NOW, rng=random.Random(1))
+        record_answer(item, 2, client_ms=900, request_id="one", now=NOW)
+        self.assertEqual(Preference.objects.filter(assignment__annotator=annotator).count(), 1)
+        view = dashboard_view(study)
+        self.assertEqual((view["answers"], view["outside_draw"]), (1, 1))
+        page = page_of(study)
+        self.assertIn("1 valid answer so far", page)
+        self.assertIn("(1 answer on pairs not drawn", page)
+        self.assertIn(NO_ROUND, page)
+
+        recompute(study, now=NOW, rng=np.random.default_rng(1))
+        self.assertTrue(dashboard_view(study)["recomputed"])
+        page = page_of(study)
+        self.assertNotIn(NO_ROUND, page)
+        self.assertNotIn("not weighed yet", page)
+        self.assertIn("Recomputed by", page)
+
+    def test_a_uniform_study_shows_nothing_adaptive(self) -> None:
+        study = make_toy_study(name="Uniform edges", levels=["topic"], items_per_annotator=3)
+        self.assertIsNone(dashboard_view(study))
+        page = page_of(study)
+        self.assertNotIn("Adaptive allocation", page)
+        self.assertNotIn(NO_ROUND, page)
+
+    def test_create_study_says_what_an_adaptive_study_needs_beside_the_server(self) -> None:
+        folder = Path(self.enterContext(tempfile.TemporaryDirectory()))
+        for name, allocation_name in (("Made adaptive", "adaptive"), ("Made uniform", None)):
+            config = {"runs": ["alpha", "bravo"], "levels": ["topic"], "items_per_annotator": 2}
+            if allocation_name:
+                config["allocation"] = allocation_name
+            path = folder / f"{name}.json"
+            path.write_text(json.dumps(config))
+            out = StringIO()
+            call_command(
+                "create_study",
+                "--collection",
+                self.collection.name,
+                "--name",
+                name,
+                "--config",
+                str(path),
+                "--allow-bare-documents",
+                stdout=out,
+            )
+            study = Study.objects.get(name=name)
+            self.assertEqual(study.allocation, allocation_name or "uniform")
+            line = f"Allocation: adaptive. Run manage.py allocation_priorities {study.slug} --every 30 beside the server"
+            (self.assertIn if allocation_name else self.assertNotIn)(line, out.getvalue())
