@@ -4,10 +4,12 @@ pair's answers and why (docs/meta.md#adaptive-allocation)."""
 
 from __future__ import annotations
 
+import io
 import random
 from datetime import timedelta
 
 import numpy as np
+import pandas as pd
 import pytest
 from django.urls import reverse
 from django.utils.html import escape
@@ -94,6 +96,46 @@ class AdaptiveAnalysisTests(BaseTestCase):
                 checked += 1
         self.assertGreater(checked, 10)
         self.assertEqual(set(table["statistic"]), {"MUP", "MUP_b", "tau_b"})
+
+    def test_the_report_bundle_holds_the_draws_the_design_weighted_table_is_computed_from(self) -> None:
+        # allocation-groups.csv beside preferences.csv and scores.tsv: the weighted MUP again from the files alone
+        files = self.report.inputs
+        groups = pd.read_csv(io.StringIO(files["allocation-groups.csv"]), dtype={"topic": str, "full": str}, keep_default_na=False)
+        self.assertEqual(len(groups), 6)
+        self.assertEqual(set(groups["full"]), {"true", "false"})
+        r_star = self.report.summary["allocation"]["analysis_round"]
+        for row in groups.itertuples():
+            drawn = 0 <= row.drawn_round <= r_star
+            entry = ((r_star - row.drawn_round) + 1 / row.probability) / (r_star + 1) if drawn else 0.0
+            self.assertAlmostEqual(row.entry_weight, entry, places=12)
+            self.assertAlmostEqual(row.full_weight, entry / row.full_probability if row.full == "true" else 0.0, places=12)
+        weight = {(r.topic, r.run_a, r.run_b): (r.entry_weight, r.full_weight) for r in groups.itertuples()}
+        prefs = pd.read_csv(
+            io.StringIO(files["preferences.csv"]), dtype={"topic": str, "subtopic": str, "valid": str, "check": str}, keep_default_na=False
+        )
+        answers: dict[tuple[str, str, str], list[int]] = {}
+        for row in prefs[(prefs["level"] == "topic") & (prefs["valid"] == "true") & (prefs["check"] == "false")].itertuples():
+            answers.setdefault((row.topic, row.run_a, row.run_b), []).append(row.value)  # file order: the first is the first layer
+        scores = pd.read_csv(io.StringIO(files["scores.tsv"]), sep="\t", dtype={"topic": str})
+        value = {(r.run, r.topic, r.measure): float(r.value) for r in scores.itertuples()}
+        table = self.report.tables["agreement-design-weighted"]
+        mup = table[(table["statistic"] == "MUP") & (table["level"] == "topic")].set_index("measure")["value"]
+        checked = 0
+        for measure, reported in mup.items():
+            uj = u = 0.0
+            for (topic, a, b), (e, w) in weight.items():
+                if e == 0:
+                    continue
+                d = value[b, topic, measure] - value[a, topic, measure]
+                s_m = 0.0 if abs(d) <= 1e-12 else np.sign(d)
+                first, mean = answers[topic, a, b][0], np.mean(answers[topic, a, b])
+                uj, u = uj + e * s_m * first, u + e * abs(first)
+                uj, u = uj + w * s_m * (mean - first), u + w * (abs(mean) - abs(first))
+            if u > 0:
+                self.assertAlmostEqual(reported, uj / u, places=12, msg=measure)
+                checked += 1
+        self.assertGreater(checked, 10)
+        self.assertNotIn("allocation-groups.csv", build_report(make_toy_study(name="Uniform bundle"), B=20).inputs)
 
     def test_the_report_says_which_allocation_ran(self) -> None:
         allocation_summary = self.report.summary["allocation"]

@@ -1,0 +1,58 @@
+"""An adaptive study's draws as a report file, ``allocation-groups.csv``: with ``preferences.csv`` beside it, what
+the design-weighted table is computed from (docs/data-dictionary.md#allocation-groups)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from evaluation.report.tables import render_table
+from studyapp.models import Study
+from studyapp.services.analysis.adaptive import groups_of, two_phase_weights
+
+ALLOCATION_FILE = "allocation-groups.csv"
+COLUMNS = [
+    "topic",
+    "run_a",
+    "run_b",
+    "drawn_round",
+    "probability",
+    "full",
+    "full_probability",
+    "entry_weight",
+    "full_weight",
+    "priority",
+    "disputed_by",
+]
+
+
+def allocation_groups(study: Study) -> tuple[pd.DataFrame, int | None]:
+    """One row per run-pair group: its stored draw (round, probability, full flag and chance), its weights in the
+    design-weighted estimates at the analysis round (:func:`studyapp.services.analysis.adaptive.two_phase_weights`:
+    the entry weight pooled over the rounds, the full groups' entry weight over their chance of being full; 0 for a
+    group not drawn by then) and its dispute weight at the last recomputation; and that round (None while no round is
+    complete: every weight 0)."""
+    groups = groups_of(study)
+    weights = two_phase_weights(study)
+    frame = pd.DataFrame(
+        {
+            "topic": [name[0] for name in groups.names],
+            "run_a": [name[1] for name in groups.names],
+            "run_b": [name[2] for name in groups.names],
+            "drawn_round": groups.drawn_round,
+            "probability": groups.probability,
+            "full": groups.full,
+            "full_probability": groups.full_probability,
+            "entry_weight": [weights.entry.get(name, 0.0) for name in groups.names],
+            "full_weight": [weights.full.get(name, 0.0) for name in groups.names],
+            "priority": [g.priority for g in groups.rows],
+            "disputed_by": [g.disputed_by for g in groups.rows],
+        }
+    )
+    return frame[COLUMNS], weights.analysis_round
+
+
+def allocation_groups_csv(study: Study) -> str:
+    """:func:`allocation_groups` as CSV (``full`` as true/false, as the preference export writes booleans; cells
+    escaped like every CSV of the app, :func:`evaluation.report.tables.render_table`)."""
+    frame, _ = allocation_groups(study)
+    return render_table(frame.assign(full=frame["full"].map({True: "true", False: "false"})), "csv")
