@@ -47,6 +47,12 @@ the report gives beside it (level :func:`evaluation.meta.adaptive.look_level`, s
 together) and the complete study's nominal 95 % interval. ``--boundary pocock`` replaces Bonferroni by Pocock's boundary
 (:mod:`evaluation.meta.sequential`) for both the looks' tests and the look-corrected intervals.
 
+``--coverage-only`` measures the coverage alone, cheaply enough for several hundred studies: no uniform arm, each
+adaptive study ends at its stop, and benchmarks/adaptive_diagnosis.py says why the interval covers what it covers (the
+estimate's root mean square error against the jackknife standard error and the interval's half-width, the effective
+degrees of freedom, the coverage with other t quantiles and of the linearised interval ``value +- t SE``); its last line
+is ``truth_in_set_adaptive=.. coverage_mup_adaptive=.. coverage_se=..``.
+
 Last line: ``answers_to_decide_uniform=.. answers_to_decide_adaptive=.. saving=.. truth_in_set_adaptive=..
 coverage_mup_adaptive=..`` (means over studies; saving = uniform / adaptive). Goal: saving >= 2,
 truth_in_set_adaptive >= 0.95, coverage_mup_adaptive in [0.93, 0.97]. Breakdowns go to standard error.
@@ -74,6 +80,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 
+from benchmarks.adaptive_diagnosis import diagnose  # noqa: E402
 from benchmarks.bench_coverage import candidate_measures  # noqa: E402
 from benchmarks.synthetic import run_qualities, write_collection  # noqa: E402
 from evaluation import evaluate, load_collection, read_run  # noqa: E402
@@ -82,6 +89,7 @@ from evaluation.meta import adaptive, sequential  # noqa: E402
 from evaluation.meta._matrix import score_cube  # noqa: E402
 from evaluation.meta.agreement import signs  # noqa: E402
 from evaluation.meta.bestset import EXACT_TOPICS  # noqa: E402
+from evaluation.meta.intervals import jackknife_variance  # noqa: E402
 from evaluation.meta.simulate import StudyPairs, UserModel, latent_preference, simulate_answers  # noqa: E402
 
 TRUTH = "D#-nDCG@10"
@@ -167,6 +175,7 @@ class Look:
     covered: int  # the shown MUP intervals (design-weighted, nominal 95 %, effective df) holding their population value
     intervals: int
     covered_looks: int = 0  # the same with the look-corrected intervals beside them (level LOOK_LEVEL)
+    detail: dict | None = None  # per metric: estimate, jackknife variance, df, shown interval (the coverage diagnosis)
 
 
 def covering(
@@ -191,6 +200,18 @@ def covering(
     for level in levels:
         low, high = est.interval("MUP", level)
         out.append(np.isfinite(truth_mup) & (low <= truth_mup + 1e-12) & (truth_mup - 1e-12 <= high))
+    if DETAIL is not None:
+        DETAIL.clear()
+        loo = est.loo["MUP"]
+        DETAIL.update(
+            value=est.value["MUP"],
+            var=jackknife_variance(loo),
+            df=est.df("MUP"),
+            low=est.low["MUP"],
+            high=est.high["MUP"],
+            T=loo.shape[0],
+            est=est,
+        )
     return out
 
 
@@ -208,7 +229,10 @@ def look(
     entry = None if layer is None else layer_weights
     nominal, corrected = covering(study, p_full, full, truth_mup, (NOMINAL, LOOK_LEVEL), layer, entry)
     size = chosen.size if chosen.chosen.claim else len(measures)
-    return Look(spent, size, chosen.holds(truth), int(nominal.sum()), int(np.isfinite(truth_mup).sum()), int(corrected.sum())), chosen
+    detail = dict(DETAIL) if DETAIL else None
+    return Look(
+        spent, size, chosen.holds(truth), int(nominal.sum()), int(np.isfinite(truth_mup).sum()), int(corrected.sum()), detail
+    ), chosen
 
 
 def run_uniform(study, measures, truth, truth_mup, batch, alpha, B, rng) -> list[Look]:
@@ -286,6 +310,8 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
             pooled,
         )
         looks.append(result)
+        if UNTIL_STOP and len(looks) <= MAX_LOOKS and result.size <= adaptive.DECIDED_SIZE:
+            break  # --coverage-only: the looks after the stop change nothing it measures
         in_set = np.isin(measures, chosen.members)
         if PRIORITY == "challengers":
             closeness = adaptive.challenger_closeness(measures, chosen.chosen, others)
@@ -311,6 +337,8 @@ UNDISPUTED = adaptive.UNDISPUTED  # set in main() by --undisputed-round
 TOPUP = "current"  # set in main() by --topup
 FULL_UNDISPUTED = True  # set in main() by --full-undisputed
 ONE_PHASE = False  # set in main() by --estimator full-only: the k-answer estimates on the full groups alone
+UNTIL_STOP = False  # set in main() by --coverage-only: adaptive studies end at their stop
+DETAIL: dict | None = None  # set in main() by --coverage-only: the last interval's parts, kept per look
 NOMINAL = 0.95  # the level of the intervals beside the reported ones (not corrected for the looks), and the complete study's
 MAX_LOOKS = 20  # set in main(): the looks the level is divided among; only they can decide
 ALPHA = 0.05 / MAX_LOOKS  # set in main(): each look's level of the best-set test
@@ -448,6 +476,13 @@ def main() -> int:
         help="the reported k-answer estimates: the two-phase difference estimator on every drawn group's first answer "
         "corrected by the full groups (default), or the full groups alone (the earlier estimator, for comparison)",
     )
+    parser.add_argument(
+        "--coverage-only",
+        action="store_true",
+        help="measure only the adaptive arm's MUP coverage at the stop, with its diagnosis (the estimate's true standard "
+        "error against the jackknife's, the effective df): no uniform arm, each study ends at its stop; the last line "
+        "then has no saving",
+    )
     parser.add_argument("--topics", type=int, default=TOPICS, help=f"topics per study (default {TOPICS})")
     parser.add_argument(
         "--candidates",
@@ -480,7 +515,9 @@ def main() -> int:
     budget = args.topics * per_topic * model.annotators
     batch = args.batch or math.ceil(budget / 20)
     looks = math.ceil(budget / batch)
-    global MAX_LOOKS, ALPHA, ONE_PHASE, LOOK_LEVEL, PRIORITY, DECAY, UNDISPUTED, TOPUP, FULL_UNDISPUTED
+    global MAX_LOOKS, ALPHA, ONE_PHASE, LOOK_LEVEL, PRIORITY, DECAY, UNDISPUTED, TOPUP, FULL_UNDISPUTED, UNTIL_STOP, DETAIL
+    UNTIL_STOP = args.coverage_only
+    DETAIL = {} if args.coverage_only else None
     PRIORITY, DECAY, UNDISPUTED, TOPUP = args.priority, args.explore_decay, args.undisputed_round, args.topup
     FULL_UNDISPUTED = args.full_undisputed
     ONE_PHASE = args.estimator == "full-only"
@@ -499,15 +536,18 @@ def main() -> int:
         file=sys.stderr,
     )
     rng = np.random.default_rng(args.seed)
-    uniform, adapted, complete = [], [], []
+    uniform, adapted, complete, complete_detail = [], [], [], []
     for i in range(args.studies):
         study = draw_study(pairs, mu, model, args.topics, replace=args.design == "trec2014", rng=rng)
         everything = np.ones(study.answers.shape[0])  # the complete study: every pair k answers, no stopping
         complete.append(
             covering(study, study.answers.mean(axis=1), everything, truth_mup, (NOMINAL,))[0].sum() / np.isfinite(truth_mup).sum()
         )
+        if DETAIL is not None:
+            complete_detail.append(dict(DETAIL))
         seed = int(rng.integers(2**31))
-        uniform.append(run_uniform(study, measures, truth, truth_mup, batch, alpha, args.B, np.random.default_rng(seed)))
+        if not args.coverage_only:
+            uniform.append(run_uniform(study, measures, truth, truth_mup, batch, alpha, args.B, np.random.default_rng(seed)))
         adapted.append(
             run_adaptive(
                 study, measures, truth, truth_mup, batch, alpha, args.B, args.explore, args.others, args.full, np.random.default_rng(seed)
@@ -515,7 +555,17 @@ def main() -> int:
         )
         if (i + 1) % 5 == 0 or i + 1 == args.studies:
             print(f"  {i + 1}/{args.studies} studies, {time.perf_counter() - start:.0f} s", file=sys.stderr)
-    budget = max(looks[-1].spent for looks in uniform)
+    budget = max(look.spent for looks in uniform or adapted for look in looks[-1:])
+    if args.coverage_only:
+        budget = args.topics * per_topic * model.annotators
+        a = summary("adaptive", adapted, budget)
+        diagnose("adaptive at the stop", [stop(looks).detail for looks in adapted], truth_mup, measures)
+        diagnose("complete study", complete_detail, truth_mup, measures)
+        stops = np.bincount([adapted[i].index(stop(adapted[i])) + 1 for i in range(len(adapted))])
+        print(f"stopped at look (1-based): {dict((i, int(n)) for i, n in enumerate(stops) if n)}", file=sys.stderr)
+        print(f"complete study: MUP coverage of the nominal 95 % interval {np.mean(complete):.3f}", file=sys.stderr)
+        print(f"truth_in_set_adaptive={a['truth']:.3f} coverage_mup_adaptive={a['coverage']:.3f} coverage_se={a['coverage_se']:.3f}")
+        return 0
     u = summary("uniform", uniform, budget)
     a = summary("adaptive", adapted, budget)
     same_decision(uniform, adapted, budget)
