@@ -13,7 +13,9 @@ import numpy as np
 from django.core.management import call_command
 from django.urls import reverse
 
+from evaluation.meta import adaptive
 from studyapp.models import Preference, Study
+from studyapp.services.analysis import decided_signal
 from studyapp.services.analysis.adaptive import dashboard_view, recompute
 from studyapp.services.participation import allocation
 from studyapp.services.participation.answers import record_answer
@@ -95,3 +97,29 @@ class AdaptiveDashboardEdgesTests(BaseTestCase):
             self.assertEqual(study.allocation, allocation_name or "uniform")
             line = f"Allocation: adaptive. Run manage.py allocation_priorities {study.slug} --every 30 beside the server"
             (self.assertIn if allocation_name else self.assertNotIn)(line, out.getvalue())
+            topics = study.study_topics.count()
+            warning = f"Warning: with {topics} topics the decided signal can never fire"
+            (self.assertIn if allocation_name else self.assertNotIn)(warning, out.getvalue())
+
+    def test_too_few_topics_for_the_decided_signal_is_said_where_it_can_never_fire(self) -> None:
+        # measured on the best set the signal tests at each look (alpha 0.05 / 20): a metric wrong on every pair is
+        # left out with 9 topics and never with 8 (2^8 exact sign flips: smallest p_best 1/256 + 0.1 alpha > alpha)
+        rng = np.random.default_rng(0)
+        for topics, entries in ((8, ("good", "bad")), (9, ("good",))):
+            p = rng.choice([1.0, 2.0, 3.0], size=topics * 10)
+            chosen = adaptive.contenders(
+                np.vstack([np.ones(p.size), -np.ones(p.size)]),
+                p,
+                ["good", "bad"],
+                weights=np.ones(p.size),
+                clusters=np.repeat(np.arange(topics), 10),
+                alpha=decided_signal.LOOK_ALPHA,
+                B=2000,
+                rng=1,
+            )
+            self.assertEqual(chosen.entries, entries)
+        self.assertEqual(decided_signal.fewest_topics(), 9)
+        self.assertIsNone(decided_signal.too_few_topics(9))
+        self.assertIn("fewer than 9 topics", decided_signal.too_few_topics(8))
+        study = make_toy_study(allocation="adaptive", name="Two topics", levels=["topic"], items_per_annotator=3)
+        self.assertIn("It cannot decide:</strong> with 2 topics the decided signal can never fire", page_of(study))

@@ -162,6 +162,18 @@ class TheFormTestCase(StudyFormTestCase):
         self.assertIn("fast_threshold_seconds must be in (0, 3600], got 0.0", self.field_errors(response, "fast_threshold_seconds"))
         self.assertIn("side_bias_limit must be in [0.5, 1], got 2.0", self.field_errors(response, "side_bias_limit"))
 
+    def test_allocation_is_uniform_by_default_adaptive_on_request_and_a_bad_value_is_refused(self) -> None:
+        self.assertEqual(self.form().data["allocation"], ["uniform"])
+        bad = self.post(name="Bad allocation", runs=["alpha", "bravo"], allocation="Adaptive")
+        self.assertIn("Select a valid choice", self.field_errors(bad, "allocation"))
+        self.assertFalse(Study.objects.filter(name="Bad allocation").exists())
+        imported = self.post(name="Imported", config=json.dumps({**TOY_CONFIG, "allocation": "Adaptive"}), **{"import": "1"})
+        self.assertIn("allocation must be one of uniform, adaptive, got &quot;Adaptive&quot;", self.field_errors(imported, "allocation"))
+        self.post(name="Adaptive form", runs=["alpha", "bravo"], items_per_annotator="4", allocation="adaptive")
+        self.assertEqual(Study.objects.get(name="Adaptive form").allocation, "adaptive")
+        self.post(name="Uniform form", runs=["alpha", "bravo"], items_per_annotator="4")
+        self.assertEqual(Study.objects.get(name="Uniform form").allocation, "uniform")
+
     def test_topics_by_rule_or_ticked(self) -> None:
         response = self.post(name="Ruled", runs=["alpha", "bravo"], topic_choice="rule", topic_count="")
         self.assertIn("give the number of topics", self.field_errors(response, "topic_count"))

@@ -6,7 +6,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from studyapp.exceptions import InvalidStudyConfig, StudyError
+from studyapp.models.study_settings import Allocation
 from studyapp.services.access.teams import set_team
+from studyapp.services.analysis.decided_signal import creation_lines
 from studyapp.services.collections.bare_documents import MAX_BARE_SHARE
 from studyapp.services.design.study_config import parse_config, read_json
 from studyapp.services.design.study_design import config_problems, create_study
@@ -74,6 +76,9 @@ class Command(BaseCommand):
             raise CommandError(f"--base-url must start with http:// or https://, got {base!r}")
         for line in summary.lines(base) + team:
             self.stdout.write(line)
+        if summary.study.allocation == Allocation.ADAPTIVE:
+            for line in creation_lines(summary.study.slug, summary.topics):
+                self.stdout.write(line)
         if opts["plan"]:
             from django.core.management import call_command
 

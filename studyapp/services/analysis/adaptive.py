@@ -31,6 +31,8 @@ from evaluation.meta.pairs import pair_inputs
 from studyapp.models import AllocationGroup, AllocationRound, Annotator, Preference, Presentation, Study
 from studyapp.models.study import TOPIC
 from studyapp.models.study_settings import Allocation
+from studyapp.services.analysis import decided_signal
+from studyapp.services.analysis.decided_signal import MAX_LOOKS  # the decided signal's looks
 from studyapp.services.analysis.study_analysis import study_collection, study_votes
 from studyapp.services.clock import now_or
 
@@ -38,7 +40,6 @@ logger = logging.getLogger("studyapp.services.analysis.adaptive")
 
 ROUNDS = 20  # a round targets this share of the complete study's answers (1 / ROUNDS) ...
 MIN_ROUND_QUOTAS = 4  # ... and room for at least this many annotators' regular quotas
-MAX_LOOKS = 20  # the decided signal's looks; each at look_alpha(alpha, MAX_LOOKS) (alpha / MAX_LOOKS)
 LEVEL = 0.95  # the shown intervals' level; the look-corrected ones beside them hold together over the MAX_LOOKS looks at it
 # Which interval the report shows, and what each covered at the look where a study stopped: benchmarks/bench_adaptive.py,
 # planted-truth studies with these defaults (100 per design and simulation seed, docs/benchmarks.md#adaptive-allocation).
@@ -474,6 +475,7 @@ def dashboard_view(study: Study) -> dict | None:
         "look_alpha": adaptive.look_alpha(0.05, MAX_LOOKS),
         "boundary": sequential.DESCRIPTIONS[adaptive.BOUNDARY],
         "contenders": rounds[-1].contenders if rounds else [],
+        "cannot_decide": decided_signal.too_few_topics(len({name[0] for name in groups.names})),
         "groups": len(groups.rows),
         "drawn": int((groups.drawn_round >= 0).sum()),
         "full": int(((groups.drawn_round >= 0) & groups.full).sum()),

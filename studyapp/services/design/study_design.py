@@ -49,15 +49,6 @@ from studyapp.services.wording import count
 NAME_MAX = Study._meta.get_field("name").max_length
 
 
-def adaptive_line(slug: str) -> str:
-    """What an adaptive study needs beside the server: its draws come from ``allocation_priorities`` alone."""
-    return (
-        f"Allocation: adaptive. Run manage.py allocation_priorities {slug} --every 30 beside the server while the study is open: "
-        "until its first run draws a round, newcomers get presentations in need order as under uniform allocation, "
-        "and those answers are left out of the design-weighted estimates (docs/meta.md#adaptive-allocation)."
-    )
-
-
 @dataclass
 class DesignSummary:
     """Exact counts of what ``create_study`` wrote (shown by the command and the admin)."""
@@ -92,7 +83,6 @@ class DesignSummary:
                 else "."
             ),
             *([self.bare.line()] if self.bare is not None else []),
-            *([adaptive_line(self.study.slug)] if self.study.allocation == study_settings.Allocation.ADAPTIVE else []),
             f"Annotator link: {base}/s/{self.study.slug}/ (what to paste into Prolific or MTurk: {base}/staff/{self.study.slug}/setup/)",
             *(
                 ["  (paths on your site: give --base-url or set STUDYAPP_BASE_URL, e.g. https://study.example.org, for absolute links)"]

@@ -1,0 +1,44 @@
+"""Whether an adaptive study's "decided" signal can fire at all, given its number of topics, and what ``create_study``
+says of an adaptive study (docs/meta.md#adaptive-allocation, "Optional stopping")."""
+
+from __future__ import annotations
+
+import math
+
+from evaluation.meta import adaptive
+from evaluation.meta.bestset import EXACT_TOPICS
+
+MAX_LOOKS = 20  # the decided signal's looks; each at look_alpha(alpha, MAX_LOOKS) (alpha / MAX_LOOKS)
+LOOK_ALPHA = adaptive.look_alpha(0.05, MAX_LOOKS)
+
+
+def fewest_topics(look_alpha: float = LOOK_ALPHA) -> int:
+    """The fewest topics with which the best set can leave any entry out at a look's level. Up to ``EXACT_TOPICS``
+    topics its sign-flip test enumerates all ``2^T`` flips, so its smallest ``p_best`` is ``1 / 2^T + SELECTION alpha``
+    (:func:`evaluation.meta.bestset.best_set`), at most ``alpha`` only when ``2^T >= fewest_flips(alpha) + 1``
+    (:func:`evaluation.meta.adaptive.fewest_flips`, the same bound on random flips): 9 topics at 0.0025."""
+    return min(EXACT_TOPICS + 1, max(1, math.ceil(math.log2(adaptive.fewest_flips(look_alpha) + 1))))
+
+
+def too_few_topics(topics: int) -> str | None:
+    """Why the decided signal can never fire with ``topics`` topics, or None when it can."""
+    least = fewest_topics()
+    if topics >= least:
+        return None
+    return (
+        f"with {topics} topics the decided signal can never fire: at a look's level {LOOK_ALPHA:g} the best set cannot "
+        f"leave any metric out with fewer than {least} topics (its exact test has {2**topics} sign flips), so the study "
+        "runs until every pair has its answers, as a uniform one would; add topics or choose uniform allocation"
+    )
+
+
+def creation_lines(slug: str, topics: int) -> list[str]:
+    """What an adaptive study needs beside the server (its draws come from ``allocation_priorities`` alone), and a
+    warning when it has too few topics for the decided signal ever to fire (``create_study`` prints them)."""
+    why = too_few_topics(topics)
+    return [
+        f"Allocation: adaptive. Run manage.py allocation_priorities {slug} --every 30 beside the server while the study is open: "
+        "until its first run draws a round, newcomers get presentations in need order as under uniform allocation, "
+        "and those answers are left out of the design-weighted estimates (docs/meta.md#adaptive-allocation).",
+        *([f"Warning: {why} (docs/meta.md#adaptive-allocation)."] if why else []),
+    ]
