@@ -14,6 +14,7 @@ import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
+from evaluation.report.tables import render_table
 from studyapp.exceptions import StudyFull
 from studyapp.models import AllocationGroup, Preference
 from studyapp.services.analysis.adaptive import dashboard_view, design_weights_by_group, groups_of, recompute, two_phase_weights
@@ -100,7 +101,11 @@ class AdaptiveAnalysisTests(BaseTestCase):
     def test_the_report_bundle_holds_the_draws_the_design_weighted_table_is_computed_from(self) -> None:
         # allocation-groups.csv beside preferences.csv and scores.tsv: the weighted MUP again from the files alone
         files = self.report.inputs
-        groups = pd.read_csv(io.StringIO(files["allocation-groups.csv"]), dtype={"topic": str, "full": str}, keep_default_na=False)
+        groups = pd.read_csv(
+            io.StringIO(render_table(self.report.tables["allocation-groups"], "csv")),
+            dtype={"topic": str, "full": str},
+            keep_default_na=False,
+        )
         self.assertEqual(len(groups), 6)
         self.assertEqual(set(groups["full"]), {"true", "false"})
         r_star = self.report.summary["allocation"]["analysis_round"]
@@ -135,7 +140,7 @@ class AdaptiveAnalysisTests(BaseTestCase):
                 self.assertAlmostEqual(reported, uj / u, places=12, msg=measure)
                 checked += 1
         self.assertGreater(checked, 10)
-        self.assertNotIn("allocation-groups.csv", build_report(make_toy_study(name="Uniform bundle"), B=20).inputs)
+        self.assertNotIn("allocation-groups", build_report(make_toy_study(name="Uniform bundle"), B=20).tables)
 
     def test_the_report_says_which_allocation_ran(self) -> None:
         allocation_summary = self.report.summary["allocation"]
@@ -146,6 +151,8 @@ class AdaptiveAnalysisTests(BaseTestCase):
         client = staff_client()
         page = client.get(reverse("study_report", args=[self.study.slug])).content.decode()
         self.assertIn("Design-weighted MUP, MUP_b and tau_b", page)
+        self.assertIn("every run pair's draw and weights: allocation-groups.csv", page)
+        self.assertIn('report/allocation-groups.csv">allocation-groups.csv</a>', page)  # downloadable like every table
         # the intervals shown are nominal 95 % design-based ones, their measured coverage at a data-chosen stop quoted;
         # beside them the look-corrected ones (each look at 1 - 0.05 / 20), with theirs; the decided signal keeps the correction
         self.assertEqual((allocation_summary["level"], allocation_summary["max_looks"]), (0.95, 20))

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evaluation.report.tables import render_table
 from studyapp.models import Study
 from studyapp.services.analysis.adaptive import groups_of, two_phase_weights
 
-ALLOCATION_FILE = "allocation-groups.csv"
+ALLOCATION_TABLE = "allocation-groups"  # written as allocation-groups.csv
 COLUMNS = [
     "topic",
     "run_a",
@@ -51,8 +50,8 @@ def allocation_groups(study: Study) -> tuple[pd.DataFrame, int | None]:
     return frame[COLUMNS], weights.analysis_round
 
 
-def allocation_groups_csv(study: Study) -> str:
-    """:func:`allocation_groups` as CSV (``full`` as true/false, as the preference export writes booleans; cells
-    escaped like every CSV of the app, :func:`evaluation.report.tables.render_table`)."""
+def allocation_groups_table(study: Study) -> pd.DataFrame:
+    """:func:`allocation_groups` as the report's table ``allocation-groups`` (``full`` as true/false, as the
+    preference export writes booleans; written and downloaded as CSV like every table of the report)."""
     frame, _ = allocation_groups(study)
-    return render_table(frame.assign(full=frame["full"].map({True: "true", False: "false"})), "csv")
+    return frame.assign(full=frame["full"].map({True: "true", False: "false"}))

@@ -32,7 +32,7 @@ from evaluation.meta.reliability import direction_agreement, krippendorff_alpha
 from evaluation.report.tables import concordance_matrix
 from studyapp.models import Annotator, Preference, Study
 from studyapp.services.analysis.adaptive import weighted_agreement
-from studyapp.services.analysis.report.allocation_file import ALLOCATION_FILE, allocation_groups_csv
+from studyapp.services.analysis.report.allocation_file import ALLOCATION_TABLE, allocation_groups_table
 from studyapp.services.analysis.report.files import candidate_measures, input_files, report_settings, reproduce_commands
 from studyapp.services.analysis.status import study_status
 from studyapp.services.analysis.study_analysis import DEFAULT_B, DEFAULT_SEED, StudyAnalysis, Timer, analyse_study
@@ -86,9 +86,9 @@ def build_report(study: Study, *, B: int = DEFAULT_B, seed: int = DEFAULT_SEED, 
         report.summary["allocation"] = {"kind": study.allocation, **({k: v for k, v in design.items() if k != "table"} if design else {})}
         if design and design["table"] is not None:
             report.tables["agreement-design-weighted"] = design["table"]
-        report.inputs = input_files(analysis, rows)
         if design:
-            report.inputs[ALLOCATION_FILE] = allocation_groups_csv(study)
+            report.tables[ALLOCATION_TABLE] = allocation_groups_table(study)
+        report.inputs = input_files(analysis, rows)
         report.inputs[STUDY_FILE] = json.dumps(study_config(study), indent=1, ensure_ascii=False) + "\n"
         report.commands = reproduce_commands(analysis)
         report.settings = report_settings(study, analysis, report.commands)
