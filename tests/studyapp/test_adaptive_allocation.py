@@ -187,7 +187,9 @@ class AdaptiveAllocationTests(BaseTestCase):
         def undraw_all_but_one(number: int) -> None:  # leave groups to draw; the next round is number + 1
             rows = AllocationGroup.objects.filter(study=self.study)
             rows.update(drawn_round=-1)
-            rows.filter(pk=rows.order_by("pk").first().pk).update(drawn_round=number, probability=0.5)
+            first, second = rows.order_by("pk").values_list("pk", flat=True)[:2]
+            rows.filter(pk=first).update(drawn_round=0, probability=0.5)  # the mocked analysis round 0 has a group to weigh
+            rows.filter(pk=second).update(drawn_round=number, probability=0.5)
 
         service = "studyapp.services.analysis.adaptive"
         first = recompute(self.study, now=self.now, rng=self.gen())  # no complete round yet: no best set

@@ -21,7 +21,7 @@ from datetime import datetime
 import numpy as np
 import pandas as pd
 from django.db import connection, transaction
-from django.db.models import Count
+from django.db.models import Count, Max
 
 from evaluation.exceptions import EvaluationError
 from evaluation.meta import adaptive, sequential
@@ -218,6 +218,12 @@ def round_due(study: Study, groups: Groups, priority: np.ndarray, available: np.
     return last is None or groups.answers.sum() - last >= per_round
 
 
+def next_round(study: Study, groups: Groups) -> int:
+    """The number after the last round stored, also when that one drew no group (a small round can come up empty)."""
+    last = study.allocation_rounds.aggregate(last=Max("number"))["last"]
+    return max(int(groups.drawn_round.max(initial=-1)), -1 if last is None else last) + 1
+
+
 @dataclass(frozen=True)
 class Recomputed:
     """What one :func:`recompute` did: the analysis round, the contenders, whether it drew a round."""
@@ -241,9 +247,9 @@ def recompute(
     d, measures = differences(study, groups)
     in_set = np.ones(len(measures), dtype=bool)
     r_star, names, decided, closeness = analysis_round(groups), (), False, None
-    if r_star is not None:
+    weights = None if r_star is None else adaptive.design_weights(groups.drawn_round, groups.probability, r_star)
+    if weights is not None and (weights > 0).any():  # rounds that all came up empty have nothing to weigh yet
         p, sign = preferences(study, groups)
-        weights = adaptive.design_weights(groups.drawn_round, groups.probability, r_star)
         topics = np.unique([n[0] for n in groups.names], return_inverse=True)[1]
         chosen = adaptive.contenders(
             d, p, measures, weights=weights, user_sign=sign, clusters=topics, alpha=adaptive.look_alpha(alpha, MAX_LOOKS), B=B, rng=rng
@@ -259,7 +265,7 @@ def recompute(
     per_round = max(groups.slots.sum() / ROUNDS, MIN_ROUND_QUOTAS * study.regular_items_per_annotator)
     new_round, drawn, full = None, np.zeros(len(groups.rows), dtype=bool), np.zeros(len(groups.rows), dtype=bool)
     if available.any() and drawn_open < RESERVE * per_round and round_due(study, groups, priority, available, per_round):
-        new_round = int(groups.drawn_round.max(initial=-1)) + 1
+        new_round = next_round(study, groups)
         k = study.annotators_per_presentation
         cost = groups.presentations[available].mean() * (1 + FULL * (k - 1))  # expected answers per drawn group
         q = adaptive.round_probabilities(priority, available, adaptive.round_target(priority, available, per_round / cost))
