@@ -123,3 +123,23 @@ class AdaptiveDashboardEdgesTests(BaseTestCase):
         self.assertIn("fewer than 9 topics", decided_signal.too_few_topics(8))
         study = make_toy_study(allocation="adaptive", name="Two topics", levels=["topic"], items_per_annotator=3)
         self.assertIn("It cannot decide:</strong> with 2 topics the decided signal can never fire", page_of(study))
+
+
+class DecidedDashboardTests(BaseTestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.collection = import_toy()
+
+    def test_a_decided_study_shows_when_and_the_saving_against_a_complete_uniform_study(self) -> None:
+        study = make_toy_study(allocation="adaptive", name="Decided", levels=["topic"], items_per_annotator=3)
+        recompute(study, now=NOW, rng=np.random.default_rng(1))
+        complete = dashboard_view(study)["complete_study"]
+        study.allocation_rounds.filter(number=0).update(decided=True, decided_answers=complete // 4)
+        view = dashboard_view(study)
+        self.assertEqual(view["decided_at"], complete // 4)
+        self.assertAlmostEqual(view["saving"], complete / (complete // 4))
+        page = page_of(study)
+        self.assertIn("<strong>Decided</strong>", page)
+        self.assertIn(f"after {complete // 4} answers: saved so far against uniform allocation", page)
+        self.assertIn(f"{view['saving']:.2f}× the answers", page)
+        self.assertNotIn("It cannot decide", page)  # said only while not decided
