@@ -28,7 +28,7 @@ PREPARE_LIMIT = 400  # annotators at most; a study whose round does not complete
 
 # one line of manage.py allocation_priorities (its handle())
 LINE = re.compile(
-    r"analysis round (?P<round>\S+), .*; (?P<decided>decided|not decided); (?:drew round (?P<drew>\d+) \((?P<groups>\d+) groups\)"
+    r"analysis round (?P<round>\S+), .*; (?P<decided>decided|not decided); (?:drew round (?P<drew>\d+) \((?P<groups>\d+) groups?\)"
     r"|no new round); (?P<wall>\d+) ms, (?P<cpu>\d+) ms CPU$"
 )
 

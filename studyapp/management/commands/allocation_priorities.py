@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from studyapp.management.studies import find_study
 from studyapp.models.study_settings import Allocation
 from studyapp.services.analysis.adaptive import recompute, state
+from studyapp.services.wording import count
 
 NICE = 10  # background work: the participants' requests come first
 
@@ -70,7 +71,7 @@ class Command(BaseCommand):
             cpu, wall = 1000 * (time.process_time() - started), 1000 * (time.monotonic() - began)
             last = state(study)
             done += 1
-            drew = f"drew round {result.drew} ({result.drawn_groups} groups)" if result.drew is not None else "no new round"
+            drew = f"drew round {result.drew} ({count(result.drawn_groups, 'group')})" if result.drew is not None else "no new round"
             contenders = ", ".join(result.contenders) if result.contenders else "every metric (no complete round yet)"
             self.stdout.write(
                 f"{study.name}: analysis round {result.analysis_round}, contenders: {contenders}; "
