@@ -485,7 +485,11 @@ def _flat_lists(table: TopicTable, runs: Sequence[Run]) -> tuple[IntArray, IntAr
     if spanned is not None:  # runs built together, in order: one slice of their flat layout
         batch, a, b = spanned
         topic_index = np.array([table.topic_index.get(t, -1) for t in batch.topics.tolist()] + [-1], dtype=np.int64)
-        docs = table.docid_lookup.positions(batch.docids[batch.bounds[a] : batch.bounds[b]])
+        lo, hi = batch.bounds[a], batch.bounds[b]
+        if batch.codes is not None:  # encoded docids: their dictionary looked up, each docid its entry's position
+            docs = np.take(table.docid_lookup.positions(batch.dictionary), batch.codes[lo:hi])
+        else:
+            docs = table.docid_lookup.positions(batch.docids[lo:hi])
         return topic_index[batch.topic[a:b]], batch.run[a:b] - batch.run[a], np.diff(batch.bounds[a : b + 1]), docs
     flat = [RankedLists.of(run.lists) for run in runs]
     topics = np.array([t for lists in flat for t in lists.topics], dtype=object)

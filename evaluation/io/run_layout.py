@@ -15,7 +15,18 @@ from typing import Literal
 
 import numpy as np
 
-from evaluation._factorize import as_objects, at_positions, block_heads, factorize, has_missing, repeated_in_lists, repeated_keys
+from evaluation._factorize import (
+    as_objects,
+    at_positions,
+    block_heads,
+    encode_strings,
+    factorize,
+    has_missing,
+    join_encoded,
+    repeated_in_groups,
+    repeated_in_lists,
+    repeated_keys,
+)
 from evaluation._types import IntArray
 from evaluation.exceptions import EvaluationError, EvaluationWarning
 from evaluation.io.runs import ListBatch, RankedLists, Run, RunOrder, _check_options, _duplicate_message
@@ -23,6 +34,8 @@ from evaluation.io.runs import ListBatch, RankedLists, Run, RunOrder, _check_opt
 CHUNK_LINES = 1 << 19
 TOPIC_BITS = 32  # a list's group code: run code << TOPIC_BITS | topic code
 TOPIC_MASK = (1 << TOPIC_BITS) - 1
+ENCODE_LIST_LIMIT = 100  # chunks whose lists are at most this long ...
+ENCODE_MIN_RUNS = 4  # ... and that hold at least this many runs have their docids encoded (encode_strings)
 
 
 def runs_from_arrays(
@@ -74,17 +87,24 @@ class _SplitList(Exception):
 
 @dataclass(frozen=True)
 class _Lists:
-    """Entries laid out list by list: list ``n`` (code ``group[n]``) holds ``docids[bounds[n]:bounds[n + 1]]``."""
+    """Entries laid out list by list: list ``n`` (code ``group[n]``) holds ``docids[bounds[n]:bounds[n + 1]]``;
+    with ``codes``, each entry's position in ``dictionary`` (:func:`~evaluation._factorize.encode_strings`)."""
 
     group: IntArray
     sizes: IntArray
     docids: np.ndarray
+    codes: IntArray | None = None
+    dictionary: object | None = None
 
     @classmethod
-    def of_entries(cls, group: IntArray, docids: np.ndarray) -> _Lists:
+    def of_entries(cls, group: IntArray, docids: np.ndarray, codes: IntArray | None, dictionary: object | None) -> _Lists:
         """From entries sorted by group (then rank)."""
         starts = np.flatnonzero(np.diff(group, prepend=-1))
-        return cls(group[starts], np.diff(np.append(starts, group.size)), docids)
+        return cls(group[starts], np.diff(np.append(starts, group.size)), docids, codes, dictionary)
+
+    def kept(self, keep: np.ndarray, sizes: IntArray) -> _Lists:
+        """The entries where ``keep``, lists now of ``sizes``."""
+        return _Lists(self.group, sizes, self.docids[keep], None if self.codes is None else self.codes[keep], self.dictionary)
 
 
 class _Layout:
@@ -103,25 +123,33 @@ class _Layout:
 
     def build(self, runs, topics, docids, scores, ranks, chunk_lines: int) -> list[Run]:
         n = len(runs)
-        out = np.empty(n, dtype=object)
-        groups, sizes, cursor, a = [], [], 0, 0
+        out, only = None, None
+        groups, sizes, codes, cursor, a = [], [], [], 0, 0
         while a < n:
             b, heads, names, topic_values = self._chunk(runs, topics, a, n, chunk_lines)
             lists = self._lay_out(a, b, heads, names, topic_values, docids, scores, ranks)
-            out[cursor : cursor + lists.docids.size] = lists.docids
+            if a == 0 and b == n:  # one chunk: its docids (an array of its own) are the runs', not copied again
+                only = lists.docids
+            else:
+                if out is None:
+                    out = np.empty(n, dtype=object)
+                out[cursor : cursor + lists.docids.size] = lists.docids
             cursor += lists.docids.size
             groups.append(lists.group)
             sizes.append(lists.sizes)
+            codes.append((lists.codes, lists.dictionary))
             a = b
         group, size = np.concatenate(groups or [np.zeros(0, np.int64)]), np.concatenate(sizes or [np.zeros(0, np.int64)])
         if len(groups) > 1 and repeated_keys(group).any():
             raise _SplitList
-        docs = out[:cursor]
+        docs = only if only is not None else out[:cursor] if out is not None else np.empty(0, dtype=object)
+        code, dictionary = join_encoded(codes, cursor)
         if not (group[1:] > group[:-1]).all():  # chunks' lists interleave (runs not one after another): by group
-            group, size, docs = _by_group(group, size, docs)
+            group, size, entry = _by_group(group, size)
+            docs, code = docs[entry], None if code is None else code[entry]
         for message in self.messages:
             warnings.warn(f"{message}; kept the highest-ranked occurrence", EvaluationWarning, stacklevel=3)
-        return self._split(group, size, docs)
+        return self._split(group, size, docs, code, dictionary)
 
     def _chunk(self, runs, topics, a: int, n: int, chunk_lines: int):
         """The next chunk ``[a, b)``, ending where a list ends (the whole rest when it is short): its block
@@ -152,10 +180,17 @@ class _Layout:
         block_group = (self._codes(at_positions(names, heads), self.run_index) << TOPIC_BITS) | self._codes(
             at_positions(topic_values, heads), self.topic_index
         )
-        if has_missing(docs):
+        sizes = np.diff(np.append(heads, b - a))
+        # shallow lists of several runs: the docids encoded once, for the repeat check here and the look-up later
+        shallow = (
+            sizes.size
+            and int(sizes.max()) <= ENCODE_LIST_LIMIT
+            and np.count_nonzero(np.diff(block_group >> TOPIC_BITS)) >= ENCODE_MIN_RUNS - 1
+        )
+        codes, dictionary = encode_strings(_part(docids, a, b)) if shallow else (None, None)  # None: a docid is not a string
+        if codes is None and has_missing(docs):
             line = a + int(np.flatnonzero([d is None or d != d for d in docs.tolist()])[0])
             raise EvaluationError(f"every run line needs a run name, a topic and a docid (line {line})")
-        sizes = np.diff(np.append(heads, b - a))
         key = _within_list_key(
             self.order, None if scores is None else _part(scores, a, b), None if ranks is None else _part(ranks, a, b), b - a
         )
@@ -167,11 +202,11 @@ class _Layout:
         head = np.zeros(b - a, dtype=bool)
         head[heads] = True
         if (block_group[1:] > block_group[:-1]).all() and (key is None or ((key[1:] > key[:-1]) | head[1:]).all()):
-            lists = _Lists(block_group, sizes, docs)  # already in list order, no tie: the usual input
+            lists = _Lists(block_group, sizes, docs, codes, dictionary)  # already in list order, no tie: the usual input
         else:
             group = np.repeat(block_group, sizes)
             position = self._list_order(group, docs, key)
-            lists = _Lists.of_entries(group[position], docs[position])
+            lists = _Lists.of_entries(group[position], docs[position], None if codes is None else codes[position], dictionary)
         return self._drop_repeated(lists)
 
     def _list_order(self, group: IntArray, docs: np.ndarray, key: np.ndarray | None) -> IntArray:
@@ -196,7 +231,10 @@ class _Layout:
 
     def _drop_repeated(self, lists: _Lists) -> _Lists:
         """Keep each docid's first (highest-ranked) entry in its list; note the rest, or raise."""
-        repeated = repeated_in_lists(lists.sizes, lists.docids, together=lists.group >> TOPIC_BITS)  # a run's lists
+        if lists.codes is not None:
+            repeated = repeated_in_groups(lists.sizes, lists.codes)
+        else:
+            repeated = repeated_in_lists(lists.sizes, lists.docids, together=lists.group >> TOPIC_BITS)  # a run's lists
         if not repeated.any():
             return lists
         entry_list = np.repeat(np.arange(lists.sizes.size), lists.sizes)
@@ -206,16 +244,16 @@ class _Layout:
                 raise EvaluationError(message)
             self.messages.append(message)
         sizes = lists.sizes - np.bincount(entry_list[repeated], minlength=lists.sizes.size)
-        return _Lists(lists.group, sizes, lists.docids[~repeated])
+        return lists.kept(~repeated, sizes)
 
-    def _split(self, group: IntArray, sizes: IntArray, docids: np.ndarray) -> list[Run]:
+    def _split(self, group: IntArray, sizes: IntArray, docids: np.ndarray, codes: IntArray | None, dictionary: object | None) -> list[Run]:
         """One :class:`Run` per run; each holds a view of the flat docids."""
         bounds = np.zeros(sizes.size + 1, dtype=np.int64)
         np.cumsum(sizes, out=bounds[1:])
         run_of_list, topic_code = group >> TOPIC_BITS, group & TOPIC_MASK
         topic_names = np.array(list(self.topic_index), dtype=object)
         first_list = np.searchsorted(run_of_list, np.arange(len(self.run_index) + 1)).tolist()
-        batch = ListBatch(topic_names, run_of_list, topic_code, bounds, docids)
+        batch = ListBatch(topic_names, run_of_list, topic_code, bounds, docids, codes, dictionary)
         topic_of_list = topic_names[topic_code].tolist()
         out = []
         for r, name in enumerate(self.run_index):
@@ -225,13 +263,13 @@ class _Layout:
         return out
 
 
-def _by_group(group: IntArray, sizes: IntArray, docids: np.ndarray) -> tuple[IntArray, IntArray, np.ndarray]:
-    """Lists (and their docids) reordered by group code."""
+def _by_group(group: IntArray, sizes: IntArray) -> tuple[IntArray, IntArray, IntArray]:
+    """Lists reordered by group code: their groups, sizes, and the entries in the new order."""
     order = np.argsort(group, kind="stable")
     starts = (np.cumsum(sizes) - sizes)[order]
     moved = sizes[order]
     entry = np.repeat(starts - (np.cumsum(moved) - moved), moved) + np.arange(int(moved.sum()))
-    return group[order], moved, docids[entry]
+    return group[order], moved, entry
 
 
 def _within_list_key(order: str, scores, ranks, n: int) -> np.ndarray | None:

@@ -123,7 +123,7 @@ class Run:
     def depth(self) -> int:
         """Length of the run's longest list."""
         if isinstance(self.lists, RankedLists):
-            return int(self.lists.lengths.max(initial=0))
+            return self.lists.longest
         return max(map(len, self.lists.values()), default=0)
 
 
@@ -160,6 +160,11 @@ class RankedLists(Mapping[str, tuple[str, ...]]):
         return np.diff(self.offsets)
 
     @cached_property
+    def longest(self) -> int:
+        """The longest list's length (0 without lists)."""
+        return int(self.lengths.max(initial=0))
+
+    @cached_property
     def _position(self) -> dict[str, int]:
         return {t: n for n, t in enumerate(self.topics)}
 
@@ -188,6 +193,8 @@ class ListBatch:
     topic: IntArray
     bounds: IntArray
     docids: np.ndarray
+    codes: IntArray | None = None  # shallow lists of many runs: each docid's position in ``dictionary`` (encode_strings)
+    dictionary: object | None = None  # a pyarrow string array
 
     @staticmethod
     def spanned(runs: Sequence[Run]) -> tuple[ListBatch, int, int] | None:

@@ -191,6 +191,26 @@ def _equal_run_columns() -> list:
         [np.str_(x)] * 70 + [x] * 70,  # equal under ==, another type
         [x] * 70 + [1] * 70 + [1.0] * 70,
     ]
+    # many short blocks of one size: checked many at once (_equal_blocks_ahead), with what must stop that
+    topics = [f"t{n}" for n in range(50)]
+    lists = [t for _ in range(40) for t in topics for _ in range(20)]  # 40 runs x 50 topics x depth 20
+    columns += [
+        lists,
+        tuple(lists),
+        lists[:-5],  # the last block shorter
+        lists[:3000] + lists[3001:],  # one block one shorter in the middle
+        lists[:3000] + [lists[3000]] + lists[3000:],  # one block one longer
+        lists[:3010] + ["other"] + lists[3011:],  # a different entry inside a block
+        lists[:3010] + [None] + lists[3011:],  # a non-string inside a block
+        lists[:3000] + [None] * 20 + lists[3020:],  # a non-string block
+        lists[:3000] + [lists[2999]] * 20 + lists[3020:],  # a block equal to the one before: one block of 40
+        lists[:40000] + [lists[39999]] * 3,  # the entry after the last checked block equals its head
+        ["".join(["t", str(n // 20 % 50)]) for n in range(40000)],  # equal strings, not identical
+        [t for t in topics for _ in range(9)] * 30,  # blocks just over SHORT_BLOCK
+        [t for t in topics for _ in range(64)] * 3,  # blocks of SPAN_BLOCK
+        [t for t in topics for _ in range(65)] * 3,  # longer: block by block only
+        [t for n, t in enumerate(topics * 40) for _ in range(20 + (n % 97 == 0))],  # now and then one longer
+    ]
     for _ in range(60):  # random block lengths around SHORT_BLOCK, values from a small alphabet (repeats not neighbours)
         lengths = rng.integers(1, 40, size=rng.integers(1, 12))
         values = rng.choice(["a", "b", "c"], size=lengths.size).tolist()
