@@ -17,7 +17,7 @@ from tests.studyapp.base import BaseTestCase, make_toy_study
 KEYS = {
     "study", "slug", "status", "collection", "now", "annotators_per_presentation", "items_per_annotator",
     "check_items_per_annotator", "presentations", "answers", "complete", "over_covered", "slots", "live_leases",
-    "annotators", "annotators_needed", "unfillable_slots", "unfillable_reason", "progress",
+    "annotators", "annotators_needed", "unfillable_slots", "unfillable_reason", "progress", "allocation",
 }  # fmt: skip
 
 
@@ -113,6 +113,21 @@ class StudyStatusTestCase(BaseTestCase):
         report = json.loads(out.getvalue())
         self.assertEqual(set(report), KEYS)
         self.assertEqual(report["annotators"]["active"], 1)
+
+    def test_it_says_which_allocation_runs_and_what_an_adaptive_one_needs(self) -> None:
+        self.assertEqual(study_status(self.study, now=self.now)["allocation"], {"kind": "uniform"})
+        adaptive = make_toy_study(name="Adaptive status", allocation="adaptive", levels=["topic"], items_per_annotator=3)
+        self.assertEqual(study_status(adaptive, now=self.now)["allocation"], {"kind": "adaptive", "rounds": 0, "decided": False})
+        out = io.StringIO()
+        call_command("study_status", adaptive.slug, stdout=out)
+        self.assertIn(
+            f"adaptive: 0 rounds drawn, not decided; run manage.py allocation_priorities {adaptive.slug} --every 30", out.getvalue()
+        )
+        call_command("allocation_priorities", adaptive.slug, stdout=io.StringIO())
+        self.assertEqual(study_status(adaptive, now=self.now)["allocation"], {"kind": "adaptive", "rounds": 1, "decided": False})
+        out = io.StringIO()
+        call_command("study_status", adaptive.slug, stdout=out)
+        self.assertIn("allocation           adaptive: 1 round drawn, not decided\n", out.getvalue() + "\n")
 
     def test_an_unknown_study_is_an_error(self) -> None:
         with self.assertRaisesMessage(CommandError, "no study named 'nope' (known: Toy study)"):

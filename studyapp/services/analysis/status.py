@@ -9,10 +9,11 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count
+from django.db.models import Count, Q
 
 from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
 from studyapp.models.study import SUBTOPIC, TOPIC
+from studyapp.models.study_settings import Allocation
 from studyapp.services.clock import now_or
 from studyapp.services.participation.allocation import Capacity, capacity
 from studyapp.services.wording import count
@@ -121,7 +122,16 @@ def study_status(study: Study, *, now: datetime | None = None, capacity_needed: 
         "annotators": _annotators(study, now),
         **(_unfillable(study, capacity(study, now=now)) if capacity_needed else {}),
         "progress": round(slots["filled"] / slots["needed"], 4) if regular else 1.0,
+        "allocation": _allocation(study),
     }
+
+
+def _allocation(study: Study) -> dict[str, Any]:
+    """Which allocation runs; for an adaptive one the rounds drawn so far and whether the decided signal came."""
+    if study.allocation != Allocation.ADAPTIVE:
+        return {"kind": study.allocation}
+    rounds = study.allocation_rounds.aggregate(drawn=Count("id"), decided=Count("id", filter=Q(decided=True)))
+    return {"kind": study.allocation, "rounds": rounds["drawn"], "decided": bool(rounds["decided"])}
 
 
 def render_text(report: dict[str, Any]) -> str:
@@ -142,6 +152,14 @@ def render_text(report: dict[str, Any]) -> str:
         f"  still needed         {report['annotators_needed']} annotators who get a full quota"
         f" ({count(report['items_per_annotator'], 'item')} each, {count(report['check_items_per_annotator'], 'check')})",
     ]
+    m = report["allocation"]
+    if m["kind"] == Allocation.ADAPTIVE:
+        lines.append(
+            f"  allocation           adaptive: {count(m['rounds'], 'round')} drawn, {'decided' if m['decided'] else 'not decided'}"
+            + ("" if m["rounds"] else f"; run manage.py allocation_priorities {report['slug']} --every 30 beside the server")
+        )
+    else:
+        lines.append(f"  allocation           {m['kind']}")
     u = report["unfillable_slots"]
     if u["total"]:
         lines.append(
