@@ -98,10 +98,10 @@ class AdaptiveDashboardEdgesTests(BaseTestCase):
             line = f"Allocation: adaptive. Run manage.py allocation_priorities {study.slug} --every 30 beside the server"
             (self.assertIn if allocation_name else self.assertNotIn)(line, out.getvalue())
             topics = study.study_topics.count()
-            warning = f"Warning: with {topics} topics the decided signal can never fire"
+            warning = f"Warning: with {topics} topics the best set can never leave a metric out"
             (self.assertIn if allocation_name else self.assertNotIn)(warning, out.getvalue())
 
-    def test_too_few_topics_for_the_decided_signal_is_said_where_it_can_never_fire(self) -> None:
+    def test_too_few_topics_for_the_best_set_to_leave_a_metric_out_is_said(self) -> None:
         # measured on the best set the signal tests at each look (alpha 0.05 / 20): a metric wrong on every pair is
         # left out with 9 topics and never with 8 (2^8 exact sign flips: smallest p_best 1/256 + 0.1 alpha > alpha)
         rng = np.random.default_rng(0)
@@ -120,9 +120,11 @@ class AdaptiveDashboardEdgesTests(BaseTestCase):
             self.assertEqual(chosen.entries, entries)
         self.assertEqual(decided_signal.fewest_topics(), 9)
         self.assertIsNone(decided_signal.too_few_topics(9))
-        self.assertIn("fewer than 9 topics", decided_signal.too_few_topics(8))
+        self.assertIn("needs at least 9 topics (its exact test has 256 sign flips)", decided_signal.too_few_topics(8))
         study = make_toy_study(allocation="adaptive", name="Two topics", levels=["topic"], items_per_annotator=3)
-        self.assertIn("It cannot decide:</strong> with 2 topics the decided signal can never fire", page_of(study))
+        self.assertIn(
+            "Too few topics to decide by the best set:</strong> with 2 topics the best set can never leave a metric out", page_of(study)
+        )
 
 
 class DecidedDashboardTests(BaseTestCase):
@@ -142,4 +144,4 @@ class DecidedDashboardTests(BaseTestCase):
         self.assertIn("<strong>Decided</strong>", page)
         self.assertIn(f"after {complete // 4} answers: saved so far against uniform allocation", page)
         self.assertIn(f"{view['saving']:.2f}× the answers", page)
-        self.assertNotIn("It cannot decide", page)  # said only while not decided
+        self.assertNotIn("Too few topics to decide", page)  # said only while not decided

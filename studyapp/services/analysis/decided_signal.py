@@ -21,14 +21,16 @@ def fewest_topics(look_alpha: float = LOOK_ALPHA) -> int:
 
 
 def too_few_topics(topics: int) -> str | None:
-    """Why the decided signal can never fire with ``topics`` topics, or None when it can."""
+    """Why the best set can leave no metric out with ``topics`` topics (so the decided signal comes only if the
+    metrics fall into at most 3 entries of the same signs), or None when it can."""
     least = fewest_topics()
     if topics >= least:
         return None
     return (
-        f"with {topics} topics the decided signal can never fire: at a look's level {LOOK_ALPHA:g} the best set cannot "
-        f"leave any metric out with fewer than {least} topics (its exact test has {2**topics} sign flips), so the study "
-        "runs until every pair has its answers, as a uniform one would; add topics or choose uniform allocation"
+        f"with {topics} topics the best set can never leave a metric out: at a look's level {LOOK_ALPHA:g} that needs at least "
+        f"{least} topics (its exact test has {2**topics} sign flips), so the decided signal comes only if the metrics fall into "
+        "at most 3 entries that order every judged pair alike, and otherwise the study runs until every pair has its answers, "
+        "as a uniform one would; add topics or choose uniform allocation"
     )
 
 
