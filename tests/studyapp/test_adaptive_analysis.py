@@ -107,7 +107,9 @@ class AdaptiveAnalysisTests(BaseTestCase):
             keep_default_na=False,
         )
         self.assertEqual(len(groups), 6)
-        self.assertEqual(set(groups["full"]), {"true", "false"})
+        groups["full_probability"] = groups["full_probability"].astype(float)  # "nan" where not drawn
+        self.assertEqual(set(groups["full"]), {"true", "false", ""})  # empty: not drawn
+        self.assertEqual(set(groups.loc[groups["full"] == "", "drawn_round"]), {-1})
         r_star = self.report.summary["allocation"]["analysis_round"]
         for row in groups.itertuples():
             drawn = 0 <= row.drawn_round <= r_star

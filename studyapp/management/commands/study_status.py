@@ -11,7 +11,10 @@ from studyapp.services.analysis.status import render_text, study_status
 
 
 class Command(BaseCommand):
-    help = "Print a study's progress: presentations and answers per level, completeness, annotators, annotators still needed."
+    help = (
+        "Print a study's progress: presentations and answers per level, completeness, annotators, annotators still needed, "
+        "and which allocation runs (adaptive: rounds drawn, decided)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study", help="study name or slug")

@@ -3,6 +3,7 @@ the design-weighted table is computed from (docs/data-dictionary.md#allocation-g
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from studyapp.models import Study
@@ -52,6 +53,11 @@ def allocation_groups(study: Study) -> tuple[pd.DataFrame, int | None]:
 
 def allocation_groups_table(study: Study) -> pd.DataFrame:
     """:func:`allocation_groups` as the report's table ``allocation-groups`` (``full`` as true/false, as the
-    preference export writes booleans; written and downloaded as CSV like every table of the report)."""
+    preference export writes booleans, and with ``full_probability`` empty/nan for a group not drawn; written and
+    downloaded as CSV like every table of the report)."""
     frame, _ = allocation_groups(study)
-    return frame.assign(full=frame["full"].map({True: "true", False: "false"}))
+    drawn = frame["drawn_round"] >= 0  # a group not drawn has no second phase: its stored flag and chance are defaults
+    return frame.assign(
+        full=np.where(drawn, frame["full"].map({True: "true", False: "false"}), ""),
+        full_probability=frame["full_probability"].where(drawn),
+    )
