@@ -126,12 +126,6 @@ class AdaptiveDashboardEdgesTests(BaseTestCase):
             "Too few topics to decide by the best set:</strong> with 2 topics the best set can never leave a metric out", page_of(study)
         )
 
-
-class DecidedDashboardTests(BaseTestCase):
-    @classmethod
-    def setUpTestData(cls) -> None:
-        cls.collection = import_toy()
-
     def test_a_decided_study_shows_when_and_the_saving_against_a_complete_uniform_study(self) -> None:
         study = make_toy_study(allocation="adaptive", name="Decided", levels=["topic"], items_per_annotator=3)
         recompute(study, now=NOW, rng=np.random.default_rng(1))
