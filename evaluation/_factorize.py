@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
-from itertools import groupby, repeat
+from itertools import chain, groupby, repeat
 from operator import itemgetter
 
 import numpy as np
@@ -166,7 +166,7 @@ def factorize_repeats(values: Sequence | np.ndarray, heads: IntArray) -> tuple[I
     if hashed.all():
         return factorize(values)
     kept = np.flatnonzero(hashed).tolist()
-    codes, uniques = factorize([v for b in kept for v in items[edges[b] : edges[b + 1]]])
+    codes, uniques = factorize(list(chain.from_iterable(items[edges[b] : edges[b + 1]] for b in kept)))
     offset = np.zeros(sizes.size, dtype=np.int64)  # each hashed block's first position among the hashed values
     offset[hashed] = np.cumsum(sizes[hashed]) - sizes[hashed]
     return codes[np.repeat(offset[original] - bounds[:-1], sizes) + np.arange(n)], uniques

@@ -121,9 +121,6 @@ class TopicTable(Memoised):
         self.topic_of_row = np.append(self.row_keys // V, [0, 0])  # sentinel rows: topic 0, grades 0
         bounds = np.searchsorted(self.row_keys // V, np.arange(T + 1)).tolist()
         self.topic_rows: list[tuple[int, int]] = list(zip(bounds[:-1], bounds[1:]))
-        self.docids = np.empty(n_docs + 2, dtype=object)
-        self.docids[:n_docs] = self.docid_values[self.row_keys % V]
-        self.docids[n_docs:] = ""
         col = column[topic[judged], qrels.intent[judged]]
         graded = col >= 0
         self.grades = np.zeros((n_docs + 2, I), dtype=np.int16)
@@ -163,6 +160,11 @@ class TopicTable(Memoised):
         once = count[doc] == 1
         out[doc[once]] = np.flatnonzero(once)
         return out
+
+    @cached_property
+    def docids(self) -> np.ndarray:
+        """Each document row's docid (object array; ``""`` for the two sentinel rows), made when first read."""
+        return np.append(self.docid_values[self.row_keys % self.n_docids], np.array(["", ""], dtype=object))
 
     @cached_property
     def docid_lookup(self) -> Lookup:
@@ -485,11 +487,7 @@ def _flat_lists(table: TopicTable, runs: Sequence[Run]) -> tuple[IntArray, IntAr
     if spanned is not None:  # runs built together, in order: one slice of their flat layout
         batch, a, b = spanned
         topic_index = np.array([table.topic_index.get(t, -1) for t in batch.topics.tolist()] + [-1], dtype=np.int64)
-        lo, hi = batch.bounds[a], batch.bounds[b]
-        if batch.codes is not None:  # encoded docids: their dictionary looked up, each docid its entry's position
-            docs = np.take(table.docid_lookup.positions(batch.dictionary), batch.codes[lo:hi])
-        else:
-            docs = table.docid_lookup.positions(batch.docids[lo:hi])
+        docs = batch.positions(table.docid_lookup, batch.bounds[a], batch.bounds[b])
         return topic_index[batch.topic[a:b]], batch.run[a:b] - batch.run[a], np.diff(batch.bounds[a : b + 1]), docs
     flat = [RankedLists.of(run.lists) for run in runs]
     topics = np.array([t for lists in flat for t in lists.topics], dtype=object)

@@ -196,6 +196,13 @@ class ListBatch:
     codes: IntArray | None = None  # shallow lists of many runs: each docid's position in ``dictionary`` (encode_strings)
     dictionary: object | None = None  # a pyarrow string array
 
+    def positions(self, lookup, lo: int, hi: int) -> IntArray:
+        """Positions of the docids of entries ``lo:hi`` among a :class:`~evaluation._factorize.Lookup`'s values:
+        encoded docids look the dictionary up once, then each entry takes its code's position."""
+        if self.codes is None:
+            return lookup.positions(self.docids[lo:hi])
+        return np.take(lookup.positions(self.dictionary), self.codes[lo:hi])
+
     @staticmethod
     def spanned(runs: Sequence[Run]) -> tuple[ListBatch, int, int] | None:
         """``(batch, a, b)`` when ``runs`` are consecutive runs of one batch, in order: its lists ``a:b``."""

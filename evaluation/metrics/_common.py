@@ -146,10 +146,8 @@ def per_doc(
 
 
 def top_total(ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.ndarray], k: int) -> np.ndarray:
-    """``sum_{r <= k}`` of a per-document value ``(n_docs + 2,)`` over each list: ``(R, T)``. The running sums
-    over every rank are built once for every cutoff (the same additions in the same order as a sum over the
-    top ``k``)."""
-    return at(ranking.memo(("top_total", key), lambda: scan(np.add, per_doc(ranking, key, build), in_place=True)), k)
+    """``sum_{r <= k}`` of a per-document value ``(n_docs + 2,)`` over each list: ``(R, T)``."""
+    return per_doc(ranking, key, build, k).sum(axis=0)
 
 
 def relevant(ranking: Ranking, rel_level: int = 1) -> np.ndarray:

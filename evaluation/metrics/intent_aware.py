@@ -23,7 +23,6 @@ from evaluation.metrics._common import (
     ranks,
     relevant_position,
     safe_divide,
-    scan,
     stop_terms,
 )
 from evaluation.metrics.base import Param, register
@@ -144,13 +143,9 @@ def rbp_ia(ranking: Ranking, k: int, *, p: float) -> FloatArray:
 
     Slow reference: ``reference.rbp_ia``.
     """
-
-    def running() -> np.ndarray:  # sum_{r'<=r} p^(r'-1) gain(r') at every rank, for every cutoff
-        gain = _per_doc_sum(ranking, "rbp_ia", lambda table: _weighted(table) / np.maximum(table.gmax, 1), ranking.depth)
-        gain *= discount("rbp", ranking.depth, beta=p)[:, None, None]
-        return scan(np.add, gain, in_place=True)
-
-    return (1.0 - p) * at(ranking.memo(("rbp_ia", p), running), k)
+    gain = _per_doc_sum(ranking, "rbp_ia", lambda table: _weighted(table) / np.maximum(table.gmax, 1), k)
+    disc = discount("rbp", gain.shape[0], beta=p)
+    return (1.0 - p) * (gain * disc[:, None, None]).sum(axis=0)
 
 
 @register(

@@ -103,36 +103,3 @@ def test_per_intent_q_sums_at_beta_one_are_the_general_sums_bit_for_bit(depth: i
                 t = ref.RefTopic.of(collection, topic)
                 expected = ref.pplus_q(t, list(run.lists.get(topic, [])), k, 1.0)
                 assert values[n, m] == pytest.approx(expected, abs=1e-12)
-
-
-@pytest.mark.parametrize("depth", [1, 7, 40])
-def test_cutoffs_read_running_sums_bit_for_bit(depth: int) -> None:
-    """Prec, PMP, P-IA (``top_total``) and RBP-IA read one running sum over every rank at each cutoff: the
-    same bits as summing the top ``k`` ranks for that cutoff alone (the former path), cutoffs beyond the depth too."""
-    from evaluation.metrics import parse_measure
-    from evaluation.metrics._common import discount, per_doc, top_total
-    from evaluation.metrics.intent_aware import _per_doc_sum, _weighted
-
-    rng = np.random.default_rng(17)
-    judgments = {
-        f"t{t}": {f"d{d}": {str(i): int(rng.integers(0, 4)) for i in rng.choice(5, size=2, replace=False)} for d in range(30)}
-        for t in range(4)
-    }
-    intents = {topic: [Intent(str(i), 1.0 + i) for i in range(5)] for topic in judgments}
-    collection = build_collection(judgments, intents)
-    runs = [
-        Run(f"r{n}", {f"t{t}": [f"d{d}" for d in rng.permutation(36)[: rng.integers(0, depth + 1)]] for t in range(4 - n % 2)})
-        for n in range(5)
-    ]
-    table = table_for(collection)
-    ranking = build_ranking(table, runs, depth=depth)
-    relevant_doc = lambda table: (table.grades >= 1).any(axis=1).astype(np.float64)  # noqa: E731
-    for k in (1, 3, depth, depth + 5):
-        summed = per_doc(ranking, "relT", relevant_doc, k).sum(axis=0)
-        np.testing.assert_array_equal(top_total(ranking, "relT", relevant_doc, k).view(np.int64), summed.view(np.int64))
-        for p in (0.95, 0.5):
-            measure = parse_measure(f"RBP-IA(p={p})@{k}")
-            gain = _per_doc_sum(ranking, "rbp_ia", lambda table: _weighted(table) / np.maximum(table.gmax, 1), k)
-            former = (1.0 - p) * (gain * discount("rbp", gain.shape[0], beta=p)[:, None, None]).sum(axis=0)
-            value = measure.spec.kernel(ranking, k, **measure.params)
-            np.testing.assert_array_equal(value.view(np.int64), former.view(np.int64))
