@@ -97,6 +97,7 @@ class Study(models.Model):
     platform_id_retention_days = setting_column("platform_id_retention_days")
     redirect_url = setting_column("redirect_url")
     allocation = setting_column("allocation")
+    candidate_metrics = setting_column("candidate_metrics")
     same_pair_both_levels = setting_column("same_pair_both_levels")
     require_platform_id = setting_column("require_platform_id")
     language = setting_column("language")

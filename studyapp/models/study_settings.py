@@ -14,8 +14,10 @@ the parser checks it against the collection.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -88,6 +90,8 @@ class StudySetting:
     ``frozen`` settings shaped the presentations, so staff cannot change them afterwards.
     ``config_default`` is the configuration's default when it differs from the column's
     (the generic consent text); ``doc_default`` is how the docs table writes the default.
+    ``check(value, values)``, when given, is the setting's own rule past its type and bounds, reading the other
+    settings of the same configuration (``values``: those given; the declared default for the rest).
     """
 
     name: str
@@ -110,6 +114,7 @@ class StudySetting:
     frozen: bool = False
     config_default: Any = _UNSET
     doc_default: str = ""
+    check: Callable[[Any, Mapping[str, Any]], str | None] | None = None
 
     @property
     def initial(self) -> Any:
@@ -170,8 +175,15 @@ class StudySetting:
             return f"{low}-{high}"
         return f"{'over' if self.low_open else 'from'} {low}, {'under' if self.high_open else 'up to'} {high}"
 
-    def problem(self, value: Any) -> str | None:
-        """Why ``value`` is not valid for this setting (the parser's and the admin's message), or None."""
+    def problem(self, value: Any, values: Mapping[str, Any] | None = None) -> str | None:
+        """Why ``value`` is not valid for this setting (the parser's and the admin's message), or None;
+        ``values``: the configuration's other settings, for :attr:`check`."""
+        basic = self._basic_problem(value)
+        if basic is None and self.check is not None and value is not None:
+            return self.check(value, values or {})
+        return basic
+
+    def _basic_problem(self, value: Any) -> str | None:
         if value is None and self.optional:
             return None
         if self.choices is not None:
@@ -242,6 +254,54 @@ def _doc_value(value: Any) -> str:
     return f"{value:g}"
 
 
+def scored_metrics(depth: int) -> list[str]:
+    """The metrics a study's report scores, as it names them: every registered metric at default parameters, cut at
+    the study ``depth`` (raw lists, as shown), except those tagged ``judging`` (Judged@k: how much of a list was
+    judged, not how good it is). Known without scoring (``services.analysis.study_analysis.study_measures``)."""
+    from evaluation.metrics import REGISTRY, Measure  # read when called: the models load before any metric is needed
+
+    return [
+        Measure(spec, dict(spec.defaults), depth if spec.cutoff != "none" else None).label
+        for spec in REGISTRY.values()
+        if "judging" not in spec.tags
+    ]
+
+
+def candidate_list(text: str) -> list[str]:
+    """The metric names of a ``candidate_metrics`` text: comma-separated, blanks around them and empty entries dropped."""
+    return [name for part in (text or "").split(",") if (name := part.strip())]
+
+
+def candidates_problem(value: str, values: Mapping[str, Any]) -> str | None:
+    """Why ``value`` is not a list of candidate metrics of a study with ``values``' depth (None when it is, or empty).
+
+    Checked at configuration time without scoring: each name must be one of :func:`scored_metrics` at the study's
+    ``depth`` (e.g. ``alpha-nDCG@10`` at depth 10), at least 2 distinct, none twice."""
+    names = candidate_list(value)
+    if not names:
+        return None
+    depth = values.get("depth", BY_NAME["depth"].default)
+    if BY_NAME["depth"].problem(depth) is not None:
+        return None  # the depth's own problem is reported; the names are checked once it is valid
+    known = scored_metrics(depth)
+    unknown = [n for n in dict.fromkeys(names) if n not in known]
+    if unknown:
+        words = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6) or [k for k in known if k.lower() == name.lower()]
+            words.append(f"{name!r} (" + (f"did you mean {close[0]!r}?" if close else f"{len(known)} metrics are scored") + ")")
+        return (
+            f"candidate_metrics: unknown metric {', '.join(words)}; the names are the report's at the study's depth {depth}, "
+            f"e.g. {known[0]}"
+        )
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        return f"candidate_metrics lists {', '.join(repeated)} more than once"
+    if len(names) < 2:
+        return f"candidate_metrics needs at least 2 metrics to decide among, got only {names[0]} (empty: every metric the report scores)"
+    return None
+
+
 _CODE_RULE = {"type": str, "default": "", "max_length": 100, "pattern": _CODE, "what": "must be 1-100 letters, digits, '-' or '_'"}
 _SMALL = models.PositiveSmallIntegerField
 
@@ -285,6 +345,14 @@ SETTINGS: tuple[StudySetting, ...] = (
                  doc='`"uniform"`: the presentations with the fewest answers first; `"adaptive"`: first the run pairs drawn, with '
                      "known probabilities, by how much the metrics still in the best set dispute them "
                      "([meta.md#adaptive-allocation](meta.md#adaptive-allocation)); every guarantee of the allocation holds either way"),
+    StudySetting("candidate_metrics", str, "", "the metrics an adaptive study decides among, comma-separated "
+                 "(empty: every metric the report scores)", max_length=1000, column=models.CharField, frozen=True,
+                 check=candidates_problem, doc_default="every metric",
+                 doc="the metrics the study decides among, as the report names them at the study's `depth`, comma-separated, "
+                     'e.g. `"alpha-nDCG@10,nERR-IA@10,D#-nDCG@10"` (at least 2; unknown names are refused with the closest '
+                     "known one). An adaptive study's contenders, dispute weights and decided signal are computed over "
+                     "these alone ([meta.md#adaptive-allocation](meta.md#adaptive-allocation)); the report still scores "
+                     "every metric. A uniform study may name them too: the report notes them, nothing else changes"),
     StudySetting("same_pair_both_levels", bool, False, "may one annotator see the same (topic, run pair) at both levels?", frozen=True),
     StudySetting("require_platform_id", bool, False, "admit only newcomers whose link carries a platform's participant id (no anonymous link)",
                  doc_default="`true` when `redirect_url` goes to a host of a registered platform (Prolific's, MTurk's: "

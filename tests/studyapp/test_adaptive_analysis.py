@@ -173,7 +173,7 @@ class AdaptiveAnalysisTests(BaseTestCase):
         self.assertEqual(list(table.columns[-4:]), ["ci_low", "ci_high", "ci_low_looks", "ci_high_looks"])
         self.assertTrue((table["ci_low"].isna() == table["ci_low_looks"].isna()).all())
         uniform = make_toy_study(name="Uniform report")
-        self.assertEqual(build_report(uniform, B=20).summary["allocation"], {"kind": "uniform"})
+        self.assertEqual(build_report(uniform, B=20).summary["allocation"], {"kind": "uniform", "candidates": []})
 
     def test_the_dashboard_shows_each_pairs_answers_and_why(self) -> None:
         view = dashboard_view(self.study)

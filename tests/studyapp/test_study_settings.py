@@ -120,7 +120,11 @@ class DatabaseChecksTestCase(BaseTestCase):
 
 def other_value(setting: StudySetting) -> Any:
     """A valid value of ``setting`` that is not its default (for the toy study's design)."""
-    special = {"redirect_url": "https://app.prolific.com/submissions/complete?cc={code}", "items_per_annotator": 5}
+    special = {
+        "redirect_url": "https://app.prolific.com/submissions/complete?cc={code}",
+        "items_per_annotator": 5,
+        "candidate_metrics": "alpha-nDCG@2,nERR-IA@2",  # at the depth other_value gives (2)
+    }
     if setting.name in special:
         return special[setting.name]
     if setting.choices is not None:

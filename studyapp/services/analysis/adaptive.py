@@ -30,7 +30,7 @@ from evaluation.meta.levels import drop_undefined, preference_items
 from evaluation.meta.pairs import pair_inputs
 from studyapp.models import AllocationGroup, AllocationRound, Annotator, Preference, Presentation, Study
 from studyapp.models.study import TOPIC
-from studyapp.models.study_settings import Allocation
+from studyapp.models.study_settings import Allocation, candidate_list
 from studyapp.services.analysis import decided_signal
 from studyapp.services.analysis.decided_signal import MAX_LOOKS  # the decided signal's looks
 from studyapp.services.analysis.study_analysis import study_collection, study_votes
@@ -161,12 +161,12 @@ def analysis_round(groups: Groups) -> int | None:
 
 
 def differences(study: Study, groups: Groups) -> tuple[np.ndarray, list[str]]:
-    """(G, P) topic-level metric differences of every group and the metric names (scores computed once per study)."""
+    """(P, G) topic-level differences on every group, and the P names: the ``candidate_metrics`` (empty: every metric scored)."""
     from studyapp.services.analysis.preview import study_scores_cached  # preview -> report -> this module: read when called
 
     entry = study_scores_cached(study)
-    scores: pd.DataFrame = entry["scores"]
-    cube = score_cube(scores, entry["measures"], topics=list(dict.fromkeys(n[0] for n in groups.names)))
+    measures = candidate_list(study.candidate_metrics) or entry["measures"]  # the contenders and disputed_by follow them
+    cube = score_cube(entry["scores"], measures, topics=list(dict.fromkeys(n[0] for n in groups.names)))
     topics, run_a, run_b = (pd.Series([n[i] for n in groups.names]) for i in range(3))
     return pair_differences(cube, topics, run_a, run_b), list(cube.measures)
 

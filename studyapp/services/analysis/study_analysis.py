@@ -37,9 +37,10 @@ from evaluation.meta.intuitiveness import cell_order, concordance_test, intuitiv
 from evaluation.meta.levels import preference_items
 from evaluation.meta.significance import DiscriminativePower, discriminative_power
 from evaluation.meta.userprefs import preference_summary
-from evaluation.metrics import REGISTRY, Measure, parse_measure
+from evaluation.metrics import parse_measure
 from studyapp.models import RankedItem, Study, StudySubtopic, StudyTopic
 from studyapp.models.study import SUBTOPIC, TOPIC
+from studyapp.models.study_settings import scored_metrics
 from studyapp.services.collections.evaluation_bridge import to_evaluation_collection
 from studyapp.services.data.export import vote_rows
 
@@ -68,12 +69,9 @@ class StudyCollection:
 
 def study_measures(depth: int) -> list[str]:
     """Every registered metric at default parameters, cut at the study ``depth`` (raw lists, as shown),
-    except those tagged ``judging`` (Judged@k: how much of a list was judged, not how good it is)."""
-    return [
-        Measure(spec, dict(spec.defaults), depth if spec.cutoff != "none" else None).label
-        for spec in REGISTRY.values()
-        if "judging" not in spec.tags
-    ]
+    except those tagged ``judging`` (Judged@k: how much of a list was judged, not how good it is):
+    ``models.study_settings.scored_metrics``, which the ``candidate_metrics`` setting is checked against."""
+    return scored_metrics(depth)
 
 
 def is_ad_hoc(measure: str) -> bool:

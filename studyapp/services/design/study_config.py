@@ -85,7 +85,7 @@ def setting_problems(values: dict[str, Any]) -> list[tuple[str, str]]:
 
     The one validator of :func:`parse_config` and of the admin's study form.
     """
-    problems = [(s.name, problem) for s in study_settings.SETTINGS if s.name in values and (problem := s.problem(values[s.name]))]
+    problems = [(s.name, problem) for s in study_settings.SETTINGS if s.name in values and (problem := s.problem(values[s.name], values))]
     if not {key for key, _ in problems} & {"redirect_url", "completion_code"}:
         redirect = redirect_problem((values.get("redirect_url") or "").strip(), (values.get("completion_code") or "").strip())
         if redirect:

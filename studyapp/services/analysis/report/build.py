@@ -31,6 +31,7 @@ from evaluation.meta.bestset import with_best_set
 from evaluation.meta.reliability import direction_agreement, krippendorff_alpha
 from evaluation.report.tables import concordance_matrix
 from studyapp.models import Annotator, Preference, Study
+from studyapp.models.study_settings import candidate_list
 from studyapp.services.analysis.adaptive import weighted_agreement
 from studyapp.services.analysis.report.allocation_file import ALLOCATION_TABLE, allocation_groups_table
 from studyapp.services.analysis.report.files import candidate_measures, input_files, report_settings, reproduce_commands
@@ -83,7 +84,11 @@ def build_report(study: Study, *, B: int = DEFAULT_B, seed: int = DEFAULT_SEED, 
             tables=_tables(analysis),
         )
         design = weighted_agreement(study, analysis.votes, analysis.scores, analysis.measures, list(analysis.agreement))
-        report.summary["allocation"] = {"kind": study.allocation, **({k: v for k, v in design.items() if k != "table"} if design else {})}
+        report.summary["allocation"] = {
+            "kind": study.allocation,
+            "candidates": candidate_list(study.candidate_metrics),  # [] = every metric scored was a candidate
+            **({k: v for k, v in design.items() if k != "table"} if design else {}),
+        }
         if design and design["table"] is not None:
             report.tables["agreement-design-weighted"] = design["table"]
         if design:
