@@ -6,8 +6,8 @@ the delete-one-topic jackknife over the topics (clusters) of the study (Quenouil
 Stein 1981; the cluster jackknife of complex surveys, Wolter 2007 ch. 4), which carries the
 clustering of run pairs in topics, the ratio form of every statistic and, for the Delta bins, the
 re-estimated bin boundary. The interval is Wilson's score interval (Wilson 1927) for ``q`` with the
-effective sample size that matches that variance, ``n* = q (1 - q) / v(q)``, at most the number of
-run pairs ``n`` (no claim of more information than there are pairs), and with ``n*`` scaled by
+effective sample size that matches that variance, ``n* = q (1 - q) / v(q)`` (the number of run pairs
+``n`` where the variance is 0), and with ``n*`` scaled by
 ``(z / t_{T-1})^2`` for the ``T`` topics of the study (the jackknife's degrees of freedom: every
 topic is left out once, also one that holds no pair of the subset) (Korn & Graubard 1998, Survey
 Methodology 24(2), for proportions from clustered samples; Dean & Pagano 2015, J. Survey
@@ -15,6 +15,13 @@ Statistics and Methodology 3(4), who found this family closest to nominal among 
 intervals). In the middle of the range this is ``theta +- t_{T-1} sqrt(v)``; near +-1 it is
 asymmetric and never collapses to a point: a subset where every pair agrees gets
 ``[1 - 2 z^2 / (n* + z^2), 1]`` rather than ``[1, 1]``.
+
+An estimate at or beyond +-1 with a positive variance has no Wilson interval (``q (1 - q) = 0`` makes ``n* = 0``, and the
+interval would be the whole range): only a design-weighted estimate gets there (the two-phase difference estimator of
+``evaluation.meta.adaptive`` estimates a ratio's numerator and denominator apart, so it can leave [-1, 1]). It gets the
+linearised interval around the estimate moved to the nearest edge, ``clip(theta) +- t sqrt(v)``, cut to [-1, 1]: the
+statistic lies in [-1, 1], so moving the estimate there never takes it further from the truth, and the interval covers
+whenever the linearised one around ``theta`` does.
 
 Where the topics weigh unequally (an adaptive study's design weights: one topic's heavy group can be most
 of the jackknife variance) ``T - 1`` overstates what the variance rests on; ``score_interval(df=)`` takes the
@@ -104,18 +111,24 @@ def score_interval(
     high = low.copy()
     if not ok.any():
         return low, high
-    q = np.clip((1 + theta[ok]) / 2, 0.0, 1.0)
+    value = theta[ok]
+    q = np.clip((1 + value) / 2, 0.0, 1.0)
     var_q = jackknife_variance(loo[:, ok]) / 4
     pairs = np.asarray(n, dtype=np.float64)[ok]
     with np.errstate(divide="ignore", invalid="ignore"):
         n_eff = np.where(var_q > 0, q * (1 - q) / var_q, np.inf)
     n_eff = np.maximum(np.where(np.isfinite(n_eff), n_eff, pairs), 1e-12)
     z = norm.ppf(0.5 + level / 2)
-    t = student_t.ppf(0.5 + level / 2, loo.shape[0] - 1 if df is None else np.asarray(df, dtype=np.float64)[ok])
+    t = np.broadcast_to(student_t.ppf(0.5 + level / 2, loo.shape[0] - 1 if df is None else np.asarray(df, dtype=np.float64)[ok]), q.shape)
     n_adj = n_eff * (z / t) ** 2
     z2n = z * z / n_adj
     centre = (q + z2n / 2) / (1 + z2n)
     half = z / (1 + z2n) * np.sqrt(q * (1 - q) / n_adj + z2n / (4 * n_adj))
-    low[ok] = np.minimum(2 * np.clip(centre - half, 0.0, 1.0) - 1, theta[ok])  # Wilson's ends hold q exactly; guard rounding
-    high[ok] = np.maximum(2 * np.clip(centre + half, 0.0, 1.0) - 1, theta[ok])
+    wilson_low = np.minimum(2 * np.clip(centre - half, 0.0, 1.0) - 1, value)  # Wilson's ends hold q exactly; guard rounding
+    wilson_high = np.maximum(2 * np.clip(centre + half, 0.0, 1.0) - 1, value)
+    edge = (np.abs(value) >= 1) & (var_q > 0)  # no Wilson interval there (module docstring): the linearised one, cut
+    spread = t * 2 * np.sqrt(var_q)
+    edge_value = np.clip(value, -1.0, 1.0)
+    low[ok] = np.where(edge, np.clip(edge_value - spread, -1.0, 1.0), wilson_low)
+    high[ok] = np.where(edge, np.clip(edge_value + spread, -1.0, 1.0), wilson_high)
     return low, high

@@ -120,6 +120,26 @@ def test_score_interval_checks_and_missing_leave_one_out_values() -> None:
     assert np.isfinite(low[0]) and np.isnan(low[1]) and np.isnan(high[1])
 
 
+def test_an_estimate_at_or_beyond_the_edge_gets_the_linearised_interval_cut_to_the_range() -> None:
+    """A design-weighted estimate can leave [-1, 1]; Wilson's form would give it the whole range (n* = 0)."""
+    rng = np.random.default_rng(5)
+    T = 12
+    theta = np.array([1.07, 1.0, -1.04, 1.4, 0.6])
+    loo = theta[None, :] + rng.normal(0, 0.03, (T, theta.size))
+    loo[:, 3] = 1.4 + rng.normal(0, 0.001, T)  # far beyond the edge with a tiny variance
+    df = np.array([11.0, 11.0, 11.0, 11.0, 11.0])
+    low, high = score_interval(theta, loo, np.full(5, 60), np.full(5, T), level=0.95, df=df)
+    spread = student_t.ppf(0.975, 11) * np.sqrt(jackknife_variance(loo))
+    for g in (0, 1):  # at or above +1: [1 - t se, 1], the linearised interval around the estimate moved to the edge
+        assert low[g] == pytest.approx(1 - spread[g]) and high[g] == 1.0 and 0.5 < low[g] < 1.0
+    assert low[2] == -1.0 and high[2] == pytest.approx(-1 + spread[2]) and -1.0 < high[2] < -0.5
+    assert low[3] == pytest.approx(1 - spread[3]) and high[3] == 1.0 and low[3] < 1.0  # never a point, however far beyond
+    inside_low, inside_high = score_interval(theta[4:], loo[:, 4:], np.full(1, 60), np.full(1, T), level=0.95, df=df[4:])
+    assert (low[4], high[4]) == (inside_low[0], inside_high[0]) and low[4] < 0.6 < high[4]  # inside: Wilson, as before
+    same_low, same_high = score_interval(np.array([1.0]), np.ones((T, 1)), np.array([60]), np.array([T]))
+    assert same_high[0] == 1.0 and 0.8 < same_low[0] < 1.0  # no variance at the edge: Wilson with n = pairs, as before
+
+
 def test_percentile_interval_and_none() -> None:
     d, p, clusters = clustered(12, 5)
     percentile = agreement(d, p, ["M"], clusters=clusters, B=200, rng=1, interval="percentile")
