@@ -6,6 +6,8 @@
   in it only (``test_postgresql.delegated``), the other browser tests in this session; so do a few
   database-free library modules, which balance the two runs' lengths; the child leaves the tests of tests/studyapp
   that use no database to this session (``test_postgresql.same_in_both_runs``).
+- The tests that mostly wait (load smoke, database waits, killed payment workers: ``tests/test_waiting_run.py``)
+  run in a third process started the same way, whose test also goes last and reports its result.
 - On PostgreSQL, autovacuum is off for the test database's tables (see :func:`django_db_setup`).
 - Passwords set in the tests' own process are hashed with MD5 (see :func:`_fast_password_hashing`).
 - Hypothesis examples have no deadline: a property's truth does not depend on the machine's load, and a
@@ -21,6 +23,7 @@ import pytest
 from django.db import connection
 from hypothesis import settings as hypothesis_settings
 
+from tests import test_waiting_run
 from tests.studyapp import test_postgresql
 
 hypothesis_settings.register_profile("studyapp", deadline=None)
@@ -28,7 +31,8 @@ hypothesis_settings.load_profile("studyapp")
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: item.nodeid == test_postgresql.TEST_ID)  # stable: everything else keeps its order
+    last = (test_waiting_run.TEST_ID, test_postgresql.TEST_ID)
+    items.sort(key=lambda item: item.nodeid in last)  # stable: everything else keeps its order
     if os.environ.get(test_postgresql.CHILD_VARIABLE) == "1":  # the PostgreSQL child: database tests only of tests/studyapp
         left = [item for item in items if test_postgresql.same_in_both_runs(item)]
         if left:
@@ -43,15 +47,24 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if handed_over:
             config.hook.pytest_deselected(items=handed_over)
             items[:] = [item for item in items if not test_postgresql.delegated(item.path)]
+    if any(item.nodeid == test_waiting_run.TEST_ID for item in items) and not config.option.collectonly:
+        waiting = [item for item in items if test_waiting_run.waits(item)]  # run by the waiting run (its test reports)
+        if waiting:
+            config.hook.pytest_deselected(items=waiting)
+            items[:] = [item for item in items if not test_waiting_run.waits(item)]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    selected = any(item.nodeid == test_postgresql.TEST_ID for item in session.items)
-    if selected and not session.config.option.collectonly:
+    if session.config.option.collectonly:
+        return
+    if any(item.nodeid == test_waiting_run.TEST_ID for item in session.items):
+        test_waiting_run.start()
+    if any(item.nodeid == test_postgresql.TEST_ID for item in session.items):
         test_postgresql.start_child()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    test_waiting_run.stop()
     test_postgresql.stop_child()
 
 

@@ -47,8 +47,7 @@ CHILD_BROWSER_MODULES = (
     "test_progressive_enhancement.py",
     "test_report_page.py",
 )
-# Modules that use neither test database (library modules, and the README's commands on a database of their own),
-# run by the child in the parent's stead so the two cores finish
+# Library modules that use neither test database, run by the child in the parent's stead so the two cores finish
 # together: the parent's own tests (evaluation, browser presentation, load smoke, README paths and the SQLite
 # run) took about 200 s longer than the child's (.ci/run on a quiet 2-core machine: the parent 895 s, the
 # child 700 s), and the second core sat idle meanwhile. These took about 80 s there (ranx's JIT compilation in a
@@ -56,30 +55,17 @@ CHILD_BROWSER_MODULES = (
 # runs once per session.
 CHILD_DATABASE_FREE_MODULES = (
     "tests/evaluation/test_compare.py",
-    "tests/evaluation/test_ir_measures.py",
-    "tests/evaluation/metrics/test_properties.py",
-    # The measurement of 21:32-22:45 (both runs' per-test CPU, CI=true): the parent's own tests still ended ~116 s
-    # after the child's (of 4,388 s under load); these comparisons with the reference implementations took 15.5 s
-    # of CPU there.
-    "tests/evaluation/metrics/test_against_reference.py",
     # The measurement of 00:51-01:17 on 28 Nov (d8551ec, CI=true, nice 10 under load 5-10, per-test CPU of both runs):
     # with ranx no longer compiled in the child (~75 s of its CPU) the parent's own tests ended 103 s after the child's
     # (1,554 s against 1,451 s; CPU: parent 782 s with its subprocesses, child 534 s). These self-contained library
     # modules (tmp_path only) took 45 s of the parent's CPU (57 s of its time) there: about half the gap. (The meta
-    # command line's tests, 13 s of them, went back to the parent with the README commands below.)
-    "tests/evaluation/metrics/test_adhoc.py",
-    "tests/evaluation/meta/test_levels.py",
+    # command line's tests, 13 s of them, went back to the parent in a later round.)
     "tests/evaluation/test_cli.py",
-    "tests/evaluation/meta/test_intervals.py",
-    "tests/evaluation/io/test_array_builders.py",
-    # CI of 3068de3 (.ci/run on a clean clone, 718 s of make test; the times of the files the runs left): the child
-    # ended about 50 s before the parent (its last database-free tests of tests/studyapp at 02:25:27, then about a
-    # minute of library modules; the parent's load smoke tests 02:24:40-02:26:41, then this module, 41 s, until
-    # 02:27:23). The README's commands (a fresh SQLite database of their own, every command a process of its own) use
-    # neither test database and move here; the parent also lost its smoke servers' worker imports (--preload) and
-    # the child its database-free tests of tests/studyapp (same_in_both_runs, about 20 s), so the meta command line's
-    # tests (about 13 s) went back to the parent: both estimated to end within seconds of each other.
-    "tests/test_readme_agreement.py",
+    # Since 28 Nov 06:00 the waiting tests (load smoke, database waits, killed payment workers; about 220 s of the
+    # parent's time in CI, where the child ended 35 s after the parent's own tests at 696 s) run in a third process
+    # (tests/test_waiting_run.py), so the parent took back about 100 s of CI time from here: the README's commands
+    # (41 s), the ir_measures and reference comparisons, the ad hoc baselines, the metric properties, the levels,
+    # intervals and array builders.
 )
 # Modules of tests/studyapp without a single database test (no TestCase, no db fixture): what they check does not
 # depend on the database, so the child leaves them to the parent instead of running them a second time (about 30 s
@@ -99,16 +85,18 @@ CHILD_IGNORED_MODULES = (
 )
 # pytest-django orders each run's tests as Django does, whatever the order here: the database tests (TestCase) first,
 # then those with a live server (the browser tests), then those without a database. So the child's browser tests
-# run in its middle, beside the parent's own browser and database tests, and the parent's load and kill -9 smoke
-# tests (gunicorn workers and a load generator on the same two cores once held a framed participant's admission
-# step beyond the pages' 15 s) come at its end, beside the child's library modules.
+# run in its middle, beside the parent's own browser and database tests; the load and kill -9 smoke tests (gunicorn
+# workers and a load generator on the same two cores once held a framed participant's admission step beyond the
+# pages' 15 s) run in the waiting run (tests/test_waiting_run.py), which starts with the session and is over long
+# before the child's browser tests begin on a quiet machine.
 SUITES = [
     *(ROOT / "tests" / "browser" / name for name in CHILD_BROWSER_MODULES),
     ROOT / "tests" / "studyapp",
     *(ROOT / path for path in CHILD_DATABASE_FREE_MODULES),
 ]
-# Tests that start their own servers against PostgreSQL (the URL of this session) run in the parent only:
-# the child deselects them (a skip there would hide a test the parent does run).
+# Tests that start their own servers against PostgreSQL (the URL of this session) run once, in the parent's session
+# (its waiting run, tests/test_waiting_run.py, when that runs): the child deselects them (a skip there would hide a
+# test the parent does run).
 PARENT_ONLY = (
     "tests/studyapp/test_database_waits.py::test_locked_tables_answer_503_within_seconds_and_kill_no_worker",
     "tests/studyapp/test_database_waits.py::test_a_frozen_database_answers_503_within_5_s_and_kills_no_worker",
@@ -124,23 +112,17 @@ TEST_ID = "tests/studyapp/test_postgresql.py::test_database_tests_pass_on_postgr
 
 
 class ChildRun:
-    """The child pytest on PostgreSQL, started at once; its output goes to temporary files (a pipe
-    nobody reads while the parent runs its own tests would fill up and stall the child)."""
+    """A child pytest (the PostgreSQL run, the waiting run), started at once; its output goes to temporary files (a
+    pipe nobody reads while the parent runs its own tests would fill up and stall the child)."""
 
-    def __init__(self, url: str) -> None:
-        # The child's screenshots and measurements go to their own folder, and only the parent's SQLite
-        # run may update docs/screenshots: the two runs write at the same time.
-        env = {
-            **os.environ,
-            "DATABASE_URL": url,
-            "STUDYAPP_TEST_ARTIFACTS": str(ROOT / "test-artifacts" / "postgresql"),
-            CHILD_VARIABLE: "1",
-        }
+    def __init__(self, name: str, arguments: list[str], env: dict[str, str]) -> None:
+        # Each run's screenshots and measurements go to a folder of its own (test-artifacts/<name>), and only the
+        # parent's SQLite run may update docs/screenshots: the runs write at the same time.
+        env = {**os.environ, "STUDYAPP_TEST_ARTIFACTS": str(ROOT / "test-artifacts" / name), **env}
         env.pop("STUDYAPP_UPDATE_SCREENSHOTS", None)
-        command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *map(str, SUITES), f"--ignore={__file__}",
-                   *(f"--deselect={test}" for test in PARENT_ONLY), *(f"--ignore={ROOT / path}" for path in CHILD_IGNORED_MODULES)]  # fmt: skip
-        self.stdout = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace", prefix="studyapp-postgresql-", suffix=".out")
-        self.stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace", prefix="studyapp-postgresql-", suffix=".err")
+        command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *arguments]
+        self.stdout = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace", prefix=f"studyapp-{name}-", suffix=".out")
+        self.stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace", prefix=f"studyapp-{name}-", suffix=".err")
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=self.stdout, stderr=self.stderr)
         self.started = time.monotonic()
 
@@ -247,13 +229,31 @@ def child_will_run() -> bool:
     return True
 
 
+def child_arguments() -> list[str]:
+    """The child's pytest arguments: :data:`SUITES` but this module, :data:`PARENT_ONLY` and :data:`CHILD_IGNORED_MODULES`."""
+    return [*map(str, SUITES), f"--ignore={__file__}", *(f"--deselect={test}" for test in PARENT_ONLY),
+            *(f"--ignore={ROOT / path}" for path in CHILD_IGNORED_MODULES)]  # fmt: skip
+
+
+def summary(result: subprocess.CompletedProcess) -> str:
+    """A finished child run's failures, the end of its output and of its error output (server log lines come there)."""
+    failed = [line for line in result.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+    return "\n".join([*failed, *result.stdout.splitlines()[-40:], "--- stderr ---", *result.stderr.splitlines()[-20:]])
+
+
+def check_nothing_skipped(result: subprocess.CompletedProcess, what: str) -> None:
+    """In CI (``CI=true``) a child run may skip nothing: its last line (pytest's counts) names no skip."""
+    if IN_CI:
+        assert "skipped" not in result.stdout.strip().splitlines()[-1], f"tests were skipped {what}:\n{summary(result)}"
+
+
 def start_child() -> None:
     """Start the child run now if PostgreSQL is there (called once collection is done); when it is
     not, nothing starts and the test itself fails or skips with the reason."""
     global _child
     if _child is None:
         try:
-            _child = ChildRun(reachable_postgres_url())
+            _child = ChildRun("postgresql", child_arguments(), {"DATABASE_URL": reachable_postgres_url(), CHILD_VARIABLE: "1"})
         except (pytest.fail.Exception, pytest.skip.Exception):
             pass
 
@@ -273,13 +273,10 @@ def test_database_tests_pass_on_postgresql() -> None:
     result = _child.wait(timeout=TIMEOUT_SECONDS)
     if result is None:
         pytest.fail(f"the PostgreSQL run did not finish within {TIMEOUT_SECONDS} s and was stopped")
-    # pytest's summary (which tests failed) is on stdout; the server log lines on stderr come after it.
-    failed = [line for line in result.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
-    tail = "\n".join([*failed, *result.stdout.splitlines()[-40:], "--- stderr ---", *result.stderr.splitlines()[-20:]])
+    tail = summary(result)
     assert result.returncode == 0, f"database tests failed on PostgreSQL (exit status {result.returncode}):\n{tail}"
     assert "[postgresql]" in result.stdout, f"the concurrency test did not run on PostgreSQL:\n{tail}"
     # the killed-process payment tests (test_payment_faults.py) on a scratch database of the same server
     assert "[postgresql] payment faults:" in result.stdout, f"the killed-worker payment tests did not run on PostgreSQL:\n{tail}"
-    if IN_CI:  # nothing skipped quietly (the browser tests included)
-        assert "skipped" not in result.stdout.strip().splitlines()[-1], f"tests were skipped on PostgreSQL:\n{tail}"
+    check_nothing_skipped(result, "on PostgreSQL")  # the browser tests included
     print(tail)
