@@ -3,8 +3,8 @@
 - The PostgreSQL run of the database tests (``tests/studyapp/test_postgresql.py``) starts in the
   background as soon as collection has selected it, and its test, which waits for that run, goes
   last, so both databases' runs proceed side by side; the browser tests of the participant's flow run
-  in it only (``test_postgresql.delegated``), the other browser tests in this session; so do a few
-  database-free library modules, which balance the two runs' lengths; the child leaves the tests of tests/studyapp
+  in it only (``test_postgresql.delegated``), the other browser tests in this session (so would the
+  database-free modules of ``CHILD_DATABASE_FREE_MODULES``, a balance valve, empty now); the child leaves the tests of tests/studyapp
   that use no database to this session (``test_postgresql.same_in_both_runs``).
 - The tests that mostly wait (load smoke, database waits, killed payment workers: ``tests/test_waiting_run.py``)
   run in a third process started the same way, whose test also goes last and reports its result.
@@ -40,8 +40,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             items[:] = [item for item in items if not test_postgresql.same_in_both_runs(item)]
     selected = any(item.nodeid == test_postgresql.TEST_ID for item in items)
     if selected and not config.option.collectonly and test_postgresql.child_will_run():
-        # the PostgreSQL child runs the participant-flow browser tests and a few database-free library modules
-        # (test_postgresql.CHILD_DATABASE_FREE_MODULES); each of them runs once per session
+        # the PostgreSQL child runs the participant-flow browser tests (and test_postgresql.CHILD_DATABASE_FREE_MODULES);
+        # each of them runs once per session
         test_postgresql.note_database_tests_left_out(items)  # CHILD_IGNORED_MODULES: the parent's alone
         handed_over = [item for item in items if test_postgresql.delegated(item.path)]
         if handed_over:

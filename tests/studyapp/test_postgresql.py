@@ -2,8 +2,8 @@
 test, :data:`CHILD_IGNORED_MODULES`) and the browser tests that walk the participant's flow
 (:data:`CHILD_BROWSER_MODULES`), in a child pytest whose
 DATABASE_URL is ``$STUDYAPP_TEST_POSTGRES_URL`` (SQLite hides length limits, NUL bytes, locking and
-isolation differences that PostgreSQL enforces). The child also takes a few database-free library modules
-(:data:`CHILD_DATABASE_FREE_MODULES`) off the parent, so both finish at about the same time.
+isolation differences that PostgreSQL enforces). The child may also take database-free library modules
+(:data:`CHILD_DATABASE_FREE_MODULES`, none now) off the parent, so both finish at about the same time.
 
 Each browser test runs once per session: while the child runs, the parent (SQLite) leaves those flow
 modules to it (:func:`delegated`) and keeps the pages' presentation tests (layout, languages,
@@ -48,24 +48,22 @@ CHILD_BROWSER_MODULES = (
     "test_report_page.py",
 )
 # Library modules that use neither test database, run by the child in the parent's stead so the two cores finish
-# together: the parent's own tests (evaluation, browser presentation, load smoke, README paths and the SQLite
+# together (a balance valve). At first: the parent's own tests (evaluation, browser presentation, load smoke, README paths and the SQLite
 # run) took about 200 s longer than the child's (.ci/run on a quiet 2-core machine: the parent 895 s, the
 # child 700 s), and the second core sat idle meanwhile. These took about 80 s there (ranx's JIT compilation in a
 # fresh environment most of it, no longer done: test_compare runs ranx uncompiled); like the browser modules, each
 # runs once per session.
-CHILD_DATABASE_FREE_MODULES = (
-    "tests/evaluation/test_compare.py",
+CHILD_DATABASE_FREE_MODULES: tuple[str, ...] = (
     # The measurement of 00:51-01:17 on 28 Nov (d8551ec, CI=true, nice 10 under load 5-10, per-test CPU of both runs):
     # with ranx no longer compiled in the child (~75 s of its CPU) the parent's own tests ended 103 s after the child's
-    # (1,554 s against 1,451 s; CPU: parent 782 s with its subprocesses, child 534 s). These self-contained library
-    # modules (tmp_path only) took 45 s of the parent's CPU (57 s of its time) there: about half the gap. (The meta
-    # command line's tests, 13 s of them, went back to the parent in a later round.)
-    "tests/evaluation/test_cli.py",
+    # (1,554 s against 1,451 s; CPU: parent 782 s with its subprocesses, child 534 s), and a dozen library modules and
+    # the README's commands came here.
     # Since 28 Nov 06:00 the waiting tests (load smoke, database waits, killed payment workers; about 220 s of the
     # parent's time in CI, where the child ended 35 s after the parent's own tests at 696 s) run in a third process
-    # (tests/test_waiting_run.py), so the parent took back about 100 s of CI time from here: the README's commands
-    # (41 s), the ir_measures and reference comparisons, the ad hoc baselines, the metric properties, the levels,
-    # intervals and array builders.
+    # (tests/test_waiting_run.py), and the parent took every one of them back: in the full run of 05:49-06:17 (CI=true,
+    # nice 10, the machine at load 6-7 with other work) the child still ended 124 s after the parent's own tests
+    # (1,685 s against 1,568 s); the last two, the ranx comparison and the command line's tests, took 21 s of its time.
+    # Empty now; a module named here moves to the child again when the parent becomes the longer run.
 )
 # Modules of tests/studyapp without a single database test (no TestCase, no db fixture): what they check does not
 # depend on the database, so the child leaves them to the parent instead of running them a second time (about 30 s
