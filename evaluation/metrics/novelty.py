@@ -165,16 +165,19 @@ def _greedy_search(table: TopicTable, alpha: float, graded: bool, *, steps: int)
     placed = table.n_rel_docs[:, None] > np.arange(steps)  # (T, steps): a relevant document is left to place
     # groups flat, topic after topic: a topic's pick is ``first + best``
     first = np.arange(T) * G
-    values, hits = groups.values.reshape(T * G, I), groups.hits.reshape(T * G, I)
+    values, hits = groups.values.reshape(T * G, I), groups.hits.reshape(T * G, I).astype(np.int64)
     next_member = groups.start.reshape(-1).copy()  # each group's head in ``groups.members``
-    head = groups.members[next_member]  # -1: the group is used up
-    used_up = np.where(head < 0, -np.inf, 0.0)  # added to a used-up group's score
+    members = groups.members + 1  # docid ranks + 1: 0 past a group's last document
+    head = members[next_member]  # each group's head, docid rank + 1 (0: the group is used up)
+    used_up = np.where(head == 0, -np.inf, 0.0)  # added to a used-up group's score
     counts = np.zeros((T, I), dtype=np.int64)  # c_i
     decays = np.empty((steps, T, I))  # (1-alpha)^{c_i} before each step
     picks = np.empty((steps, T), dtype=np.int64)
     weighted = np.empty((I, T, G))
     score = np.empty((T, G))
+    top = np.empty((T, 1))
     tied = np.empty((T, G), dtype=bool)
+    tied_heads = np.empty((T, G), dtype=np.int64)
     a_decay = np.empty((T, I))
     a_decay_by_intent = a_decay.T[:, :, None]  # a view: (I, T, 1), refreshed in place every step
     heads, used_ups = head.reshape(T, G), used_up.reshape(T, G)  # views of the flat arrays
@@ -184,15 +187,15 @@ def _greedy_search(table: TopicTable, alpha: float, graded: bool, *, steps: int)
         np.multiply(values_by_intent, a_decay_by_intent, out=weighted)
         np.add.reduce(weighted, axis=0, out=score)  # s(d) of every head, (T, G)
         score += used_ups
-        np.equal(score, score.max(axis=1, keepdims=True), out=tied)
-        best = np.argmax(np.where(tied, heads, -1), axis=1)  # ties: greatest docid
+        np.equal(score, np.maximum.reduce(score, axis=1, keepdims=True, out=top), out=tied)
+        best = np.multiply(tied, heads, out=tied_heads).argmax(axis=1)  # ties: greatest docid (used-up heads are 0)
         pick = np.add(first, best, out=picks[step])
         counts += hits[pick]
         moved = next_member[pick] + placed[:, step]  # a topic with nothing left to place keeps its (ignored) pick
         next_member[pick] = moved
-        new_head = groups.members[moved]
+        new_head = members[moved]
         head[pick] = new_head
-        used_up[pick] = np.where(new_head < 0, -np.inf, 0.0)
+        used_up[pick] = np.where(new_head == 0, -np.inf, 0.0)
     gains = (values[picks] * decays * table.W_hat).sum(axis=2).T  # n*(r) of each placed document
     return np.where(placed, gains, 0.0)
 
