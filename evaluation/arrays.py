@@ -106,6 +106,7 @@ class TopicTable(Memoised):
         self.docid_values = as_objects(qrels.docids)  # distinct docids: (topic, position) keys the rows
         V = self.n_docids = max(len(self.docid_values), 1)
         judged = topic >= 0
+        judged = slice(None) if judged.all() else judged  # every entry's topic is the table's (the usual case): no copies
         keys = topic[judged] * V + qrels.docid[judged]
         # (topic, docid) key -> row, rows in key order: a stable sort (qrels come grouped by topic, so
         # the keys are nearly sorted already) and a pass over equal neighbours
@@ -129,8 +130,8 @@ class TopicTable(Memoised):
         self.judged_row[n_docs:] = False
         starts = np.array(bounds[:-1], dtype=np.int64)
         self.gmax = _per_topic(np.maximum, self.grades[:n_docs], starts)
-        self.n_rel = _per_topic(np.add, self.grades[:n_docs] >= 1, starts)
-        self.n_rel_docs = _per_topic(np.add, (self.grades[:n_docs] >= 1).any(axis=1), starts)
+        relevant = self.grades[:n_docs] >= 1
+        self.n_rel, self.n_rel_docs = _per_topic(np.add, relevant, starts), _per_topic(np.add, relevant.any(axis=1), starts)
 
     def rows_of(self, topic: IntArray, doc_code: IntArray) -> IntArray:
         """Rows of ``(topic, docid)`` pairs, docids given as ``docid_values`` positions (-1: unknown);
