@@ -12,14 +12,18 @@ from evaluation.metrics.base import Param, register
 from evaluation.metrics.rbu import AMIGO, relevance_probability
 
 
+def _linear_relevance(ranking: Ranking) -> np.ndarray:
+    """``r(d_i,t) = g/G_t`` per intent and rank ``(P, K, R)``, gathered once for EU and CT (a block of the family's:
+    read, never written)."""
+    return ranking.memo(("r",), lambda: relevance_probability(ranking, "linear", ranking.depth, out=ranking.block()))
+
+
 def _novel_relevance(ranking: Ranking, alpha: float) -> np.ndarray:
-    """``r(d_i,t) (1-alpha)^{c_t(i)}`` per intent and rank ``(P, K, R)``, ``r = g/G_t`` (gathered into the
-    scratch buffer: neither factor keeps a block of its own)."""
+    """``r(d_i,t) (1-alpha)^{c_t(i)}`` per intent and rank ``(P, K, R)``, ``r = g/G_t``."""
 
     def build() -> np.ndarray:
         novel = decayed(ranking, alpha)
-        with ranking.scratch() as linear:
-            novel *= relevance_probability(ranking, "linear", ranking.depth, out=linear)
+        novel *= _linear_relevance(ranking)
         return novel
 
     return ranking.memo(("r·decay", alpha), build)
@@ -69,8 +73,7 @@ def ct(ranking: Ranking, k: int, *, alpha: float, h_max: float, ct_time: str) ->
         table = ranking.table
         novel = _novel_relevance(ranking, alpha)
         with ranking.scratch() as block:
-            relevance = relevance_probability(ranking, "linear", ranking.depth, out=block)
-            filled = scan(np.add, relevance, INTENT_RANK_AXIS, in_place=True)  # sum_{j<=i} r(d_j,t)
+            filled = scan(np.add, _linear_relevance(ranking), INTENT_RANK_AXIS, out=block)  # sum_{j<=i} r(d_j,t)
             still_open = filled[:, :-1] < h_max  # the tank was still open before rank i (always open at rank 1)
             gains = np.multiply(
                 novel, table.per_pair(table.W)[:, None, None], out=block
