@@ -171,6 +171,24 @@ def test_negative_grades_none_intents_and_duplicates() -> None:
         judgments_from_arrays(["q"], [None], ["a"], [1])
 
 
+def test_grade_columns_of_every_kind_read_as_np_asarray_would() -> None:
+    """integer_column: a list of integers (Python, NumPy, bools) takes the array.array copy, anything else np.asarray."""
+    from evaluation.judgments import integer_column
+
+    for values in ([3, -1, 0], (2, 1), [True, False, 2], [np.int64(4), np.int32(-2), 1], []):
+        got = integer_column(values)
+        assert got.dtype.kind in "iub" and got.tolist() == np.asarray(values).astype(np.int64).tolist()
+    for values in ([1, 2.0], [np.float64(1)], ["1"], [None], [2**64]):
+        assert integer_column(values).dtype == np.asarray(values).dtype  # left to np.asarray: the same dtype, the same error
+    array = np.array([1, 2], dtype=np.int16)
+    assert integer_column(array) is array
+    bools = judgments_from_arrays(["q", "q"], ["1", "2"], ["a", "a"], [True, False])
+    assert dict(bools) == {"q": {"a": {"1": 1, "2": 0}}}
+    for bad in ([1, 2.5], ["2", "1"], [None, 1], [2**64, 1]):
+        with pytest.raises(EvaluationError, match="integers"):
+            judgments_from_arrays(["q", "q"], ["1", "2"], ["a", "a"], bad)
+
+
 def test_columns_of_a_dict_and_topic_selection() -> None:
     columns = QrelsColumns.of({"q": {"a": {"1": 2}, "b": {}}, "p": {"c": {"2": 1}}})
     assert columns.relevant_pairs() == {("q", "1"), ("p", "2")}
