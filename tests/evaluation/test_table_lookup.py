@@ -116,6 +116,24 @@ def test_repeated_keys_equal_pandas_duplicated(keys: list[int]) -> None:
     np.testing.assert_array_equal(repeated_keys(key), pd.Series(key).duplicated().to_numpy())
 
 
+def test_repeated_keys_of_nearly_ascending_keys_take_timsort_and_equal_pandas() -> None:
+    """Qrels-like keys (ascending stretches, few descents) take kind="stable"; shuffled ones the default sort."""
+    from evaluation._factorize import NEARLY_SORTED, repeated_keys
+
+    ascending = np.arange(1000, dtype=np.int64) * 3
+    cases = {
+        "ascending": ascending,
+        "one descent, no repeat": np.concatenate([ascending[500:], ascending[:500] + 1]),
+        "one descent, a repeat": np.concatenate([ascending[500:], ascending[:500], [ascending[700]]]),
+        "repeat next to itself": np.insert(ascending, 10, ascending[10]),
+        "shuffled with repeats": np.random.default_rng(3).integers(0, 800, 1000),
+    }
+    for name, key in cases.items():
+        descents = np.count_nonzero(key[1:] < key[:-1])
+        assert (descents * NEARLY_SORTED < key.size) == (name != "shuffled with repeats"), name
+        np.testing.assert_array_equal(repeated_keys(key), pd.Series(key).duplicated().to_numpy(), err_msg=name)
+
+
 def test_ideal_lists_equal_per_topic_sorts() -> None:
     """Per-intent and global ideal gains (docs/metrics.md#ideal-lists), built for all topics at once, equal a plain
     per-topic sort of the judged grades."""
