@@ -193,7 +193,7 @@ class Lookup:
             return None
         try:
             return _pa.array(self.distinct, type=_pa.string())
-        except (_pa.ArrowInvalid, _pa.ArrowTypeError):
+        except (_pa.ArrowInvalid, _pa.ArrowTypeError, UnicodeEncodeError):  # the last: a lone surrogate
             return None
 
     def descending(self, codes: IntArray) -> IntArray | None:
@@ -215,7 +215,7 @@ class Lookup:
         if self.value_set is not None and len(values):
             try:
                 found = _pc.index_in(_pa.array(values, type=_pa.string()), value_set=self.value_set)
-            except (_pa.ArrowInvalid, _pa.ArrowTypeError):  # not all strings (or a None): the dict below
+            except (_pa.ArrowInvalid, _pa.ArrowTypeError, UnicodeEncodeError):  # not all strings, a None, a surrogate: a dict
                 pass
             else:
                 return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
@@ -234,7 +234,7 @@ def encode_strings(values: Sequence | np.ndarray) -> tuple[IntArray, object] | t
         return None, None
     try:
         strings = _pa.array(values, type=_pa.string())
-    except (_pa.ArrowInvalid, _pa.ArrowTypeError):
+    except (_pa.ArrowInvalid, _pa.ArrowTypeError, UnicodeEncodeError):  # the last: a lone surrogate
         return None, None
     if strings.null_count:
         return None, None

@@ -170,3 +170,28 @@ def test_encode_strings_refuses_what_is_not_a_string() -> None:
     assert _factorize.encode_strings([]) == (None, None)
     codes, dictionary = _factorize.encode_strings(["b", "a", "b", "文 書"])
     assert codes.tolist() == [0, 1, 0, 2] and dictionary.to_pylist() == ["b", "a", "文 書"]
+
+
+def test_list_and_array_docids_encode_alike() -> None:
+    """A list's docids are encoded from their object array, an array input as it is: the same codes, dictionary and scores."""
+    names, topics, docids, scores = _columns(n_runs=12, depth=10, seed=13, repeats=True)
+    from_list = _scored((names, topics, docids, scores))
+    for array in (np.array(docids, dtype=object), np.array(docids)):  # objects; fixed-width strings
+        from_array = _scored((names, topics, array, scores))
+        got, want = from_array[0][0].lists.batch, from_list[0][0].lists.batch
+        assert got.codes.tolist() == want.codes.tolist() and got.dictionary.equals(want.dictionary)
+        assert np.array_equal(from_array[1].view(np.int64), from_list[1].view(np.int64)) and from_array[2] == from_list[2]
+
+
+def test_a_lone_surrogate_docid_takes_the_plain_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyarrow cannot encode a lone surrogate (UnicodeEncodeError): the docids stay Python strings, looked up by dict."""
+    assert _factorize.encode_strings(["a", "b\ud800"]) == (None, None)
+    names, topics, docids, scores = _columns(n_runs=12, depth=10, seed=14)
+    docids[3] = "odd\ud800"
+    runs, values, _ = _scored((names, topics, docids, scores))
+    assert runs[0].lists.batch.codes is None and runs[0].lists["t1"][3] == "odd\ud800"
+    with monkeypatch.context() as plain:
+        _plain(plain)
+        _, plain_values, _ = _scored((names, topics, docids, scores))
+    assert np.array_equal(values.view(np.int64), plain_values.view(np.int64))
+    assert _factorize.Lookup(np.array(["x", "y\ud800"], dtype=object)).positions(["y\ud800", "z"]).tolist() == [1, -1]
