@@ -187,10 +187,7 @@ class _Layout:
             and int(sizes.max()) <= ENCODE_LIST_LIMIT
             and np.count_nonzero(np.diff(block_group >> TOPIC_BITS)) >= ENCODE_MIN_RUNS - 1
         )
-        # None: a docid is not a string. A list's docids are read from their object array (pyarrow converts an
-        # object array about 15 % quicker than a list); an array input (maybe fixed-width strings) as it is
-        encoded = docs if isinstance(docids, (list, tuple)) else _part(docids, a, b)
-        codes, dictionary = encode_strings(encoded) if shallow else (None, None)
+        codes, dictionary = encode_strings(_part(docids, a, b)) if shallow else (None, None)  # None: a docid is not a string
         if codes is None and has_missing(docs):
             line = a + int(np.flatnonzero([d is None or d != d for d in docs.tolist()])[0])
             raise EvaluationError(f"every run line needs a run name, a topic and a docid (line {line})")

@@ -173,7 +173,7 @@ def test_encode_strings_refuses_what_is_not_a_string() -> None:
 
 
 def test_list_and_array_docids_encode_alike() -> None:
-    """A list's docids are encoded from their object array, an array input as it is: the same codes, dictionary and scores."""
+    """Docids given as a list, an object array or fixed-width strings: the same codes, dictionary and scores."""
     names, topics, docids, scores = _columns(n_runs=12, depth=10, seed=13, repeats=True)
     from_list = _scored((names, topics, docids, scores))
     for array in (np.array(docids, dtype=object), np.array(docids)):  # objects; fixed-width strings
