@@ -236,7 +236,7 @@ class Recomputed:
 
 
 def recompute(
-    study: Study, *, now: datetime | None = None, rng: np.random.Generator | None = None, alpha: float = 0.05, B: int = B
+    study: Study, *, now: datetime | None = None, rng: np.random.Generator | None = None, alpha: float = decided_signal.ALPHA, B: int = B
 ) -> Recomputed:
     """Update the dispute weights and draw the next round when the drawn groups' open slots run low (module docstring)."""
     if study.allocation != Allocation.ADAPTIVE:
@@ -374,7 +374,7 @@ def weighted_agreement(study: Study, votes: pd.DataFrame, scores: pd.DataFrame, 
         "looks_level": corrected,
         "max_looks": MAX_LOOKS,
         "boundary": sequential.DESCRIPTIONS[adaptive.BOUNDARY],
-        "look_alpha": adaptive.look_alpha(0.05, MAX_LOOKS),
+        "look_alpha": decided_signal.LOOK_ALPHA,
         "coverage": dict(MEASURED_COVERAGE),
     }
     if r_star is None or votes.empty:
@@ -478,7 +478,7 @@ def dashboard_view(study: Study) -> dict | None:
         "recomputed": bool(rounds) or bool((groups.drawn_round >= 0).any()),
         "looks": min(len(rounds), MAX_LOOKS),
         "max_looks": MAX_LOOKS,
-        "look_alpha": adaptive.look_alpha(0.05, MAX_LOOKS),
+        "look_alpha": decided_signal.LOOK_ALPHA,
         "boundary": sequential.DESCRIPTIONS[adaptive.BOUNDARY],
         "contenders": rounds[-1].contenders if rounds else [],
         "cannot_decide": decided_signal.too_few_topics(len({name[0] for name in groups.names})),

@@ -8,8 +8,9 @@ import math
 from evaluation.meta import adaptive
 from evaluation.meta.bestset import EXACT_TOPICS
 
-MAX_LOOKS = 20  # the decided signal's looks; each at look_alpha(alpha, MAX_LOOKS) (alpha / MAX_LOOKS)
-LOOK_ALPHA = adaptive.look_alpha(0.05, MAX_LOOKS)
+ALPHA = 0.05  # the decided signal's family-wise level over its looks
+MAX_LOOKS = 20  # the decided signal's looks; each at look_alpha(ALPHA, MAX_LOOKS) (ALPHA / MAX_LOOKS)
+LOOK_ALPHA = adaptive.look_alpha(ALPHA, MAX_LOOKS)
 
 
 def fewest_topics(look_alpha: float = LOOK_ALPHA) -> int:
