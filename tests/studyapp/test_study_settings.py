@@ -207,6 +207,37 @@ class DummySettingTestCase(SimpleTestCase):
         self.assertIn(check.name, {c.name for c in study_settings.setting_constraints()})
 
 
+def even_up_to_depth(value: int, values) -> str | None:
+    """A dummy rule past type and bounds that reads another setting of the configuration."""
+    depth = values.get("depth", 10)
+    return None if value % 2 == 0 and value <= depth else f"dummy_even must be even and at most the depth {depth}, got {value}"
+
+
+DUMMY_CHECKED = StudySetting("dummy_even", int, 2, "a dummy with its own rule", low=0, high=100, check=even_up_to_depth)
+
+
+class DummySettingWithItsOwnRuleTestCase(SimpleTestCase):
+    """The recipe's check(value, values): the parser calls it with the configuration's other settings, after the bounds."""
+
+    def setUp(self) -> None:
+        for name, value in (
+            ("SETTINGS", (*SETTINGS, DUMMY_CHECKED)),
+            ("BY_NAME", {**study_settings.BY_NAME, DUMMY_CHECKED.name: DUMMY_CHECKED}),
+        ):
+            patcher = mock.patch.object(study_settings, name, value)
+            patcher.start()
+            self.addCleanup(patcher.stop)
+
+    def test_the_parser_applies_the_rule_with_the_other_settings(self) -> None:
+        self.assertEqual(parse_config({**TOY_CONFIG, "dummy_even": 4}).dummy_even, 4)
+        with self.assertRaisesMessage(InvalidStudyConfig, "dummy_even must be even and at most the depth 10, got 3"):
+            parse_config({**TOY_CONFIG, "dummy_even": 3})
+        self.assertEqual(
+            setting_problems({"dummy_even": 8, "depth": 6}), [("dummy_even", "dummy_even must be even and at most the depth 6, got 8")]
+        )
+        self.assertEqual(setting_problems({"dummy_even": 200}), [("dummy_even", "dummy_even must be between 0 and 100, got 200")])
+
+
 class DummySettingInTheStudyTestCase(BaseTestCase):
     """Past the configuration: the dummy reaches create_study's columns, the admin's form and the exported configuration."""
 
