@@ -4,7 +4,7 @@ pyarrow's CSV reader (installed with the ``[parquet]`` extra) reads files whose 
 by one space or one tab, the usual layout, two to three times faster than pandas' C reader; pandas'
 reader takes any run of spaces and tabs and serves when pyarrow is missing or declines a file. Both
 give the same Python strings and numbers. A file neither reads cleanly (a comment, a short line, a
-score that is not a finite number, ...) is left to the line reader of :func:`read_run`, which names
+score that is not a finite number, a seventh field such as a docid with a blank, ...) is left to the line reader of :func:`read_run`, which names
 the file and line of a problem.
 """
 
@@ -94,10 +94,11 @@ def pandas_columns(path: str | Path) -> Columns | None:
     score = frame["score"].to_numpy(dtype=np.float64)
     if (
         not len(frame)
+        or not isinstance(frame.index, pd.RangeIndex)  # every line had a seventh field: pandas made the first its index
         or (frame["tag"] == "").any()
         or any(t.startswith("#") for t in pd.unique(topic))  # the distinct topics: a few per file
         or not np.isfinite(score).all()
         or (frame["tag"].to_numpy(dtype=object) != frame["tag"].iat[0]).any()
     ):
-        return None  # a short line, a comment line, a score or several tags the line reader has to judge
+        return None  # a short or long line, a comment line, a score or several tags the line reader has to judge
     return topic, frame["docid"].to_numpy(dtype=object), frame["rank"].to_numpy(dtype=np.int64), score, str(frame["tag"].iat[0])

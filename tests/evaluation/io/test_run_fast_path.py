@@ -180,3 +180,21 @@ def test_without_pyarrow_pandas_reads_the_file(tmp_path, monkeypatch) -> None:
         assert arrow_columns(path) is None
         assert _same(plain_columns(path), pandas_columns(path))
         assert dict(read_run(path).lists) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1 Q0 doc a 1 2.0 t\n1 Q0 doc b 2 1.0 t\n",  # a docid with a blank on every line
+        "1 Q0 d1 1 2.0 t extra\n",  # a seventh field on every line
+        "1  Q0 d1 1 2.0 t x\n",  # pyarrow declines the double space; pandas must not take it either
+    ],
+)
+def test_seven_fields_on_every_line_are_an_error_not_a_shifted_read(tmp_path, c_reader, text: str) -> None:
+    """pandas' reader makes a file whose every line has one field more than the names its index (the
+    topic column), and read the rest shifted: topic 'Q0'. The line reader names the line instead."""
+    path = tmp_path / "seven.run"
+    path.write_text(text)
+    assert plain_columns(path) is None
+    with pytest.raises(FormatError, match=r"seven\.run:1: expected 6 columns .* found 7"):
+        read_run(path)
