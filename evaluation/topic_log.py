@@ -33,18 +33,24 @@ class TopicLog:
         self.on_mismatch, self.missing_scored = on_mismatch, missing_scored
         self.unscored = frozenset(unscored)
         self.names: list[str] = []
-        self.seen: set[str] = set()
+        self.seen: dict[str, str | None] = {}  # run name -> the file it was read from
         self.covered: list[np.ndarray] = []
         self.missing: list[tuple[str, list[str]]] = []  # run, qrels topics it lacks
         self.extra: list[tuple[str, list[str]]] = []  # run, its topics the qrels lack
 
     def add(self, run: Run) -> None:
         if run.name in self.seen:
+            first = self.seen[run.name]
+            if first and run.source:
+                raise EvaluationError(
+                    f"run name given twice: {run.name}, the tag column of both {first} and {run.source}"
+                    " (a run file is named by its tag column: give each file its own tag)"
+                )
             raise EvaluationError(
                 f"run name given twice: {run.name} (a run is named by its file's tag column, its key in a dict of runs"
                 " or Run(name, ...): each run needs its own)"
             )
-        self.seen.add(run.name)
+        self.seen[run.name] = run.source
         self.names.append(run.name)
         has = np.zeros(len(self.topic_ids), dtype=bool)
         extra = []

@@ -44,6 +44,7 @@ class Run:
 
     name: str
     lists: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    source: str | None = field(default=None, compare=False, repr=False)  # the file read_run read it from
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -268,16 +269,19 @@ def read_run(
     """
     _check_options(order, on_duplicate_doc)
     columns = plain_columns(path)
+    run = None
     if columns is not None:
         topic, doc, rank, score, tag = columns
         names = np.empty(topic.size, dtype=object)
         names.fill(name or tag or Path(path).stem)  # fill: ten times quicker than np.full for objects
         try:
             (run,) = runs_from_arrays(names, topic, doc, score, ranks=rank, order=order, on_duplicate_doc=on_duplicate_doc)
-            return run
         except EvaluationError:
             pass  # a repeated rank or docid: the reader below reports it with its line
-    return _read_run_lines(path, order=order, on_duplicate_doc=on_duplicate_doc, name=name)
+    if run is None:
+        run = _read_run_lines(path, order=order, on_duplicate_doc=on_duplicate_doc, name=name)
+    object.__setattr__(run, "source", str(path))  # frozen; not re-validated: an error can then name the file
+    return run
 
 
 def _read_run_lines(path: str | Path, *, order: RunOrder, on_duplicate_doc: Literal["keep_first", "error"], name: str | None) -> Run:

@@ -141,7 +141,7 @@ def test_two_run_files_with_one_tag_are_refused_with_the_reason(capsys, tmp_path
     for command in ("score", "compare"):
         status, _, err = run_cli(capsys, [command, "--qrels", str(QRELS), "--run", str(RUNS[0]), str(copy), "--measures", "P@10"])
         assert status == 2
-        assert (
-            err
-            == "error: run name given twice: pub-greedyrr (a run is named by its file's tag column, its key in a dict of runs or Run(name, ...): each run needs its own)\n"
+        assert err == (
+            f"error: run name given twice: pub-greedyrr, the tag column of both {RUNS[0]} and {copy}"
+            " (a run file is named by its tag column: give each file its own tag)\n"
         )

@@ -175,6 +175,17 @@ def test_a_name_given_twice_in_a_stream_is_an_error(collection, runs) -> None:
         evaluate(collection, (r for r in [runs[0], runs[1], runs[0]]), "alpha-nDCG@10")
 
 
+def test_two_run_files_with_one_tag_are_named_in_the_error(collection, runs, tmp_path) -> None:
+    """Copies of one system's run file keep its tag: the error names both files, not only the tag."""
+    first, second = tmp_path / "bm25-k1.run", tmp_path / "bm25-k2.run"
+    runs[0].save(first)
+    Run(runs[0].name, runs[1].lists).save(second)
+    message = f"run name given twice: {runs[0].name}, the tag column of both {first} and {second} (a run file is named by its tag"
+    for given in ([first, second], str(tmp_path)):
+        with pytest.raises(EvaluationError, match=re.escape(message)):
+            evaluate(collection, given, "alpha-nDCG@10")
+
+
 def test_measures_as_one_string_our_objects_and_ir_measures_objects() -> None:
     assert [m.label for m in resolve_measures("alpha-nDCG@10")] == ["alpha-nDCG@10"]
     ir_measures = pytest.importorskip("ir_measures")
