@@ -185,7 +185,8 @@ def judgments_from_arrays(
     (topic_code, topic_names), (intent_code, intent_names) = factorize_blocks(topics, intents, heads=heads)
     doc_code, docid_names = factorize_repeats(docids, heads)  # a topic's intents list the same documents
     if (topic_code < 0).any() or (doc_code < 0).any():
-        raise EvaluationError("every judgment needs a topic and a docid")
+        line = int(np.argmax((topic_code < 0) | (doc_code < 0)))
+        raise EvaluationError(f"line {line} (topic {topics[line]} doc {docids[line]}): every judgment needs a topic and a docid")
     if (grade[intent_code < 0] != 0).any():
         raise EvaluationError("intent None means 'relevant to no intent' and needs grade 0")
     key = (topic_code * (len(intent_names) + 1) + intent_code + 1) * max(len(docid_names), 1) + doc_code

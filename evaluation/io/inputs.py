@@ -143,6 +143,7 @@ def _scored_docs(items: list) -> bool:
 
 def _collection_of_frame(frame: pd.DataFrame) -> Collection:
     _require(frame, QREL_COLUMNS, "qrels")
+    _require_present(frame, ("query_id", "doc_id", "iteration"), "qrels")
     subtopic = frame["iteration"] if "iteration" in frame.columns else pd.Series(DEFAULT_SUBTOPIC, index=frame.index)
     relevance = pd.to_numeric(frame["relevance"], errors="coerce")
     bad = (relevance.isna() | (relevance != relevance.round())).to_numpy()
@@ -159,6 +160,7 @@ def _collection_of_frame(frame: pd.DataFrame) -> Collection:
 
 def _runs_of_frame(frame: pd.DataFrame, name: str) -> list[Run]:
     _require(frame, RUN_COLUMNS, "run")
+    _require_present(frame, ("query_id", "doc_id", "run"), "run")
     names = _text(frame["run"]) if "run" in frame.columns else np.full(len(frame), name, dtype=object)
     score = pd.to_numeric(frame["score"], errors="coerce")
     bad = (score.isna() | ~np.isfinite(score.fillna(0))).to_numpy()
@@ -196,6 +198,18 @@ def _is_score_dict(run: Mapping) -> bool:
         return False
     inner = next(iter(first.values()), 0)
     return isinstance(inner, (int, float, np.number)) and not isinstance(inner, bool)
+
+
+def _require_present(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:
+    """A missing identifier (None, NaN) is an error naming its row label, as a bad score or grade is."""
+    for column in (c for c in columns if c in frame.columns):
+        missing = frame[column].isna().to_numpy()
+        if missing.any():
+            n = int(np.argmax(missing))
+            raise ValueError(
+                f"{what} row {_plain(frame.index[n])!r} (query_id {frame['query_id'].iloc[n]}, doc_id {frame['doc_id'].iloc[n]}): "
+                f"{column} is missing"
+            )
 
 
 def _require(frame: pd.DataFrame, columns: Sequence[str], what: str) -> None:

@@ -9,7 +9,7 @@ not next to each other in the input (rare) are laid out in one piece.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -167,18 +167,24 @@ class _Layout:
             return a + cut, heads[:-1], names[:cut], topic_values[:cut]
         return b, heads, names, topic_values
 
-    def _codes(self, values: np.ndarray, index: dict[object, int]) -> IntArray:
+    def _codes(self, values: np.ndarray, index: dict[object, int], where: Callable[[int], str]) -> IntArray:
+        """Codes of the blocks' names; ``where(k)`` names block ``k``'s first line in an error."""
         codes, distinct = factorize(values)
         if (codes < 0).any():
-            raise EvaluationError(f"every run line needs a run name, a topic and a docid (line {int(np.argmax(codes < 0))} of its chunk)")
+            raise EvaluationError(f"{where(int(np.argmax(codes < 0)))}: every run line needs a run name, a topic and a docid")
         known = np.array([index.setdefault(v, len(index)) for v in distinct.tolist()], dtype=np.int64)
         return known[codes]
 
     def _lay_out(self, a, b, heads, names, topic_values, docids, scores, ranks) -> _Lists:
         docs = _part(docids, a, b)
         docs = as_objects(docs) if isinstance(docs, (list, tuple)) else np.array(docs, dtype=object)  # owned, not a view
-        block_group = (self._codes(at_positions(names, heads), self.run_index) << TOPIC_BITS) | self._codes(
-            at_positions(topic_values, heads), self.topic_index
+
+        def where(k: int) -> str:
+            line = int(heads[k])
+            return f"line {a + line} (run {names[line]} topic {topic_values[line]} doc {docs[line]})"
+
+        block_group = (self._codes(at_positions(names, heads), self.run_index, where) << TOPIC_BITS) | self._codes(
+            at_positions(topic_values, heads), self.topic_index, where
         )
         sizes = np.diff(np.append(heads, b - a))
         # shallow lists of several runs: the docids encoded once, for the repeat check here and the look-up later
@@ -190,7 +196,10 @@ class _Layout:
         codes, dictionary = encode_strings(_part(docids, a, b)) if shallow else (None, None)  # None: a docid is not a string
         if codes is None and has_missing(docs):
             line = a + int(np.flatnonzero([d is None or d != d for d in docs.tolist()])[0])
-            raise EvaluationError(f"every run line needs a run name, a topic and a docid (line {line})")
+            raise EvaluationError(
+                f"line {line} (run {names[line - a]} topic {topic_values[line - a]} doc {docs[line - a]}): "
+                "every run line needs a run name, a topic and a docid"
+            )
         key = _within_list_key(
             self.order, None if scores is None else _part(scores, a, b), None if ranks is None else _part(ranks, a, b), b - a
         )

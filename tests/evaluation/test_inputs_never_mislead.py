@@ -11,7 +11,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaluation import EvaluationError, EvaluationWarning, Run, evaluate, load_collection, read_run, score_matrix
+from evaluation import (
+    EvaluationError,
+    EvaluationWarning,
+    Run,
+    evaluate,
+    judgments_from_arrays,
+    load_collection,
+    read_run,
+    runs_from_arrays,
+    score_matrix,
+)
 from evaluation.engine import resolve_measures
 from evaluation.exceptions import UnknownMetricError
 from evaluation.io.inputs import as_runs
@@ -309,3 +319,22 @@ def test_as_runs_of_a_generator_of_scored_docs_is_one_run() -> None:
     docs = (ScoredDoc("1", f"d{n}", float(n)) for n in range(3))
     (run,) = as_runs(docs)
     assert run.name == "run" and run.lists["1"] == ("d2", "d1", "d0")
+
+
+def test_a_missing_identifier_is_named_by_its_row_or_line(collection) -> None:
+    """A None or NaN query_id, doc_id or run in a DataFrame names its row label (as a bad score does);
+    the array builders name the line (counted from 0, as their score errors), never a line 'of its chunk'."""
+    frame = pd.DataFrame({"query_id": ["251", "251", "252"], "doc_id": ["d1", "d2", "d3"], "score": [3.0, 2.0, 1.0]}, index=[100, 101, 102])
+    for column, row in (("doc_id", 101), ("query_id", 102)):
+        bad = frame.copy()
+        bad[column] = bad[column].astype(object)
+        bad.loc[row, column] = None if column == "doc_id" else float("nan")
+        with pytest.raises(ValueError, match=rf"^run row {row} \(query_id .*, doc_id .*\): {column} is missing$"):
+            evaluate(collection, bad, "P@10")
+    qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", None], "relevance": [1, 2]}, index=[5, 6])
+    with pytest.raises(ValueError, match=r"^qrels row 6 \(query_id 1, doc_id (None|nan)\): doc_id is missing$"):
+        evaluate(qrels, frame, "P@10")
+    with pytest.raises(EvaluationError, match=r"^line 2 \(run r topic None doc c\): every run line needs a run name, a topic and a docid$"):
+        runs_from_arrays(["r", "r", "r"], ["1", "1", None], ["a", "b", "c"], [3.0, 2.0, 1.0])
+    with pytest.raises(EvaluationError, match=r"^line 1 \(topic None doc b\): every judgment needs a topic and a docid$"):
+        judgments_from_arrays(["1", None], ["1", "1"], ["a", "b"], [1, 1])

@@ -133,7 +133,9 @@ def test_docids_that_are_not_strings_take_the_plain_path() -> None:
 def test_a_missing_docid_is_the_same_error(missing, monkeypatch: pytest.MonkeyPatch) -> None:
     names, topics, docids, scores = _columns(n_runs=12, depth=10, seed=11)
     docids[57] = missing
-    with pytest.raises(EvaluationError, match=r"every run line needs a run name, a topic and a docid \(line 57\)"):
+    with pytest.raises(
+        EvaluationError, match=r"^line 57 \(run .* topic .* doc (None|nan)\): every run line needs a run name, a topic and a docid$"
+    ):
         runs_from_arrays(names, topics, docids, scores)
 
 
