@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import combinations
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -33,6 +34,7 @@ from scipy import stats
 
 from evaluation.engine import evaluate
 from evaluation.exceptions import EvaluationError
+from evaluation.io.runs import Run, run_file_name
 from evaluation.io.scores import MEAN_TOPIC
 from evaluation.metrics import Measure
 from evaluation.report.tables import to_latex, to_markdown
@@ -73,11 +75,27 @@ class Comparison(pd.DataFrame):
         return to_latex(pd.DataFrame(self), digits)
 
 
+def _baseline_name(baseline: str | Path | Run | None, names: list[str]) -> str | None:
+    """The run ``baseline`` stands for: a run's name, a :class:`Run` (its name) or a run file (the name
+    :func:`read_run` gives it: its tag column), as ``--baseline`` takes a name or a file."""
+    if baseline is None or (isinstance(baseline, str) and baseline in names):
+        return baseline
+    if isinstance(baseline, Run):
+        name, given = baseline.name, repr(baseline)
+    elif isinstance(baseline, (str, Path)) and Path(baseline).is_file():
+        name, given = run_file_name(baseline), f"{str(baseline)!r} (run {run_file_name(baseline)})"
+    else:
+        name, given = str(baseline), repr(baseline)
+    if name not in names:
+        raise EvaluationError(f"baseline {given} is not among the runs: {', '.join(names)}")
+    return name
+
+
 def compare(
     collection: Any,
     runs: Any,
     measures: Iterable[str | Measure] | str | Measure,
-    baseline: str | None = None,
+    baseline: str | Path | Run | None = None,
     test: Test = "t",
     correction: Correction = "holm",
     *,
@@ -86,7 +104,8 @@ def compare(
     rng: int | np.random.Generator | None = 0,
     **evaluate_options: Any,
 ) -> Comparison:
-    """Compare ``runs`` pairwise (``baseline=None``: every pair, in input order) or each with ``baseline``.
+    """Compare ``runs`` pairwise (``baseline=None``: every pair, in input order) or each with ``baseline``
+    (a run's name, its run file, or the :class:`Run`).
 
     ``collection``, ``runs`` and ``measures`` take what :func:`~evaluation.engine.evaluate` takes
     (``evaluate_options`` are passed on). Returns a :class:`Comparison` with :data:`COLUMNS`;
@@ -104,8 +123,7 @@ def compare(
     frame = evaluate(collection, runs, measures, per_topic=True, **evaluate_options)
     per_topic = frame[frame["topic"] != MEAN_TOPIC]
     names = list(dict.fromkeys(frame["run"]))
-    if baseline is not None and baseline not in names:
-        raise EvaluationError(f"baseline {baseline!r} is not among the runs: {', '.join(names)}")
+    baseline = _baseline_name(baseline, names)
     if len(names) < 2:
         raise EvaluationError("compare needs at least two runs")
     pairs = [(baseline, n) for n in names if n != baseline] if baseline is not None else list(combinations(names, 2))

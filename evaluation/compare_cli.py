@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from pathlib import Path
 
 from evaluation._argtypes import measure_names, non_negative_int, positive_int, probability
 from evaluation.collection import Collection
 from evaluation.compare import CORRECTIONS, TESTS, compare
 from evaluation.io.inputs import run_paths
-from evaluation.io.runs import Run, read_run
+from evaluation.io.runs import read_run
 
 
 def add_compare_parser(sub, add_collection_options: Callable, add_run_options: Callable) -> None:
@@ -26,7 +25,7 @@ def add_compare_parser(sub, add_collection_options: Callable, add_run_options: C
     parser.add_argument(
         "--baseline",
         metavar="RUN",
-        help="compare every run with this one: its name (the run file's tag column) or its file as given to --run",
+        help="compare every run with this one: its name (the run file's tag column) or its run file",
     )
     parser.add_argument("--test", choices=TESTS, default="t", help="paired test (default: t)")
     parser.add_argument("--correction", choices=CORRECTIONS, default="holm", help="multiple-comparison correction per measure")
@@ -49,7 +48,7 @@ def run_compare(args: argparse.Namespace, collection: Collection, emit: Callable
         collection,
         runs,
         measure_names(args.measures),
-        baseline=_baseline_name(args.baseline, paths, runs),
+        baseline=args.baseline,  # a name or a run file, resolved by compare()
         test=args.test,
         correction=None if args.correction == "none" else args.correction,
         alpha=args.alpha,
@@ -67,11 +66,3 @@ def run_compare(args: argparse.Namespace, collection: Collection, emit: Callable
         text = result.to_csv(sep="\t" if args.format == "tsv" else ",", index=False, lineterminator="\n")
     emit(text, args.output)
     return 0
-
-
-def _baseline_name(baseline: str | None, paths: list[str], runs: list[Run]) -> str | None:
-    """``--baseline``: a run's name (its tag column) or one of the ``--run`` files as given."""
-    if baseline is None or any(run.name == baseline for run in runs):
-        return baseline
-    given = Path(baseline).resolve()
-    return next((run.name for path, run in zip(paths, runs) if Path(path).resolve() == given), baseline)

@@ -284,6 +284,17 @@ def read_run(
     return run
 
 
+def run_file_name(path: str | Path) -> str:
+    """The name :func:`read_run` gives the run in ``path``: the tag column of its first line (the
+    file's stem when that line has no six fields), read from that line alone."""
+    with open(path, encoding="utf-8-sig", errors="replace") as handle:
+        for raw in handle:
+            fields = raw.split()
+            if fields and not fields[0].startswith("#"):
+                return fields[5] if len(fields) == 6 else Path(path).stem
+    return Path(path).stem
+
+
 def _read_run_lines(path: str | Path, *, order: RunOrder, on_duplicate_doc: Literal["keep_first", "error"], name: str | None) -> Run:
     """The validating line reader of :func:`read_run`."""
     rows: dict[str, list[tuple[float, int, int, str]]] = {}

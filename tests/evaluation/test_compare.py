@@ -195,3 +195,14 @@ def test_tables_and_bad_arguments(collection, runs) -> None:
         compare(collection, runs, "alpha-nDCG@20", baseline="nope")
     with pytest.raises(EvaluationError, match="at least two runs"):
         compare(collection, runs[:1], "alpha-nDCG@20")
+
+
+def test_the_baseline_as_a_name_a_run_file_or_a_run(collection, runs) -> None:
+    """What --baseline takes, the API takes too: a run's name, its file, or the Run itself."""
+    files = [REF / "runs" / "public" / f"pub-{name}.run" for name in NAMES[:3]]
+    by_name = compare(collection, files, "alpha-nDCG@20", baseline="pub-noisyrel")
+    assert by_name[["run_a", "run_b"]].values.tolist() == [["pub-noisyrel", "pub-greedyrr"], ["pub-noisyrel", "pub-random"]]
+    for baseline in (str(files[1]), files[1], runs[1]):
+        assert compare(collection, files, "alpha-nDCG@20", baseline=baseline).equals(by_name)
+    with pytest.raises(EvaluationError, match=r"^baseline .*pub-short\.run' \(run pub-short\) is not among the runs: pub-greedyrr, "):
+        compare(collection, files, "alpha-nDCG@20", baseline=REF / "runs" / "public" / "pub-short.run")
