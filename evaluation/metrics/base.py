@@ -242,6 +242,8 @@ def get_spec(name: str) -> MetricSpec:
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         if name.lower() in TREC_EVAL_ELSEWHERE:
             hint = f"; trec_eval's {name} is not defined here: compute it with ir_measures (ir_measures.parse_measure({name!r}))"
+        if name in RANX_ELSEWHERE:
+            hint += f"; ranx's {name} is not defined here: compute it with ranx or ir_measures"
         raise UnknownMetricError(f"unknown metric {name!r}{hint} (`python -m evaluation metrics` lists them all)", suggestions=close)
     return REGISTRY[key]
 
@@ -310,9 +312,27 @@ TREC_EVAL_NAMES = {
 _TREC_EVAL_NAME = re.compile(r"^(?P<name>P|recall|success|recip_rank|map_cut|map|ndcg_cut|ndcg)(?:[._](?P<k>\d+))?$")
 
 
+# ranx's names (its evaluate and compare; docs/metrics.md#trec_eval-measures) -> our measure, ranx's values
+RANX_NAMES = {
+    "ndcg": "nDCG@{k}",
+    "map": "AP(ap_norm=R)@{k}",  # over R like trec_eval's map_cut, not NTCIREVAL's AP@k
+    "mrr": "RR@{k}",
+    "precision": "P@{k}",
+    "recall": "R@{k}",
+    "hit_rate": "Success@{k}",
+}
+_RANX_NAME = re.compile(r"^(?P<name>ndcg|map|mrr|precision|recall|hit_rate)@(?P<k>\d+)$")
+
+
 def trec_eval_spelling(text: str) -> str:
-    """Our measure string for one of trec_eval's measure names (``ndcg_cut.20`` -> ``nDCG@20``), else ``text``.
-    Raises for a trec_eval name that needs a cutoff and has none (``P``, ``ndcg_cut``) or one it does not take."""
+    """Our measure string for one of trec_eval's measure names (``ndcg_cut.20`` -> ``nDCG@20``) or ranx's
+    (``map@100`` -> ``AP(ap_norm=R)@100``, ``mrr`` -> ``RR``), else ``text``. Raises for a trec_eval name
+    that needs a cutoff and has none (``P``, ``ndcg_cut``) or one it does not take."""
+    ranx = _RANX_NAME.match(text)
+    if ranx:
+        return RANX_NAMES[ranx.group("name")].format(k=ranx.group("k"))
+    if text == "mrr":
+        return "RR"
     match = _TREC_EVAL_NAME.match(text)
     if not match or (match.group("name") == "P" and match.group("k") is None):
         return text
@@ -330,6 +350,8 @@ def trec_eval_spelling(text: str) -> str:
 TREC_EVAL_ELSEWHERE = frozenset(
     {"bpref", "rprec", "infap", "num_ret", "num_rel", "num_rel_ret", "set_p", "set_recall", "set_f", "set_map", "gm_map", "iprec_at_recall"}
 )
+# ranx's metrics this package does not define: answered with a pointer
+RANX_ELSEWHERE = frozenset({"hits", "f1", "r-precision", "ndcg_burges", "dcg", "dcg_burges"})
 
 
 def _refuse_comma_lists(text: str) -> None:

@@ -265,3 +265,39 @@ def test_trec_eval_topics_and_mean_with_empty_topic_zero_and_the_runs_topics() -
         for topic, values in theirs.items():
             assert got[(topic, ours_name)] == pytest.approx(values[key], abs=TOL)
         assert got[("all", ours_name)] == pytest.approx(np.mean([v[key] for v in theirs.values()]), abs=TOL)
+
+
+RANX = {
+    "ndcg@10": "nDCG@10",
+    "map@10": "AP(ap_norm=R)@10",
+    "mrr@10": "RR@10",
+    "precision@5": "P@5",
+    "recall@20": "R@20",
+    "hit_rate@3": "Success@3",
+}
+
+
+def test_ranx_spellings_are_ranxs_values() -> None:
+    """ranx's metric names (what its compare and evaluate take) are our measures with ranx's values: map@k is
+    trec_eval's map_cut (over R), not NTCIREVAL's AP@k, which a 'did you mean AP' used to suggest."""
+    from tests.evaluation.test_compare import ranx_uncompiled
+
+    ranx = ranx_uncompiled()
+    collection = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv")
+    qrels = {t: {d: max(g.values()) for d, g in docs.items() if max(g.values()) >= 1} for t, docs in collection.judgments.items()}
+    for path in RUN_FILES[:3]:
+        run = read_run(path)
+        scored = {t: {d: float(len(docs) - i) for i, d in enumerate(docs)} for t, docs in run.lists.items() if t in qrels}
+        theirs = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(scored), list(RANX), make_comparable=True)
+        ours = evaluate(collection, {run.name: scored}, [*RANX, *RANX.values(), "mrr"], empty_topic="zero")
+        value = dict(zip(ours["measure"], ours["value"]))
+        for spelling, measure in RANX.items():
+            assert value[spelling] == pytest.approx(theirs[spelling], abs=1e-12), (path.name, spelling)
+            assert value[spelling] == value[measure]
+        assert value["mrr"] == pytest.approx(ranx.evaluate(ranx.Qrels(qrels), ranx.Run(scored), "mrr", make_comparable=True), abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["hits@10", "f1@10", "r-precision", "ndcg_burges@10", "dcg@10"])
+def test_ranx_metrics_not_defined_here_point_to_ranx(name: str) -> None:
+    with pytest.raises(UnknownMetricError, match=f"ranx's {name.split('@')[0]} is not defined here: compute it with ranx or ir_measures"):
+        parse_measure(name)
