@@ -373,7 +373,10 @@ def _parse_cutoff(spec: MetricSpec, raw: str | None) -> int | None:
     try:
         cutoff = int(raw)
     except ValueError:
-        raise UnknownMetricError(f"{spec.name}: cutoff must be a positive integer, got {raw!r}") from None
+        hint = (
+            f" (the condensed list's ' goes before the cutoff: {spec.name}'@{raw[:-1]})" if raw.endswith("'") and raw[:-1].isdigit() else ""
+        )
+        raise UnknownMetricError(f"{spec.name}: cutoff must be a positive integer, got {raw!r}{hint}") from None
     if cutoff < 1:
         raise UnknownMetricError(f"{spec.name}: cutoff must be a positive integer, got {raw!r}")
     return cutoff

@@ -195,6 +195,7 @@ def test_judged_counts_grade_zero_and_ignores_the_missing_tail() -> None:
         ("P(rel=0)@10", "rel must be >= 1"),
         ("AP(ap_norm=X)@10", "ap_norm must be one of min, R"),
         ("P@10,RR", "looks like several measures"),
+        ("nDCG@20'", "nDCG: cutoff must be a positive integer, got \"20'\" (the condensed list's ' goes before the cutoff: nDCG'@20)"),
     ],
 )
 def test_bad_spellings_say_what_to_write(text: str, message: str) -> None:
