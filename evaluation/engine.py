@@ -23,7 +23,7 @@ from evaluation.io.runs import Run
 from evaluation.io.scores import MEAN_TOPIC
 from evaluation.metrics import Measure, default_measures, parse_measure
 from evaluation.topic_log import TopicLog
-from evaluation.wording import named
+from evaluation.wording import be, named
 
 EmptyTopic = Literal["nan", "zero"]
 TopicSet = Literal["qrels", "run_and_qrels"]
@@ -207,8 +207,26 @@ def evaluate(
         action = "scored 0" if empty_topic == "zero" else "scored NaN and excluded from means"
         warnings.warn(f"{named('topic', listed)} without any relevant document: {action}", EvaluationWarning, stacklevel=2)
         values[:, :, empty] = 0.0 if empty_topic == "zero" else np.nan
+    _warn_undefined(measure_list, values, empty)
     included = log.included() if topic_set == "run_and_qrels" else np.ones((len(log.names), table.n_topics), dtype=bool)
     return _tidy(values, log.names, measure_list, table.topic_ids, included, per_topic, table)
+
+
+def _warn_undefined(measures: Sequence[Measure], values: np.ndarray, empty: np.ndarray) -> None:
+    """One warning naming the measures NaN on every topic with a relevant document (so their means are NaN)."""
+    if empty.all():
+        return  # the empty-topic warning has said it
+    undefined = [m for m, v in zip(measures, values) if np.isnan(v[:, ~empty]).all()]
+    if undefined:
+        hint = (
+            " (PMP: the intents' weights are equal, so no intent is the most popular; pmp_equal=tie scores such topics,"
+            " docs/metrics.md#coverage-and-set-metrics)"
+            if any("pmp_equal" in m.spec.params for m in undefined)
+            else ""
+        )
+        listed = named("measure", [m.label for m in undefined])
+        means = "so is its mean" if len(undefined) == 1 else "so are their means"
+        warnings.warn(f"{listed} {be(len(undefined))} NaN on every topic, {means}{hint}", EvaluationWarning, stacklevel=3)
 
 
 def _with_subtopic_rows(

@@ -143,11 +143,15 @@ def test_topic_set_run_and_qrels(files, capsys) -> None:
 
 
 def test_a_clean_run_writes_nothing_on_stderr(files, capsys) -> None:
-    """No warning to give and not a TTY: no progress bar either."""
+    """No warning to give and not a TTY: no progress bar either. (With the intents' weights: without them
+    PMP has no most popular intent and is NaN on every topic, which is warned about.)"""
     clean = files["dir"] / "clean.run"
     clean.write_text("".join(line + "\n" for line in files["run"].read_text().splitlines() if line.startswith("T1 ")))
-    status, out, err = run_cli(capsys, ["score", "--qrels", str(TOY_QRELS), "--run", str(clean), "--measures", "all"])
+    argv = ["score", "--qrels", str(TOY_QRELS), "--run", str(clean), "--measures", "all"]
+    status, out, err = run_cli(capsys, [*argv, "--intents", str(TOY_IPROB)])
     assert status == 0 and err == ""
+    status, out, err = run_cli(capsys, argv)
+    assert status == 0 and err.startswith("warning: measures PMP@5, PMP@10, PMP@20, PMP'@5, PMP'@10, PMP'@20 are NaN on every topic")
 
 
 def test_topics_a_run_and_the_qrels_do_not_share_are_warned_about_or_refused(files, capsys) -> None:

@@ -338,3 +338,16 @@ def test_a_missing_identifier_is_named_by_its_row_or_line(collection) -> None:
         runs_from_arrays(["r", "r", "r"], ["1", "1", None], ["a", "b", "c"], [3.0, 2.0, 1.0])
     with pytest.raises(EvaluationError, match=r"^line 1 \(topic None doc b\): every judgment needs a topic and a docid$"):
         judgments_from_arrays(["1", None], ["1", "1"], ["a", "b"], [1, 1])
+
+
+def test_a_measure_undefined_on_every_topic_is_warned_about(tmp_path) -> None:
+    """PMP without intent weights (all equal): NaN on every topic and a NaN mean, said rather than silent."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 1 a 1\n1 2 b 1\n2 1 c 1\n2 2 d 1\n")
+    run = {"1": {"a": 2.0, "b": 1.0}, "2": {"c": 1.0}}
+    with pytest.warns(EvaluationWarning, match=r"^measure PMP@10 is NaN on every topic, so is its mean \(PMP: .*pmp_equal=tie"):
+        frame = evaluate(qrels, run, ["PMP@10", "P@10"])
+    assert np.isnan(frame["value"].iloc[0]) and frame["value"].iloc[1] == pytest.approx(0.15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        evaluate(qrels, run, ["PMP(pmp_equal=tie)@10", "P@10"])
