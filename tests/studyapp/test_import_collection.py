@@ -72,6 +72,30 @@ class ImportCollectionTestCase(TestCase):
         self.assertIn("ignored 1 topic not in the qrels: 9", out)
         self.assertFalse(RankedItem.objects.filter(run__name="charlie", topic__topic_id="9").exists())
 
+    def test_run_takes_several_files_and_a_directory_as_the_evaluation_command_line_does(self) -> None:
+        """``--run runs/*.run`` (a shell glob) and ``--run runs/`` as ``diversity-eval score --run`` takes them."""
+        f = self.files
+        call_command(
+            "import_collection",
+            "--name",
+            "glob",
+            "--qrels",
+            str(f["qrels"]),
+            "--run",
+            str(f["alpha"]),
+            str(f["bravo"]),
+            stdout=io.StringIO(),
+        )
+        folder = self.tmp / "runs"
+        folder.mkdir()
+        for name in ("alpha", "bravo", "charlie"):
+            shutil.copy(f[name], folder / f"{name}.run")
+        call_command("import_collection", "--name", "folder", "--qrels", str(f["qrels"]), "--run", str(folder), stdout=io.StringIO())
+        names = {c: sorted(Run.objects.filter(collection__name=c).values_list("name", flat=True)) for c in ("glob", "folder")}
+        self.assertEqual(names, {"glob": ["alpha", "bravo"], "folder": ["alpha", "bravo", "charlie"]})
+        (self.tmp / "empty").mkdir()
+        self.assert_refused("a directory without run files", name="empty", runs=[self.tmp / "empty"])
+
     def test_ntcir_tab_separated_topics_give_queries_and_subtopic_texts(self) -> None:
         # the toy collection's topics as an NTCIR tab-separated topic file (docs/metrics.md#topic-files), in mixed order
         tsv = "1\tjaguar\n1\t2\tthe car\n1\t1\tthe animal\n1\t3\tthe team's site\tnav\n2\tjava\n3\tapple\n"
