@@ -102,8 +102,11 @@ class CreateStudyTestCase(TestCase):
 
     def test_default_topics_are_those_every_run_covers(self) -> None:
         config = {k: v for k, v in TOY_CONFIG.items() if k != "topics"}
-        self.create(config)  # charlie has no list for topic 3
+        out = self.create(config)  # charlie has no list for topic 3
         self.assertEqual(list(Study.objects.get().study_topics.values_list("topic__topic_id", flat=True)), ["1", "2"])
+        # the collection has 3 topics: the one left out is named with the reason, not only counted
+        self.assertIn("2 topics; ", out)
+        self.assertIn("Left out 1 topic of the collection: 3 (no ranked list in run charlie).", out)
 
     def test_topic_rule_takes_the_topics_with_fewest_subtopics_but_at_least_m(self) -> None:
         config = {

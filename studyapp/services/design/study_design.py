@@ -62,6 +62,7 @@ class DesignSummary:
     annotators_needed: int = 0  # newcomers admission gives a full quota (see allocation.capacity)
     unfillable_slots: int = 0  # answer slots no full quota can hold
     bare: BareDocuments | None = None  # documents the study shows without display data
+    left_out: list[str] = field(default_factory=list)  # the collection's topics left out by default, with the reason
 
     def lines(self, base_url: str = "") -> list[str]:
         """What was written, for people; then the annotator link, absolute on ``base_url`` (else
@@ -72,6 +73,7 @@ class DesignSummary:
         return [
             f"Created study {self.study.name!r} (slug {self.study.slug}) on collection {self.study.collection.name!r}.",
             f"{self.runs} runs -> {self.run_pairs} run pairs; {self.topics} topics; {self.kept_subtopics} kept subtopics.",
+            *([f"Left out {count(len(self.left_out), 'topic')} of the collection: {', '.join(self.left_out)}."] if self.left_out else []),
             f"Presentations: {p['topic']} topic-level + {p['subtopic']} subtopic-level = {p['topic'] + p['subtopic']}; "
             f"{p['check']} check items; {p['total']} in all.",
             f"Each presentation wants {self.study.annotators_per_presentation} answers; each annotator answers "
@@ -100,9 +102,14 @@ class _Plan:
     topics: list[Topic]
     kept: dict[int, list[tuple[Subtopic, float]]]  # topic pk -> (subtopic, renormalised weight), heaviest first
     checks: list[CheckPlan]
+    left_out: list[str] = field(default_factory=list)  # the collection's topics not chosen by default, with the reason
 
 
-def _choose_topics(config: StudyConfig, collection: Collection, runs: list[Run], errors: list[str]) -> list[Topic]:
+def _choose_topics(
+    config: StudyConfig, collection: Collection, runs: list[Run], errors: list[str], left_out: list[str] | None = None
+) -> list[Topic]:
+    """The study's topics; ``left_out`` gets, when neither ``topics`` nor ``topic_rule`` chooses them, each
+    topic of the collection left out and why."""
     topics = {t.topic_id: t for t in Topic.objects.filter(collection=collection).order_by("position")}
     n_subtopics = _subtopic_counts(collection)
     covered: dict[str, set[str]] = defaultdict(set)
@@ -132,6 +139,12 @@ def _choose_topics(config: StudyConfig, collection: Collection, runs: list[Run],
         return [topics[t] for t in sorted(chosen, key=position.__getitem__)]
     if not full:
         errors.append("no topic has a ranked list in every chosen run")
+    if left_out is not None:
+        chosen = set(full)
+        for tid in (t for t in topics if t not in chosen):  # in collection order
+            missing = sorted(names - covered[tid])
+            why = f"no ranked list in {'run' if len(missing) == 1 else 'runs'} {', '.join(missing)}" if missing else "no subtopics"
+            left_out.append(f"{tid} ({why})")
     return [topics[t] for t in full]
 
 
@@ -198,7 +211,8 @@ def validate(collection_name: str, name: str, config: StudyConfig) -> _Plan:
     collection = Collection.objects.get(name=collection_name)
     runs_by_name = {r.name: r for r in Run.objects.filter(collection=collection)}
     runs = sorted((runs_by_name[r] for r in config.runs), key=lambda r: r.name)
-    topics = _choose_topics(config, collection, runs, errors)
+    left_out: list[str] = []
+    topics = _choose_topics(config, collection, runs, errors, left_out)
     if errors:
         raise InvalidStudyConfig(errors)
     kept = _keep_subtopics(collection, topics, config.subtopics_per_topic)
@@ -217,7 +231,7 @@ def validate(collection_name: str, name: str, config: StudyConfig) -> _Plan:
         errors.append(f"{n_checks} check items per annotator are needed but only {len(checks)} check items can be built; lower check_share")
     if errors:
         raise InvalidStudyConfig(errors)
-    return _Plan(collection, runs, topics, kept, checks)
+    return _Plan(collection, runs, topics, kept, checks, left_out)
 
 
 def study_name_problems(name: str) -> list[str]:
@@ -331,6 +345,7 @@ def create_study(collection_name: str, name: str, config: StudyConfig, *, max_ba
         annotators_needed=room.newcomers,
         unfillable_slots=room.unfillable_slots,
         bare=bare,
+        left_out=plan.left_out,
     )
 
 
