@@ -120,6 +120,16 @@ class CandidateStudyTests(BaseTestCase):
         page = self.client_for_staff().get(reverse("study_report", args=[self.study.slug])).content.decode()
         self.assertIn("Candidate metrics (<code>candidate_metrics</code>): alpha-nDCG@10, P-IA@10, ERR@10", page)
 
+    def test_before_a_complete_round_the_command_and_dashboard_name_the_candidates_not_every_metric(self) -> None:
+        study = make_toy_study(allocation="adaptive", name="Fresh", levels=["topic"], items_per_annotator=3, candidate_metrics=CANDIDATES)
+        out = StringIO()
+        call_command("allocation_priorities", study.slug, stdout=out)
+        said = "the candidate metrics alpha-nDCG@10, P-IA@10, ERR@10 (no complete round yet)"
+        self.assertIn(f"contenders: {said};", out.getvalue())
+        page = self.client_for_staff().get(reverse("staff_study", args=[study.slug])).content.decode()
+        self.assertIn(f"Contenders the last round steered by: {said}.", page)
+        self.assertNotIn("every metric (no complete round yet)", page)
+
     def test_without_candidates_every_scored_metric_contends(self) -> None:
         study = make_toy_study(allocation="adaptive", name="All metrics", levels=["topic"], items_per_annotator=3)
         self.assertEqual(differences(study, groups_of(study))[1], study_scores_cached(study)["measures"])
