@@ -9,7 +9,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from studyapp.management.studies import find_study
 from studyapp.models.study_settings import Allocation
-from studyapp.services.analysis.adaptive import contenders_before_a_round, recompute, state
+from studyapp.services.analysis.adaptive import recompute, state
+from studyapp.services.analysis.decided_signal import contenders_before_a_round
 from studyapp.services.wording import count
 
 NICE = 10  # background work: the participants' requests come first
@@ -72,7 +73,7 @@ class Command(BaseCommand):
             last = state(study)
             done += 1
             drew = f"drew round {result.drew} ({count(result.drawn_groups, 'group')})" if result.drew is not None else "no new round"
-            contenders = ", ".join(result.contenders) if result.contenders else contenders_before_a_round(study)
+            contenders = ", ".join(result.contenders) if result.contenders else contenders_before_a_round(study.candidate_metrics)
             self.stdout.write(
                 f"{study.name}: analysis round {result.analysis_round}, contenders: {contenders}; "
                 f"{'decided' if result.decided else 'not decided'}; {drew}; {wall:.0f} ms, {cpu:.0f} ms CPU"

@@ -306,12 +306,6 @@ def recompute(
     return Recomputed(r_star, tuple(names), bool(decided), new_round, int(drawn.sum()))
 
 
-def contenders_before_a_round(study: Study) -> str:
-    """Who contends until a complete round gives a best set: the study's candidate metrics, else every metric."""
-    names = candidate_list(study.candidate_metrics)
-    return f"the candidate metrics {', '.join(names)} (no complete round yet)" if names else "every metric (no complete round yet)"
-
-
 @dataclass(frozen=True)
 class TwoPhaseWeights:
     """Each group's weights in the design-based estimators ((topic, run_a, run_b) names -> weight, positive ones only)."""
@@ -486,8 +480,7 @@ def dashboard_view(study: Study) -> dict | None:
         "max_looks": MAX_LOOKS,
         "look_alpha": decided_signal.LOOK_ALPHA,
         "boundary": sequential.DESCRIPTIONS[adaptive.BOUNDARY],
-        "contenders": rounds[-1].contenders if rounds else [],
-        "contenders_before": contenders_before_a_round(study),
+        "contenders": (rounds[-1].contenders if rounds else []) or [decided_signal.contenders_before_a_round(study.candidate_metrics)],
         "cannot_decide": decided_signal.too_few_topics(len({name[0] for name in groups.names})),
         "groups": len(groups.rows),
         "drawn": int((groups.drawn_round >= 0).sum()),

@@ -7,6 +7,7 @@ import math
 
 from evaluation.meta import adaptive
 from evaluation.meta.bestset import EXACT_TOPICS
+from studyapp.models.study_settings import candidate_list
 
 ALPHA = 0.05  # the decided signal's family-wise level over its looks
 MAX_LOOKS = 20  # the decided signal's looks; each at look_alpha(ALPHA, MAX_LOOKS) (ALPHA / MAX_LOOKS)
@@ -45,3 +46,9 @@ def creation_lines(slug: str, topics: int) -> list[str]:
         "and those answers are left out of the design-weighted estimates (docs/meta.md#adaptive-allocation).",
         *([f"Warning: {why} (docs/meta.md#adaptive-allocation)."] if why else []),
     ]
+
+
+def contenders_before_a_round(candidate_metrics: str) -> str:
+    """Who contends until a complete round gives a best set: the study's candidate metrics, else every metric."""
+    names = candidate_list(candidate_metrics)
+    return f"the candidate metrics {', '.join(names)} (no complete round yet)" if names else "every metric (no complete round yet)"
