@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Collection
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -41,6 +42,8 @@ class TopicLog:
     def add(self, run: Run) -> None:
         if run.name in self.seen:
             first = self.seen[run.name]
+            if first and run.source and Path(first).resolve() == Path(run.source).resolve():
+                raise EvaluationError(f"run file given twice: {first}" + (f" (as {first} and {run.source})" if first != run.source else ""))
             if first and run.source:
                 raise EvaluationError(
                     f"run name given twice: {run.name}, the tag column of both {first} and {run.source}"

@@ -182,7 +182,7 @@ def test_lazy_inputs_give_the_same_scores_and_are_read_run_by_run(collection, ru
 
 def test_a_name_given_twice_in_a_stream_is_an_error(collection, runs) -> None:
     with pytest.raises(EvaluationError, match=f"run name given twice: {runs[0].name}"):
-        evaluate(collection, (r for r in [runs[0], runs[1], runs[0]]), "alpha-nDCG@10")
+        evaluate(collection, (Run(r.name, r.lists) for r in [runs[0], runs[1], runs[0]]), "alpha-nDCG@10")  # not read from a file
 
 
 def test_two_run_files_with_one_tag_are_named_in_the_error(collection, runs, tmp_path) -> None:
@@ -194,6 +194,10 @@ def test_two_run_files_with_one_tag_are_named_in_the_error(collection, runs, tmp
     for given in ([first, second], str(tmp_path)):
         with pytest.raises(EvaluationError, match=re.escape(message)):
             evaluate(collection, given, "alpha-nDCG@10")
+    with pytest.raises(EvaluationError, match=re.escape(f"run file given twice: {first} (as {first} and {tmp_path}/./{first.name})")):
+        evaluate(collection, [first, f"{tmp_path}/./{first.name}"], "alpha-nDCG@10")
+    with pytest.raises(EvaluationError, match=f"^run file given twice: {re.escape(str(first))}$"):
+        evaluate(collection, [first, first], "alpha-nDCG@10")
 
 
 def test_measures_as_one_string_our_objects_and_ir_measures_objects() -> None:
