@@ -8,10 +8,12 @@ export.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,6 +23,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 from django.core.management import CommandError, call_command
 
+from evaluation.cli import main as evaluation_main
 from evaluation.meta.agreement import agreement_with_users
 from evaluation.meta.levels import preference_items
 from studyapp.models import Annotator, Preference, Presentation
@@ -32,6 +35,13 @@ from tests.studyapp.filled import exclude, fill
 NAMES = ["prolific-aa11", "prolific-bb22", "prolific-cc33", "prolific-dd44", "prolific-ee55", "prolific-ff66"]
 ROOT_DIR = Path(__file__).resolve().parents[2]
 MEASURES = ["alpha-nDCG@5", "D-nDCG@5", "I-rec@5", "P-IA@5"]
+
+
+def run_cli(*args: str) -> str:
+    """``python -m evaluation ARGS`` as its own process; its standard output (the error output when it fails)."""
+    result = subprocess.run([sys.executable, "-m", "evaluation", *args], capture_output=True, text=True, cwd=ROOT_DIR)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
 
 
 def parse_csv(content: bytes) -> list[dict[str, str]]:
@@ -192,20 +202,19 @@ class PseudonymTests(ExportTestCase):
 class RoundTripTests(ExportTestCase):
     """export -> python -m evaluation meta agreement (a subprocess) == agreement computed from the database."""
 
-    def run_cli(self, *args: str) -> str:
-        result = subprocess.run([sys.executable, "-m", "evaluation", *args], capture_output=True, text=True, cwd=ROOT_DIR)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        return result.stdout
-
-    def scores(self, folder: Path) -> Path:
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.folder = Path(tempfile.mkdtemp(prefix="studyapp-roundtrip-"))
+        cls.addClassCleanup(shutil.rmtree, cls.folder, True)
+        # the toy runs' scores (files only, no database): one `python -m evaluation score` process for both tests
         f = toy_files()
-        path = folder / "scores.tsv"
+        cls.scores = cls.folder / "scores.tsv"
         runs = [arg for name in ("alpha", "bravo", "charlie") for arg in ("--run", str(f[name]))]
-        self.run_cli(
+        run_cli(
             "score", "--qrels", str(f["qrels"]), "--intents", str(f["intents"]), *runs,
-            "--measures", *MEASURES, "--per-topic", "--per-subtopic", "-o", str(path),
+            "--measures", *MEASURES, "--per-topic", "--per-subtopic", "-o", str(cls.scores),
         )  # fmt: skip
-        return path
 
     def votes_from_database(self) -> pd.DataFrame:
         rows = []
@@ -222,15 +231,14 @@ class RoundTripTests(ExportTestCase):
         return pd.DataFrame(rows, columns=["level", "topic", "subtopic", "run_a", "run_b", "annotator", "value", "line"])
 
     def test_agreement_from_the_export_equals_agreement_from_the_database(self) -> None:
-        folder = Path(tempfile.mkdtemp())
-        scores = self.scores(folder)
+        folder, scores = self.folder, self.scores
         score_frame = pd.read_csv(scores, sep="\t", dtype={"topic": str})
         votes = self.votes_from_database()
         for level in ("topic", "subtopic"):
             with self.subTest(level=level):
                 exported = folder / f"prefs-{level}.csv"
                 call_command("export_preferences", self.study.slug, "--level", level, "-o", str(exported), stderr=io.StringIO())
-                table = pd.read_csv(io.StringIO(self.run_cli("meta", "agreement", "--scores", str(scores), "--preferences", str(exported),
+                table = pd.read_csv(io.StringIO(run_cli("meta", "agreement", "--scores", str(scores), "--preferences", str(exported),
                                                              "--level", level)), sep="\t")  # fmt: skip
                 direct = agreement_with_users(preference_items(votes, level), score_frame, MEASURES).table
                 merged = table.merge(direct, on=["measure", "statistic", "subset"], suffixes=("_cli", "_db"))
@@ -243,13 +251,19 @@ class RoundTripTests(ExportTestCase):
                 self.assertGreater(n_all, 3)
 
     def test_jsonl_and_parquet_exports_give_the_agreement_table_of_the_csv(self) -> None:
-        folder = Path(tempfile.mkdtemp())
-        scores = self.scores(folder)
+        """The three formats read by the command line's own entry point (in this process: the test above crosses
+        the process boundary) give the same table, byte for byte."""
         tables = {}
         for fmt in ("csv", "jsonl", "parquet"):
-            exported = folder / f"prefs.{fmt}"
+            exported = self.folder / f"prefs.{fmt}"
             call_command("export_preferences", self.study.slug, "--format", fmt, "-o", str(exported), stderr=io.StringIO())
-            tables[fmt] = self.run_cli("meta", "agreement", "--scores", str(scores), "--preferences", str(exported), "--level", "topic")
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                code = evaluation_main(
+                    ["meta", "agreement", "--scores", str(self.scores), "--preferences", str(exported), "--level", "topic"]
+                )
+            self.assertEqual(code, 0, fmt)
+            tables[fmt] = out.getvalue()
         self.assertGreater(len(tables["csv"].splitlines()), 10)
         self.assertEqual(tables["jsonl"], tables["csv"])
         self.assertEqual(tables["parquet"], tables["csv"])

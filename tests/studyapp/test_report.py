@@ -108,8 +108,20 @@ class ReportTestCase(BaseTestCase):
         super().setUpTestData()
         simulate_annotators(cls.study, Plan(truth=TRUTH, noise=0.5, fast_share=0.0, seed=4))
 
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.built = {}  # set here, not in setUpTestData (whose attributes each test gets a deep copy of)
+
+    def report(self):
+        """The study's report at B = 100, seed 5, built once for the class: the tests reading it change neither the
+        study (each test's rows are rolled back) nor the report (write_report renders from it)."""
+        if "report" not in self.built:
+            self.built["report"] = build_report(self.study, B=100, seed=5)
+        return self.built["report"]
+
     def test_every_section_and_table(self) -> None:
-        report = build_report(self.study, B=100, seed=5)
+        report = self.report()
         self.assertEqual(
             set(report.tables),
             {"agreement-topic", "agreement-weighted", "agreement-subtopic", "userprefs", "discpower", "intuitiveness",
@@ -144,7 +156,7 @@ class ReportTestCase(BaseTestCase):
 
     @pytest.mark.slow
     def test_files_reproduce_with_the_evaluation_cli_alone(self) -> None:
-        report = build_report(self.study, B=100, seed=5)
+        report = self.report()
         with tempfile.TemporaryDirectory() as folder:
             out = Path(folder) / "report"
             written = write_report(report, out, figure_levels=["topic", "subtopic"])
