@@ -148,7 +148,10 @@ class AdaptiveAnalysisTests(BaseTestCase):
         allocation_summary = self.report.summary["allocation"]
         self.assertEqual(allocation_summary["kind"], "adaptive")
         self.assertEqual(allocation_summary["analysis_round"], 1)
-        self.assertEqual(allocation_summary["groups"], 3)  # the full groups
+        self.assertEqual(
+            allocation_summary["full"], 3
+        )  # the groups drawn full (the dashboard's "full" too; "groups" there counts every group)
+        self.assertNotIn("groups", allocation_summary)
         self.assertEqual(allocation_summary["drawn"], 4)  # every drawn group's first layer
         client = staff_client()
         page = client.get(reverse("study_report", args=[self.study.slug])).content.decode()

@@ -366,7 +366,7 @@ def weighted_agreement(study: Study, votes: pd.DataFrame, scores: pd.DataFrame, 
     corrected = adaptive.look_level(LEVEL, MAX_LOOKS)
     out = {
         "analysis_round": r_star,
-        "groups": len(phases.full),
+        "full": len(phases.full),  # the groups drawn full (as the dashboard's "full")
         "drawn": len(phases.entry),
         "table": None,
         "level": LEVEL,
