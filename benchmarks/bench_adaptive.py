@@ -38,8 +38,8 @@ pair are one entry) and stops there (else at the full budget, every group k answ
 study: the answers until the best set first has at most 3 entries with the truth inside
 (``answers_to_decide``; a study that never gets there counts the full budget and is reported as
 censored), whether the truth is in the set where the study stopped, and whether each candidate's MUP
-interval at the stop (design-weighted, two-phase, topic-jackknife score interval with the jackknife's effective degrees
-of freedom, :func:`evaluation.meta.intervals.jackknife_df`) covers its population MUP (exact expected sums, as
+interval at the stop (design-weighted, two-phase, score interval with the topics' linearisation variance at its effective
+degrees of freedom, :func:`evaluation.meta.intervals.linearisation_df`) covers its population MUP (exact expected sums, as
 bench_coverage.py): ``coverage_mup_adaptive`` is the share of the candidates' intervals over all studies that cover, of
 the nominal 95 % interval a study's report shows (``ci_low``, ``ci_high``); standard error gives its standard error
 (from the studies' own shares: a study's candidates share its answers), the coverage of the look-corrected interval
@@ -49,8 +49,9 @@ together) and the complete study's nominal 95 % interval. ``--boundary pocock`` 
 
 ``--coverage-only`` measures the coverage alone, cheaply enough for several hundred studies: no uniform arm, each
 adaptive study ends at its stop, and benchmarks/adaptive_diagnosis.py says why the interval covers what it covers (the
-estimate's root mean square error against the jackknife standard error and the interval's half-width, the effective
-degrees of freedom, the coverage with other t quantiles and of the linearised interval ``value +- t SE``); its last line
+estimate's root mean square error against the shown (linearisation) and the jackknife standard errors and the interval's
+half-width, the effective degrees of freedom, the coverage per candidate, with other t quantiles, with the jackknife
+variance and of the linearised interval ``value +- t SE``); its last line
 is ``truth_in_set_adaptive=.. coverage_mup_adaptive=.. coverage_se=..``.
 
 Last line: ``answers_to_decide_uniform=.. answers_to_decide_adaptive=.. saving=.. truth_in_set_adaptive=..
@@ -89,7 +90,6 @@ from evaluation.meta import adaptive, sequential  # noqa: E402
 from evaluation.meta._matrix import score_cube  # noqa: E402
 from evaluation.meta.agreement import signs  # noqa: E402
 from evaluation.meta.bestset import EXACT_TOPICS  # noqa: E402
-from evaluation.meta.intervals import jackknife_variance  # noqa: E402
 from evaluation.meta.simulate import StudyPairs, UserModel, latent_preference, simulate_answers  # noqa: E402
 
 TRUTH = "D#-nDCG@10"
@@ -175,7 +175,7 @@ class Look:
     covered: int  # the shown MUP intervals (design-weighted, nominal 95 %, effective df) holding their population value
     intervals: int
     covered_looks: int = 0  # the same with the look-corrected intervals beside them (level LOOK_LEVEL)
-    detail: dict | None = None  # per metric: estimate, jackknife variance, df, shown interval (the coverage diagnosis)
+    detail: dict | None = None  # per metric: estimate, shown variance, df, shown interval (the coverage diagnosis)
 
 
 def covering(
@@ -202,14 +202,13 @@ def covering(
         out.append(np.isfinite(truth_mup) & (low <= truth_mup + 1e-12) & (truth_mup - 1e-12 <= high))
     if DETAIL is not None:
         DETAIL.clear()
-        loo = est.loo["MUP"]
         DETAIL.update(
             value=est.value["MUP"],
-            var=jackknife_variance(loo),
+            var=est.variance("MUP"),
             df=est.df("MUP"),
             low=est.low["MUP"],
             high=est.high["MUP"],
-            T=loo.shape[0],
+            T=est.loo["MUP"].shape[0],
             est=est,
         )
     return out
@@ -480,7 +479,7 @@ def main() -> int:
         "--coverage-only",
         action="store_true",
         help="measure only the adaptive arm's MUP coverage at the stop, with its diagnosis (the estimate's true standard "
-        "error against the jackknife's, the effective df): no uniform arm, each study ends at its stop; the last line "
+        "error against the shown and the jackknife's, the effective df, coverage per candidate): no uniform arm, each study ends at its stop; the last line "
         "then has no saving",
     )
     parser.add_argument("--topics", type=int, default=TOPICS, help=f"topics per study (default {TOPICS})")

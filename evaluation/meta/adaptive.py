@@ -37,10 +37,12 @@ over ``f`` (:func:`full_weights`), unbiased, resting on every drawn group and co
 Swensson & Wretman 1992, sec. 9.4). A stopping rule decided before a round's draw
 keeps this (the draw is independent of the decision), so the analysis uses the *last round whose drawn groups
 are complete*; every agreement statistic, a ratio of weighted sums
-(:func:`evaluation.meta.agreement.weighted_sums`), becomes its ratio estimator. Intervals: the topic jackknife
-of :mod:`evaluation.meta.intervals` on the weighted sums (topics are the clusters of every phase: Wolter 2007
-ch. 4, the ultimate-cluster variance), its t quantile at the jackknife's effective degrees of freedom
-(:func:`evaluation.meta.intervals.jackknife_df`: a group drawn by the exploration floor weighs up to ~50, so early in a
+(:func:`evaluation.meta.agreement.weighted_sums`), becomes its ratio estimator. Intervals: the score interval
+of :mod:`evaluation.meta.intervals` with the Taylor linearisation variance over the topics (topics are the clusters
+of every phase, the ultimate-cluster variance: Wolter 2007 ch. 4 and 6; :func:`topic_influence`) rather than the
+delete-one-topic jackknife, whose delete-one ratios scale a heavy topic's term by ``(B / (B - b_t))^2`` (measured:
+docs/benchmarks.md#adaptive-allocation), and its t quantile at that variance's effective degrees of freedom
+(:func:`evaluation.meta.intervals.linearisation_df`: a group drawn by the exploration floor weighs up to ~50, so early in a
 study one or two topics can be most of the variance, and ``T - 1`` degrees of freedom then under-cover).
 
 The decision (the best set the allocation steers by, :func:`contenders`) also uses the first layer of the
@@ -77,7 +79,7 @@ from evaluation._types import FloatArray, IntArray
 from evaluation.meta._resampling import RngLike
 from evaluation.meta.agreement import pair_sums, signs, statistics_from_sums
 from evaluation.meta.bestset import EXACT_TOPICS, SELECTION, BestSet, best_set
-from evaluation.meta.intervals import jackknife_df, score_interval
+from evaluation.meta.intervals import linearisation_df, linearisation_variance, score_interval
 from evaluation.meta.sequential import nominal_alpha
 
 FULL = 0.2  # default share of drawn groups that get all k answers (the others get one answer per presentation)
@@ -384,15 +386,41 @@ class WeightedEstimates:
     loo: dict[str, FloatArray]  # (T, G) each topic left out
     n: FloatArray  # (G,) pairs each metric is defined on
     holds: FloatArray  # (G,) topics holding them
+    influence: dict[str, FloatArray]  # (T, G) each topic's influence value (topic_influence)
+
+    def variance(self, statistic: str) -> FloatArray:
+        """(G,) the Taylor linearisation variance of ``statistic`` over the topics
+        (:func:`evaluation.meta.intervals.linearisation_variance` of :attr:`influence`)."""
+        return linearisation_variance(self.influence[statistic])
 
     def df(self, statistic: str) -> FloatArray:
-        """(G,) degrees of freedom of the intervals: the moment-corrected Satterthwaite df of the topic jackknife
-        (:func:`evaluation.meta.intervals.jackknife_df`), 1 where one topic's heavy design weight is the whole variance."""
-        return jackknife_df(self.loo[statistic])
+        """(G,) degrees of freedom of the intervals: the moment-corrected Satterthwaite df of :meth:`variance`
+        (:func:`evaluation.meta.intervals.linearisation_df`), 1 where one topic's heavy design weight is the whole variance."""
+        return linearisation_df(self.influence[statistic])
 
     def interval(self, statistic: str, level: float) -> tuple[FloatArray, FloatArray]:
-        """The topic-jackknife score interval of ``statistic`` at ``level`` with :meth:`df` degrees of freedom."""
-        return score_interval(self.value[statistic], self.loo[statistic], self.n, self.holds, level, df=self.df(statistic))
+        """The score interval of ``statistic`` at ``level`` with :meth:`variance` and :meth:`df` degrees of freedom."""
+        return score_interval(
+            self.value[statistic], self.loo[statistic], self.n, self.holds, level, df=self.df(statistic), var=self.variance(statistic)
+        )
+
+
+INFLUENCE_STEP = 1e-6  # relative step of topic_influence's central differences (error ~1e-10 of the value)
+
+
+def topic_influence(sums: dict[str, FloatArray]) -> dict[str, FloatArray]:
+    """Each topic's influence value on every statistic of :func:`evaluation.meta.agreement.statistics_from_sums`.
+
+    ``sums`` (T + 1, G): the whole study's sums, then those with each topic left out (linear in the weights, so topic
+    ``t``'s own totals are ``s_t = S - S_(t)``). The influence value is the derivative ``d/de f(S + e s_t)`` at 0 (the
+    infinitesimal jackknife, Jaeckel 1972; Efron 1982 ch. 6; for MUP ``= UJ / U``: ``(uj_t - MUP u_t) / U``), by central
+    differences of step :data:`INFLUENCE_STEP`: returns statistic -> (T, G).
+    """
+    whole = {name: value[:1] for name, value in sums.items()}
+    own = {name: value[:1] - value[1:] for name, value in sums.items()}
+    up = statistics_from_sums({name: whole[name] + INFLUENCE_STEP * own[name] for name in sums})
+    down = statistics_from_sums({name: whole[name] - INFLUENCE_STEP * own[name] for name in sums})
+    return {name: (up[name] - down[name]) / (2 * INFLUENCE_STEP) for name in up}
 
 
 def weighted_estimates(
@@ -408,7 +436,7 @@ def weighted_estimates(
     layer_weights: FloatArray | None = None,
     layer_sign: FloatArray | None = None,
 ) -> WeightedEstimates:
-    """Ratio estimators of ``statistics`` over all pairs with design ``weights`` and topic-jackknife score intervals.
+    """Ratio estimators of ``statistics`` over all pairs with design ``weights`` and topic-linearisation score intervals.
 
     Without ``layer``: every sum of :func:`evaluation.meta.agreement.pair_sums` on the k-answer preferences ``p``
     with ``weights`` (the full groups' two-phase weights, :func:`full_weights`). With ``layer`` (every drawn group's
@@ -421,8 +449,10 @@ def weighted_estimates(
     with ``x_c`` the sum's term on the first layer and ``y_c`` on the k answers: which answer of a group arrives
     first is exchangeable and the full flag is drawn independently, so the second term estimates the first's
     error without bias, and the estimate of every sum stays unbiased; the first term rests on every drawn group
-    and the second only on a residual. The leave-one-topic-out values drop a topic from both terms; both go to
-    :func:`evaluation.meta.intervals.score_interval` (topics are the clusters of both phases: Wolter 2007 ch. 4).
+    and the second only on a residual. The leave-one-topic-out values drop a topic from both terms (they decide where
+    there is an interval, as in the unweighted report); the interval is
+    :func:`evaluation.meta.intervals.score_interval` with the linearisation variance of each topic's
+    :func:`topic_influence` on both terms (topics are the clusters of both phases: Wolter 2007 ch. 4 and 6).
     """
     w = np.asarray(weights, dtype=np.float64)
     d = np.asarray(d, dtype=np.float64)
@@ -447,14 +477,17 @@ def weighted_estimates(
     out = np.vstack([np.ones((1, topic.size)), topic[None, :] != np.arange(T)[:, None]])  # all, then each topic left out
 
     if layer is None:
-        every = statistics_from_sums(pair_sums(d, p, user_sign=sign, w=out * w[None, :]))
+        sums = pair_sums(d, p, user_sign=sign, w=out * w[None, :])
     else:
-        every = statistics_from_sums(two_phase_sums(d, p, sign, out * w[None, :], x, x_sign, out * e[None, :]))
+        sums = two_phase_sums(d, p, sign, out * w[None, :], x, x_sign, out * e[None, :])
+    every, influence = statistics_from_sums(sums), topic_influence(sums)
     defined = ~np.isnan(d)
     n = defined.sum(axis=1).astype(np.float64)
     holds = np.stack([np.bincount(topic[defined[g]], minlength=T) > 0 for g in range(d.shape[0])]).sum(axis=1).astype(np.float64)
-    value, low, high, loo = {}, {}, {}, {}
+    value, low, high, loo, z = {}, {}, {}, {}, {}
     for name in statistics:
-        value[name], loo[name] = every[name][0], every[name][1:]
-        low[name], high[name] = score_interval(value[name], loo[name], n, holds, level, df=jackknife_df(loo[name]))
-    return WeightedEstimates(value, low, high, int(keep.sum()), T, loo, n, holds)
+        value[name], loo[name], z[name] = every[name][0], every[name][1:], influence[name]
+        low[name], high[name] = score_interval(
+            value[name], loo[name], n, holds, level, df=linearisation_df(z[name]), var=linearisation_variance(z[name])
+        )
+    return WeightedEstimates(value, low, high, int(keep.sum()), T, loo, n, holds, z)

@@ -24,8 +24,15 @@ statistic lies in [-1, 1], so moving the estimate there never takes it further f
 whenever the linearised one around ``theta`` does.
 
 Where the topics weigh unequally (an adaptive study's design weights: one topic's heavy group can be most
-of the jackknife variance) ``T - 1`` overstates what the variance rests on; ``score_interval(df=)`` takes the
-moment-corrected Satterthwaite degrees of freedom of :func:`jackknife_df` instead (``evaluation.meta.adaptive``).
+of the variance) ``T - 1`` overstates what the variance rests on; ``score_interval(df=)`` takes the
+moment-corrected Satterthwaite degrees of freedom of :func:`jackknife_df` instead. There the delete-one values
+also over-state a heavy topic's share: for a ratio ``A / B`` of topic totals, ``theta - theta_(t) = (a_t - theta b_t)
+/ (B - b_t)``, the linearised term ``(a_t - theta b_t) / B`` scaled by ``B / (B - b_t)``, so a topic holding a third of
+``B`` enters the jackknife at 2.25 times its linearised weight. The design-weighted estimates of
+``evaluation.meta.adaptive`` therefore take ``score_interval(var=)`` the Taylor linearisation variance of
+:func:`linearisation_variance` (Woodruff 1971, JASA 66; Wolter 2007 ch. 6; the infinitesimal jackknife, Jaeckel 1972,
+Efron 1982 ch. 6), which the two agree on when the topics weigh alike, with the degrees of freedom of
+:func:`linearisation_df` (docs/meta.md#confidence-intervals).
 
 No interval (NaN) where there is too little data: the statistic undefined, fewer than
 ``MIN_TOPICS`` topics holding pairs of the subset (the only place where the topics holding pairs
@@ -44,6 +51,10 @@ from scipy.stats import t as student_t
 from evaluation._types import FloatArray
 
 MIN_TOPICS = 3  # topics that must hold pairs of a subset for it to get an interval
+# A variance of a statistic in [-1, 1] below this (standard error 1e-8) is floating-point rounding (an estimate of
+# 1 + 7e-16 whose leave-one-out values are all 1.0, influence values of 1e-10 from central differences): it counts as
+# none, so such a subset gets Wilson's interval with n = pairs, not the edge rule's point [1, 1].
+ROUNDING_VARIANCE = 1e-16
 METHODS = ("score", "percentile", "none")
 CONVENTION = {
     "score": (
@@ -77,8 +88,34 @@ def jackknife_df(loo: FloatArray) -> FloatArray:
     variance is 0.
     """
     loo = np.asarray(loo, dtype=np.float64)
-    T = loo.shape[0]
-    a = (loo - loo.mean(axis=0)) ** 2
+    return _moment_df((loo - loo.mean(axis=0)) ** 2)
+
+
+def linearisation_variance(z: FloatArray) -> FloatArray:
+    """Taylor linearisation variance of a smooth function of topic totals from its topic influence values ``z`` (T, ...).
+
+    ``z_t`` is the derivative of the statistic in the direction of topic ``t``'s totals, ``d/de f(S + e s_t)`` at 0
+    (for a ratio ``A / B``: ``(a_t - theta b_t) / B``); the topics as primary units drawn with replacement give
+    ``T / (T - 1) sum_t (z_t - mean z)^2`` (Woodruff 1971, JASA 66; Wolter 2007 ch. 6; Saerndal, Swensson & Wretman
+    1992 sec. 5.5). Fewer than 2 topics: NaN.
+    """
+    z = np.asarray(z, dtype=np.float64)
+    T = z.shape[0]
+    if T < 2:
+        return np.full(z.shape[1:], np.nan)
+    return T / (T - 1) * ((z - z.mean(axis=0)) ** 2).sum(axis=0)
+
+
+def linearisation_df(z: FloatArray) -> FloatArray:
+    """:func:`jackknife_df`'s moment-corrected Satterthwaite degrees of freedom for :func:`linearisation_variance`,
+    whose topic terms are ``(z_t - mean z)^2``."""
+    z = np.asarray(z, dtype=np.float64)
+    return _moment_df((z - z.mean(axis=0)) ** 2)
+
+
+def _moment_df(a: FloatArray) -> FloatArray:
+    """``3 (sum a)^2 / sum a^2 - 2`` over the T topic terms ``a`` (T, ...), clipped to ``[1, T - 1]`` (:func:`jackknife_df`)."""
+    T = a.shape[0]
     s1, s2 = a.sum(axis=0), (a**2).sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         df = np.where(s2 > 0, 3 * s1**2 / np.where(s2 > 0, s2, 1.0) - 2, T - 1)
@@ -93,6 +130,7 @@ def score_interval(
     level: float = 0.95,
     min_topics: int = MIN_TOPICS,
     df: FloatArray | None = None,
+    var: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Topic-jackknife score interval (module docstring) of statistics in [-1, 1].
 
@@ -101,19 +139,28 @@ def score_interval(
     theta : (G,) point values; loo : (T, G) the values with each topic left out.
     n : (G,) run pairs of the subset; topics : (G,) topics holding at least one of them.
     df : (G,) degrees of freedom of the t quantile (default ``T - 1``, the jackknife's with equal topics).
+    var : (G,) the variance of ``theta`` to use instead of the jackknife's (default): :func:`linearisation_variance`
+        for design-weighted estimates (``loo`` still decides where there is an interval; no interval where ``var`` is
+        NaN; negative: ValueError).
     """
     if not 0 < level < 1:
         raise ValueError(f"confidence level must be in (0, 1), got {level}")
     theta = np.asarray(theta, dtype=np.float64)
     loo = np.asarray(loo, dtype=np.float64)
     ok = np.isfinite(theta) & (np.asarray(topics) >= max(min_topics, 2)) & np.isfinite(loo).all(axis=0)
+    if var is not None:
+        var = np.broadcast_to(np.asarray(var, dtype=np.float64), theta.shape)
+        if (var < 0).any():
+            raise ValueError("a variance must not be negative")
+        ok &= np.isfinite(var)  # an undefined variance: no interval, as an undefined leave-one-out value
     low = np.full(theta.shape, np.nan)
     high = low.copy()
     if not ok.any():
         return low, high
     value = theta[ok]
     q = np.clip((1 + value) / 2, 0.0, 1.0)
-    var_q = jackknife_variance(loo[:, ok]) / 4
+    var_q = (jackknife_variance(loo[:, ok]) if var is None else var[ok]) / 4
+    var_q = np.where(var_q < ROUNDING_VARIANCE / 4, 0.0, var_q)  # rounding, not variance: never an edge point [1, 1]
     pairs = np.asarray(n, dtype=np.float64)[ok]
     with np.errstate(divide="ignore", invalid="ignore"):
         n_eff = np.where(var_q > 0, q * (1 - q) / var_q, np.inf)

@@ -8,7 +8,14 @@ import pytest
 from scipy.stats import t as student_t
 
 from evaluation.meta.agreement import agreement
-from evaluation.meta.intervals import MIN_TOPICS, jackknife_df, jackknife_variance, score_interval
+from evaluation.meta.intervals import (
+    MIN_TOPICS,
+    jackknife_df,
+    jackknife_variance,
+    linearisation_df,
+    linearisation_variance,
+    score_interval,
+)
 
 
 def rows(table, statistic="MUP", subset="all", measure="M"):
@@ -138,6 +145,57 @@ def test_an_estimate_at_or_beyond_the_edge_gets_the_linearised_interval_cut_to_t
     assert (low[4], high[4]) == (inside_low[0], inside_high[0]) and low[4] < 0.6 < high[4]  # inside: Wilson, as before
     same_low, same_high = score_interval(np.array([1.0]), np.ones((T, 1)), np.array([60]), np.array([T]))
     assert same_high[0] == 1.0 and 0.8 < same_low[0] < 1.0  # no variance at the edge: Wilson with n = pairs, as before
+
+
+def test_linearisation_variance_of_a_ratio_by_hand_and_against_the_jackknife() -> None:
+    """MUP = sum a / sum b over topic totals (a = UJ, b = U): influence values (a_t - theta b_t) / B, variance
+    T / (T - 1) sum z^2; the jackknife's delete-one deviations are the same terms scaled by B / (B - b_t)."""
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([2.0, 2.0, 4.0])
+    theta = a.sum() / b.sum()  # 0.75
+    z = (a - theta * b) / b.sum()  # -0.0625, 0.0625, 0
+    np.testing.assert_allclose(z, [-0.0625, 0.0625, 0.0])
+    assert linearisation_variance(z[:, None])[0] == pytest.approx(1.5 * 2 * 0.0625**2)  # 0.01171875
+    loo = (a.sum() - a) / (b.sum() - b)
+    np.testing.assert_allclose(theta - loo, z * b.sum() / (b.sum() - b))  # the heavy topic (b = 4 of 8) counts twice
+    # topics that weigh alike: the two agree to O(1 / T)
+    rng = np.random.default_rng(2)
+    a, b = rng.uniform(0.5, 1.0, 60), np.ones(60)
+    theta = a.sum() / b.sum()
+    lin = linearisation_variance(((a - theta * b) / b.sum())[:, None])[0]
+    jack = jackknife_variance(((a.sum() - a) / (b.sum() - b))[:, None])[0]
+    assert lin == pytest.approx(jack, rel=1e-12)  # equal b: (B / (B - b))^2 (T - 1) / T = T / (T - 1) exactly
+    # degrees of freedom: those of jackknife_df on the same terms; one topic the whole variance -> 1; none -> T - 1
+    one = np.zeros((40, 1))
+    one[3] = 0.2
+    assert linearisation_df(one)[0] < 1.2 and linearisation_df(np.zeros((40, 2)))[1] == 39.0
+    assert np.isnan(linearisation_variance(np.array([[0.1]]))[0])  # one topic: no variance
+
+
+def test_score_interval_with_a_given_variance_edges_zero_and_bad_input() -> None:
+    T, n, topics = 12, np.full(4, 60.0), np.full(4, 12.0)
+    theta = np.array([0.6, 1.05, -1.0, 1.0])
+    loo = theta[None, :] + np.random.default_rng(1).normal(0, 0.03, (T, 4))
+    var = np.array([0.01, 0.0004, 0.0009, 0.0])
+    df = np.full(4, 11.0)
+    low, high = score_interval(theta, loo, n, topics, df=df, var=var)
+    # inside: the Wilson interval with n* = q (1 - q) / (var / 4), the same as the jackknife's at an equal variance
+    loo_same = 0.6 + np.array([1.0, -1.0] * 6)[:, None] * np.sqrt(0.01 * T / (T - 1) / T)
+    assert jackknife_variance(loo_same)[0] == pytest.approx(0.01)
+    inside = score_interval(theta[:1], loo_same, n[:1], topics[:1], df=df[:1])
+    assert (low[0], high[0]) == pytest.approx((inside[0][0], inside[1][0]), rel=1e-12)
+    spread = student_t.ppf(0.975, 11) * np.sqrt(var)
+    assert (low[1], high[1]) == pytest.approx((1 - spread[1], 1.0))  # beyond +1: moved to the edge, linearised, cut
+    assert (low[2], high[2]) == pytest.approx((-1.0, -1 + spread[2]))  # at -1
+    assert high[3] == 1.0 and 0.8 < low[3] < 1.0  # no variance at the edge: Wilson with n = pairs, never a point
+    # an estimate a rounding error beyond 1 with a rounding-level variance (every topic agrees): not the point [1, 1]
+    noisy = np.ones((T, 4)) + np.where(np.arange(T)[:, None] % 2 == 1, 2.2e-16, 0.0)  # a jackknife variance of ~1e-32
+    for edge_loo, given in ((np.ones((T, 4)), np.full(4, 1e-20)), (noisy, None)):
+        low_r, high_r = score_interval(np.full(4, 1 + 7e-16), edge_loo, n, topics, df=df, var=given)
+        assert np.allclose(high_r, 1.0) and np.all((0.8 < low_r) & (low_r < 0.99)), (low_r, high_r)
+    nan_var = score_interval(theta, loo, n, topics, df=df, var=np.array([np.nan, 0.01, 0.01, 0.01]))
+    assert np.isnan(nan_var[0][0]) and np.isnan(nan_var[1][0]) and np.isfinite(nan_var[0][1:]).all()
+    with pytest.raises(ValueError, match="negative"):
+        score_interval(theta, loo, n, topics, var=np.array([0.01, -0.01, 0.01, 0.01]))
 
 
 def test_percentile_interval_and_none() -> None:
