@@ -240,7 +240,7 @@ def _with_subtopic_rows(
     on_topic_mismatch: Literal["warn", "error", "ignore"],
 ) -> pd.DataFrame:
     """:func:`evaluate` with ``per_subtopic``: the topic frame plus every subtopic scored alone."""
-    runs, measures = list(runs), list(measures)
+    runs, measures = list(runs), resolve_measures(measures)  # one string is one measure, not its letters
     options = {"empty_topic": empty_topic, "topic_set": topic_set, "progress": progress}
     frame = evaluate(collection, runs, measures, per_topic=per_topic, on_topic_mismatch=on_topic_mismatch, **options)
     subtopic_runs = [run.per_subtopic(collection.subtopic_ids(), SUBTOPIC_TOPIC) for run in runs]

@@ -355,3 +355,12 @@ def test_a_measure_undefined_on_every_topic_is_warned_about(tmp_path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         evaluate(qrels, run, ["PMP(pmp_equal=tie)@10", "P@10"])
+
+
+def test_one_measure_string_with_per_subtopic(collection, runs) -> None:
+    """per_subtopic=True took a single measure string letter by letter ("unknown metric 'a'")."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvaluationWarning)
+        one = evaluate(collection, runs[:1], "alpha-nDCG@10", per_subtopic=True)
+        listed = evaluate(collection, runs[:1], ["alpha-nDCG@10"], per_subtopic=True)
+    assert one.equals(listed) and "251/1" in set(one["topic"])
