@@ -68,7 +68,7 @@ BATCH_CELLS = 4_000_000
 def score_matrix(
     collection: Collection | Any,
     runs: Sequence[Run] | Any,
-    measures: Sequence[Measure],
+    measures: Iterable[str | Measure | Any] | str | Measure | Any,
     *,
     progress: bool = False,
     on_run: Callable[[Run], None] | None = None,
@@ -80,11 +80,11 @@ def score_matrix(
     generators). Runs are taken one after another and scored in batches whose per-rank arrays stay
     under :data:`BATCH_CELLS` cells; a batch is dropped once scored, so lazy inputs are never held
     whole and memory is bounded by the largest batch. Ideals are computed once per collection.
-    ``on_run`` sees every run as it is taken (before it is scored).
+    ``on_run`` sees every run as it is taken (before it is scored). ``measures``: what :func:`evaluate` takes.
     """
     collection = as_collection(collection)
     table = table_for(collection)
-    measures = list(measures)
+    measures = resolve_measures(measures)
     cutoff = max([m.cutoff for m in measures if m.cutoff is not None] + [1])
     total = len(runs) if isinstance(runs, Sequence) and not isinstance(runs, (str, bytes)) else None
     bar = _progress_bar(total) if progress else None

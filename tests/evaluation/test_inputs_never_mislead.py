@@ -364,3 +364,13 @@ def test_one_measure_string_with_per_subtopic(collection, runs) -> None:
         one = evaluate(collection, runs[:1], "alpha-nDCG@10", per_subtopic=True)
         listed = evaluate(collection, runs[:1], ["alpha-nDCG@10"], per_subtopic=True)
     assert one.equals(listed) and "251/1" in set(one["topic"])
+
+
+def test_score_matrix_takes_the_measures_evaluate_takes(collection, runs) -> None:
+    """One string, a list of strings, ir_measures objects (as evaluate takes them), not only parsed Measures:
+    a string raised AttributeError ('str' object has no attribute 'cutoff')."""
+    parsed = score_matrix(collection, runs[:2], resolve_measures(["alpha-nDCG@10", "P@10"]))
+    assert np.array_equal(score_matrix(collection, runs[:2], ["alpha-nDCG@10", "P@10"]), parsed, equal_nan=True)
+    assert np.array_equal(score_matrix(collection, runs[:2], "alpha-nDCG@10"), parsed[:1], equal_nan=True)
+    ir_measures = pytest.importorskip("ir_measures")
+    assert np.array_equal(score_matrix(collection, runs[:2], [ir_measures.alpha_nDCG @ 10, ir_measures.P @ 10]), parsed, equal_nan=True)
