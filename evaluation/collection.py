@@ -14,14 +14,13 @@ return new collections. Conventions follow docs/metrics.md#data-conventions:
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Literal
 
 from evaluation import wording
-from evaluation.exceptions import EvaluationError, EvaluationWarning
+from evaluation.exceptions import EvaluationError, warn
 from evaluation.judgments import ColumnJudgments, Judgments, QrelsColumns, judgments_from_arrays, select_topics
 
 __all__ = [  # the judgments' types and builders live in evaluation.judgments; these names stay importable from here
@@ -283,10 +282,8 @@ def build_collection(
     for source, table in (("intents", intents), ("topics", topics)):
         unjudged = sorted(t for t in table if t not in judgments)
         if unjudged:
-            warnings.warn(
-                f"{wording.named('topic', unjudged)} of the {source} file {wording.have(len(unjudged))} no qrels and {wording.be(len(unjudged))} not evaluated",
-                EvaluationWarning,
-                stacklevel=2,
+            warn(
+                f"{wording.named('topic', unjudged)} of the {source} file {wording.have(len(unjudged))} no qrels and {wording.be(len(unjudged))} not evaluated"
             )
     named = _named_intents(judgments)
     result: dict[str, Topic] = {}
@@ -297,11 +294,9 @@ def build_collection(
         if given:
             unweighted = sorted(i for i in ids if i not in given)
             if unweighted:
-                warnings.warn(
+                warn(
                     f"topic {tid}: {wording.named('intent', unweighted)} {wording.be(len(unweighted))} in the qrels or topics but not in the "
-                    f"intents file; {'it gets' if len(unweighted) == 1 else 'they get'} weight 0",
-                    EvaluationWarning,
-                    stacklevel=2,
+                    f"intents file; {'it gets' if len(unweighted) == 1 else 'they get'} weight 0"
                 )
         built = []
         for iid in intent_sort_key(ids):

@@ -8,7 +8,6 @@ scores 0 (``topic_set="run_and_qrels"`` restricts each run's rows and mean to it
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
@@ -17,7 +16,7 @@ import pandas as pd
 
 from evaluation.arrays import Ranking, build_ranking, table_for
 from evaluation.collection import SUBTOPIC_TOPIC, Collection
-from evaluation.exceptions import EvaluationError, EvaluationWarning
+from evaluation.exceptions import EvaluationError, warn
 from evaluation.io.inputs import as_collection, as_runs, iter_runs
 from evaluation.io.runs import Run
 from evaluation.io.scores import MEAN_TOPIC
@@ -205,7 +204,7 @@ def evaluate(
     if empty.any():
         listed = [t for t, e in zip(table.topic_ids, empty) if e]
         action = "scored 0" if empty_topic == "zero" else "scored NaN and excluded from means"
-        warnings.warn(f"{named('topic', listed)} without any relevant document: {action}", EvaluationWarning, stacklevel=2)
+        warn(f"{named('topic', listed)} without any relevant document: {action}")
         values[:, :, empty] = 0.0 if empty_topic == "zero" else np.nan
     _warn_undefined(measure_list, values, empty)
     included = log.included() if topic_set == "run_and_qrels" else np.ones((len(log.names), table.n_topics), dtype=bool)
@@ -226,7 +225,7 @@ def _warn_undefined(measures: Sequence[Measure], values: np.ndarray, empty: np.n
         )
         listed = named("measure", [m.label for m in undefined])
         means = "so is its mean" if len(undefined) == 1 else "so are their means"
-        warnings.warn(f"{listed} {be(len(undefined))} NaN on every topic, {means}{hint}", EvaluationWarning, stacklevel=3)
+        warn(f"{listed} {be(len(undefined))} NaN on every topic, {means}{hint}")
 
 
 def _with_subtopic_rows(

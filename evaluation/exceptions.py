@@ -6,6 +6,9 @@ and exits with status 2.
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from pathlib import Path
 
 
@@ -34,3 +37,16 @@ class UnknownMetricError(EvaluationError, ValueError):
 
 class EvaluationWarning(UserWarning):
     """Something was accepted but deserves attention (duplicate docids, topics without relevance, ...)."""
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn(message: str) -> None:
+    """An :class:`EvaluationWarning` shown at the first caller outside this package (its file and line, as Python
+    prints a warning), however deep inside the package the problem was found: through ``compare``, ``per_subtopic``
+    or a run file read as it is scored, a fixed ``stacklevel`` pointed at a line of the package."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, EvaluationWarning, stacklevel=level)

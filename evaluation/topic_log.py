@@ -4,14 +4,13 @@ given twice is an error) and which topics it shares with the qrels, reported in 
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Collection
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
-from evaluation.exceptions import EvaluationError, EvaluationWarning
+from evaluation.exceptions import EvaluationError, warn
 from evaluation.io.runs import Run
 from evaluation.wording import counted, plural
 
@@ -103,7 +102,7 @@ class TopicLog:
             self._check()
         elif self.on_mismatch == "warn":
             for message in self._messages(hint=True):
-                warnings.warn(message, EvaluationWarning, stacklevel=3)
+                warn(message)
 
 
 def _runs(found: list[tuple[str, list[str]]]) -> str:

@@ -8,7 +8,6 @@ not next to each other in the input (rare) are laid out in one piece.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -28,7 +27,7 @@ from evaluation._factorize import (
     repeated_keys,
 )
 from evaluation._types import IntArray
-from evaluation.exceptions import EvaluationError, EvaluationWarning
+from evaluation.exceptions import EvaluationError, warn
 from evaluation.io.runs import ListBatch, RankedLists, Run, RunOrder, _check_options, _duplicate_message
 
 CHUNK_LINES = 1 << 19
@@ -148,7 +147,7 @@ class _Layout:
             group, size, entry = _by_group(group, size)
             docs, code = docs[entry], None if code is None else code[entry]
         for message in self.messages:
-            warnings.warn(f"{message}; kept the highest-ranked occurrence", EvaluationWarning, stacklevel=3)
+            warn(f"{message}; kept the highest-ranked occurrence")
         return self._split(group, size, docs, code, dictionary)
 
     def _chunk(self, runs, topics, a: int, n: int, chunk_lines: int):

@@ -13,7 +13,6 @@ A document listed twice for a topic is kept at its first (highest-ranked) positi
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,7 +23,7 @@ from typing import Literal
 import numpy as np
 
 from evaluation._types import IntArray
-from evaluation.exceptions import EvaluationError, EvaluationWarning, FormatError
+from evaluation.exceptions import EvaluationError, FormatError, warn
 from evaluation.io._lines import expect_columns, numbered_fields, parse_float, parse_int
 from evaluation.io._run_columns import plain_columns
 from evaluation.wording import named
@@ -249,7 +248,7 @@ def dedupe_ranked(docs: Sequence[str], *, run: str, topic: str, on_duplicate_doc
         message = _duplicate_message(run, topic, dropped)
         if on_duplicate_doc == "error":
             raise EvaluationError(f"{where}{message}")
-        warnings.warn(f"{message}; kept the highest-ranked occurrence", EvaluationWarning, stacklevel=3)
+        warn(f"{message}; kept the highest-ranked occurrence")
     return tuple(out)
 
 
@@ -321,11 +320,7 @@ def _read_run_lines(path: str | Path, *, order: RunOrder, on_duplicate_doc: Lite
     run_name = name or tag or Path(path).stem
     if len(tags) > 1:  # trec_eval reads one run per file whatever its tags; say so rather than merge in silence
         shown = ", ".join(list(tags)[:5]) + (", ..." if len(tags) > 5 else "")
-        warnings.warn(
-            f"{path}: {len(tags)} run tags in one file ({shown}): read as one run {run_name}; give each run its own file",
-            EvaluationWarning,
-            stacklevel=3,
-        )
+        warn(f"{path}: {len(tags)} run tags in one file ({shown}): read as one run {run_name}; give each run its own file")
     for topic, entries in rows.items():
         if order == "score":
             entries.sort(key=lambda e: e[3], reverse=True)

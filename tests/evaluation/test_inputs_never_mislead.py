@@ -374,3 +374,23 @@ def test_score_matrix_takes_the_measures_evaluate_takes(collection, runs) -> Non
     assert np.array_equal(score_matrix(collection, runs[:2], "alpha-nDCG@10"), parsed[:1], equal_nan=True)
     ir_measures = pytest.importorskip("ir_measures")
     assert np.array_equal(score_matrix(collection, runs[:2], [ir_measures.alpha_nDCG @ 10, ir_measures.P @ 10]), parsed, equal_nan=True)
+
+
+def test_warnings_point_at_the_callers_line_whatever_the_path(collection, runs, tmp_path) -> None:
+    """A warning names the line of the user's call (as Python shows it: file:line), not a line inside this package,
+    also through compare(), per_subtopic and a run file read as it is scored."""
+    from evaluation import compare
+
+    partial = Run("partial", {t: runs[0].lists[t] for t in list(runs[0].lists)[:3]})
+    twice = tmp_path / "twice.run"
+    twice.write_text("251 Q0 d1 1 2 t\n251 Q0 d1 2 1 t\n")
+    calls = [
+        lambda: evaluate(collection, [runs[0], partial], "alpha-nDCG@10"),
+        lambda: evaluate(collection, [runs[0], partial], "alpha-nDCG@10", per_subtopic=True),
+        lambda: compare(collection, [runs[0], partial], "alpha-nDCG@10"),
+        lambda: evaluate(collection, [str(twice)], "alpha-nDCG@10", on_topic_mismatch="ignore"),
+    ]
+    for call in calls:
+        with pytest.warns(EvaluationWarning) as caught:
+            call()
+        assert {Path(w.filename).name for w in caught} == {Path(__file__).name}, [(w.filename, str(w.message)) for w in caught]
