@@ -13,6 +13,7 @@ A document listed twice for a topic is kept at its first (highest-ranked) positi
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -56,7 +57,11 @@ class Run:
             if isinstance(docs, (str, bytes)):
                 raise EvaluationError(f"run {self.name} topic {topic}: expected a ranked list of docids, got the string {docs!r}")
             if len(set(docs)) != len(docs):
-                raise EvaluationError(f"run {self.name} topic {topic}: duplicate docids; use dedupe_ranked()")
+                twice = [d for d, n in Counter(docs).items() if n > 1]
+                raise EvaluationError(
+                    f"run {self.name} topic {topic}: {named('docid', twice)} listed twice (each document once; to keep first"
+                    " occurrences: list(dict.fromkeys(docids)))"
+                )
 
     def __repr__(self) -> str:
         """Counts only (``Run('bm25', 50 topics, depth 1000)``), never every ranked list."""

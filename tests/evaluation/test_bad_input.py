@@ -187,7 +187,7 @@ def test_collection_level_errors() -> None:
 def test_run_objects_validate() -> None:
     with pytest.raises(EvaluationError, match="name"):
         Run("", {})
-    with pytest.raises(EvaluationError, match="duplicate"):
+    with pytest.raises(EvaluationError, match="docid a listed twice"):
         Run("r", {"q": ["a", "b", "a"]})
 
 

@@ -394,3 +394,12 @@ def test_warnings_point_at_the_callers_line_whatever_the_path(collection, runs, 
         with pytest.warns(EvaluationWarning) as caught:
             call()
         assert {Path(w.filename).name for w in caught} == {Path(__file__).name}, [(w.filename, str(w.message)) for w in caught]
+
+
+def test_a_ranked_list_naming_a_docid_twice_names_it_and_says_what_to_do() -> None:
+    """The error pointed to dedupe_ranked(), which the package does not export or document."""
+    with pytest.raises(EvaluationError) as caught:
+        Run("x", {"251": ["d3", "d1", "d3", "d9", "d1"]})
+    assert str(caught.value) == (
+        "run x topic 251: docids d3, d1 listed twice (each document once; to keep first occurrences: list(dict.fromkeys(docids)))"
+    )
