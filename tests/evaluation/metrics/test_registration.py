@@ -5,6 +5,7 @@ nothing and fail nothing; this test finds it (and finds a planted one)."""
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -29,11 +30,13 @@ def registering_modules(folder: Path, package: str) -> list[str]:
     return found
 
 
-def loaded_by_the_package() -> set[str]:
-    """The modules a fresh interpreter has loaded after ``import evaluation.metrics`` (nothing else imported)."""
+@functools.cache
+def loaded_by_the_package() -> frozenset[str]:
+    """The modules a fresh interpreter has loaded after ``import evaluation.metrics`` (nothing else imported); asked of
+    one interpreter per session (the answer depends on the package's files only, which no test here changes)."""
     code = "import sys, evaluation.metrics; print('\\n'.join(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=METRICS.parents[1])
-    return set(out.stdout.split())
+    return frozenset(out.stdout.split())
 
 
 def test_every_module_that_registers_a_metric_is_imported_by_the_package() -> None:
