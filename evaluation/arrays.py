@@ -206,12 +206,15 @@ class TopicTable(Memoised):
         """Reduce per-pair values ``(P, ...)`` with ``ufunc`` over each topic's pairs, in intent order:
         ``(..., T)``; ``empty`` for topics without pairs."""
         dtype = np.result_type(values.dtype, np.int64)
-        _, counts, pairs = self._pair_plan
+        order, counts, pairs = self._pair_plan
         # the order of ``ufunc.reduceat``, bit for bit: first pair, then the running result of the
         # others; one whole-block step per intent position. Topics are laid out by pair count,
         # descending, so the topics with a j-th pair are a leading slice (views, no scatter).
-        out = np.empty((self.n_topics,) + values.shape[1:], dtype=dtype)
-        out[counts[0] if counts else 0 :] = empty
+        out = np.empty(values.shape[1:] + (self.n_topics,), dtype=dtype)
+        by_topic = np.moveaxis(out, -1, 0)  # topics first: a view of the result, topics last
+        filled = counts[0] if counts else 0
+        if filled < self.n_topics:
+            by_topic[order[filled:]] = empty
         if counts:
             rest = None
             for n, taken in zip(counts[1:], pairs[1:]):
@@ -220,15 +223,11 @@ class TopicTable(Memoised):
                     rest = block
                 else:
                     ufunc(rest[:n], block, out=rest[:n])
-            head = out[: counts[0]]
-            if values.dtype == dtype:
-                np.take(values, pairs[0], axis=0, out=head)
-            else:
-                head[...] = np.take(values, pairs[0], axis=0)
+            head = np.take(values, pairs[0], axis=0).astype(dtype, copy=False)
             if rest is not None:
                 ufunc(head[: counts[1]], rest, out=head[: counts[1]])
-        # back to topic order (whole rows), then topics last
-        return np.ascontiguousarray(np.moveaxis(np.take(out, self._pair_plan_inverse, axis=0), 0, -1))
+            by_topic[order[:filled]] = head  # back to topic order, topics last, in one pass
+        return out
 
     @cached_property
     def _pair_plan(self) -> tuple[IntArray, list[int], list[IntArray]]:
@@ -244,10 +243,6 @@ class TopicTable(Memoised):
             pairs.append(self.pair_bounds[order[:n]] + j)
         return order, counts, pairs
 
-    @cached_property
-    def _pair_plan_inverse(self) -> IntArray:
-        return np.argsort(self._pair_plan[0])
-
     def by_topic_and_intent(self, values: np.ndarray) -> np.ndarray:
         """Per-pair values ``(P, R)`` laid out as ``(R, T, I)``, 0 outside the pairs."""
         out = np.zeros((values.shape[1], self.n_topics, self.n_intents), dtype=values.dtype)
@@ -256,16 +251,20 @@ class TopicTable(Memoised):
 
     # ------------------------------------------------------------ ideal lists
     def intent_ideal(self, length: int) -> FloatArray:
-        """Per-intent ideal gains ``(T, I, length)``: ``R_i`` sorted by grade descending (docs/metrics.md#ideal-lists)."""
+        """Per-intent ideal gains ``(T, I, length)``: ``R_i`` sorted by grade descending (docs/metrics.md#ideal-lists).
 
-        def build() -> FloatArray:
-            L = max(length, int(self.n_rel.max()) if self.n_rel.size else 0, 1)
+        The longest ideal asked for so far is kept, and a shorter one is its head: at depth 20, 20 ranks per
+        (topic, intent), not every relevant document's."""
+        full = self._cache.get(("intent_ideal",))
+        if full is None or full.shape[2] < length:
+            L = max(length, 1)
             row, intent = np.nonzero(self.grades[: self.n_docs] > 0)
+            grade = self.grades[row, intent].astype(np.int64)
             group = self.topic_of_row[row] * self.n_intents + intent
-            ideal = _descending_by_group(self.grades[row, intent].astype(np.float64), group, self.n_topics * self.n_intents, L)
-            return ideal.reshape(self.n_topics, self.n_intents, L)
-
-        full = self.memo(("intent_ideal",), build)
+            top = int(grade.max(initial=0))  # positive integer grades: one key orders by group, then grade descending
+            order = np.argsort(group * (top + 1) + (top - grade))  # equal keys hold equal grades: any order of them will do
+            ideal = _descending_by_group(grade.astype(np.float64), group, self.n_topics * self.n_intents, L, order=order)
+            full = self._cache[("intent_ideal",)] = ideal.reshape(self.n_topics, self.n_intents, L)
         return _fit(full, length)
 
     def doc_sum(self, values: np.ndarray, coef: np.ndarray) -> FloatArray:
@@ -324,9 +323,10 @@ class TopicTable(Memoised):
         return self.n_positive("GG")
 
 
-def _descending_by_group(values: FloatArray, group: IntArray, n_groups: int, length: int) -> FloatArray:
-    """``(n_groups, length)``: each group's values sorted descending, cut or zero padded to ``length``."""
-    order = np.lexsort((-values, group))
+def _descending_by_group(values: FloatArray, group: IntArray, n_groups: int, length: int, *, order: IntArray | None = None) -> FloatArray:
+    """``(n_groups, length)``: each group's values sorted descending, cut or zero padded to ``length``; ``order``: the
+    entries already ordered by group, then value descending (else sorted here)."""
+    order = np.lexsort((-values, group)) if order is None else order
     values, group = values[order], group[order]
     fresh = np.ones(group.size, dtype=bool)
     np.not_equal(group[1:], group[:-1], out=fresh[1:])

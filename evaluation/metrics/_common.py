@@ -119,6 +119,16 @@ def cutoff_or_depth(ranking: Ranking, k: int | None) -> int:
     return ranking.depth if k is None else k
 
 
+def shown_sum(ranking: Ranking, per_rank: np.ndarray) -> FloatArray:
+    """``sum_{r <= min(len, depth)} per_rank[r]`` for every list ``(R, T)`` (``depth = per_rank.size``): a per-rank
+    value (a discount) summed over the ranks a document occupies, as ``(present[:depth] * per_rank).sum(axis=0)``
+    adds them, bit for bit (rank after rank; a rank without a document adds an exact 0), read from the running
+    sum of ``per_rank`` at each list's length instead of a ``(K, R, T)`` product and its sum."""
+    running = np.zeros(per_rank.size + 1)
+    np.cumsum(per_rank, out=running[1:])
+    return running[np.minimum(ranking.lengths, per_rank.size)]
+
+
 # ------------------------------------------------------------------ memoised blocks
 def per_doc(
     ranking: Ranking, key: Hashable, build: Callable[[TopicTable], np.ndarray], depth: int | None = None, *, out: np.ndarray | None = None

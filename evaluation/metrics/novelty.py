@@ -294,9 +294,15 @@ def _nrbp_length(table: TopicTable, beta: float, depth: int) -> int:
 
 
 def _nrbp_sum(ranking: Ranking, k: int | None, alpha: float, beta: float, graded: bool) -> FloatArray:
+    """``sum_r beta^(r-1) n(r)`` down to ``k`` (the whole list when None), ``(R, T)``: computed once for NRBP
+    and nNRBP (the caller must not write to it)."""
     depth = cutoff_or_depth(ranking, k)
-    n = novelty_gain(ranking, alpha, graded)[:depth]
-    return (n * discount("rbp", n.shape[0], beta=beta)[:, None, None]).sum(axis=0)
+
+    def build() -> FloatArray:
+        n = novelty_gain(ranking, alpha, graded)[:depth]
+        return (n * discount("rbp", n.shape[0], beta=beta)[:, None, None]).sum(axis=0)
+
+    return ranking.memo(("nrbp_sum", min(depth, ranking.depth), alpha, beta, graded), build)
 
 
 @register(

@@ -7,7 +7,7 @@ import numpy as np
 
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking, TopicTable
-from evaluation.metrics._common import cascade, cutoff_or_depth, per_doc
+from evaluation.metrics._common import cascade, cutoff_or_depth, per_doc, shown_sum
 from evaluation.metrics.base import Param, register
 
 AMIGO = "Amigó, Spina & Carrillo-de-Albornoz, An axiomatic analysis of diversity evaluation metrics, SIGIR 2018"
@@ -65,12 +65,11 @@ def rbu(ranking: Ranking, k: int | None, *, p: float, e: float, rbu_scale: str, 
     Slow reference: ``reference.rbu``.
     """
     depth = min(cutoff_or_depth(ranking, k), ranking.depth)
-    present = ranking.present[:depth]
     table = ranking.table
     r = _rbu_terms(ranking, rbu_relevance)[:, :depth]
     disc = p ** np.arange(depth, dtype=np.float64)
     utility = table.topic_sum(np.einsum("pkr,k->pr", r, disc) * table.per_pair(table.W)[:, None])
-    effort = e * (disc[:, None, None] * present).sum(axis=0)
+    effort = e * shown_sum(ranking, disc)
     value = (1.0 - p) * (utility - effort)
     return value * (p / (1.0 - p)) if rbu_scale == "paper" else value
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from evaluation._types import FloatArray
 from evaluation.arrays import Ranking
-from evaluation.metrics._common import INTENT_RANK_AXIS, at, cutoff_or_depth, decayed, ranks, scan
+from evaluation.metrics._common import INTENT_RANK_AXIS, at, cutoff_or_depth, decayed, ranks, scan, shown_sum
 from evaluation.metrics.base import Param, register
 from evaluation.metrics.rbu import AMIGO, relevance_probability
 
@@ -50,7 +50,7 @@ def eu(ranking: Ranking, k: int | None, *, alpha: float, e: float, eu_discount: 
     disc = 1.0 / (1.0 + np.log2(i)) if eu_discount == "1+log2(i)" else 1.0 / np.log2(i + 1.0)
     table = ranking.table
     gained = table.topic_sum(np.einsum("pkr,k->pr", _novel_relevance(ranking, alpha)[:, :depth], disc) * table.per_pair(table.W)[:, None])
-    return gained - e * (ranking.present[:depth] * disc[:, None, None]).sum(axis=0)  # no gain past the end of a list
+    return gained - e * shown_sum(ranking, disc)  # no gain past the end of a list
 
 
 @register(

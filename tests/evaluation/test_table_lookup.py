@@ -66,6 +66,8 @@ def test_per_topic_equals_reduceat_bit_for_bit() -> None:
                 got, want = table.per_topic(ufunc, values, empty), _reduceat_per_topic(table, ufunc, values, empty)
                 assert got.dtype == want.dtype and got.flags.c_contiguous
                 np.testing.assert_array_equal(got, want)
+                if got.dtype.kind == "f":  # the same bits, not only equal values
+                    np.testing.assert_array_equal(got.view(np.int64), want.view(np.int64))
 
 
 @pytest.mark.parametrize("pyarrow", [True, False])
@@ -268,3 +270,22 @@ def test_factorize_repeats_equals_factorize(values: list, heads: list[int]) -> N
     assert distinct.tolist() == want_distinct.tolist()
     array_codes, _ = factorize_repeats(np.array(values, dtype=object), np.array(heads, dtype=np.int64))
     np.testing.assert_array_equal(array_codes, want_codes)
+
+
+@pytest.mark.parametrize("lengths", [(20, 5, 400, 1), (400, 20), (1,)])
+def test_intent_ideal_keeps_the_longest_asked_for(lengths: tuple[int, ...]) -> None:
+    """The per-intent ideal (grades of an intent's relevant documents, descending, zero padded) is computed to the
+    length asked for and kept; a shorter one is its head, a longer one computed again: the same lists as sorting
+    each (topic, intent)'s grades in Python, in any order of requests (docs/benchmarks.md#memory, ninth round)."""
+    col = load_collection(REFERENCE / "trec2014" / "qrels.diversity.tsv", REFERENCE / "trec2014" / "intent_probs_din.tsv")
+    for collection in (col, col.keep_top_intents(1).restrict_topics(col.topic_ids[:5])):
+        table = TopicTable(collection)
+        for length in lengths:
+            got = table.intent_ideal(length)
+            assert got.shape == (table.n_topics, table.n_intents, length)
+            for t in range(table.n_topics):
+                rows = slice(*table.topic_rows[t])
+                for i in range(table.n_intents):
+                    grades = sorted((int(g) for g in table.grades[rows, i] if g > 0), reverse=True)
+                    want = (grades + [0] * length)[:length]
+                    assert got[t, i].tolist() == want

@@ -9,7 +9,7 @@ import pytest
 from evaluation import Intent, Run, build_collection
 from evaluation.arrays import build_ranking, table_for
 from evaluation.metrics import reference as ref
-from evaluation.metrics._common import INTENT_RANK_AXIS, relevant, relevant_count, scan
+from evaluation.metrics._common import INTENT_RANK_AXIS, relevant, relevant_count, scan, shown_sum
 from evaluation.metrics.dmeasures import _per_intent_sums, blended_ratio_sums, pplus_q
 from evaluation.metrics.novelty import _row_codes, greedy_ideal_gains
 
@@ -103,3 +103,40 @@ def test_per_intent_q_sums_at_beta_one_are_the_general_sums_bit_for_bit(depth: i
                 t = ref.RefTopic.of(collection, topic)
                 expected = ref.pplus_q(t, list(run.lists.get(topic, [])), k, 1.0)
                 assert values[n, m] == pytest.approx(expected, abs=1e-12)
+
+
+def _random_ranking(seed: int, depth: int, n_runs: int, n_topics: int, condensed: bool = False):
+    """A ranking of ``n_runs`` runs over ``n_topics`` topics: lists of 0 to ``depth`` documents (a run missing a
+    topic, a one-document list, unjudged documents), on a weighted collection."""
+    rng = np.random.default_rng(seed)
+    judgments = {
+        f"t{t}": {f"d{d}": {str(i): int(rng.integers(0, 4)) for i in rng.choice(4, size=2, replace=False)} for d in range(25)}
+        for t in range(n_topics)
+    }
+    collection = build_collection(judgments, {topic: [Intent(str(i), 1.0 + i, "inf") for i in range(4)] for topic in judgments})
+    sizes = [0, 1, depth] + [int(x) for x in rng.integers(0, depth + 1, size=n_runs * n_topics)]
+    runs = [
+        Run(
+            f"r{n}",
+            {f"t{t}": [f"d{d}" for d in rng.permutation(30)[: sizes[n * n_topics + t]]] for t in range(n_topics - n % 2 * (n_topics > 1))},
+        )
+        for n in range(n_runs)
+    ]
+    ranking = build_ranking(table_for(collection), runs, depth=depth)
+    return ranking.condense() if condensed else ranking
+
+
+@pytest.mark.parametrize(
+    ("depth", "n_runs", "n_topics", "condensed"),
+    [(20, 6, 3, False), (20, 6, 3, True), (9, 1, 1, False), (1, 3, 2, False), (40, 1, 2, True)],
+)
+def test_shown_sum_is_the_sum_over_present_ranks_bit_for_bit(depth: int, n_runs: int, n_topics: int, condensed: bool) -> None:
+    """EU's and RBU's effort term (docs/benchmarks.md#memory, ninth round): a discount summed over the ranks a document
+    occupies, read from the running sum at each list's length, has the bits of the former ``(present * disc).sum(axis=0)``,
+    for every cutoff, one run and one topic, empty and one-document lists, and condensed lists."""
+    ranking = _random_ranking(depth + n_runs, depth, n_runs, n_topics, condensed)
+    present = ranking.rows != ranking.table.PAD
+    for k in sorted({1, min(2, ranking.depth), ranking.depth // 2 or 1, ranking.depth}):  # the kernels' cutoffs: at most the depth
+        for disc in (1.0 / (1.0 + np.log2(np.arange(1, k + 1, dtype=np.float64))), 0.8 ** np.arange(k, dtype=np.float64)):
+            former = (present[:k] * disc[:, None, None]).sum(axis=0)
+            np.testing.assert_array_equal(shown_sum(ranking, disc).view(np.int64), former.view(np.int64))
