@@ -29,7 +29,8 @@ simulates every group's k answers once; uniform and adaptive allocation spend th
   rest of each batch goes to the drawn groups' further answers, the most disputed now first (``--topup draw``: the
   most disputed at their draw, the order before 2026-11-28), then to the groups not drawn; once no undrawn group is
   disputed, a round targets ``--undisputed-round`` (default 0.1) of the usual number of groups
-  (``evaluation.meta.adaptive.round_target``), so most of the batch goes to those further answers.
+  (``evaluation.meta.adaptive.round_target``), so most of the batch goes to those further answers, unless the drawn
+  groups' room up to k answers is below half a batch: then the round restores a batch's worth (as the study app).
 
 After every batch (a "look") the best set is computed (adaptive: on the design weights) at level
 ``alpha / looks`` (Bonferroni over the fixed maximum number of looks, ``looks = ceil(budget / batch)``).
@@ -273,7 +274,8 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
         if available.any():
             r += 1
             floor = explore / (1 + DECAY * r)  # --explore-decay: a floor shrinking with the round
-            target = adaptive.round_target(weights, available, batch / cost, UNDISPUTED)
+            room = float((k - received)[drawn_round >= 0].sum())  # the drawn groups' room up to k: a small round unless low
+            target = adaptive.round_target(weights, available, batch / cost, UNDISPUTED, room=room / cost)
             q = adaptive.round_probabilities(weights, available, target, floor)
             got = adaptive.draw(q, rng) & available
             shares = adaptive.full_shares(weights, share) if FULL_UNDISPUTED else np.full(P, share)

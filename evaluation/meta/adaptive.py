@@ -85,6 +85,7 @@ from evaluation.meta.sequential import nominal_alpha
 FULL = 0.2  # default share of drawn groups that get all k answers (the others get one answer per presentation)
 EXPLORE = 0.1  # default exploration floor: every undrawn group keeps this share of the uniform chance in every round
 UNDISPUTED = 0.1  # a round drawn when no undrawn group is disputed targets this share of a round (round_target)
+RESERVE = 0.5  # ... unless the drawn groups' room up to k answers is below this share of a round: then it restores a round's worth
 NOT_DRAWN = -1
 OTHERS = 0.25  # weight of a disagreement between two contenders neither of which leads (leader_closeness)
 DECIDED_SIZE = 3  # the "decided" signal: at most this many entries left in the best set
@@ -284,13 +285,19 @@ def round_probabilities(weights: FloatArray, available: Sequence[bool], target: 
     return q
 
 
-def round_target(weights: FloatArray, available: Sequence[bool], target: float, undisputed: float = UNDISPUTED) -> float:
+def round_target(
+    weights: FloatArray, available: Sequence[bool], target: float, undisputed: float = UNDISPUTED, room: float = float("inf")
+) -> float:
     """Groups the next round targets: ``target`` while some available (undrawn) group is disputed among the contenders
-    (positive dispute weight), else ``undisputed x target``. A round of undisputed groups cannot move the decision (they
-    cancel in every contenders' difference), so the rest of the answers go to the drawn groups' further answers, the
-    most disputed now first; the small round keeps the exploration going and every group's chance known and positive."""
+    (positive dispute weight), else ``undisputed x target``: undisputed groups cancel in every contenders' difference, so
+    the rest of the answers go to the drawn groups' further answers, the most disputed now first; the small round keeps
+    every group's chance known and positive. But if the drawn groups' ``room`` up to k answers (in expected answers per
+    drawn group) is below ``RESERVE x target``, ``target - room``: the answers till the next draw land on drawn groups."""
     w, avail = _round_inputs(weights, available, target, undisputed, "the undisputed round's share")
-    return float(target) if (w[avail] > 0).any() else float(undisputed * target)
+    if not room >= 0:
+        raise ValueError(f"the drawn groups' room must not be negative, got {room}")
+    small = undisputed * target
+    return float(target if (w[avail] > 0).any() else max(small, target - room) if room < RESERVE * target else small)
 
 
 def draw(probabilities: FloatArray, rng: np.random.Generator) -> np.ndarray:

@@ -1,14 +1,12 @@
 """Adaptive allocation off the request path: draw the groups to offer first, and the analysis's design weights
 (docs/meta.md#adaptive-allocation; the statistics are ``evaluation.meta.adaptive``'s).
 
-:func:`recompute` (``manage.py allocation_priorities``, periodically) reads the valid answers, takes the
-best set on the design-weighted sample of the last complete round, weighs every (topic, run_a, run_b)
-group by how much the metrics still in the set dispute it, and, when the drawn groups' open slots run
-low, draws the next round with known probabilities. It writes :class:`AllocationGroup` and
-:class:`AllocationRound` rows; admission only reads which groups are drawn. The "decided" signal looks
-at most :data:`MAX_LOOKS` times, each at :func:`evaluation.meta.adaptive.look_alpha` (``alpha / MAX_LOOKS``,
-Bonferroni): once per round drawn, at the first :data:`MAX_LOOKS` draws (a recomputation that draws nothing takes
-no look, however often the command runs).
+:func:`recompute` (``manage.py allocation_priorities``, periodically) reads the valid answers, takes the best set on the design-weighted
+sample of the last complete round, weighs every (topic, run_a, run_b) group by how much the metrics still in the set dispute it, and,
+when the drawn groups' open slots run low (at once when their room up to k answers does), draws the next round with known probabilities.
+It writes :class:`AllocationGroup` and :class:`AllocationRound` rows; admission only reads which groups are drawn. The "decided" signal
+looks at most :data:`MAX_LOOKS` times, each at :func:`evaluation.meta.adaptive.look_alpha` (``alpha / MAX_LOOKS``, Bonferroni): once per
+round drawn, at the first :data:`MAX_LOOKS` draws (a recomputation that draws nothing takes no look, however often the command runs).
 """
 
 from __future__ import annotations
@@ -58,7 +56,7 @@ MEASURED_COVERAGE = {
         "0.998 (the seed's design) and 1.000 (TREC 2014), 1.000 and 0.998 with another simulation seed, 0.994-1.000 in the hard regimes"
     ),
 }
-RESERVE = 0.5  # draw the next round when the drawn groups' open slots fall below this share of a round
+RESERVE = adaptive.RESERVE  # draw the next round when the drawn groups' open slots (at once: room) fall below this share of a round
 # Random sign flips of each look's best set (above 12 topics): at least adaptive.fewest_flips(look alpha) = 444 for the
 # set to shrink at all (with the earlier 400 the decided signal could never fire on a study of more than 12 topics),
 # and the benchmark's 2,000 for the measured power (benchmarks/bench_adaptive.py --B).
@@ -194,9 +192,9 @@ WRITTEN = ("priority", "disputed_by", "probability", "drawn_round", "full", "ful
 def update_groups(rows: list[AllocationGroup]) -> None:
     """Write :data:`WRITTEN` of ``rows``: one plain ``UPDATE ... WHERE id`` per row, sent with ``executemany``.
 
-    ``bulk_update`` builds a ``CASE WHEN id = .. THEN ..`` per row and field: a round's draw changes every group
-    not drawn yet (its probability), and those 6 x 1,300 expressions took 2.5-3 s of CPU per draw on a TREC-sized
-    study, plus the database's work on one huge statement, on the machine that serves the participants."""
+    ``bulk_update`` builds a ``CASE WHEN id = .. THEN ..`` per row and field: a round's draw changes every group not drawn yet (its
+    probability), and those 6 x 1,300 expressions took 2.5-3 s of CPU per draw on a TREC-sized study, plus the database's work on one
+    huge statement, on the machine that serves the participants."""
     if not rows:
         return
     meta, quote = AllocationGroup._meta, connection.ops.quote_name
@@ -211,7 +209,7 @@ def round_due(study: Study, groups: Groups, priority: np.ndarray, available: np.
     group is disputed among the contenders; once none is, one small round
     (:func:`evaluation.meta.adaptive.round_target`) per round's worth of answers since the last draw, so that the
     answers in between go to the drawn groups' further answers, the most disputed now first (admission's second
-    tier), as benchmarks/bench_adaptive.py spends each batch."""
+    tier), as benchmarks/bench_adaptive.py spends each batch (:func:`recompute` draws at once when they have no room)."""
     if (priority[available] > 0).any():
         return True
     last = study.allocation_rounds.order_by("-number").values_list("answers", flat=True).first()
@@ -261,14 +259,15 @@ def recompute(
     why = adaptive.disputed_by(d, measures, in_set)
     available = groups.drawn_round == adaptive.NOT_DRAWN
     got = np.where(groups.full, groups.answers, groups.layered)
-    drawn_open = float(np.maximum(groups.wanted - got, 0)[~available].sum())
+    drawn_open, room = (float(np.maximum(x, 0)[~available].sum()) for x in (groups.wanted - got, groups.slots - groups.answers))
     per_round = max(groups.slots.sum() / ROUNDS, MIN_ROUND_QUOTAS * study.regular_items_per_annotator)
     new_round, drawn, full = None, np.zeros(len(groups.rows), dtype=bool), np.zeros(len(groups.rows), dtype=bool)
-    if available.any() and drawn_open < RESERVE * per_round and round_due(study, groups, priority, available, per_round):
+    starved = room < RESERVE * per_round  # the answers before the next draw would fall on groups outside the design: draw now
+    if available.any() and drawn_open < RESERVE * per_round and (starved or round_due(study, groups, priority, available, per_round)):
         new_round = next_round(study, groups)
-        k = study.annotators_per_presentation
-        cost = groups.presentations[available].mean() * (1 + FULL * (k - 1))  # expected answers per drawn group
-        q = adaptive.round_probabilities(priority, available, adaptive.round_target(priority, available, per_round / cost))
+        cost = groups.presentations[available].mean() * (1 + FULL * (study.annotators_per_presentation - 1))  # answers per drawn group
+        target = adaptive.round_target(priority, available, per_round / cost, room=room / cost)  # starved: a round's room again
+        q = adaptive.round_probabilities(priority, available, target)
         drawn = adaptive.draw(q, rng) & available
         shares = adaptive.full_shares(priority, FULL)  # 1 where no contenders dispute the group
         full = adaptive.draw_full(drawn, shares, rng)

@@ -174,6 +174,18 @@ def test_round_target_shrinks_once_no_undrawn_group_is_disputed() -> None:
         adaptive.round_target(w, [True] * 4, 0.0)
 
 
+def test_round_target_rises_when_the_drawn_groups_run_out_of_room() -> None:
+    w, calm = np.array([0.0, 2.0, 0.0, 1.0]), [True, False, True, False]
+    assert adaptive.RESERVE == 0.5
+    assert adaptive.round_target(w, calm, 40.0, room=15.0) == 25.0  # room below half a round: a round's worth restored
+    assert adaptive.round_target(w, calm, 40.0, room=0.0) == 40.0
+    assert adaptive.round_target(w, calm, 40.0, room=20.0) == pytest.approx(4.0)  # room enough: the small round
+    assert adaptive.round_target(w, calm, 40.0, room=38.0, undisputed=1.0) == 40.0  # never below the undisputed share
+    assert adaptive.round_target(w, [True] * 4, 40.0, room=0.0) == 40.0  # disputed groups left: the usual round
+    with pytest.raises(ValueError, match="room"):
+        adaptive.round_target(w, calm, 40.0, room=-1.0)
+
+
 def test_full_shares_make_every_undisputed_drawn_group_full() -> None:
     w = np.array([0.0, 2.5, 0.0, 0.25])
     shares = adaptive.full_shares(w, 0.2)
