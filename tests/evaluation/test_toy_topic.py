@@ -355,7 +355,7 @@ def test_duplicate_docids_can_be_an_error(tmp_path) -> None:
 
 
 def test_a_run_object_with_duplicates_is_rejected() -> None:
-    with pytest.raises(EvaluationError, match="duplicate"):
+    with pytest.raises(EvaluationError, match=r"run x topic T1: docid d1 listed twice"):
         Run("x", {"T1": ["d1", "d1"]})
 
 
