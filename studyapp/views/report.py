@@ -12,10 +12,8 @@ from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse
 
-from evaluation.report.tables import render_table
 from studyapp.models import Study
 from studyapp.services.access.teams import member_study
-from studyapp.services.analysis.report import build_report, draw_figure, figure_sources, fingerprint, render_html
 from studyapp.services.data.file_names import safe_name
 
 CACHE_SECONDS = 24 * 3600
@@ -25,6 +23,10 @@ FIGURE_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
 def cached_report(study: Study) -> dict:
     """The rendered page, the CSV tables and what the figures are drawn from, for ``study`` in its
     current state (computed at most once per state)."""
+    # imported here, not at start: docs/contributing.md#lazy-evaluation-imports
+    from evaluation.report.tables import render_table
+    from studyapp.services.analysis.report import build_report, figure_sources, fingerprint, render_html
+
     key = f"study-report:{study.pk}:{fingerprint(study)}"
     entry = cache.get(key)
     if entry is None:
@@ -53,6 +55,9 @@ def page(request: HttpRequest, slug: str) -> HttpResponse:
 @staff_member_required
 def figure(request: HttpRequest, slug: str, stem: str, fmt: str) -> HttpResponse:
     """One figure, drawn on first request from the cached report and then cached itself."""
+    # imported here, not at start: docs/contributing.md#lazy-evaluation-imports
+    from studyapp.services.analysis.report import draw_figure
+
     study = member_study(request.user, slug)
     if fmt not in FIGURE_TYPES:
         raise Http404("no such figure")

@@ -14,13 +14,15 @@ from django.utils.translation import gettext
 
 from studyapp import pg_deadline
 from studyapp.models import Study
-from studyapp.services.rehearsal.demo import SIMULATED_STUDY
-from studyapp.services.rehearsal.demo import STUDY as DEMO_STUDY
 
 
 def home(request: HttpRequest) -> HttpResponse:
     """Landing page: what the platform is and where to go next (the demo study, the staff pages, the
     simulated demo study's report when ``make run`` made them)."""
+    # imported here, not at start: docs/contributing.md#lazy-evaluation-imports
+    from studyapp.services.rehearsal.demo import SIMULATED_STUDY
+    from studyapp.services.rehearsal.demo import STUDY as DEMO_STUDY
+
     demos = {s.name: s for s in Study.objects.filter(name__in=[DEMO_STUDY, SIMULATED_STUDY]).only("name", "slug")}
     return render(request, "studyapp/home.html", {"demo": demos.get(DEMO_STUDY), "simulated": demos.get(SIMULATED_STUDY)})
 

@@ -20,9 +20,6 @@ from studyapp.forms import AnnotatorSearchForm, ReviewApplyForm, ReviewDecisionF
 from studyapp.forms.study import json_download, study_form_step
 from studyapp.models import Collection, StoredPlan, Study
 from studyapp.services.access.teams import member_study, sees_platform_ids, visible_studies
-from studyapp.services.analysis import adaptive, dashboard, figures, preview
-from studyapp.services.analysis.stored_plan import plan_command, stored_plan
-from studyapp.services.data.export import content_type, download_name, export_bytes, export_formats
 from studyapp.services.data.file_names import safe_name
 from studyapp.services.data.payments import payments_csv
 from studyapp.services.design.readiness import consent_warnings, link_warnings
@@ -35,6 +32,9 @@ REFRESH_SECONDS = 15
 
 def download(study: Study, fmt: str) -> HttpResponse:
     """The study's default preference export in ``fmt`` as an attachment (the admin action uses it too)."""
+    # imported here, not at start: docs/contributing.md#lazy-evaluation-imports
+    from studyapp.services.data.export import content_type, download_name, export_bytes
+
     content, _ = export_bytes(study, fmt)
     response = HttpResponse(content, content_type=content_type(fmt))
     response["Content-Disposition"] = f'attachment; filename="{download_name(study, fmt)}"'
@@ -42,6 +42,9 @@ def download(study: Study, fmt: str) -> HttpResponse:
 
 
 def _live_context(study: Study) -> dict:
+    # imported here, not at start: docs/contributing.md#lazy-evaluation-imports
+    from studyapp.services.analysis import dashboard, figures, preview
+
     numbers = dashboard.live_numbers(study)
     return {
         "study": study,
@@ -55,6 +58,9 @@ def _live_context(study: Study) -> dict:
 
 @staff_member_required
 def study_list(request: HttpRequest) -> HttpResponse:
+    # imported here, not at start: docs/contributing.md#lazy-evaluation-imports
+    from studyapp.services.analysis import dashboard
+
     return render(request, "studyapp/staff/study_list.html", {"summaries": dashboard.study_summaries(visible_studies(request.user))})
 
 
@@ -77,6 +83,11 @@ def study_new(request: HttpRequest) -> HttpResponse:
 
 @staff_member_required
 def study_page(request: HttpRequest, slug: str) -> HttpResponse:
+    # imported here, not at start: docs/contributing.md#lazy-evaluation-imports
+    from studyapp.services.analysis import adaptive, dashboard
+    from studyapp.services.analysis.stored_plan import plan_command, stored_plan
+    from studyapp.services.data.export import export_formats
+
     study = member_study(request.user, slug, Study.objects.select_related("collection"))
     ids = sees_platform_ids(request.user, study)
     form = AnnotatorSearchForm(request.GET or None, platform_ids=ids)
@@ -119,6 +130,9 @@ def study_payments(request: HttpRequest, slug: str) -> HttpResponse:
 
 @staff_member_required
 def study_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    # imported here, not at start: docs/contributing.md#lazy-evaluation-imports
+    from studyapp.services.data.export import export_formats
+
     if fmt not in export_formats():
         raise Http404(f"no export format {fmt!r}")
     return download(member_study(request.user, slug), fmt)
@@ -127,6 +141,9 @@ def study_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
 @staff_member_required
 def study_setup(request: HttpRequest, slug: str) -> HttpResponse:
     """What to paste into Prolific, MTurk or an e-mail to recruit for the study (services.review.setup)."""
+    # imported here, not at start: docs/contributing.md#lazy-evaluation-imports
+    from studyapp.services.analysis.stored_plan import plan_command, stored_plan
+
     study = member_study(request.user, slug)
     base = base_url(request)
     link = study_link(study, base)

@@ -239,7 +239,7 @@ class ReportPageTestCase(AnnotatorTestCase):
         client = self.fresh_client()
         client.force_login(staff)
         self.answer_everything(self.client, value=2)
-        with mock.patch("studyapp.views.report.build_report", wraps=report_service.build_report) as built:
+        with mock.patch("studyapp.services.analysis.report.build_report", wraps=report_service.build_report) as built:
             response = client.get(self.page)
             self.assertEqual(response.status_code, 200)
             for section in SECTIONS:

@@ -15,7 +15,6 @@ import io
 import statistics
 from dataclasses import dataclass
 
-from evaluation.io.spreadsheet import escape_cell
 from studyapp.models import Annotator, QualityDecision, Study
 from studyapp.services.quality.control import AnnotatorSignals, annotator_signals, submission_seconds
 
@@ -107,5 +106,8 @@ def payments_csv(study: Study, *, platform_ids: bool = True) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
+    # imported here, not at start: docs/contributing.md#lazy-evaluation-imports
+    from evaluation.io.spreadsheet import escape_cell
+
     writer.writerows({key: escape_cell(value) for key, value in row.items()} for row in payment_rows(study))
     return out.getvalue()

@@ -38,7 +38,6 @@ from studyapp.models import (
 )
 from studyapp.models.study import SUBTOPIC, TOPIC
 from studyapp.services.collections.bare_documents import BareDocuments, bare_documents
-from studyapp.services.collections.evaluation_bridge import to_evaluation_collection
 from studyapp.services.collections.planner_stats import refresh_statistics
 from studyapp.services.design.check_items import CheckPlan, plan_checks
 from studyapp.services.design.readiness import consent_warnings, link_warnings
@@ -157,6 +156,9 @@ def _subtopic_counts(collection: Collection) -> dict[str, int]:
 
 def _keep_subtopics(collection: Collection, topics: list[Topic], k: int) -> dict[int, list[tuple[Subtopic, float]]]:
     """Top-k subtopics by weight, renormalised, by the evaluation package's own rule (docs/metrics.md#intents-and-weights)."""
+    # imported here, not at start: docs/contributing.md#lazy-evaluation-imports
+    from studyapp.services.collections.evaluation_bridge import to_evaluation_collection
+
     kept_collection = to_evaluation_collection(collection, [t.topic_id for t in topics]).keep_top_intents(k)
     rows = {(s.topic_id, s.number): s for s in Subtopic.objects.filter(topic__in=topics)}
     kept: dict[int, list[tuple[Subtopic, float]]] = {}

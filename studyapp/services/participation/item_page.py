@@ -22,7 +22,6 @@ from django.template.loader import render_to_string
 from django.utils.html import escape
 from django.utils.translation import get_language, gettext
 
-from evaluation.io.documents import url_problem
 from studyapp.models import Assignment, Document, Presentation, Study, StudySubtopic, Topic
 from studyapp.models.study import TOPIC, documents_in_order, run_page
 from studyapp.services.collections.display_cache import DrawnCache, TimedCache
@@ -110,6 +109,9 @@ def results(documents: list[Document], query: str = "", need: str = "") -> list[
     """The result lines of a page, texts capped (see ``TITLE_MAX``, ``SNIPPET_MAX``). A document with
     main text (import_documents) gets a query-biased snippet for ``query`` and ``need``, its matches
     marked; otherwise its stored snippet is shown as it is (escaped)."""
+    # imported here, not at start: docs/contributing.md#lazy-evaluation-imports
+    from evaluation.io.documents import url_problem
+
     out = []
     for rank, doc in enumerate(documents, start=1):
         valid = bool(doc.url) and not url_problem(doc.url)

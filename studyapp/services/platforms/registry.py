@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.utils.translation import gettext, pgettext
 
-from evaluation.wording import named
 from studyapp.services.platforms.base import Platform
 
 REGISTRY: dict[str, Platform] = {}
@@ -22,6 +21,9 @@ def register(platform: Platform) -> Platform:
         raise ValueError(f"platform {platform.key!r}: session_param {platform.session_param!r} is not one of its params")
     taken = set(link_params()) & set(platform.params)
     if taken:
+        # imported here, not at start: docs/contributing.md#lazy-evaluation-imports
+        from evaluation.wording import named
+
         raise ValueError(
             f"platform {platform.key!r}: link {named('parameter', sorted(taken))} {'belongs' if len(taken) == 1 else 'belong'} to another platform"
         )
