@@ -48,3 +48,13 @@ def test_starting_django_imports_no_evaluation_pandas_or_scipy() -> None:
         "`DJANGO_SETTINGS_MODULE=studyapp.settings python -X importtime -c 'import django; django.setup()'` "
         "and import the evaluation package inside the function that needs it"
     )
+
+
+def test_the_wsgi_module_loads_what_the_first_item_page_needs() -> None:
+    """A serving process (gunicorn, runserver: studyapp.wsgi) imports the item page's link check before its first
+    request, so no annotator's first page waits for pandas and scipy to load."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "studyapp.settings"}
+    code = "import sys, studyapp.wsgi; print(sorted(m for m in ('evaluation.io.documents', 'pandas') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2] == "['evaluation.io.documents', 'pandas']"
