@@ -23,7 +23,7 @@ measure's comparisons (one family per measure): Holm, Bonferroni or Benjamini-Ho
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from itertools import combinations
 from pathlib import Path
 from typing import Any, Literal
@@ -75,6 +75,19 @@ class Comparison(pd.DataFrame):
         return to_latex(pd.DataFrame(self), digits)
 
 
+def _dict_key_of(baseline: Any, runs: Any) -> Any:
+    """The key under which a dict of runs holds ``baseline`` (the same run file or the same :class:`Run`): a dict's key
+    names its run (:func:`~evaluation.io.inputs.as_runs`), so the baseline given as that file or object is that key."""
+    if not isinstance(runs, Mapping) or baseline is None or (isinstance(baseline, str) and baseline in runs):
+        return baseline
+    for key, value in runs.items():
+        if value is baseline or (
+            isinstance(baseline, (str, Path)) and isinstance(value, (str, Path)) and Path(value).resolve() == Path(baseline).resolve()
+        ):
+            return str(key)
+    return baseline
+
+
 def _baseline_name(baseline: str | Path | Run | None, names: list[str]) -> str | None:
     """The run ``baseline`` stands for: a run's name, a :class:`Run` (its name) or a run file (the name
     :func:`read_run` gives it: its tag column), as ``--baseline`` takes a name or a file."""
@@ -123,7 +136,7 @@ def compare(
     frame = evaluate(collection, runs, measures, per_topic=True, **evaluate_options)
     per_topic = frame[frame["topic"] != MEAN_TOPIC]
     names = list(dict.fromkeys(frame["run"]))
-    baseline = _baseline_name(baseline, names)
+    baseline = _baseline_name(_dict_key_of(baseline, runs), names)
     if len(names) < 2:
         raise EvaluationError("compare needs at least two runs")
     pairs = [(baseline, n) for n in names if n != baseline] if baseline is not None else list(combinations(names, 2))

@@ -20,6 +20,7 @@ naming the accepted kinds; a frame without the needed columns is a ``ValueError`
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from pathlib import Path
@@ -69,7 +70,9 @@ def as_collection(qrels: Any) -> Collection:
 
 def as_runs(runs: Any) -> list[Run]:
     """``runs`` of any accepted kind, one run or several (a list, or a dict ``{name: run}``), as a list
-    of :class:`Run`. Runs without a name of their own take the dict's key, else ``run``, ``run1``, ..."""
+    of :class:`Run`. A dict's key names its run (a file's tag, a ``Run``'s or a DataFrame's own name gives way to
+    it) unless the value holds several runs (a DataFrame whose ``run`` column has several names: they keep them);
+    runs without a name of their own and outside a dict are ``run``, ``run1``, ..."""
     return list(iter_runs(runs))
 
 
@@ -95,7 +98,8 @@ def iter_runs(runs: Any) -> Iterator[Run]:
         yield from (read_run(path) for path in run_files_in(runs))
     elif isinstance(runs, Mapping) and runs and not _is_score_dict(runs):
         for name, run in runs.items():
-            yield from _runs_of(run, str(name))
+            found = _runs_of(run, str(name))
+            yield from [_named(found[0], str(name))] if len(found) == 1 else found
     elif _is_iterable(runs) and not isinstance(runs, (Mapping, pd.DataFrame)):
         items = iter(runs)
         first = next(items, _END)
@@ -111,6 +115,17 @@ def iter_runs(runs: Any) -> Iterator[Run]:
 
 
 _END = object()
+
+
+def _named(run: Run, name: str) -> Run:
+    """``run`` under ``name`` (the user's key in a dict of runs), its ranked lists shared, not checked again."""
+    if run.name == name:
+        return run
+    if not name:
+        raise EvaluationError("a run needs a non-empty name: a dict of runs has the key ''")
+    renamed = copy.copy(run)
+    object.__setattr__(renamed, "name", name)
+    return renamed
 
 
 def _runs_of(run: Any, name: str) -> list[Run]:

@@ -206,3 +206,23 @@ def test_the_baseline_as_a_name_a_run_file_or_a_run(collection, runs) -> None:
         assert compare(collection, files, "alpha-nDCG@20", baseline=baseline).equals(by_name)
     with pytest.raises(EvaluationError, match=r"^baseline .*pub-short\.run' \(run pub-short\) is not among the runs: pub-greedyrr, "):
         compare(collection, files, "alpha-nDCG@20", baseline=REF / "runs" / "public" / "pub-short.run")
+
+
+def test_a_dict_of_runs_names_them_by_its_keys(collection, runs) -> None:
+    """{name: file or Run}, as a ranx user writes it: the keys name the runs (a file's tag gives way) and the baseline
+    may be given by key, by the same file or by the same Run; the scores are the files' own."""
+    files = {"bm25": REF / "runs" / "public" / "pub-greedyrr.run", "dense": REF / "runs" / "public" / "pub-random.run"}
+    keyed = compare(collection, files, "alpha-nDCG@20", baseline="bm25")
+    by_tag = compare(collection, list(files.values()), "alpha-nDCG@20", baseline="pub-greedyrr")
+    assert keyed[["run_a", "run_b"]].values.tolist() == [["bm25", "dense"]]
+    assert keyed.drop(columns=["run_a", "run_b"]).equals(by_tag.drop(columns=["run_a", "run_b"]))
+    for baseline in (files["bm25"], str(files["bm25"])):
+        assert compare(collection, files, "alpha-nDCG@20", baseline=baseline).equals(keyed)
+    objects = {"first": runs[0], "second": runs[1]}
+    by_object = compare(collection, objects, "alpha-nDCG@20", baseline=runs[1])
+    assert by_object[["run_a", "run_b"]].values.tolist() == [["second", "first"]]
+    assert runs[0].name == "pub-greedyrr"  # the caller's Run keeps its own name
+    frame = evaluate(collection, {"bm25": files["bm25"]}, "alpha-nDCG@20")
+    assert frame["run"].tolist() == ["bm25"]
+    with pytest.raises(EvaluationError, match="non-empty name"):
+        evaluate(collection, {"": files["bm25"]}, "alpha-nDCG@20")
