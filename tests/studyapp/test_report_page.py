@@ -91,6 +91,9 @@ class BestSetWordingTestCase(BaseTestCase):
 
 
 class ReportPageTestCase(BaseTestCase):
+    """One simulated study (2 topics) answered once, its report built and rendered once: the page's tables, the
+    dashboard's preview and Table 2's marks all read that finished study (none changes it)."""
+
     @classmethod
     def setUpTestData(cls) -> None:
         super().setUpTestData()
@@ -143,16 +146,8 @@ class ReportPageTestCase(BaseTestCase):
             self.assertIn('tabindex="0"', region)
             self.assertIn("aria-label=", region)
 
-
-class DashboardBestSetTestCase(BaseTestCase):
-    """The dashboard's preview names a best set only where the topics allow a claim, with n per metric."""
-
-    @classmethod
-    def setUpTestData(cls) -> None:
-        super().setUpTestData()
-        simulate_annotators(cls.study, Plan(truth=TRUTH, noise=0.5, fast_share=0.0, seed=4))
-
-    def test_preview_without_a_claim(self) -> None:
+    # The dashboard's preview names a best set only where the topics allow a claim, with n per metric.
+    def test_dashboard_preview_without_a_claim(self) -> None:
         from django.contrib.auth import get_user_model
         from django.core.cache import cache
         from django.urls import reverse
@@ -167,34 +162,12 @@ class DashboardBestSetTestCase(BaseTestCase):
         self.assertRegex(page, r"1 \S+@10 \d\.\d{3} .*? 6 no claim")  # n = the 6 topic-level run pairs
         self.assertNotIn("Best set so far", page)
 
-
-def order_flags(concordance, mup) -> list[float]:
-    """Oracle of Table 2's marks: +1 when a cell's concordances are ordered as the two MUPs, -1 reversed, 0 a tie, NaN undefined."""
-    out = []
-    for r in concordance.itertuples():
-        a, b = mup.get(r.measure_1, np.nan), mup.get(r.measure_2, np.nan)
-        if not all(np.isfinite([a, b, r.concordance_1, r.concordance_2])):
-            out.append(np.nan)
-            continue
-        dc, dm = r.concordance_1 - r.concordance_2, a - b
-        out.append(0.0 if abs(dc) <= 1e-12 or abs(dm) <= 1e-12 else float(np.sign(dc) * np.sign(dm)))
-    return out
-
-
-class Table2MarksTestCase(BaseTestCase):
-    """Table 2 cells ordered as the MUP order are marked with a class, a sign and words; both readings of the order agreement."""
-
-    @classmethod
-    def setUpTestData(cls) -> None:
-        super().setUpTestData()
-        simulate_annotators(cls.study, Plan(truth=TRUTH, noise=0.5, fast_share=0.0, seed=4))
-
+    # Table 2 cells ordered as the MUP order are marked with a class, a sign and words; both readings of the order agreement.
     def test_marks_follow_the_flags(self) -> None:
-        report = build_report(self.study, B=20, seed=5)
+        report, html = self.report, self.html
         analysis = report.analysis
         expected = order_flags(analysis.concordance, analysis.mup().to_dict())
         np.testing.assert_array_equal(analysis.concordance["order_vs_mup"].to_numpy(dtype=float), expected)  # the analysis's flags
-        html = render_html(report, standalone=True, figure_url=lambda stem, fmt: "")
         marked = analysis.concordance[analysis.concordance["order_vs_mup"].abs() == 1]
         self.assertFalse(marked.empty)
         gold = marked["gold"].value_counts().index[0]  # the gold standard with the most marked cells
@@ -212,8 +185,7 @@ class Table2MarksTestCase(BaseTestCase):
         self.assertTrue(summary in html, summary)
 
     def test_both_readings_of_the_order_agreement(self) -> None:
-        report = build_report(self.study, B=20, seed=5)
-        html = text(render_html(report, standalone=True, figure_url=lambda stem, fmt: ""))
+        report, html = self.report, text(self.html)
         ordering = report.analysis.ordering
         self.assertTrue(
             "gold cell-wise (Chen et al.) cells: as MUP / against / all per-metric τ_b (ours) p metrics" in html,
@@ -225,3 +197,16 @@ class Table2MarksTestCase(BaseTestCase):
             f"{r.gold} {r.tau_cells:.3f} {int(r.agree)} / {int(r.disagree)} / {int(r.cells)} {tau_b}" in html,
             f"{r.gold} {r.tau_cells:.3f} {int(r.agree)} / {int(r.disagree)} / {int(r.cells)} {tau_b}",
         )
+
+
+def order_flags(concordance, mup) -> list[float]:
+    """Oracle of Table 2's marks: +1 when a cell's concordances are ordered as the two MUPs, -1 reversed, 0 a tie, NaN undefined."""
+    out = []
+    for r in concordance.itertuples():
+        a, b = mup.get(r.measure_1, np.nan), mup.get(r.measure_2, np.nan)
+        if not all(np.isfinite([a, b, r.concordance_1, r.concordance_2])):
+            out.append(np.nan)
+            continue
+        dc, dm = r.concordance_1 - r.concordance_2, a - b
+        out.append(0.0 if abs(dc) <= 1e-12 or abs(dm) <= 1e-12 else float(np.sign(dc) * np.sign(dm)))
+    return out
