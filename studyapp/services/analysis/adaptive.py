@@ -240,17 +240,17 @@ def recompute(
     if study.allocation != Allocation.ADAPTIVE:
         raise ValueError(f"study {study.name!r} uses {study.allocation} allocation: nothing to recompute")
     now = now_or(now)
-    rng = rng or np.random.default_rng()
+    draw_rng = rng or np.random.default_rng()
     groups = groups_of(study)
     d, measures = differences(study, groups)
-    in_set = np.ones(len(measures), dtype=bool)
-    r_star, names, decided, closeness = analysis_round(groups), (), False, None
+    r_star, names, decided, closeness, in_set = analysis_round(groups), (), False, None, np.ones(len(measures), dtype=bool)
     weights = None if r_star is None else adaptive.design_weights(groups.drawn_round, groups.probability, r_star)
     if weights is not None and (weights > 0).any():  # rounds that all came up empty have nothing to weigh yet
         p, sign = preferences(study, groups)
+        seeded = rng or np.random.default_rng((study.pk, r_star))  # the best set's resampling: same answers, same contenders
         topics = np.unique([n[0] for n in groups.names], return_inverse=True)[1]
         chosen = adaptive.contenders(
-            d, p, measures, weights=weights, user_sign=sign, clusters=topics, alpha=adaptive.look_alpha(alpha, MAX_LOOKS), B=B, rng=rng
+            d, p, measures, weights=weights, user_sign=sign, clusters=topics, alpha=adaptive.look_alpha(alpha, MAX_LOOKS), B=B, rng=seeded
         )
         in_set = np.isin(measures, chosen.members)
         names, decided = chosen.entries, chosen.decided
@@ -268,9 +268,9 @@ def recompute(
         cost = groups.presentations[available].mean() * (1 + FULL * (study.annotators_per_presentation - 1))  # answers per drawn group
         target = adaptive.round_target(priority, available, per_round / cost, room=room / cost)  # starved: a round's room again
         q = adaptive.round_probabilities(priority, available, target)
-        drawn = adaptive.draw(q, rng) & available
+        drawn = adaptive.draw(q, draw_rng) & available
         shares = adaptive.full_shares(priority, FULL)  # 1 where no contenders dispute the group
-        full = adaptive.draw_full(drawn, shares, rng)
+        full = adaptive.draw_full(drawn, shares, draw_rng)
     changed = []
     for i, g in enumerate(groups.rows):
         before = (g.priority, g.disputed_by, g.probability, g.drawn_round)
