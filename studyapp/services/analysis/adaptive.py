@@ -253,7 +253,7 @@ def recompute(
             d, p, measures, weights=weights, user_sign=sign, clusters=topics, alpha=adaptive.look_alpha(alpha, MAX_LOOKS), B=B, rng=seeded
         )
         in_set = np.isin(measures, chosen.members)
-        names, decided = chosen.entries, chosen.decided
+        names, decided = chosen.entries, decided_signal.decided(chosen, len(measures))
         closeness = adaptive.leader_closeness(measures, chosen.chosen.leaders)
     priority = adaptive.dispute_weights(d, in_set, closeness)
     why = adaptive.disputed_by(d, measures, in_set)

@@ -22,6 +22,13 @@ def fewest_topics(look_alpha: float = LOOK_ALPHA) -> int:
     return min(EXACT_TOPICS + 1, max(1, math.ceil(math.log2(adaptive.fewest_flips(look_alpha) + 1))))
 
 
+def decided(chosen: adaptive.Contenders, candidates: int) -> bool:
+    """The decided signal over ``candidates`` candidate metrics: at most ``DECIDED_SIZE`` entries left in the best set
+    (:attr:`evaluation.meta.adaptive.Contenders.decided`). With at most that many candidates this holds at the first
+    look whatever the answers say, so there it also needs a candidate left out of the best set."""
+    return chosen.decided and (candidates > adaptive.DECIDED_SIZE or len(chosen.members) < candidates)
+
+
 def too_few_topics(topics: int) -> str | None:
     """Why the best set can leave no metric out with ``topics`` topics (so the decided signal comes only if the
     metrics fall into at most 3 entries of the same signs), or None when it can."""
