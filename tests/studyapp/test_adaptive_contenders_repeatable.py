@@ -42,3 +42,23 @@ class RepeatableContendersTests(BaseTestCase):
         self.assertEqual(seen[0], seen[1])
         self.assertNotEqual(seen[0], seen[2])
         self.assertEqual(seen[3], float(np.random.default_rng(7).random()))
+
+
+class RecomputeLogTests(BaseTestCase):
+    """The line ``recompute`` logs (shown beside simulate_annotators' and allocation_priorities' output) says what the
+    command says: before, a fresh study logged "0 contenders, drew round None" beside "contenders: the candidate metrics"."""
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.collection = import_toy()
+        cls.study = make_toy_study(allocation="adaptive", name="Logged", levels=["topic"], items_per_annotator=3)
+
+    def test_the_log_names_the_contenders_and_the_draw(self) -> None:
+        with self.assertLogs(SERVICE, level="INFO") as logs:
+            first = recompute(self.study, now=NOW, rng=np.random.default_rng(1))
+            recompute(self.study, now=NOW, rng=np.random.default_rng(2))
+        self.assertIn(
+            f"study 'Logged': analysis round None, contenders: every metric (no complete round yet); drew round 0 ({first.drawn_groups} groups)",
+            logs.output[0],
+        )
+        self.assertTrue(logs.output[1].endswith("; no new round"), logs.output[1])

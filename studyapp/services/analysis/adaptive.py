@@ -299,9 +299,9 @@ def recompute(
                 decided_answers=int(groups.answers.sum()) if look else None,
             )
     decided = study.allocation_rounds.filter(decided=True).exists()
-    logger.info(
-        "study %s: analysis round %s, %d contenders, drew round %s (%d groups)", study.pk, r_star, len(names), new_round, drawn.sum()
-    )
+    who = ", ".join(names) or decided_signal.contenders_before_a_round(study.candidate_metrics)  # as allocation_priorities prints
+    drew = "no new round" if new_round is None else f"drew round {new_round} ({int(drawn.sum())} groups)"
+    logger.info("study %r: analysis round %s, contenders: %s; %s", study.name, r_star, who, drew)
     return Recomputed(r_star, tuple(names), bool(decided), new_round, int(drawn.sum()))
 
 
