@@ -262,6 +262,9 @@ class AdaptiveAllocationTests(BaseTestCase):
             call_command("allocation_priorities", self.uniform.slug, stdout=StringIO())
         with self.assertRaisesMessage(CommandError, "must not be negative"):
             call_command("allocation_priorities", self.study.slug, "--every", "-1", stdout=StringIO())
+        for option in ("--times", "--min-answers"):  # were ignored without --every
+            with self.assertRaisesMessage(CommandError, "give --every too"):
+                call_command("allocation_priorities", self.study.slug, option, "2", stdout=StringIO())
 
 
 def allocation_answer(item: Assignment, value: int, at) -> None:

@@ -54,6 +54,10 @@ class Command(BaseCommand):
             raise CommandError(f"study {study.name!r} uses {study.allocation} allocation; allocation_priorities is for adaptive studies")
         if opts["every"] < 0 or opts["times"] < 0 or (opts["min_answers"] is not None and opts["min_answers"] < 1):
             raise CommandError("--every and --times must not be negative, --min-answers must be at least 1")
+        if not opts["every"] and (opts["times"] or opts["min_answers"] is not None):
+            raise CommandError(
+                "--times and --min-answers pace the repetitions of --every SECONDS: give --every too (without it the command recomputes once)"
+            )
         if not 0 <= opts["nice"] <= 19:
             raise CommandError("--nice must be between 0 and 19")
         if opts["every"] and opts["nice"]:
