@@ -64,3 +64,10 @@ class FewCandidatesTests(BaseTestCase):
         recompute(self.study, now=NOW, rng=np.random.default_rng(1))
         self.assertFalse(self.run_with(lambda measures: measures))
         self.assertTrue(self.run_with(lambda measures: measures[:2]))
+
+
+def test_the_dashboard_states_the_rule() -> None:
+    from django.template.loader import render_to_string
+
+    page = render_to_string("studyapp/staff/_adaptive.html", {"adaptive": {"decided_at": 160, "max_looks": 20, "look_alpha": 0.0025}})
+    assert "with at most 3 candidates one of them out of it" in page
