@@ -88,7 +88,11 @@ def jackknife_df(loo: FloatArray) -> FloatArray:
     variance is 0.
     """
     loo = np.asarray(loo, dtype=np.float64)
-    return _moment_df((loo - loo.mean(axis=0)) ** 2)
+    a, T = (loo - loo.mean(axis=0)) ** 2, loo.shape[0]
+    s1, s2 = a.sum(axis=0), (a**2).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = np.where(s2 > 0, 3 * s1**2 / np.where(s2 > 0, s2, 1.0) - 2, T - 1)
+    return np.clip(np.nan_to_num(df, nan=T - 1), 1, max(T - 1, 1))
 
 
 def linearisation_variance(z: FloatArray) -> FloatArray:
@@ -108,18 +112,8 @@ def linearisation_variance(z: FloatArray) -> FloatArray:
 
 def linearisation_df(z: FloatArray) -> FloatArray:
     """:func:`jackknife_df`'s moment-corrected Satterthwaite degrees of freedom for :func:`linearisation_variance`,
-    whose topic terms are ``(z_t - mean z)^2``."""
-    z = np.asarray(z, dtype=np.float64)
-    return _moment_df((z - z.mean(axis=0)) ** 2)
-
-
-def _moment_df(a: FloatArray) -> FloatArray:
-    """``3 (sum a)^2 / sum a^2 - 2`` over the T topic terms ``a`` (T, ...), clipped to ``[1, T - 1]`` (:func:`jackknife_df`)."""
-    T = a.shape[0]
-    s1, s2 = a.sum(axis=0), (a**2).sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        df = np.where(s2 > 0, 3 * s1**2 / np.where(s2 > 0, s2, 1.0) - 2, T - 1)
-    return np.clip(np.nan_to_num(df, nan=T - 1), 1, max(T - 1, 1))
+    whose topic terms are ``(z_t - mean z)^2``: the same computation on the influence values."""
+    return jackknife_df(z)
 
 
 def score_interval(
