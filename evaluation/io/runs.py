@@ -107,12 +107,17 @@ class Run:
         """Write a TREC run file ``topic Q0 docid rank score tag`` (scores as in :meth:`to_dataframe`),
         atomically; reading it back gives this run, less topics with an empty list (a run file cannot
         list them). A name, topic or docid that the file could not hold (blank inside, empty, a topic
-        starting with ``#``, read as a comment) is an EvaluationError and nothing is written."""
+        starting with ``#``, read as a comment; text UTF-8 cannot hold, a lone surrogate) is an EvaluationError and nothing
+        is written."""
         from evaluation.io.scores import write_atomic
 
         _check_writable("run name", [self.name])
         _check_writable("topic", list(self.lists), comment=True)
-        frame = self.to_dataframe()
+        try:
+            frame = self.to_dataframe()
+        except UnicodeEncodeError:  # pyarrow met a docid UTF-8 cannot hold: name it
+            _check_writable("docid", [docid for docids in self.lists.values() for docid in docids])
+            raise
         _check_writable("docid", frame["doc_id"].unique().tolist())
         lines = [
             f"{t} Q0 {d} {r} {s:g} {self.name}\n" for t, d, r, s in zip(frame["query_id"], frame["doc_id"], frame["rank"], frame["score"])
@@ -345,10 +350,16 @@ def _read_run_lines(path: str | Path, *, order: RunOrder, on_duplicate_doc: Lite
 
 
 def _check_writable(what: str, values: list[str], *, comment: bool = False) -> None:
-    """Refuse a value a whitespace-separated run file line cannot hold as one field."""
+    """Refuse a value a whitespace-separated UTF-8 run file line cannot hold as one field."""
     for value in values:
         if not value or any(c.isspace() for c in value) or (comment and value.startswith("#")):
             raise EvaluationError(f"cannot save the run: {what} {value!r} cannot be a field of a TREC run file line")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:  # a lone surrogate, e.g. from bytes decoded with errors="surrogateescape"
+            raise EvaluationError(
+                f"cannot save the run: {what} {value!r} cannot be written in UTF-8 ({error.reason}: {value[error.start]!r})"
+            ) from None
 
 
 def _check_options(order: str, on_duplicate_doc: str) -> None:

@@ -119,6 +119,26 @@ def test_save_refuses_what_a_run_file_cannot_hold(tmp_path, name: str, lists: di
     assert not path.exists()
 
 
+@pytest.mark.parametrize(
+    ("name", "lists", "field"),
+    [("r\udc80", {"1": ("a",)}, "run name 'r\\udc80'"), ("r", {"1": ("ok", "d\ud800")}, "docid 'd\\ud800'")],
+)
+def test_save_refuses_text_utf8_cannot_hold(tmp_path, name: str, lists: dict, field: str) -> None:
+    """A lone surrogate (a docid decoded with errors='surrogateescape') was a bare UnicodeEncodeError naming nothing."""
+    path = tmp_path / "out.run"
+    with pytest.raises(EvaluationError, match=f"^cannot save the run: {re.escape(field)} cannot be written in UTF-8"):
+        Run(name, lists).save(path)
+    assert not path.exists()
+
+
+def test_save_round_trips_unicode(tmp_path) -> None:
+    """Docids, topics and the run name outside ASCII (CJK, combining marks, emoji, a zero-width space) read back alike."""
+    run = Run("日本語run", {"t\u00fc": {"文書ü": 3.0, "e\u0301": 2.0, "\U0001f600": 1.0}, "2": ["zw\u200bx", "\u00df"]})
+    run.save(tmp_path / "u.run")
+    back = read_run(tmp_path / "u.run")
+    assert back.name == run.name and dict(back.lists) == dict(run.lists)
+
+
 def test_save_leaves_out_topics_with_an_empty_list(tmp_path) -> None:
     path = tmp_path / "out.run"
     Run("r", {"1": (), "2": ("b", "a")}).save(path)
