@@ -244,8 +244,11 @@ class StudySetting:
         """This setting's row of the key table in docs/studyapp.md#create_study."""
         default = self.default_text()
         bounds = self.bounds_text()
-        meaning = (self.doc or self.help) + (f"; allowed: {bounds}" if bounds else "")
+        meaning = (self.doc or self.help) + (f"; allowed: {bounds}" if bounds else "") + (f"; {FROZEN_NOTE}" if self.frozen else "")
         return f"| `{self.name}` | {default} | {meaning} |"
+
+
+FROZEN_NOTE = "**fixed once the study exists** (the admin shows it read-only)"  # docs_row of a frozen setting
 
 
 def _doc_value(value: Any) -> str:

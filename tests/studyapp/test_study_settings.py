@@ -83,6 +83,15 @@ class DeclarationTestCase(SimpleTestCase):
         documented = {row.split("`")[1] for row in rows if row.split("|")[1].strip().startswith("`")}
         self.assertLessEqual({s.name for s in SETTINGS}, documented)
 
+    def test_the_docs_table_says_which_settings_are_fixed(self) -> None:
+        """A reader could not tell that allocation (or depth, ...) cannot be switched once answers exist."""
+        rows: dict[str, str] = {}
+        for row in sorted(docs_rows(), key=DOCS.read_text(encoding="utf-8").index):  # the key table comes first
+            rows.setdefault(row.split("`")[1], row)
+        for setting in SETTINGS:
+            with self.subTest(setting.name):
+                self.assertEqual("**fixed once the study exists**" in rows[setting.name], setting.frozen)
+
     def test_the_system_check_finds_every_column(self) -> None:
         self.assertEqual(checks.setting_columns(None), [])
 
@@ -154,6 +163,20 @@ class CreateStudyTestCase(BaseTestCase):
         self.assertEqual(
             (study.withdrawal_code, study.platform_id_retention_days), (values["withdrawal_code"], values["platform_id_retention_days"])
         )
+
+    def test_the_admin_cannot_switch_the_allocation_once_the_study_exists(self) -> None:
+        """What docs/studyapp.md#create_study says of every fixed setting: shown, not editable, a posted value ignored."""
+        client = self.client
+        client.force_login(get_user_model().objects.create_superuser("fixed", "f@example.org", "pw-for-tests"))
+        url = reverse("admin:studyapp_study_change", args=[self.study.pk])
+        page = client.get(url).content.decode()
+        for setting in SETTINGS:
+            with self.subTest(setting.name):
+                self.assertEqual(f'name="{setting.name}"' in page, not setting.frozen)
+        data = {k: ("" if v is None else v) for k, v in Study.objects.filter(pk=self.study.pk).values()[0].items()}
+        client.post(url, {**data, "allocation": "adaptive"})
+        self.study.refresh_from_db()
+        self.assertEqual(self.study.allocation, "uniform")
 
     def test_the_exported_configuration_designs_the_same_study_again(self) -> None:
         exported = study_config.study_config(self.study)
