@@ -5,8 +5,11 @@ pair's answers and why (docs/meta.md#adaptive-allocation)."""
 from __future__ import annotations
 
 import io
+import json
 import random
+import tempfile
 from datetime import timedelta
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,7 +21,7 @@ from evaluation.report.tables import render_table
 from studyapp.exceptions import StudyFull
 from studyapp.models import AllocationGroup, Preference
 from studyapp.services.analysis.adaptive import dashboard_view, design_weights_by_group, groups_of, recompute, two_phase_weights
-from studyapp.services.analysis.report import build_report
+from studyapp.services.analysis.report import build_report, write_report
 from studyapp.services.participation import allocation
 from studyapp.services.participation.answers import record_answer
 from tests.studyapp.base import NOW, BaseTestCase, import_toy, make_toy_study
@@ -177,6 +180,14 @@ class AdaptiveAnalysisTests(BaseTestCase):
         self.assertTrue((table["ci_low"].isna() == table["ci_low_looks"].isna()).all())
         uniform = make_toy_study(name="Uniform report")
         self.assertEqual(build_report(uniform, B=20).summary["allocation"], {"kind": "uniform", "candidates": []})
+
+    def test_the_bundles_settings_json_says_which_allocation_ran(self) -> None:
+        """summary['allocation'] was only in Python (build_report); the bundle a reader opens had no trace of it."""
+        out = Path(self.enterContext(tempfile.TemporaryDirectory()))
+        write_report(self.report, out, figure_levels=[])
+        written = json.loads((out / "settings.json").read_text(encoding="utf-8"))["allocation"]
+        self.assertEqual(written, json.loads(json.dumps(self.report.summary["allocation"])))
+        self.assertEqual((written["kind"], written["analysis_round"], written["drawn"], written["full"]), ("adaptive", 1, 4, 3))
 
     def test_the_dashboard_shows_each_pairs_answers_and_why(self) -> None:
         view = dashboard_view(self.study)

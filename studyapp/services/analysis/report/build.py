@@ -97,6 +97,7 @@ def build_report(study: Study, *, B: int = DEFAULT_B, seed: int = DEFAULT_SEED, 
         report.inputs[STUDY_FILE] = json.dumps(study_config(study), indent=1, ensure_ascii=False) + "\n"
         report.commands = reproduce_commands(analysis)
         report.settings = report_settings(study, analysis, report.commands)
+        report.settings["allocation"] = report.summary["allocation"]  # which allocation ran, in the bundle's settings.json
     return report
 
 
