@@ -197,3 +197,50 @@ def test_a_lone_surrogate_docid_takes_the_plain_path(monkeypatch: pytest.MonkeyP
         _, plain_values, _ = _scored((names, topics, docids, scores))
     assert np.array_equal(values.view(np.int64), plain_values.view(np.int64))
     assert _factorize.Lookup(np.array(["x", "y\ud800"], dtype=object)).positions(["y\ud800", "z"]).tolist() == [1, -1]
+
+
+def _by_value(values) -> tuple[list[int], list[str]]:
+    """encode_strings' value-by-value path (pyarrow converts each string object)."""
+    encoded = _factorize._pc.dictionary_encode(_factorize._pa.array(values, type=_factorize._pa.string()))
+    return encoded.indices.to_numpy().tolist(), encoded.dictionary.to_pylist()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["b", "a", "b", "文 書", "", "a", ""],  # non-ASCII, empty strings
+        [""],
+        ["only"],
+        [f"clueweb12-{n % 37:04d}" for n in range(500)],
+        np.array(["x", "y", "x"]),  # fixed-width strings
+        np.array(["x", "ÿ\r", "x\t"], dtype=object),
+    ],
+)
+def test_encode_strings_from_one_join_equals_value_by_value(values) -> None:
+    """The joined conversion (one ``"\\n".join``, offsets from the newline bytes) gives the codes and dictionary
+    of pyarrow's value-by-value conversion."""
+    assert _factorize._as_lines(values) is not None
+    codes, dictionary = _factorize.encode_strings(values)
+    assert (codes.tolist(), dictionary.to_pylist()) == _by_value(values)
+    assert dictionary.type == _factorize._pa.string()
+
+
+def test_encode_strings_with_a_newline_in_a_docid_converts_value_by_value() -> None:
+    """A docid holding a newline would split into two lines: the count tells, and the values are converted one by one."""
+    values = ["a\nb", "a", "a\nb", "b\n"]
+    assert _factorize._as_lines(values) is None
+    codes, dictionary = _factorize.encode_strings(values)
+    assert (codes.tolist(), dictionary.to_pylist()) == _by_value(values)
+    assert _factorize._as_lines(["a", None]) is None and _factorize._as_lines(["a", 1]) is None
+    assert _factorize._as_lines(["a", "b\ud800"]) is None
+
+
+def test_runs_with_a_newline_in_a_docid_score_as_without_encoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    names, topics, docids, scores = _columns(n_runs=12, depth=10, seed=15)
+    docids[5] = "two\nlines"
+    runs, values, _ = _scored((names, topics, docids, scores))
+    assert runs[0].lists.batch.codes is not None and "two\nlines" in runs[0].lists["t1"]
+    with monkeypatch.context() as plain:
+        _plain(plain)
+        _, plain_values, _ = _scored((names, topics, docids, scores))
+    assert np.array_equal(values.view(np.int64), plain_values.view(np.int64))
