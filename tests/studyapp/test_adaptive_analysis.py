@@ -10,6 +10,7 @@ import random
 import tempfile
 from datetime import timedelta
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -188,6 +189,26 @@ class AdaptiveAnalysisTests(BaseTestCase):
         written = json.loads((out / "settings.json").read_text(encoding="utf-8"))["allocation"]
         self.assertEqual(written, json.loads(json.dumps(self.report.summary["allocation"])))
         self.assertEqual((written["kind"], written["analysis_round"], written["drawn"], written["full"]), ("adaptive", 1, 4, 3))
+
+    def test_every_pair_is_listed_with_its_answers_beyond_the_dashboards_100(self) -> None:
+        """The dashboard lists the 100 most disputed pairs; the others (1,400 groups on TREC 2014) were nowhere with
+        their answers: allocation-groups.csv has every group's answers and slots, and the dashboard links it."""
+        table = self.report.tables["allocation-groups"]
+        view = dashboard_view(self.study)
+        self.assertEqual(len(table), view["groups"])
+        by_group = {(r["topic"], r["run_a"], r["run_b"]): (r["answers"], r["slots"]) for r in view["rows"]}
+        self.assertEqual({(t, a, b): (n, k) for t, a, b, n, k in table[["topic", "run_a", "run_b", "answers", "slots"]].values}, by_group)
+        self.assertEqual(int(table["answers"].sum()), view["answers"])
+        client = staff_client()
+        link = f'<a href="{reverse("study_report_file", args=[self.study.slug, "allocation-groups.csv"])}">allocation-groups.csv</a>'
+        page = client.get(reverse("staff_study", args=[self.study.slug])).content.decode()
+        self.assertIn("Every run pair, the most disputed first: answers received and why they were offered", page)
+        self.assertIn(link, page)
+        with mock.patch("studyapp.services.analysis.adaptive.GROUPS_SHOWN", 2):
+            page = client.get(reverse("staff_study", args=[self.study.slug])).content.decode()
+        self.assertIn("The 2 most disputed of the 6 run pairs: answers received", page)
+        csv = client.get(reverse("study_report_file", args=[self.study.slug, "allocation-groups.csv"])).content.decode()
+        self.assertTrue(csv.startswith("topic,run_a,run_b,answers,slots,drawn_round,"))
 
     def test_the_dashboard_shows_each_pairs_answers_and_why(self) -> None:
         view = dashboard_view(self.study)

@@ -14,6 +14,8 @@ COLUMNS = [
     "topic",
     "run_a",
     "run_b",
+    "answers",
+    "slots",
     "drawn_round",
     "probability",
     "full",
@@ -26,7 +28,7 @@ COLUMNS = [
 
 
 def allocation_groups(study: Study) -> tuple[pd.DataFrame, int | None]:
-    """One row per run-pair group: its stored draw (round, probability, full flag and chance), its weights in the
+    """One row per run-pair group: its valid answers so far and its answer slots (presentations x k), its stored draw (round, probability, full flag and chance), its weights in the
     design-weighted estimates at the analysis round (:func:`studyapp.services.analysis.adaptive.two_phase_weights`:
     the entry weight pooled over the rounds, the full groups' entry weight over their chance of being full; 0 for a
     group not drawn by then) and its dispute weight at the last recomputation; and that round (None while no round is
@@ -38,6 +40,8 @@ def allocation_groups(study: Study) -> tuple[pd.DataFrame, int | None]:
             "topic": [name[0] for name in groups.names],
             "run_a": [name[1] for name in groups.names],
             "run_b": [name[2] for name in groups.names],
+            "answers": groups.answers.astype(int),
+            "slots": groups.slots.astype(int),
             "drawn_round": groups.drawn_round,
             "probability": groups.probability,
             "full": groups.full,
