@@ -130,12 +130,23 @@ class AdaptiveDashboardEdgesTests(BaseTestCase):
         study = make_toy_study(allocation="adaptive", name="Decided", levels=["topic"], items_per_annotator=3)
         recompute(study, now=NOW, rng=np.random.default_rng(1))
         complete = dashboard_view(study)["complete_study"]
-        study.allocation_rounds.filter(number=0).update(decided=True, decided_answers=complete // 4)
+        decided_set = ["alpha-nDCG@10", "ERR-IA@10 = nERR-IA@10"]
+        study.allocation_rounds.filter(number=0).update(decided=True, decided_answers=complete // 4, contenders=decided_set)
         view = dashboard_view(study)
         self.assertEqual(view["decided_at"], complete // 4)
         self.assertAlmostEqual(view["saving"], complete / (complete // 4))
         page = page_of(study)
         self.assertIn("<strong>Decided</strong>", page)
-        self.assertIn(f"after {complete // 4} answers: saved so far against uniform allocation", page)
+        said = f"after {complete // 4} answers, when the best set was alpha-nDCG@10; ERR-IA@10 = nERR-IA@10"
+        self.assertIn(f"{said}: saved so far against uniform allocation", page)
         self.assertIn(f"{view['saving']:.2f}× the answers", page)
         self.assertNotIn("Too few topics to decide", page)  # said only while not decided
+        # the best set grew back at a later round: the dashboard listed 3 contenders under "at most 3 entries left"
+        # beside "Decided" without saying which set was decided on
+        later = study.allocation_rounds.get(number=0)
+        later.pk, later.number, later.decided, later.decided_answers = None, 1, False, None
+        later.contenders = [*decided_set, "P-IA@10"]
+        later.save()
+        page = page_of(study)
+        self.assertIn("Contenders the last round steered by: alpha-nDCG@10; ERR-IA@10 = nERR-IA@10; P-IA@10.", page)
+        self.assertIn(f"{said}\n    (the contenders above are the best set at the last round: it has changed since;", page)

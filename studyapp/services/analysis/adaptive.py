@@ -489,6 +489,7 @@ def dashboard_view(study: Study) -> dict | None:
         "outside_draw": outside,
         "complete_study": complete_study,
         "decided_at": decided.decided_answers if decided else None,
+        "decided_set": decided.contenders if decided else None,  # the best set at that look (the contenders may change later)
         "saving": complete_study / decided.decided_answers if decided and decided.decided_answers else None,
         "share_of_complete": answers / complete_study if complete_study else 0.0,
         # the steering so far: the share of the answers on the pairs the contenders dispute, against the share of
