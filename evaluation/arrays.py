@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from evaluation._factorize import Lookup, as_objects
+from evaluation._grouped import descending_by_group, fit, per_topic_reduce
 from evaluation._types import BoolArray, FloatArray, IntArray
 from evaluation.collection import Collection, QrelsColumns
 from evaluation.io.runs import ListBatch, RankedLists, Run
@@ -129,9 +130,12 @@ class TopicTable(Memoised):
         self.judged_row = np.ones(n_docs + 2, dtype=bool)
         self.judged_row[n_docs:] = False
         starts = np.array(bounds[:-1], dtype=np.int64)
-        self.gmax = _per_topic(np.maximum, self.grades[:n_docs], starts)
+        self.gmax = per_topic_reduce(np.maximum, self.grades[:n_docs], starts)
         relevant = self.grades[:n_docs] >= 1
-        self.n_rel, self.n_rel_docs = _per_topic(np.add, relevant, starts), _per_topic(np.add, relevant.any(axis=1), starts)
+        self.n_rel, self.n_rel_docs = (
+            per_topic_reduce(np.add, relevant, starts),
+            per_topic_reduce(np.add, self.relevant_doc[:n_docs], starts),
+        )
 
     def rows_of(self, topic: IntArray, doc_code: IntArray) -> IntArray:
         """Rows of ``(topic, docid)`` pairs, docids given as ``docid_values`` positions (-1: unknown);
@@ -188,6 +192,24 @@ class TopicTable(Memoised):
     def grades_by_intent(self) -> np.ndarray:
         """``grades`` transposed to ``(I, n_docs + 2)`` (what :meth:`Ranking.gather` reads)."""
         return np.ascontiguousarray(self.grades.T)
+
+    @cached_property
+    def relevant_doc(self) -> BoolArray:
+        """Per document row: relevant (grade >= 1) to some intent of its topic (``(grades >= 1).any(axis=1)``; False for
+        the sentinel rows), intent by intent over the rows of :attr:`grades_by_intent` (``any`` along the short intent
+        axis of :attr:`grades` walks it row by row, three times slower)."""
+        return self.relevant_to(None)
+
+    def relevant_to(self, chosen: BoolArray | None) -> BoolArray:
+        """Per document row: relevant to an intent that ``chosen[t, i]`` marks for the row's topic ``t`` (every intent
+        when None): ``((grades >= 1) & chosen[topic_of_row]).any(axis=1)``, intent by intent."""
+        out = np.zeros(self.n_docs + 2, dtype=bool)
+        for i, grades in enumerate(self.grades_by_intent):
+            hit = grades >= 1
+            if chosen is not None:
+                hit &= np.take(chosen[:, i], self.topic_of_row)
+            out |= hit
+        return out
 
     @property
     def n_pairs(self) -> int:
@@ -263,9 +285,9 @@ class TopicTable(Memoised):
             group = self.topic_of_row[row] * self.n_intents + intent
             top = int(grade.max(initial=0))  # positive integer grades: one key orders by group, then grade descending
             order = np.argsort(group * (top + 1) + (top - grade))  # equal keys hold equal grades: any order of them will do
-            ideal = _descending_by_group(grade.astype(np.float64), group, self.n_topics * self.n_intents, L, order=order)
+            ideal = descending_by_group(grade.astype(np.float64), group, self.n_topics * self.n_intents, L, order=order)
             full = self._cache[("intent_ideal",)] = ideal.reshape(self.n_topics, self.n_intents, L)
-        return _fit(full, length)
+        return fit(full, length)
 
     def doc_sum(self, values: np.ndarray, coef: np.ndarray) -> FloatArray:
         """``sum_i coef[t, i] values[d, i]`` for every document row ``d`` (of topic ``t``): ``(n_docs + 2,)``."""
@@ -300,9 +322,9 @@ class TopicTable(Memoised):
             gains = self.doc_gain(key)[: self.n_docs]
             L = max(length, int(self.n_positive(key).max()) if self.n_topics else 0, 1)
             row = np.flatnonzero(gains > 0)
-            return _descending_by_group(gains[row], self.topic_of_row[row], self.n_topics, L)
+            return descending_by_group(gains[row], self.topic_of_row[row], self.n_topics, L)
 
-        return _fit(self.memo(("gain_ideal", key), build), length)
+        return fit(self.memo(("gain_ideal", key), build), length)
 
     def n_positive(self, key: str) -> IntArray:
         """Documents with a positive per-document gain per topic (``R`` of Q and AP)."""
@@ -321,40 +343,6 @@ class TopicTable(Memoised):
     def n_global_rel(self) -> IntArray:
         """``R`` of the D-measures: documents with ``GG > 0`` per topic."""
         return self.n_positive("GG")
-
-
-def _descending_by_group(values: FloatArray, group: IntArray, n_groups: int, length: int, *, order: IntArray | None = None) -> FloatArray:
-    """``(n_groups, length)``: each group's values sorted descending, cut or zero padded to ``length``; ``order``: the
-    entries already ordered by group, then value descending (else sorted here)."""
-    order = np.lexsort((-values, group)) if order is None else order
-    values, group = values[order], group[order]
-    fresh = np.ones(group.size, dtype=bool)
-    np.not_equal(group[1:], group[:-1], out=fresh[1:])
-    starts = np.flatnonzero(fresh)
-    position = np.arange(group.size) - np.repeat(starts, np.diff(np.append(starts, group.size)))  # rank within the group
-    fits = position < length
-    out = np.zeros((n_groups, length))
-    out[group[fits], position[fits]] = values[fits]
-    return out
-
-
-def _per_topic(ufunc: np.ufunc, values: np.ndarray, starts: IntArray) -> np.ndarray:
-    """``ufunc``-reduce ``values`` (rows grouped by topic, groups starting at ``starts``) per topic;
-    0 for topics without rows."""
-    out = np.zeros((starts.size,) + values.shape[1:], dtype=np.int64)
-    if values.shape[0]:
-        filled = np.append(starts[1:], values.shape[0]) > starts
-        out[filled] = ufunc.reduceat(values.astype(np.int64), starts[filled], axis=0)
-    return out
-
-
-def _fit(array: np.ndarray, length: int) -> np.ndarray:
-    """Cut or zero-pad the last axis of ``array`` to ``length``."""
-    have = array.shape[-1]
-    if have >= length:
-        return array[..., :length]
-    pad = [(0, 0)] * (array.ndim - 1) + [(0, length - have)]
-    return np.pad(array, pad)
 
 
 def table_for(collection: Collection) -> TopicTable:

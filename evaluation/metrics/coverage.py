@@ -43,7 +43,7 @@ def prec(ranking: Ranking, k: int) -> FloatArray:
 
     Slow reference: ``reference.prec``.
     """
-    return top_total(ranking, "relT", lambda table: (table.grades >= 1).any(axis=1).astype(np.float64), k) / k
+    return top_total(ranking, "relT", lambda table: table.relevant_doc.astype(np.float64), k) / k
 
 
 def _pmp_undefined(params: dict) -> str:
@@ -86,7 +86,7 @@ def pmp(ranking: Ranking, k: int, *, pmp_tie: str, pmp_equal: str) -> FloatArray
             first = np.argmax(chosen, axis=1)
             chosen = np.zeros_like(chosen)
             chosen[np.arange(table.n_topics), first] = table.rel.any(axis=1)
-        return ((table.grades >= 1) & np.take(chosen, table.topic_of_row, axis=0)).any(axis=1).astype(np.float64)
+        return table.relevant_to(chosen).astype(np.float64)
 
     value = top_total(ranking, ("pmp", pmp_tie), hits, k) / k
     if pmp_equal == "tie":

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evaluation._grouped import fit
 from evaluation._types import BoolArray, FloatArray, IntArray
-from evaluation.arrays import Ranking, TopicTable, _fit
+from evaluation.arrays import Ranking, TopicTable
 from evaluation.metrics._common import at, cutoff_or_depth, discount, novelty_decay, per_doc, relevant, safe_divide, scan
 from evaluation.metrics.base import Param, register
 
@@ -80,7 +81,7 @@ def greedy_ideal_gains(table: TopicTable, alpha: float, length: int, graded: boo
     gains = table._cache.get(key)
     if gains is None or gains.shape[1] < min(length, longest):
         gains = table._cache[key] = _greedy_search(table, alpha, graded, steps=min(max(length, GREEDY_MIN_STEPS), longest))
-    return _fit(gains, length)
+    return fit(gains, length)
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ class _Groups:
 def _candidate_groups(table: TopicTable, graded: bool) -> _Groups:
     """The :class:`_Groups` of every topic (a topic without relevant documents has padding groups only)."""
     T, I = table.n_topics, table.n_intents
-    row = np.flatnonzero((table.grades[: table.n_docs] >= 1).any(axis=1))  # the relevant documents
+    row = np.flatnonzero(table.relevant_doc[: table.n_docs])  # the relevant documents
     topic = table.topic_of_row[row]
     levels = table.grades[row] if graded else table.grades[row] >= 1  # all that s(d) reads of a document
     descending = _by_docid_descending(table, row)

@@ -289,3 +289,25 @@ def test_intent_ideal_keeps_the_longest_asked_for(lengths: tuple[int, ...]) -> N
                     grades = sorted((int(g) for g in table.grades[rows, i] if g > 0), reverse=True)
                     want = (grades + [0] * length)[:length]
                     assert got[t, i].tolist() == want
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_relevant_rows_intent_by_intent_equal_any_over_intents(seed: int) -> None:
+    """``relevant_doc`` and ``relevant_to`` (intent by intent over the intent-major grades) equal ``any`` along the
+    intent axis of ``grades``; sentinel rows, topics without a relevant document, one intent, negative grades."""
+    from evaluation import build_collection, judgments_from_arrays
+
+    rng = np.random.default_rng(seed)
+    rows = [
+        (f"t{t}", f"i{i}", f"d{d}", int(rng.choice([-1, 0, 0, 1, 2, 3])) if t != 2 else 0)
+        for t in range(5)
+        for i in range(1 + t % 4)
+        for d in rng.choice(40, 12, replace=False).tolist()
+    ]
+    table = TopicTable(build_collection(judgments_from_arrays(*(list(c) for c in zip(*rows)))))
+    relevant = table.grades >= 1
+    assert table.relevant_doc.tolist() == relevant.any(axis=1).tolist()
+    assert not table.relevant_doc[table.n_docs :].any()
+    chosen = rng.random((table.n_topics, table.n_intents)) < 0.5
+    assert table.relevant_to(chosen).tolist() == (relevant & chosen[table.topic_of_row]).any(axis=1).tolist()
+    assert table.relevant_to(np.zeros_like(chosen)).tolist() == [False] * (table.n_docs + 2)
