@@ -45,7 +45,9 @@ bench_coverage.py): ``coverage_mup_adaptive`` is the share of the candidates' in
 the nominal 95 % interval a study's report shows (``ci_low``, ``ci_high``); standard error gives its standard error
 (from the studies' own shares: a study's candidates share its answers), the coverage of the look-corrected interval
 the report gives beside it (level :func:`evaluation.meta.adaptive.look_level`, so the intervals of all the looks hold
-together) and the complete study's nominal 95 % interval. ``--boundary pocock`` replaces Bonferroni by Pocock's boundary
+together) and the complete study's nominal 95 % interval, and what the adaptive arm's answers up to the stop were spent
+on (:data:`SPENDING`: the disputed groups' first answers and second phase, the groups drawn undisputed, the drawn groups'
+further answers, groups not drawn). ``--boundary pocock`` replaces Bonferroni by Pocock's boundary
 (:mod:`evaluation.meta.sequential`) for both the looks' tests and the look-corrected intervals.
 
 ``--coverage-only`` measures the coverage alone, cheaply enough for several hundred studies: no uniform arm, each
@@ -177,6 +179,7 @@ class Look:
     intervals: int
     covered_looks: int = 0  # the same with the look-corrected intervals beside them (level LOOK_LEVEL)
     detail: dict | None = None  # per metric: estimate, shown variance, df, shown interval (the coverage diagnosis)
+    spending: dict | None = None  # adaptive: the answers so far by what they were spent on (SPENDING)
 
 
 def covering(
@@ -263,6 +266,7 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
     full_share = np.full(P, share)  # each drawn group's chance of being full at its draw
     cost = 1 + share * (k - 1)  # expected answers per drawn group
     drawn_round = np.full(P, adaptive.NOT_DRAWN)
+    spending = dict.fromkeys(SPENDING, 0)
     probability = np.zeros(P)
     in_set = np.ones(len(measures), dtype=bool)
     closeness = None
@@ -284,12 +288,18 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
             drawn_round[got] = r
             probability[available] = q[available]  # the probability of the round each group was last considered in
             received[got] = np.where(full[got], k, 1)
+            disputed = got & (weights > 0)
+            spending["undisputed drawn"] += int(received[got & ~disputed].sum())
+            spending["disputed, first"] += int(disputed.sum())
+            spending["disputed, second phase"] += int(received[disputed].sum() - disputed.sum())
         # the rest of the batch: admission's next tiers, the drawn groups below k in need order, then the others
         rest = batch - int(received.sum() - before)
         order = weights if TOPUP == "current" else probability
+        topped = int(received.sum())
         for level in np.unique(order[drawn_round >= 0])[::-1]:  # the most disputed (at their draw, or now) first
             rest = need_order(received, (drawn_round >= 0) & (order == level), k, rest, rng)
-        need_order(received, drawn_round < 0, k, rest, rng)
+        spending["further answers"] += int(received.sum()) - topped
+        spending["not drawn"] += max(rest, 0) - need_order(received, drawn_round < 0, k, rest, rng)
         p = np.where(received > 0, (study.answers * (np.arange(k)[None, :] < received[:, None])).sum(axis=1) / np.maximum(received, 1), 0.0)
         entry = adaptive.design_weights(drawn_round, probability, r)  # the decision's
         pooled = entry if ONE_PHASE else adaptive.pooled_weights(drawn_round, probability, r)  # the reported estimates'
@@ -310,6 +320,7 @@ def run_adaptive(study, measures, truth, truth_mup, batch, alpha, B, explore, ot
             None if ONE_PHASE else study.answers[:, 0],  # every drawn group's first answer: the first layer
             pooled,
         )
+        result.spending = dict(spending)
         looks.append(result)
         if UNTIL_STOP and len(looks) <= MAX_LOOKS and result.size <= adaptive.DECIDED_SIZE:
             break  # --coverage-only: the looks after the stop change nothing it measures
@@ -332,6 +343,11 @@ def need_order(received: np.ndarray, among: np.ndarray, k: int, answers: int, rn
     return max(answers, 0)
 
 
+# What the adaptive arm's answers are spent on (benchmark's bookkeeping, printed at the stop): the first answers of the
+# drawn groups the contenders dispute, their second phase (a full one's further k - 1 at its draw), the groups drawn
+# undisputed (the exploration floor's, full for sure: they cancel in every contenders' difference), admission's second
+# tier (the drawn groups' further answers, the most disputed now first) and its last (groups not drawn, outside the design).
+SPENDING = ("disputed, first", "disputed, second phase", "undisputed drawn", "further answers", "not drawn")
 PRIORITY = "leader"  # set in main() by --priority
 DECAY = 0.0  # set in main() by --explore-decay
 UNDISPUTED = adaptive.UNDISPUTED  # set in main() by --undisputed-round
@@ -385,6 +401,14 @@ def summary(label: str, runs: list[list[Look]], budget: int) -> dict[str, float]
         f"look before the last (partial samples, design-weighted) {out['coverage_every']:.3f}",
         file=sys.stderr,
     )
+    if all(x.spending for x in stops):
+        spent = {name: np.mean([x.spending[name] for x in stops]) for name in SPENDING}
+        total = max(sum(spent.values()), 1)
+        print(
+            f"{label}: answers up to the stop by what they were spent on (mean per study): "
+            + ", ".join(f"{name} {value:.0f} ({value / total:.0%})" for name, value in spent.items()),
+            file=sys.stderr,
+        )
     return out
 
 

@@ -26,6 +26,14 @@ def test_coverage_only_prints_the_diagnosis_and_its_last_line():
     assert re.search(r"D#-nDCG@10 \(population MUP [0-9.]+\): bias [+-][0-9.]+, empirical SD", done.stderr)
     looks = re.search(r"stopped at look \(1-based\): \{(.*)\}", done.stderr)
     assert looks and sum(int(n) for n in re.findall(r": (\d+)", looks.group(1))) == 3
+    # where the answers went up to the stop: every answer in exactly one of the bookkeeping's parts
+    stopped = re.search(r"^adaptive: answers_to_decide .*, stopped at (\d+) answers", done.stderr, re.M)
+    spent = re.search(r"^adaptive: answers up to the stop by what they were spent on \(mean per study\): (.*)$", done.stderr, re.M)
+    assert stopped and spent, done.stderr
+    parts = dict(re.findall(r"([a-z, ]+?) (\d+) \(\d+%\)(?:, |$)", spent.group(1)))
+    assert list(parts) == ["disputed, first", "disputed, second phase", "undisputed drawn", "further answers", "not drawn"]
+    assert int(parts["disputed, first"]) > 0
+    assert abs(sum(int(v) for v in parts.values()) - int(stopped.group(1))) <= 3  # each part rounded to an answer
 
 
 def test_bad_options_are_refused():
