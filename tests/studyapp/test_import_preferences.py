@@ -159,6 +159,21 @@ class ImportTests(BaseTestCase):
         import_preferences(self.target, path)
         self.assert_refused(f"{HEADER}\ntopic,1,,alpha,bravo,1,x1\n", ":2: annotator 'x1' is already in study 'Target study'")
 
+    def test_an_adaptive_study_takes_no_imported_answers(self) -> None:
+        """They were stored beside the draws (660 answers for 600 slots in a try), and the design-weighted estimates
+        read them as if the study's draws had offered them."""
+        adaptive = make_toy_study(name="Adaptive target", allocation="adaptive")
+        path = self.write(f"{HEADER}\ntopic,1,,alpha,bravo,1,x1\n")
+        with self.assertRaises(ImportFailed) as caught:
+            import_preferences(adaptive, path)
+        self.assertIn(
+            "study 'Adaptive target' uses adaptive allocation: answers collected elsewhere were not offered", str(caught.exception)
+        )
+        self.assertIn('"allocation": "uniform"', str(caught.exception))
+        self.assertEqual(Preference.objects.filter(assignment__annotator__study=adaptive).count(), 0)
+        with self.assertRaisesMessage(CommandError, "uses adaptive allocation"):
+            call_command("import_preferences", adaptive.slug, str(path), stdout=io.StringIO())
+
     def test_command_reports_and_fails_with_one_line(self) -> None:
         path = self.write(f"{HEADER}\ntopic,1,,alpha,bravo,1,x1\ntopic,2,,alpha,charlie,-4,x1\n")
         out = io.StringIO()

@@ -29,6 +29,7 @@ from studyapp.exceptions import ImportFailed
 from studyapp.models import Annotator, Assignment, Preference, Presentation, Study
 from studyapp.models.annotation import EARLIEST, LATEST, PREFERENCE_MAX, PREFERENCE_MIN
 from studyapp.models.study import SUBTOPIC, TOPIC
+from studyapp.models.study_settings import Allocation
 from studyapp.services import platforms
 from studyapp.services.clock import now_or
 from studyapp.services.participation.answers import CLIENT_MS_MAX, canonical_value
@@ -267,7 +268,15 @@ def read_answers(study: Study, path: str | Path, *, now: datetime | None = None)
 
 
 def import_preferences(study: Study, path: str | Path, *, now: datetime | None = None) -> ImportedPreferences:
-    """Validate ``path`` and store its answers in ``study`` in one transaction (all or nothing)."""
+    """Validate ``path`` and store its answers in ``study`` in one transaction (all or nothing). An adaptive study takes
+    none: its design-weighted estimates rest on which presentations its draws offered (docs/meta.md#adaptive-allocation),
+    and answers given elsewhere were not offered by them."""
+    if study.allocation == Allocation.ADAPTIVE:
+        raise ImportFailed(
+            f"study {study.name!r} uses adaptive allocation: answers collected elsewhere were not offered by its draws, and "
+            f"its design-weighted estimates would weigh them as if they had been; import them into a uniform study of the "
+            f'same design (its configuration with "allocation": "uniform", create_study --config)'
+        )
     people = read_answers(study, path, now=now)
     source = Path(path).name
     with transaction.atomic():
