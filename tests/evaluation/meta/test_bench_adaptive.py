@@ -40,3 +40,20 @@ def test_bad_options_are_refused():
     done = run("--design", "seed", "--studies", "0", "--coverage-only")
     assert done.returncode == 2
     assert "--studies and --B must be >= 1" in done.stderr
+
+
+def test_full_run_prints_the_saving_with_its_standard_error_and_the_issue_line():
+    done = run("--design", "seed", "--population", "30", "--topics", "10", "--studies", "4")
+    assert done.returncode == 0, done.stderr
+    last = done.stdout.strip().splitlines()[-1]
+    match = re.fullmatch(
+        r"answers_to_decide_uniform=(\d+) answers_to_decide_adaptive=(\d+) saving=([0-9.]+) "
+        r"truth_in_set_adaptive=([0-9.]+) coverage_mup_adaptive=([0-9.]+)",
+        last,
+    )
+    assert match, last
+    saving = float(match.group(3))
+    assert abs(saving - int(match.group(1)) / int(match.group(2))) < 0.006  # the printed means are rounded
+    error = re.search(r"saving ([0-9.]+), standard error ([0-9.]+) over 4 studies \(paired, delta method\)", done.stderr)
+    assert error, done.stderr
+    assert float(error.group(1)) == saving and float(error.group(2)) > 0
