@@ -232,10 +232,6 @@ def encode_strings(values: Sequence | np.ndarray) -> tuple[IntArray, object] | t
     pyarrow, for no values, or when a value is not a string (``None`` and NaN included)."""
     if _pa is None or not len(values):
         return None, None
-    lines = _as_lines(values)
-    if lines is not None:  # each value with a trailing newline: equal values stay equal, the dictionary is trimmed
-        encoded = _pc.dictionary_encode(lines)
-        return encoded.indices.to_numpy(), _pc.utf8_rtrim(encoded.dictionary, characters="\n")
     try:
         strings = _pa.array(values, type=_pa.string())
     except (_pa.ArrowInvalid, _pa.ArrowTypeError, UnicodeEncodeError):  # the last: a lone surrogate
@@ -244,27 +240,6 @@ def encode_strings(values: Sequence | np.ndarray) -> tuple[IntArray, object] | t
         return None, None
     encoded = _pc.dictionary_encode(strings)
     return encoded.indices.to_numpy(), encoded.dictionary
-
-
-def _as_lines(values: Sequence | np.ndarray) -> object | None:
-    """``values`` (strings without a newline) as a pyarrow string array of ``value + "\\n"``, built from one
-    ``"\\n".join`` (a single C pass over the string objects, where converting them one by one costs about twice
-    as much) with the offsets found in the UTF-8 bytes (a newline byte is never part of another character).
-    None when a value is not a string (``join`` refuses it), holds a newline (more lines than values), cannot be
-    encoded (a lone surrogate) or the bytes need 64-bit offsets: then :func:`encode_strings` converts value by value."""
-    try:
-        data = ("\n".join(values) + "\n").encode()
-    except (TypeError, UnicodeEncodeError):
-        return None
-    if len(data) >= 2**31 - 1:
-        return None
-    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
-    if ends.size != len(values):
-        return None
-    offsets = np.empty(ends.size + 1, dtype=np.int32)
-    offsets[0] = 0
-    np.add(ends, 1, out=offsets[1:])
-    return _pa.StringArray.from_buffers(ends.size, _pa.py_buffer(offsets), _pa.py_buffer(data))
 
 
 def join_encoded(parts: list[tuple[IntArray | None, object | None]], entries: int) -> tuple[IntArray, object] | tuple[None, None]:
