@@ -18,7 +18,6 @@ from datetime import datetime
 
 import numpy as np
 import pandas as pd
-from django.db import connection, transaction
 from django.db.models import Count, Max
 
 from evaluation.exceptions import EvaluationError
@@ -29,7 +28,7 @@ from evaluation.meta.pairs import pair_inputs
 from studyapp.models import AllocationGroup, AllocationRound, Annotator, Preference, Presentation, Study
 from studyapp.models.study import TOPIC
 from studyapp.models.study_settings import Allocation, candidate_list
-from studyapp.services.analysis import decided_signal
+from studyapp.services.analysis import decided_signal, round_store
 from studyapp.services.analysis.decided_signal import MAX_LOOKS  # the decided signal's looks
 from studyapp.services.analysis.study_analysis import study_collection, study_votes
 from studyapp.services.clock import now_or
@@ -186,24 +185,6 @@ def preferences(study: Study, groups: Groups) -> tuple[np.ndarray, np.ndarray]:
     return p, sign
 
 
-WRITTEN = ("priority", "disputed_by", "probability", "drawn_round", "full", "full_probability")
-
-
-def update_groups(rows: list[AllocationGroup]) -> None:
-    """Write :data:`WRITTEN` of ``rows``: one plain ``UPDATE ... WHERE id`` per row, sent with ``executemany``.
-
-    ``bulk_update`` builds a ``CASE WHEN id = .. THEN ..`` per row and field: a round's draw changes every group not drawn yet (its
-    probability), and those 6 x 1,300 expressions took 2.5-3 s of CPU per draw on a TREC-sized study, plus the database's work on one
-    huge statement, on the machine that serves the participants."""
-    if not rows:
-        return
-    meta, quote = AllocationGroup._meta, connection.ops.quote_name
-    columns = ", ".join(f"{quote(meta.get_field(f).column)} = %s" for f in WRITTEN)
-    sql = f"UPDATE {quote(meta.db_table)} SET {columns} WHERE {quote(meta.pk.column)} = %s"
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, [(*(getattr(g, f) for f in WRITTEN), g.pk) for g in rows])
-
-
 def round_due(study: Study, groups: Groups, priority: np.ndarray, available: np.ndarray, per_round: float) -> bool:
     """Whether the next round may be drawn (its drawn groups' open slots having run low): at once while some undrawn
     group is disputed among the contenders; once none is, one small round
@@ -241,6 +222,7 @@ def recompute(
         raise ValueError(f"study {study.name!r} uses {study.allocation} allocation: nothing to recompute")
     now = now_or(now)
     draw_rng = rng or np.random.default_rng()
+    seen = study.allocation_rounds.count()  # before the groups are read: round_store.store writes nothing if another draw came since
     groups = groups_of(study)
     d, measures = differences(study, groups)
     r_star, names, decided, closeness, in_set = analysis_round(groups), (), False, None, np.ones(len(measures), dtype=bool)
@@ -281,23 +263,24 @@ def recompute(
                 g.drawn_round, g.full, g.full_probability = new_round, bool(full[i]), float(shares[i])
         if (g.priority, g.disputed_by, g.probability, g.drawn_round) != before:
             changed.append(g)
-    with transaction.atomic():  # only the rows that changed: a recomputation without news writes little
-        update_groups(changed)
-        if new_round is not None:
-            # The decided signal's looks: one per draw, the first MAX_LOOKS draws only (each at look_alpha), so that the
-            # looks stay at most MAX_LOOKS however often the recomputation runs (every --every seconds).
-            look = decided and new_round < MAX_LOOKS
-            AllocationRound.objects.create(
-                study=study,
-                number=new_round,
-                drawn_at=now,
-                answers=int(groups.answers.sum()),
-                target=float(q.sum()),
-                drawn=int(drawn.sum()),
-                contenders=list(names),
-                decided=look,
-                decided_answers=int(groups.answers.sum()) if look else None,
-            )
+    stored = None
+    if new_round is not None:
+        # The decided signal's looks: one per draw, the first MAX_LOOKS draws only (each at look_alpha), so that the
+        # looks stay at most MAX_LOOKS however often the recomputation runs (every --every seconds).
+        look = decided and new_round < MAX_LOOKS
+        stored = AllocationRound(
+            study=study,
+            number=new_round,
+            drawn_at=now,
+            answers=int(groups.answers.sum()),
+            target=float(q.sum()),
+            drawn=int(drawn.sum()),
+            contenders=list(names),
+            decided=look,
+            decided_answers=int(groups.answers.sum()) if look else None,
+        )
+    if not round_store.store(study, seen, changed, stored):  # only the rows that changed: a recomputation without news writes little
+        return recompute(study, now=now, rng=rng, alpha=alpha, B=B)  # another one drew a round since this one read: again, on its draws
     decided = study.allocation_rounds.filter(decided=True).exists()
     who = ", ".join(names) or decided_signal.contenders_before_a_round(study.candidate_metrics)  # as allocation_priorities prints
     drew = "no new round" if new_round is None else f"drew round {new_round} ({int(drawn.sum())} groups)"
