@@ -121,7 +121,7 @@ def compare(
     (a run's name, its run file, or the :class:`Run`).
 
     ``collection``, ``runs`` and ``measures`` take what :func:`~evaluation.engine.evaluate` takes
-    (``evaluate_options`` are passed on). Returns a :class:`Comparison` with :data:`COLUMNS`;
+    (``evaluate_options`` are passed on, but ``per_topic`` and ``per_subtopic``). Returns a :class:`Comparison` with :data:`COLUMNS`;
     ``significant`` is ``p_adjusted <= alpha``. Topics where either run's score is NaN are left out
     of that pair (``n_topics``).
     """
@@ -133,6 +133,12 @@ def compare(
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     if isinstance(permutations, bool) or not isinstance(permutations, (int, np.integer)) or permutations < 1:
         raise ValueError(f"permutations must be a positive integer, got {permutations!r}")  # 0 draws gave p = 1
+    for option in ("per_topic", "per_subtopic"):  # per_subtopic=True tested a topic's subtopics as further topics
+        if option in evaluate_options:
+            raise TypeError(
+                f"compare() takes no {option}=: it tests the runs' scores per topic, topics being the independent units "
+                f"(a topic's subtopics are not); compare subtopics with evaluate(..., per_subtopic=True) and your own test"
+            )
     frame = evaluate(collection, runs, measures, per_topic=True, **evaluate_options)
     per_topic = frame[frame["topic"] != MEAN_TOPIC]
     names = list(dict.fromkeys(frame["run"]))
