@@ -224,6 +224,8 @@ class StudySetting:
         return None
 
     def _text_problem(self, value: Any) -> str | None:
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):  # candidate_metrics as a JSON list
+            return f"{self.name} must be a string, got a list: write it as one comma-separated string, {json.dumps(','.join(value))}"
         if not isinstance(value, str):
             return f"{self.name} must be a string, got {json.dumps(value)}"
         if self.required and not value.strip():

@@ -71,6 +71,9 @@ class CandidateConfigTests(SimpleTestCase):
         )
         self.assertEqual(refused(candidate_metrics="nDCG@10, nDCG@10"), ["candidate_metrics lists nDCG@10 more than once"])
         self.assertEqual(setting_problems({"candidate_metrics": 3}), [("candidate_metrics", "candidate_metrics must be a string, got 3")])
+        # a JSON configuration's natural list: the message says how to write it instead of only 'must be a string'
+        said = 'candidate_metrics must be a string, got a list: write it as one comma-separated string, "nDCG@10,alpha-nDCG@10"'
+        self.assertEqual(refused(candidate_metrics=["nDCG@10", "alpha-nDCG@10"]), [said])
 
 
 class CandidateStudyTests(BaseTestCase):
