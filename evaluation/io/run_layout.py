@@ -15,6 +15,7 @@ from typing import Literal
 import numpy as np
 
 from evaluation._factorize import (
+    ENCODE_KEEP_SHARE,
     as_objects,
     at_positions,
     block_heads,
@@ -87,13 +88,20 @@ class _SplitList(Exception):
 @dataclass(frozen=True)
 class _Lists:
     """Entries laid out list by list: list ``n`` (code ``group[n]``) holds ``docids[bounds[n]:bounds[n + 1]]``;
-    with ``codes``, each entry's position in ``dictionary`` (:func:`~evaluation._factorize.encode_strings`)."""
+    with ``codes``, each entry's position in ``dictionary`` (:func:`~evaluation._factorize.encode_strings`), and then
+    no ``docids`` (None: the strings are the dictionary's, :meth:`values`)."""
 
     group: IntArray
     sizes: IntArray
-    docids: np.ndarray
+    docids: np.ndarray | None
     codes: IntArray | None = None
     dictionary: object | None = None
+
+    def values(self, where: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """The docids of the entries ``where`` (object array)."""
+        if self.docids is not None:
+            return self.docids[where]
+        return np.take(self.dictionary.to_numpy(zero_copy_only=False), self.codes[where])
 
     @classmethod
     def of_entries(cls, group: IntArray, docids: np.ndarray, codes: IntArray | None, dictionary: object | None) -> _Lists:
@@ -103,7 +111,8 @@ class _Lists:
 
     def kept(self, keep: np.ndarray, sizes: IntArray) -> _Lists:
         """The entries where ``keep``, lists now of ``sizes``."""
-        return _Lists(self.group, sizes, self.docids[keep], None if self.codes is None else self.codes[keep], self.dictionary)
+        docids = None if self.docids is None else self.docids[keep]
+        return _Lists(self.group, sizes, docids, None if self.codes is None else self.codes[keep], self.dictionary)
 
 
 class _Layout:
@@ -123,17 +132,20 @@ class _Layout:
     def build(self, runs, topics, docids, scores, ranks, chunk_lines: int) -> list[Run]:
         n = len(runs)
         out, only = None, None
-        groups, sizes, codes, cursor, a = [], [], [], 0, 0
+        groups, sizes, codes, encoded, cursor, a = [], [], [], [], 0, 0
         while a < n:
             b, heads, names, topic_values = self._chunk(runs, topics, a, n, chunk_lines)
             lists = self._lay_out(a, b, heads, names, topic_values, docids, scores, ranks)
-            if a == 0 and b == n:  # one chunk: its docids (an array of its own) are the runs', not copied again
+            kept = int(lists.sizes.sum())
+            if lists.docids is None:  # encoded: the strings stay in the dictionary unless the chunks cannot be joined
+                encoded.append((cursor, lists))
+            elif a == 0 and b == n:  # one chunk: its docids (an array of its own) are the runs', not copied again
                 only = lists.docids
             else:
                 if out is None:
                     out = np.empty(n, dtype=object)
-                out[cursor : cursor + lists.docids.size] = lists.docids
-            cursor += lists.docids.size
+                out[cursor : cursor + kept] = lists.docids
+            cursor += kept
             groups.append(lists.group)
             sizes.append(lists.sizes)
             codes.append((lists.codes, lists.dictionary))
@@ -141,11 +153,20 @@ class _Layout:
         group, size = np.concatenate(groups or [np.zeros(0, np.int64)]), np.concatenate(sizes or [np.zeros(0, np.int64)])
         if len(groups) > 1 and repeated_keys(group).any():
             raise _SplitList
-        docs = only if only is not None else out[:cursor] if out is not None else np.empty(0, dtype=object)
         code, dictionary = join_encoded(codes, cursor)
+        if code is not None:
+            docs = None  # every chunk encoded: the runs' docids are made from the dictionary if ever read
+        elif encoded and len(groups) == 1:
+            docs = encoded[0][1].values()
+        else:
+            if out is None:
+                out = np.empty(n, dtype=object)
+            for start, lists in encoded:  # chunks whose dictionaries cannot be joined: their strings made now
+                out[start : start + lists.codes.size] = lists.values()
+            docs = only if only is not None else out[:cursor]
         if not (group[1:] > group[:-1]).all():  # chunks' lists interleave (runs not one after another): by group
             group, size, entry = _by_group(group, size)
-            docs, code = docs[entry], None if code is None else code[entry]
+            docs, code = None if docs is None else docs[entry], None if code is None else code[entry]
         for message in self.messages:
             warn(f"{message}; kept the highest-ranked occurrence")
         return self._split(group, size, docs, code, dictionary)
@@ -175,12 +196,11 @@ class _Layout:
         return known[codes]
 
     def _lay_out(self, a, b, heads, names, topic_values, docids, scores, ranks) -> _Lists:
-        docs = _part(docids, a, b)
-        docs = as_objects(docs) if isinstance(docs, (list, tuple)) else np.array(docs, dtype=object)  # owned, not a view
+        given = _part(docids, a, b)
 
         def where(k: int) -> str:
             line = int(heads[k])
-            return f"line {a + line} (run {names[line]} topic {topic_values[line]} doc {docs[line]})"
+            return f"line {a + line} (run {names[line]} topic {topic_values[line]} doc {given[line]})"
 
         block_group = (self._codes(at_positions(names, heads), self.run_index, where) << TOPIC_BITS) | self._codes(
             at_positions(topic_values, heads), self.topic_index, where
@@ -192,7 +212,11 @@ class _Layout:
             and int(sizes.max()) <= ENCODE_LIST_LIMIT
             and np.count_nonzero(np.diff(block_group >> TOPIC_BITS)) >= ENCODE_MIN_RUNS - 1
         )
-        codes, dictionary = encode_strings(_part(docids, a, b)) if shallow else (None, None)  # None: a docid is not a string
+        codes, dictionary = encode_strings(given) if shallow else (None, None)  # None: a docid is not a string
+        # the docids as an object array (owned, not a view: a pass that touches every string object, and another when the
+        # array is freed) unless encoded with few enough distinct values for the runs to keep the dictionary (join_encoded)
+        repeating = codes is not None and len(dictionary) * ENCODE_KEEP_SHARE <= b - a
+        docs = None if repeating else as_objects(given) if isinstance(given, (list, tuple)) else np.array(given, dtype=object)
         if codes is None and has_missing(docs):
             line = a + int(np.flatnonzero([d is None or d != d for d in docs.tolist()])[0])
             raise EvaluationError(
@@ -205,7 +229,7 @@ class _Layout:
         if key is not None and self.order != "rank" and not np.isfinite(key).all():
             line = int(np.argmax(~np.isfinite(key)))
             raise EvaluationError(
-                f"line {a + line} (run {names[line]} topic {topic_values[line]} doc {docs[line]}): score {-key[line]} is not a finite number"
+                f"line {a + line} (run {names[line]} topic {topic_values[line]} doc {given[line]}): score {-key[line]} is not a finite number"
             )
         head = np.zeros(b - a, dtype=bool)
         head[heads] = True
@@ -213,11 +237,12 @@ class _Layout:
             lists = _Lists(block_group, sizes, docs, codes, dictionary)  # already in list order, no tie: the usual input
         else:
             group = np.repeat(block_group, sizes)
-            position = self._list_order(group, docs, key)
-            lists = _Lists.of_entries(group[position], docs[position], None if codes is None else codes[position], dictionary)
+            position = self._list_order(group, given, key)
+            moved = None if docs is None else docs[position]
+            lists = _Lists.of_entries(group[position], moved, None if codes is None else codes[position], dictionary)
         return self._drop_repeated(lists)
 
-    def _list_order(self, group: IntArray, docs: np.ndarray, key: np.ndarray | None) -> IntArray:
+    def _list_order(self, group: IntArray, docs: Sequence | np.ndarray, key: np.ndarray | None) -> IntArray:
         """Permutation of the entries into list order: by (run, topic) group, then docs/metrics.md#runs key."""
         if key is None:
             return np.argsort(group, kind="stable")
@@ -231,7 +256,7 @@ class _Layout:
             raise EvaluationError(f"run {run} topic {topic}: rank {key[n]} repeated")
         # equal scores in a list: docid breaks the tie (descending for "score", ascending for "pyndeval")
         members = np.unique(np.concatenate([position[:-1][tied], position[1:][tied]]))
-        names = docs[members].tolist()
+        names = at_positions(docs, members).tolist()
         rank_of = {d: n for n, d in enumerate(sorted(set(names)))}
         tie_key = np.zeros(group.size, dtype=np.int64)
         tie_key[members] = [rank_of[d] for d in names]
@@ -247,15 +272,17 @@ class _Layout:
             return lists
         entry_list = np.repeat(np.arange(lists.sizes.size), lists.sizes)
         for n in np.unique(entry_list[repeated]).tolist():
-            message = _duplicate_message(*self.name(int(lists.group[n])), lists.docids[repeated & (entry_list == n)].tolist())
+            message = _duplicate_message(*self.name(int(lists.group[n])), lists.values(repeated & (entry_list == n)).tolist())
             if self.on_duplicate_doc == "error":
                 raise EvaluationError(message)
             self.messages.append(message)
         sizes = lists.sizes - np.bincount(entry_list[repeated], minlength=lists.sizes.size)
         return lists.kept(~repeated, sizes)
 
-    def _split(self, group: IntArray, sizes: IntArray, docids: np.ndarray, codes: IntArray | None, dictionary: object | None) -> list[Run]:
-        """One :class:`Run` per run; each holds a view of the flat docids."""
+    def _split(
+        self, group: IntArray, sizes: IntArray, docids: np.ndarray | None, codes: IntArray | None, dictionary: object | None
+    ) -> list[Run]:
+        """One :class:`Run` per run; each holds a view of the flat docids (None: the batch makes them when first read)."""
         bounds = np.zeros(sizes.size + 1, dtype=np.int64)
         np.cumsum(sizes, out=bounds[1:])
         run_of_list, topic_code = group >> TOPIC_BITS, group & TOPIC_MASK
@@ -266,7 +293,8 @@ class _Layout:
         out = []
         for r, name in enumerate(self.run_index):
             a, b = first_list[r], first_list[r + 1]
-            ranked = RankedLists(tuple(topic_of_list[a:b]), bounds[a : b + 1] - bounds[a], docids[bounds[a] : bounds[b]], batch, a)
+            flat = None if docids is None else docids[bounds[a] : bounds[b]]
+            ranked = RankedLists(tuple(topic_of_list[a:b]), bounds[a : b + 1] - bounds[a], flat, batch, a)
             out.append(Run(str(name), ranked))
         return out
 

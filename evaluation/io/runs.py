@@ -137,22 +137,30 @@ class Run:
         return max(map(len, self.lists.values()), default=0)
 
 
-@dataclass(frozen=True, eq=False)
 class RankedLists(Mapping[str, tuple[str, ...]]):
     """A run's ranked lists stored flat: reads like ``{topic: (docid, ...)}``.
 
     The list of ``topics[n]`` is ``docids[offsets[n]:offsets[n + 1]]``, best first. Runs built
-    together by :func:`runs_from_arrays` hold views of one flat array (their :class:`ListBatch`), so
-    laying consecutive runs out over a collection reads one slice of it. Lists hold no repeated docid.
+    together by :func:`runs_from_arrays` hold views of one flat array (their :class:`ListBatch`, from its
+    list ``first`` on), so laying consecutive runs out over a collection reads one slice of it; without
+    ``docids`` they are read from the batch when first asked for (a batch of encoded docids makes them then).
+    Lists hold no repeated docid.
     """
 
-    topics: tuple[str, ...]
-    offsets: IntArray
-    docids: np.ndarray
-    batch: ListBatch | None = field(
-        default=None, repr=False
-    )  # the flat lists of all runs built together, this run's from list ``first`` on
-    first: int = 0
+    def __init__(
+        self, topics: tuple[str, ...], offsets: IntArray, docids: np.ndarray | None = None, batch: ListBatch | None = None, first: int = 0
+    ) -> None:
+        if docids is None and batch is None:
+            raise ValueError("RankedLists needs its docids or the ListBatch holding them")
+        self.topics, self.offsets, self._docids, self.batch, self.first = topics, offsets, docids, batch, first
+
+    @property
+    def docids(self) -> np.ndarray:
+        """Every list's docids one after the other (object array)."""
+        if self._docids is None:
+            bounds = self.batch.bounds
+            self._docids = self.batch.docids[bounds[self.first] : bounds[self.first + len(self.topics)]]
+        return self._docids
 
     @classmethod
     def of(cls, lists: Mapping[str, Sequence[str]]) -> RankedLists:
@@ -202,15 +210,23 @@ class ListBatch:
     run: IntArray
     topic: IntArray
     bounds: IntArray
-    docids: np.ndarray
+    flat_docids: np.ndarray | None  # None: made from ``codes`` and ``dictionary`` when first read (:attr:`docids`)
     codes: IntArray | None = None  # shallow lists of many runs: each docid's position in ``dictionary`` (encode_strings)
     dictionary: object | None = None  # a pyarrow string array
+
+    @cached_property
+    def docids(self) -> np.ndarray:
+        """Every entry's docid (object array): ``flat_docids``, or the dictionary's strings at the codes, made when first
+        read (the layout over a collection reads the codes only; this is for reading the runs' lists)."""
+        if self.flat_docids is not None:
+            return self.flat_docids
+        return np.take(self.dictionary.to_numpy(zero_copy_only=False), self.codes)
 
     def positions(self, lookup, lo: int, hi: int) -> IntArray:
         """Positions of the docids of entries ``lo:hi`` among a :class:`~evaluation._factorize.Lookup`'s values:
         encoded docids look the dictionary up once, then each entry takes its code's position."""
         if self.codes is None:
-            return lookup.positions(self.docids[lo:hi])
+            return lookup.positions(self.flat_docids[lo:hi])
         return np.take(lookup.positions(self.dictionary), self.codes[lo:hi])
 
     @staticmethod
