@@ -456,17 +456,29 @@ def build_ranking(table: TopicTable, runs: Sequence[Run], depth: int | None = No
         doc_code = doc_code[np.repeat(in_table, list_length)]
         list_topic, list_run, list_length = list_topic[in_table], list_run[in_table], list_length[in_table]
     K = max(int(list_length.max(initial=0)), depth or 0, 1)
+    found = table.rows_of(np.repeat(list_topic, list_length), doc_code)
+    if list_length.size == R * T and (list_length == K).all() and (list_run * T + list_topic == np.arange(R * T)).all():
+        rows = np.ascontiguousarray(found.reshape(R, T, K).transpose(2, 0, 1))  # every list K deep, run by run in topic order
+    else:
+        rows = _scattered_rows(found, list_run, list_topic, list_length, (K, R, T), table.PAD)
+    lengths = np.zeros((R, T), dtype=np.int64)
+    lengths[list_run, list_topic] = list_length
+    return Ranking(table, rows, lengths)
+
+
+def _scattered_rows(
+    found: IntArray, list_run: IntArray, list_topic: IntArray, list_length: IntArray, shape: tuple[int, int, int], pad: int
+) -> IntArray:
+    """The ``(K, R, T)`` rows of lists given one after the other (``found``), ``pad`` past each list's end."""
+    K, R, T = shape
     # entry e (of all lists, flat) at rank e - start of list l: cell ((e - start_l) R + run_l) T + topic_l,
     # i.e. e R T plus a constant per list (no per-entry rank, run or list arrays)
     start = np.cumsum(list_length) - list_length
     cell = np.repeat((list_run * T + list_topic) - start * (R * T), list_length)
     cell += np.arange(cell.size, dtype=np.int64) * (R * T)
-    rows = np.full(K * R * T, table.PAD, dtype=np.int64)
-    rows[cell] = table.rows_of(np.repeat(list_topic, list_length), doc_code)
-    rows = rows.reshape(K, R, T)
-    lengths = np.zeros((R, T), dtype=np.int64)
-    lengths[list_run, list_topic] = list_length
-    return Ranking(table, rows, lengths)
+    rows = np.full(K * R * T, pad, dtype=np.int64)
+    rows[cell] = found
+    return rows.reshape(K, R, T)
 
 
 def _flat_lists(table: TopicTable, runs: Sequence[Run]) -> tuple[IntArray, IntArray, IntArray, IntArray]:

@@ -311,3 +311,40 @@ def test_relevant_rows_intent_by_intent_equal_any_over_intents(seed: int) -> Non
     chosen = rng.random((table.n_topics, table.n_intents)) < 0.5
     assert table.relevant_to(chosen).tolist() == (relevant & chosen[table.topic_of_row]).any(axis=1).tolist()
     assert table.relevant_to(np.zeros_like(chosen)).tolist() == [False] * (table.n_docs + 2)
+
+
+def _ranking_cases():
+    """Runs (name, topic, docid) rows: full lists in the table's topic order (the whole-block path), and inputs
+    that take the scatter: a topic missing from a run, topics in another order, shorter lists, one document."""
+    docs = [f"d{n}" for n in range(12)]
+    full = [(f"r{r}", t, d) for r in range(3) for t in ("t0", "t1", "t2") for d in docs[r : r + 4]]
+    return {
+        "full": (full, None),
+        "full, deeper depth": (full, 6),
+        "one run": ([x for x in full if x[0] == "r0"], None),
+        "a topic missing": ([x for x in full if (x[0], x[1]) != ("r1", "t1")], None),
+        "topics reordered": (sorted(full, key=lambda x: (x[0], x[1] != "t2", x[1])), None),
+        "shorter list": ([x for x in full if (x[0], x[1], x[2]) != ("r2", "t0", "d5")], None),
+        "one document each": ([(f"r{r}", t, "d1") for r in range(2) for t in ("t0", "t1", "t2")], None),
+        "a topic the qrels lack": (full + [("r2", "t9", "d1")], None),
+    }
+
+
+@pytest.mark.parametrize("case", list(_ranking_cases()))
+def test_build_ranking_rows_equal_the_scattered_layout(case: str) -> None:
+    """Every list K deep, run by run in the table's topic order, is laid out as one transposed block: the same rows
+    (and lengths) as scattering each entry to its cell."""
+    from evaluation import arrays, build_collection, judgments_from_arrays, runs_from_arrays
+
+    rows, depth = _ranking_cases()[case]
+    qrels = [(t, "i1", f"d{n}", n % 3) for t in ("t0", "t1", "t2") for n in range(0, 12, 2)]
+    table = TopicTable(build_collection(judgments_from_arrays(*(list(c) for c in zip(*qrels)))))
+    names, topics, docids = (list(c) for c in zip(*rows))
+    runs = runs_from_arrays(names, topics, docids, order="file")
+    ranking = build_ranking(table, runs, depth=depth)
+    list_topic, list_run, list_length, doc_code = arrays._flat_lists(table, runs)
+    keep = list_topic >= 0
+    found = table.rows_of(np.repeat(list_topic[keep], list_length[keep]), doc_code[np.repeat(keep, list_length)])
+    want = arrays._scattered_rows(found, list_run[keep], list_topic[keep], list_length[keep], ranking.rows.shape, table.PAD)
+    assert ranking.rows.flags.c_contiguous and ranking.rows.tolist() == want.tolist()
+    assert ranking.lengths.tolist() == [[len([x for x in rows if x[:2] == (r.name, t)]) for t in table.topic_ids] for r in runs]
