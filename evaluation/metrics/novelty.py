@@ -170,7 +170,8 @@ def _greedy_search(table: TopicTable, alpha: float, graded: bool, *, steps: int)
     next_member = groups.start.reshape(-1).copy()  # each group's head in ``groups.members``
     members = groups.members + 1  # docid ranks + 1: 0 past a group's last document
     head = members[next_member]  # each group's head, docid rank + 1 (0: the group is used up)
-    used_up = np.where(head == 0, -np.inf, 0.0)  # added to a used-up group's score
+    penalty = np.where(members == 0, -np.inf, 0.0)  # at each member position: added to the score of a group headed there
+    used_up = penalty[next_member]  # added to a used-up group's score
     counts = np.zeros((T, I), dtype=np.int64)  # c_i
     decays = np.empty((steps, T, I))  # (1-alpha)^{c_i} before each step
     picks = np.empty((steps, T), dtype=np.int64)
@@ -194,9 +195,8 @@ def _greedy_search(table: TopicTable, alpha: float, graded: bool, *, steps: int)
         counts += hits[pick]
         moved = next_member[pick] + placed[:, step]  # a topic with nothing left to place keeps its (ignored) pick
         next_member[pick] = moved
-        new_head = members[moved]
-        head[pick] = new_head
-        used_up[pick] = np.where(new_head == 0, -np.inf, 0.0)
+        head[pick] = members[moved]
+        used_up[pick] = penalty[moved]
     gains = (values[picks] * decays * table.W_hat).sum(axis=2).T  # n*(r) of each placed document
     return np.where(placed, gains, 0.0)
 
