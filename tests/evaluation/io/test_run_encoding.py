@@ -197,3 +197,42 @@ def test_a_lone_surrogate_docid_takes_the_plain_path(monkeypatch: pytest.MonkeyP
         _, plain_values, _ = _scored((names, topics, docids, scores))
     assert np.array_equal(values.view(np.int64), plain_values.view(np.int64))
     assert _factorize.Lookup(np.array(["x", "y\ud800"], dtype=object)).positions(["y\ud800", "z"]).tolist() == [1, -1]
+
+
+def test_encoded_runs_hold_no_docid_objects_until_read() -> None:
+    """Encoded docids are not copied into an object array; reading a run's lists makes them from the dictionary,
+    equal to the docids given (new string objects, not the caller's)."""
+    names, topics, docids, scores = _columns(n_runs=12, depth=10, seed=16)
+    runs = runs_from_arrays(names, topics, docids, scores, order="file")
+    batch = runs[0].lists.batch
+    assert batch.codes is not None and batch.flat_docids is None and runs[3].lists._docids is None
+    assert batch.docids.tolist() == docids  # file order, no repeat: the lines as given
+    assert runs[3].lists.docids.tolist() == docids[150:200] and runs[3].lists["t2"] == tuple(docids[160:170])
+
+
+def test_a_dictionary_that_cannot_be_kept_gives_the_docids_back() -> None:
+    """The chunk's dictionary passes the share before repeats are dropped but not after (10 distinct docids, 40 lines,
+    36 kept): the runs get the docids as objects, made from the dictionary, and score as the plain path."""
+    pool = [f"doc-{n}" for n in range(10)]
+    kept = [[doc for doc in pool if doc != pool[r]] for r in range(4)]  # each run leaves one docid out: 9 of the 10
+    rows = [(f"run{r}", "t1", doc) for r in range(4) for doc in [*kept[r], kept[r][0]]]  # and repeats one
+    names, topics, docids = (list(c) for c in zip(*rows))
+    with pytest.warns(EvaluationWarning, match="duplicate docid"):
+        runs = runs_from_arrays(names, topics, docids, order="file")
+    assert runs[0].lists.batch.codes is None and runs[0].lists.batch.flat_docids is not None
+    assert [list(run.lists["t1"]) for run in runs] == kept
+
+
+def test_chunks_encoded_and_not_give_every_docid_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk of shallow lists (encoded) followed by one of deep lists (not encoded): the dictionaries cannot be
+    joined, so the encoded chunk's docids are made from its dictionary; lists and scores as the plain path."""
+    shallow = _columns(n_runs=8, depth=10, seed=17)
+    deep = _columns(n_runs=2, depth=run_layout.ENCODE_LIST_LIMIT + 1, seed=18, unjudged=60)
+    columns = tuple(a + [f"deep-{x}" if n == 0 else x for x in b] for n, (a, b) in enumerate(zip(shallow, deep)))
+    runs, values, messages = _scored(columns, chunk_lines=len(shallow[0]))
+    assert runs[0].lists.batch.codes is None and runs[0].lists.batch.flat_docids is not None
+    with monkeypatch.context() as plain:
+        _plain(plain)
+        plain_runs, plain_values, plain_messages = _scored(columns, chunk_lines=len(shallow[0]))
+    assert [(r.name, dict(r.lists)) for r in runs] == [(r.name, dict(r.lists)) for r in plain_runs]
+    assert np.array_equal(values.view(np.int64), plain_values.view(np.int64)) and messages == plain_messages
