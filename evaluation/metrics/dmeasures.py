@@ -231,7 +231,12 @@ def _per_intent_sums(ranking: Ranking, beta: float) -> tuple[np.ndarray, np.ndar
         if beta == 1.0:
             # CG(r) + C(r) is the running sum of g + I: integers, exact in float64 in any grouping, so
             # one pass over the block fewer (no copy of the grades, no separate addition of C)
-            np.add(ranking.grades, rel, out=cum_gain, dtype=np.float64)
+            # g + I added as integers (in the scratch buffer's memory), then widened: a mixed-type addition straight
+            # into float64 casts in buffered chunks, about twice as slow; the same integers either way
+            with ranking.scratch() as scratch:
+                exact = scratch.reshape(-1).view(np.int32)[: cum_gain.size].reshape(cum_gain.shape)
+                np.add(ranking.grades, rel, out=exact, dtype=np.int32)
+                np.copyto(cum_gain, exact)
             scan(np.add, cum_gain, INTENT_RANK_AXIS, in_place=True)
             return scan(np.add, blend(cum_gain, rel, cum_ideal, beta, INTENT_RANK_AXIS), INTENT_RANK_AXIS, in_place=True)
         np.copyto(cum_gain, ranking.grades)
