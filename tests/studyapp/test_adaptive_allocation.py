@@ -249,6 +249,17 @@ class AdaptiveAllocationTests(BaseTestCase):
             with self.assertRaises(CommandError):
                 call_command("allocation_priorities", self.study.slug, "--every", "1", *bad, stdout=StringIO())
 
+    def test_an_interrupt_ends_the_repetitions_with_a_line_not_a_traceback(self) -> None:
+        """'--every: repeat ... until interrupted': Ctrl-C printed a KeyboardInterrupt traceback from time.sleep."""
+        out = StringIO()
+        with (
+            mock.patch("studyapp.management.commands.allocation_priorities.time.sleep", side_effect=[None, KeyboardInterrupt]),
+            mock.patch("studyapp.management.commands.allocation_priorities.os.nice"),
+        ):
+            call_command("allocation_priorities", self.study.slug, "--every", "5", "--min-answers", "1", stdout=out)
+        lines = out.getvalue().strip().splitlines()
+        self.assertEqual(lines[-1], f"{self.study.name}: stopped by an interrupt after 1 recomputation")
+
     def test_the_command_recomputes_and_refuses_a_uniform_study(self) -> None:
         out = StringIO()
         call_command("allocation_priorities", self.study.slug, stdout=out)

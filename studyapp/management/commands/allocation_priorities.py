@@ -63,7 +63,16 @@ class Command(BaseCommand):
         if opts["every"] and opts["nice"]:
             os.nice(opts["nice"])  # a periodic process of its own (never the caller of a single recomputation)
         least = opts["min_answers"] or max(1, study.regular_items_per_annotator)
-        done, last = 0, None
+        self.done = 0
+        try:
+            self.recompute_repeatedly(study, opts, least)
+        except KeyboardInterrupt:  # --every runs until interrupted: Ctrl-C ends it with a line, not a traceback
+            # (one interrupted mid-recomputation wrote nothing: its writes are one transaction)
+            self.stdout.write(f"{study.name}: stopped by an interrupt after {count(self.done, 'recomputation')}")
+
+    def recompute_repeatedly(self, study, opts: dict, least: int) -> None:
+        """Recompute once, or every ``--every`` seconds (at most ``--times``), skipping turns with fewer than ``least`` new answers."""
+        last = None
         while True:
             now = state(study)
             if last is not None and (now[1] == last[1] and now[0] - last[0] < least):
@@ -75,13 +84,13 @@ class Command(BaseCommand):
             result = recompute(study)
             cpu, wall = 1000 * (time.process_time() - started), 1000 * (time.monotonic() - began)
             last = state(study)
-            done += 1
+            self.done += 1
             drew = f"drew round {result.drew} ({count(result.drawn_groups, 'group')})" if result.drew is not None else "no new round"
             contenders = ", ".join(result.contenders) if result.contenders else contenders_before_a_round(study.candidate_metrics)
             self.stdout.write(
                 f"{study.name}: analysis round {result.analysis_round}, contenders: {contenders}; "
                 f"{'decided' if result.decided else 'not decided'}; {drew}; {wall:.0f} ms, {cpu:.0f} ms CPU"
             )
-            if not opts["every"] or (opts["times"] and done >= opts["times"]):
+            if not opts["every"] or (opts["times"] and self.done >= opts["times"]):
                 return
             time.sleep(opts["every"])
