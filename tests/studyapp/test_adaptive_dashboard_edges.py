@@ -100,6 +100,23 @@ class AdaptiveDashboardEdgesTests(BaseTestCase):
             topics = study.study_topics.count()
             warning = f"Warning: with {topics} topics the best set can never leave a metric out"
             (self.assertIn if allocation_name else self.assertNotIn)(warning, out.getvalue())
+            # an adaptive study without candidate_metrics (fixed once it exists) is told at once what that costs
+            (self.assertIn if allocation_name else self.assertNotIn)("Note: no candidate_metrics, so every metric", out.getvalue())
+        path.write_text(json.dumps({**config, "allocation": "adaptive", "candidate_metrics": "alpha-nDCG@10,nERR-IA@10"}))
+        out = StringIO()
+        call_command(
+            "create_study",
+            "--collection",
+            self.collection.name,
+            "--name",
+            "Named",
+            "--config",
+            str(path),
+            "--allow-bare-documents",
+            stdout=out,
+        )
+        self.assertIn("It decides among 2 candidate metrics (candidate_metrics): alpha-nDCG@10, nERR-IA@10.", out.getvalue())
+        self.assertNotIn("Note: no candidate_metrics", out.getvalue())
 
     def test_too_few_topics_for_the_best_set_to_leave_a_metric_out_is_said(self) -> None:
         # measured on the best set the signal tests at each look (alpha 0.05 / 20): a metric wrong on every pair is

@@ -77,7 +77,7 @@ class Command(BaseCommand):
         for line in summary.lines(base) + team:
             self.stdout.write(line)
         if summary.study.allocation == Allocation.ADAPTIVE:
-            for line in creation_lines(summary.study.slug, summary.topics):
+            for line in creation_lines(summary.study.slug, summary.topics, summary.study.candidate_metrics):
                 self.stdout.write(line)
         if opts["plan"]:
             from django.core.management import call_command

@@ -43,14 +43,24 @@ def too_few_topics(topics: int) -> str | None:
     )
 
 
-def creation_lines(slug: str, topics: int) -> list[str]:
-    """What an adaptive study needs beside the server (its draws come from ``allocation_priorities`` alone), and a
-    warning when it has too few topics for the decided signal ever to fire (``create_study`` prints them)."""
-    why = too_few_topics(topics)
+def creation_lines(slug: str, topics: int, candidate_metrics: str = "") -> list[str]:
+    """What an adaptive study needs beside the server (its draws come from ``allocation_priorities`` alone), which
+    metrics it decides among, and a warning when it has too few topics for the decided signal ever to fire or no
+    candidate metrics named (``create_study`` prints them)."""
+    why, names = too_few_topics(topics), candidate_list(candidate_metrics)
+    among = (
+        f"It decides among {len(names)} candidate metrics (candidate_metrics): {', '.join(names)}."
+        if names
+        else "Note: no candidate_metrics, so every metric the report scores contends; with that many the best set kept 20-25 "
+        "entries in every measured study and the decided signal never came (docs/studyapp.md#how-annotators-get-items): "
+        'to decide among a few, create the study again with e.g. "candidate_metrics": "alpha-nDCG@10,nERR-IA@10,D#-nDCG@10" '
+        "(it is fixed once the study exists)."
+    )
     return [
         f"Allocation: adaptive. Run manage.py allocation_priorities {slug} --every 30 beside the server while the study is open: "
         "until its first run draws a round, newcomers get presentations in need order as under uniform allocation, "
         "and those answers are left out of the design-weighted estimates (docs/meta.md#adaptive-allocation).",
+        among,
         *([f"Warning: {why} (docs/meta.md#adaptive-allocation)."] if why else []),
     ]
 
