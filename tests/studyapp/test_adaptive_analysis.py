@@ -22,7 +22,7 @@ from evaluation.report.tables import render_table
 from studyapp.exceptions import StudyFull
 from studyapp.models import AllocationGroup, Preference
 from studyapp.services.analysis.adaptive import dashboard_view, design_weights_by_group, groups_of, recompute, two_phase_weights
-from studyapp.services.analysis.report import build_report, write_report
+from studyapp.services.analysis.report import build_report, render_html, write_report
 from studyapp.services.participation import allocation
 from studyapp.services.participation.answers import record_answer
 from tests.studyapp.base import NOW, BaseTestCase, import_toy, make_toy_study
@@ -181,6 +181,15 @@ class AdaptiveAnalysisTests(BaseTestCase):
         self.assertTrue((table["ci_low"].isna() == table["ci_low_looks"].isna()).all())
         uniform = make_toy_study(name="Uniform report")
         self.assertEqual(build_report(uniform, B=20).summary["allocation"], {"kind": "uniform", "candidates": []})
+
+    def test_an_adaptive_study_never_recomputed_says_so(self) -> None:
+        """It said only 'No round is complete yet', as if rounds had been drawn: its answers all came in need order."""
+        study = make_toy_study(allocation="adaptive", name="Never recomputed", levels=["topic"], items_per_annotator=3)
+        fill_adaptive(study)
+        page = render_html(build_report(study, B=20), standalone=True, figure_url=lambda stem, fmt: "")
+        self.assertIn("No round is complete yet (none was drawn: <code>manage.py allocation_priorities</code> did not run", page)
+        page = render_html(self.report, standalone=True, figure_url=lambda stem, fmt: "")  # drawn rounds: no such note
+        self.assertNotIn("none was drawn", page)
 
     def test_the_bundles_settings_json_says_which_allocation_ran(self) -> None:
         """summary['allocation'] was only in Python (build_report); the bundle a reader opens had no trace of it."""
