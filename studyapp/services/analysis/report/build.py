@@ -40,7 +40,7 @@ from studyapp.services.analysis.study_analysis import DEFAULT_B, DEFAULT_SEED, S
 from studyapp.services.data.export import export_rows
 from studyapp.services.design.study_config import study_config
 
-REPORT_VERSION = 2  # part of the cache key: bump when the report's content changes
+REPORT_VERSION = 3  # part of the cache key: bump when the report's content changes
 STUDY_FILE = "study.json"  # the study's configuration as it stands (create_study --config takes it)
 
 
