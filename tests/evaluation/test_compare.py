@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evaluation import EvaluationError, EvaluationWarning, evaluate, load_collection, read_run
+from evaluation import EvaluationError, EvaluationWarning, Run, evaluate, load_collection, read_run
 from evaluation.compare import COLUMNS, adjust, compare, p_value
 from tests.evaluation.tables_parse import latex_cells, markdown_cells
 
@@ -231,3 +231,14 @@ def test_a_dict_of_runs_names_them_by_its_keys(collection, runs) -> None:
     assert frame["run"].tolist() == ["bm25"]
     with pytest.raises(EvaluationError, match="non-empty name"):
         evaluate(collection, {"": files["bm25"]}, "alpha-nDCG@20")
+
+
+def test_effect_size_and_p_at_the_edges() -> None:
+    """docs/evaluation.md#comparing-runs: equal runs d_z 0 and p 1; a constant non-zero difference d_z inf and the
+    t-test's p 0 (scipy's); checked on P@2 with every topic +0.5."""
+    qrels = pd.DataFrame({"query_id": [t for t in "123" for _ in range(3)], "doc_id": list("abc") * 3, "relevance": [1, 1, 0] * 3})
+    low, high = Run("low", {t: ["a", "c", "x"] for t in "123"}), Run("high", {t: ["a", "b", "c"] for t in "123"})
+    row = compare(qrels, [low, high], "P@2").iloc[0]
+    assert (row["diff"], row["effect_size"], row["p_value"]) == (0.5, np.inf, 0.0)
+    row = compare(qrels, {"x": low, "y": low}, "P@2").iloc[0]
+    assert (row["diff"], row["effect_size"], row["p_value"]) == (0.0, 0.0, 1.0)
