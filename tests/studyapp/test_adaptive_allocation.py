@@ -3,6 +3,7 @@ every allocation invariant (the load benchmark's own checks) and the command (do
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from datetime import timedelta
 from io import StringIO
@@ -14,11 +15,12 @@ from django.core.management.base import CommandError
 
 from benchmarks.load_adaptive import summary
 from benchmarks.load_annotators import Stats, check_invariants
+from evaluation.exceptions import EvaluationWarning
 from studyapp.exceptions import StudyFull
 from studyapp.models import AllocationGroup, AllocationRound, Annotator, Assignment, Presentation
 from studyapp.services.analysis.adaptive import analysis_round, design_weights_by_group, groups_of, recompute, round_due
 from studyapp.services.participation import allocation
-from tests.studyapp.base import BaseTestCase, import_toy, make_toy_study
+from tests.studyapp.base import NOW, BaseTestCase, import_toy, make_toy_study
 
 
 class AdaptiveAllocationTests(BaseTestCase):
@@ -259,6 +261,28 @@ class AdaptiveAllocationTests(BaseTestCase):
             call_command("allocation_priorities", self.study.slug, "--every", "5", "--min-answers", "1", stdout=out)
         lines = out.getvalue().strip().splitlines()
         self.assertEqual(lines[-1], f"{self.study.name}: stopped by an interrupt after 1 recomputation")
+
+    def test_a_warning_of_the_recomputation_is_shown_once_per_process(self) -> None:
+        """A study without candidate_metrics on data with equal intent weights warned 'PMP@10 is undefined on 20 of 20
+        topics' (2 lines, a path inside studyapp) at every recomputation of --every, for as long as the study ran."""
+        real = recompute
+
+        def warning_recompute(study):
+            warnings.warn("PMP@10 is undefined on 2 of 2 topics", EvaluationWarning, stacklevel=1)
+            return real(study, now=NOW, rng=np.random.default_rng(1))
+
+        out, err, states = StringIO(), StringIO(), iter([(0, 0), (0, 1), (40, 1), (40, 2), (80, 2), (80, 3)])
+        with (
+            mock.patch("studyapp.management.commands.allocation_priorities.recompute", side_effect=warning_recompute),
+            mock.patch("studyapp.management.commands.allocation_priorities.state", side_effect=lambda study: next(states)),
+            mock.patch("studyapp.management.commands.allocation_priorities.time.sleep"),
+            mock.patch("studyapp.management.commands.allocation_priorities.os.nice"),
+        ):
+            call_command(
+                "allocation_priorities", self.study.slug, "--every", "5", "--times", "3", "--min-answers", "1", stdout=out, stderr=err
+            )
+        self.assertEqual(len(out.getvalue().strip().splitlines()), 3)
+        self.assertEqual(err.getvalue().count("PMP@10 is undefined on 2 of 2 topics"), 1)
 
     def test_the_command_recomputes_and_refuses_a_uniform_study(self) -> None:
         out = StringIO()

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from evaluation.exceptions import EvaluationWarning
 from studyapp.management.studies import find_study
 from studyapp.models.study_settings import Allocation
-from studyapp.services.analysis.adaptive import recompute, state
+from studyapp.services.analysis.adaptive import Recomputed, recompute, state
 from studyapp.services.analysis.decided_signal import contenders_before_a_round
 from studyapp.services.wording import count
 
@@ -63,12 +65,26 @@ class Command(BaseCommand):
         if opts["every"] and opts["nice"]:
             os.nice(opts["nice"])  # a periodic process of its own (never the caller of a single recomputation)
         least = opts["min_answers"] or max(1, study.regular_items_per_annotator)
-        self.done = 0
+        self.done, self.warned = 0, set()
         try:
             self.recompute_repeatedly(study, opts, least)
         except KeyboardInterrupt:  # --every runs until interrupted: Ctrl-C ends it with a line, not a traceback
             # (one interrupted mid-recomputation wrote nothing: its writes are one transaction)
             self.stdout.write(f"{study.name}: stopped by an interrupt after {count(self.done, 'recomputation')}")
+
+    def recompute_warning_once(self, study) -> Recomputed:
+        """:func:`recompute`, each distinct EvaluationWarning (PMP@10 undefined on every topic, ...) shown once per
+        process: with --every the same data warned the same lines at every recomputation, for as long as the study ran."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", EvaluationWarning)
+            result = recompute(study)
+        for w in caught:
+            if not issubclass(w.category, EvaluationWarning):
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+            elif str(w.message) not in self.warned:
+                self.warned.add(str(w.message))
+                self.stderr.write(f"warning: {w.message}")
+        return result
 
     def recompute_repeatedly(self, study, opts: dict, least: int) -> None:
         """Recompute once, or every ``--every`` seconds (at most ``--times``), skipping turns with fewer than ``least`` new answers."""
@@ -81,7 +97,7 @@ class Command(BaseCommand):
                 time.sleep(opts["every"])
                 continue
             started, began = time.process_time(), time.monotonic()
-            result = recompute(study)
+            result = self.recompute_warning_once(study)
             cpu, wall = 1000 * (time.process_time() - started), 1000 * (time.monotonic() - began)
             last = state(study)
             self.done += 1
