@@ -54,7 +54,10 @@ def write_atomic(path: str | Path, content: str | bytes) -> None:
     """Write ``content`` to ``path`` via a temporary file and rename: never a half-written file."""
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as error:  # a missing or unwritable folder: name the file asked for, not the temporary one
+        raise type(error)(error.errno, error.strerror, str(path)) from None
     try:
         binary = isinstance(content, bytes)
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""})) as handle:

@@ -139,6 +139,14 @@ def test_save_round_trips_unicode(tmp_path) -> None:
     assert back.name == run.name and dict(back.lists) == dict(run.lists)
 
 
+def test_save_into_a_missing_folder_names_the_file_asked_for(tmp_path) -> None:
+    """It named the temporary file beside it (No such file or directory: '.../.x.run.rpg38beq.tmp')."""
+    path = tmp_path / "missing" / "x.run"
+    with pytest.raises(FileNotFoundError) as caught:
+        Run("r", {"1": ("a",)}).save(path)
+    assert caught.value.filename == str(path) and str(path) in str(caught.value)
+
+
 def test_save_leaves_out_topics_with_an_empty_list(tmp_path) -> None:
     path = tmp_path / "out.run"
     Run("r", {"1": (), "2": ("b", "a")}).save(path)
