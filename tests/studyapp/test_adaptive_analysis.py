@@ -243,3 +243,63 @@ class AdaptiveAnalysisTests(BaseTestCase):
         self.assertIn("(full)", page)
         self.assertIn("of the answers are on the run pairs the contenders dispute", page)
         self.assertIsNone(dashboard_view(make_toy_study(name="Uniform dashboard")))
+
+
+class SubtopicLevelAdaptiveAnalysisTests(BaseTestCase):
+    """The brute force above at the subtopic and weighted levels, from the bundle's files alone: a subtopic-level
+    group's first layer is each subtopic presentation's first answer; at the weighted level (docs/metrics.md#weighted-topic-preference)
+    its preference is the kept weights' sum of those first answers, and of the answers' means for its k-answer term."""
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.collection = import_toy()
+        cls.study = make_toy_study(allocation="adaptive", name="Adaptive subtopics", levels=["subtopic"], items_per_annotator=3)
+        for group, (number, probability, full, chance) in zip(groups_of(cls.study).rows, DRAWS):
+            AllocationGroup.objects.filter(pk=group.pk).update(
+                drawn_round=number, probability=probability, full=full, full_probability=chance
+            )
+        fill_adaptive(cls.study)
+        cls.report = build_report(cls.study, B=50)
+
+    def test_subtopic_and_weighted_levels_equal_the_brute_force_from_the_files(self) -> None:
+        files, table = self.report.inputs, self.report.tables["agreement-design-weighted"]
+        groups = pd.read_csv(io.StringIO(render_table(self.report.tables["allocation-groups"], "csv")), dtype={"topic": str})
+        weight = {(r.topic, r.run_a, r.run_b): (r.entry_weight, r.full_weight) for r in groups.itertuples() if r.entry_weight > 0}
+        prefs = pd.read_csv(io.StringIO(files["preferences.csv"]), dtype={"topic": str, "subtopic": str, "valid": str, "check": str})
+        prefs = prefs[(prefs["level"] == "subtopic") & (prefs["valid"] == "true") & (prefs["check"] == "false")]
+        answers: dict[tuple[str, str, str, str], list[int]] = {}
+        for row in prefs.itertuples():  # file order: the first is the first layer
+            answers.setdefault((row.topic, row.subtopic, row.run_a, row.run_b), []).append(row.value)
+        kept = pd.read_csv(io.StringIO(files["collection/intents.tsv"]), sep="\t", header=None, dtype=str)
+        weights = {(t, s): float(w) for t, s, w in kept[[0, 1, 2]].itertuples(index=False)}
+        scores = pd.read_csv(io.StringIO(files["scores.tsv"]), sep="\t", dtype={"topic": str})
+        value = {(r.run, r.topic, r.measure): float(r.value) for r in scores.itertuples()}
+
+        def sign(x: float) -> float:
+            return 0.0 if abs(x) <= 1e-12 else float(np.sign(x))
+
+        checked = 0
+        for level in ("subtopic", "weighted"):
+            mup = table[(table["statistic"] == "MUP") & (table["level"] == level)].set_index("measure")["value"]
+            for measure, reported in mup.dropna().items():
+                uj = u = 0.0
+                for (topic, a, b), (e, w) in weight.items():
+                    subtopics = [s for (t, s) in weights if t == topic]
+                    got = [answers.get((topic, s, a, b)) for s in subtopics]
+                    if level == "weighted":
+                        if not all(got):  # a kept subtopic without an answer: no weighted preference
+                            continue
+                        firsts = [sum(weights[topic, s] * v[0] for s, v in zip(subtopics, got))]
+                        means = [sum(weights[topic, s] * np.mean(v) for s, v in zip(subtopics, got))]
+                        signs = [sign(value[b, topic, measure] - value[a, topic, measure])]
+                    else:
+                        answered = [(s, v) for s, v in zip(subtopics, got) if v]
+                        firsts, means = [v[0] for _, v in answered], [np.mean(v) for _, v in answered]
+                        signs = [sign(value[b, f"{topic}/{s}", measure] - value[a, f"{topic}/{s}", measure]) for s, _ in answered]
+                    for first, mean, s_m in zip(firsts, means, signs):
+                        uj += e * abs(first) * s_m * sign(first) + w * (abs(mean) * s_m * sign(mean) - abs(first) * s_m * sign(first))
+                        u += e * abs(first) + w * (abs(mean) - abs(first))
+                if u > 0:
+                    self.assertAlmostEqual(reported, uj / u, places=12, msg=f"{level} {measure}")
+                    checked += 1
+        self.assertGreater(checked, 20)
