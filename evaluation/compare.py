@@ -140,7 +140,8 @@ def compare(
                 f"(a topic's subtopics are not); compare subtopics with evaluate(..., per_subtopic=True) and your own test"
             )
     frame = evaluate(collection, runs, measures, per_topic=True, **evaluate_options)
-    per_topic = frame[frame["topic"] != MEAN_TOPIC]
+    # a measure asked for twice ("D#-nDCG@10 D#-nDCG@10", a list built in a loop) is one family, not a pivot error
+    per_topic = frame[frame["topic"] != MEAN_TOPIC].drop_duplicates(["run", "topic", "measure"])
     names = list(dict.fromkeys(frame["run"]))
     baseline = _baseline_name(_dict_key_of(baseline, runs), names)
     if len(names) < 2:

@@ -242,3 +242,10 @@ def test_effect_size_and_p_at_the_edges() -> None:
     assert (row["diff"], row["effect_size"], row["p_value"]) == (0.5, np.inf, 0.0)
     row = compare(qrels, {"x": low, "y": low}, "P@2").iloc[0]
     assert (row["diff"], row["effect_size"], row["p_value"]) == (0.0, 0.0, 1.0)
+
+
+def test_a_measure_asked_for_twice_is_compared_once(collection, runs) -> None:
+    """It raised pandas' 'Index contains duplicate entries, cannot reshape', naming neither the measure nor the cause."""
+    once = compare(collection, runs[:3], ["alpha-nDCG@20"])
+    twice = compare(collection, runs[:3], ["alpha-nDCG@20", "alpha-nDCG@20"])
+    pd.testing.assert_frame_equal(pd.DataFrame(twice), pd.DataFrame(once))
