@@ -284,6 +284,13 @@ class AdaptiveAllocationTests(BaseTestCase):
         self.assertEqual(len(out.getvalue().strip().splitlines()), 3)
         self.assertEqual(err.getvalue().count("PMP@10 is undefined on 2 of 2 topics"), 1)
 
+    def test_the_command_prints_one_line_per_recomputation_not_the_logs_copy_too(self) -> None:
+        """recompute's INFO line ("study 'X': analysis round ...") came on stderr beside the command's own, near-identical line."""
+        with self.assertNoLogs("studyapp.services.analysis.adaptive", level="INFO"):
+            call_command("allocation_priorities", self.study.slug, stdout=StringIO())
+        with self.assertLogs("studyapp.services.analysis.adaptive", level="INFO"):  # other callers keep it
+            recompute(self.study, now=NOW, rng=np.random.default_rng(1))
+
     def test_the_command_recomputes_and_refuses_a_uniform_study(self) -> None:
         out = StringIO()
         call_command("allocation_priorities", self.study.slug, stdout=out)

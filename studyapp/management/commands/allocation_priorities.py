@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 import warnings
@@ -12,6 +13,7 @@ from evaluation.exceptions import EvaluationWarning
 from studyapp.management.studies import find_study
 from studyapp.models.study_settings import Allocation
 from studyapp.services.analysis.adaptive import Recomputed, recompute, state
+from studyapp.services.analysis.adaptive import logger as adaptive_logger
 from studyapp.services.analysis.decided_signal import contenders_before_a_round
 from studyapp.services.wording import count
 
@@ -65,12 +67,18 @@ class Command(BaseCommand):
         if opts["every"] and opts["nice"]:
             os.nice(opts["nice"])  # a periodic process of its own (never the caller of a single recomputation)
         least = opts["min_answers"] or max(1, study.regular_items_per_annotator)
+        # recompute logs its line for its other callers; this command prints the same with the decided signal and the CPU,
+        # so the log's copy (INFO, on stderr) is left out: one line per recomputation, not two near-identical ones
+        previous = adaptive_logger.level
+        adaptive_logger.setLevel(max(logging.WARNING, previous))
         self.done, self.warned = 0, set()
         try:
             self.recompute_repeatedly(study, opts, least)
         except KeyboardInterrupt:  # --every runs until interrupted: Ctrl-C ends it with a line, not a traceback
             # (one interrupted mid-recomputation wrote nothing: its writes are one transaction)
             self.stdout.write(f"{study.name}: stopped by an interrupt after {count(self.done, 'recomputation')}")
+        finally:
+            adaptive_logger.setLevel(previous)
 
     def recompute_warning_once(self, study) -> Recomputed:
         """:func:`recompute`, each distinct EvaluationWarning (PMP@10 undefined on every topic, ...) shown once per
