@@ -37,8 +37,10 @@ def add_compare_parser(sub, add_collection_options: Callable, add_run_options: C
 
 
 def run_compare(args: argparse.Namespace, collection: Collection, emit: Callable[[str, str | None], None]) -> int:
+    import pandas as pd
+
     from evaluation.cli import scoring_options
-    from evaluation.report.tables import to_latex, to_markdown
+    from evaluation.report.tables import render_table, to_latex, to_markdown
 
     paths = run_paths(args.run)
     runs = [read_run(path, order=args.order, on_duplicate_doc=args.on_duplicate_doc) for path in paths]
@@ -60,9 +62,8 @@ def run_compare(args: argparse.Namespace, collection: Collection, emit: Callable
         text = to_markdown(result)
     elif args.format == "latex":
         text = to_latex(result)
-    elif args.format == "json":
-        text = result.to_json(orient="records", indent=1) + "\n"
-    else:
-        text = result.to_csv(sep="\t" if args.format == "tsv" else ",", index=False, lineterminator="\n")
+    else:  # as every table of the command line: JSON at full precision (pandas' to_json wrote p 1e-13 as 0.0 and an
+        # infinite effect size as null), CSV cells escaped for spreadsheets (docs/data-dictionary.md#spreadsheet-safe-csv)
+        text = render_table(pd.DataFrame(result), args.format)
     emit(text, args.output)
     return 0

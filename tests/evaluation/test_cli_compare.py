@@ -3,6 +3,7 @@ comma-separated measures, --format markdown|latex and the compare sub-command.""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from io import StringIO
@@ -145,3 +146,21 @@ def test_two_run_files_with_one_tag_are_refused_with_the_reason(capsys, tmp_path
             f"error: run name given twice: pub-greedyrr, the tag column of both {RUNS[0]} and {copy}"
             " (a run file is named by its tag column: give each file its own tag)\n"
         )
+
+
+def test_compare_json_is_exact_and_csv_is_spreadsheet_safe(capsys, tmp_path) -> None:
+    """pandas' to_json wrote 10 decimals (a p-value of 1e-13 became 0.0, an infinite effect size null) and to_csv left a
+    run named '=1+2' a formula; compare's tables now go through the command line's one table writer."""
+    lines = RUNS[0].read_text().splitlines()
+    formula = tmp_path / "formula.run"
+    formula.write_text("".join(" ".join([*line.split()[:5], "=1+2"]) + "\n" for line in lines))
+    argv = ["compare", "--qrels", str(QRELS), "--run", str(formula), str(RUNS[1]), "--measures", "alpha-nDCG@20", "nDCG@20"]
+    status, tsv, err = run_cli(capsys, argv)
+    assert status == 0, err
+    status, out, err = run_cli(capsys, [*argv, "--format", "json"])
+    assert status == 0, err
+    records, exact = json.loads(out), pd.read_csv(StringIO(tsv), sep="\t", float_precision="round_trip")
+    assert [r["p_value"] for r in records] == exact["p_value"].tolist()  # every digit, as the TSV (4.19e-11 was 0.0)
+    assert min(r["p_value"] for r in records) < 1e-10 and [r["run_a"] for r in records] == ["=1+2", "=1+2"]
+    status, out, err = run_cli(capsys, [*argv, "--format", "csv"])
+    assert status == 0 and out.splitlines()[1].split(",")[1] == "'=1+2", err
