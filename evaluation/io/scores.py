@@ -18,6 +18,7 @@ import pandas as pd
 
 from evaluation.exceptions import FormatError
 from evaluation.io._lines import read_text
+from evaluation.io.spreadsheet import escape_cell, unescape_cell
 from evaluation.wording import named
 
 COLUMNS = ("run", "topic", "measure", "value")
@@ -46,7 +47,10 @@ def render_scores(frame: pd.DataFrame, fmt: str = "tsv") -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
     writer.writerow(COLUMNS)
-    writer.writerows((r, t, m, format_value(v)) for r, t, m, v in rows)
+    if fmt == "csv":  # spreadsheet-safe, as every CSV table of the package (docs/data-dictionary.md#spreadsheet-safe-csv)
+        writer.writerows((escape_cell(str(r)), escape_cell(str(t)), escape_cell(str(m)), format_value(v)) for r, t, m, v in rows)
+    else:
+        writer.writerows((r, t, m, format_value(v)) for r, t, m, v in rows)
     return buffer.getvalue()
 
 
@@ -107,6 +111,8 @@ def read_scores(path: str | Path) -> pd.DataFrame:
         if len(fields) != len(header):
             raise FormatError(path, number, f"expected {len(header)} fields, found {len(fields)}")
         run, topic, measure = (fields[position[c]].strip() for c in COLUMNS[:3])
+        if delimiter == ",":  # a CSV score table this package wrote: its escaped cells back as they were
+            run, topic, measure = unescape_cell(run), unescape_cell(topic), unescape_cell(measure)
         records.append((run, topic, measure, _parse_value(path, number, fields[position["value"]].strip())))
         _check_unique(path, number, (run, topic, measure), seen)
     return _frame(path, records)

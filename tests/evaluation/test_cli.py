@@ -635,3 +635,17 @@ def test_evaluate_per_subtopic_matches_the_cli(files, capsys) -> None:
     cli = table(out)
     assert list(cli["topic"]) == list(frame["topic"]) and list(cli["run"]) == list(frame["run"])
     assert np.allclose(cli["value"].to_numpy(float), frame["value"].to_numpy(float), equal_nan=True, rtol=0, atol=1e-15)
+
+
+def test_score_csv_is_spreadsheet_safe_and_reads_back(capsys, tmp_path) -> None:
+    """docs/data-dictionary.md#spreadsheet-safe-csv promises it of every CSV table of the command line; score's CSV wrote
+    a run named '=1+2' as a formula. read_scores (meta --scores) takes the escaped name back as it was."""
+    run = tmp_path / "formula.run"
+    run.write_text("T1 Q0 d1 1 2 =1+2\nT1 Q0 d2 2 1 =1+2\n")
+    out = tmp_path / "scores.csv"
+    status, _, err = run_cli(
+        capsys, ["score", "--qrels", str(TOY_QRELS), "--run", str(run), "--measures", "alpha-nDCG@5", "--format", "csv", "-o", str(out)]
+    )
+    assert status == 0, err
+    assert out.read_text().splitlines()[1].startswith("'=1+2,all,alpha-nDCG@5,")
+    assert read_scores(out)["run"].tolist() == ["=1+2"]
