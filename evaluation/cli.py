@@ -178,9 +178,11 @@ def _emit(text: str, output: str | None) -> None:
 
 
 def _render_frame(frame: pd.DataFrame, fmt: str) -> str:
-    if fmt == "json":
-        return frame.to_json(orient="records", indent=1) + "\n"
-    return frame.to_csv(sep="\t" if fmt == "tsv" else ",", index=False, lineterminator="\n")
+    """``metrics`` and ``difficulty`` tables as every table of the command line: full-precision JSON (pandas' to_json
+    kept 10 decimals), spreadsheet-safe CSV (docs/data-dictionary.md#spreadsheet-safe-csv)."""
+    from evaluation.report.tables import render_table as render_tidy
+
+    return render_tidy(frame, fmt)
 
 
 def metrics_table() -> pd.DataFrame:

@@ -649,3 +649,14 @@ def test_score_csv_is_spreadsheet_safe_and_reads_back(capsys, tmp_path) -> None:
     assert status == 0, err
     assert out.read_text().splitlines()[1].startswith("'=1+2,all,alpha-nDCG@5,")
     assert read_scores(out)["run"].tolist() == ["=1+2"]
+
+
+def test_difficulty_json_keeps_every_digit(capsys) -> None:
+    """pandas' to_json wrote 10 decimals (0.6687863722 for 0.6687863722202951); the JSON now equals the TSV."""
+    argv = ["difficulty", "--qrels", str(TOY_QRELS)]
+    status, tsv, err = run_cli(capsys, argv)
+    assert status == 0, err
+    status, out, err = run_cli(capsys, [*argv, "--format", "json"])
+    assert status == 0, err
+    exact = pd.read_csv(StringIO(tsv), sep="\t", dtype={"topic": str}, float_precision="round_trip")
+    assert [r["d_mean"] for r in json.loads(out)] == exact["d_mean"].tolist()
