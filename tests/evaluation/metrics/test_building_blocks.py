@@ -8,6 +8,7 @@ import pytest
 
 from evaluation import Intent, Run, build_collection
 from evaluation.arrays import build_ranking, table_for
+from evaluation.metrics import dmeasures
 from evaluation.metrics import reference as ref
 from evaluation.metrics._common import INTENT_RANK_AXIS, relevant, relevant_count, scan, shown_sum
 from evaluation.metrics.dmeasures import _per_intent_sums, blended_ratio_sums, pplus_q
@@ -70,11 +71,17 @@ def test_greedy_ideal_with_many_intents_equals_the_reference(graded: bool) -> No
         np.testing.assert_allclose(gains[n], expected, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("int32_sums", [True, False])
 @pytest.mark.parametrize("depth", [1, 7, 40])
-def test_per_intent_q_sums_at_beta_one_are_the_general_sums_bit_for_bit(depth: int) -> None:
-    """At beta 1 P+Q's running ``sum I BR`` adds ``g + I`` in one scan (docs/benchmarks.md#memory, sixth round):
-    the same bits as ``CG + C`` from two scans (integers, exact in float64), on grades 0-4, navigational
-    and informational intents, lists with unjudged and missing documents; and P+Q@l equals the reference."""
+def test_per_intent_q_sums_at_beta_one_are_the_general_sums_bit_for_bit(
+    depth: int, int32_sums: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At beta 1 P+Q's running ``sum I BR`` adds ``g + I`` in one scan (docs/benchmarks.md#memory, sixth round),
+    in int32 when the sums fit (tenth round; else in float64): the same bits as ``CG + C`` from two scans (integers,
+    exact in float64), on grades 0-4, navigational and informational intents, lists with unjudged and missing
+    documents; and P+Q@l equals the reference."""
+    if not int32_sums:
+        monkeypatch.setattr(dmeasures, "INT32_SUMS", 0)
     rng = np.random.default_rng(13)
     judgments = {
         f"t{t}": {f"d{d}": {str(i): int(rng.integers(0, 5)) for i in rng.choice(6, size=2, replace=False)} for d in range(30)}
