@@ -9,17 +9,20 @@ import json
 import random
 import tempfile
 from datetime import timedelta
+from io import StringIO
 from pathlib import Path
 from unittest import mock
 
 import numpy as np
 import pandas as pd
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 from django.utils.html import escape
 
 from evaluation.report.tables import render_table
 from studyapp.exceptions import StudyFull
+from studyapp.management.commands.study_report import console_allocation
 from studyapp.models import AllocationGroup, Preference
 from studyapp.services.analysis.adaptive import dashboard_view, design_weights_by_group, groups_of, recompute, two_phase_weights
 from studyapp.services.analysis.report import build_report, render_html, write_report
@@ -190,6 +193,17 @@ class AdaptiveAnalysisTests(BaseTestCase):
         self.assertIn("No round is complete yet (none was drawn: <code>manage.py allocation_priorities</code> did not run", page)
         page = render_html(self.report, standalone=True, figure_url=lambda stem, fmt: "")  # drawn rounds: no such note
         self.assertNotIn("none was drawn", page)
+
+    def test_the_command_says_which_allocation_ran(self) -> None:
+        """study_report's console lines named the best set only; the allocation was in the HTML and settings.json."""
+        out = Path(self.enterContext(tempfile.TemporaryDirectory()))
+        with mock.patch("studyapp.management.commands.study_report.build_report", return_value=self.report):
+            said = StringIO()
+            call_command("study_report", self.study.slug, "--out", str(out / "r"), stdout=said, stderr=StringIO())
+        line = "Allocation: adaptive, analysis round 1, 4 run pairs drawn (3 full): design-weighted MUP, MUP_b and tau_b in"
+        self.assertIn(line, said.getvalue())
+        self.assertEqual(console_allocation({"kind": "uniform", "candidates": []}), "Allocation: uniform.")
+        self.assertIn("none drawn (manage.py allocation_priorities did not run)", console_allocation({"kind": "adaptive", "drawn": 0}))
 
     def test_the_bundles_settings_json_says_which_allocation_ran(self) -> None:
         """summary['allocation'] was only in Python (build_report); the bundle a reader opens had no trace of it."""

@@ -46,11 +46,26 @@ class Command(BaseCommand):
             self.stderr.write(f"note: {note}")
         summary = report.summary
         self.stdout.write(f"Report of {study.name!r}: {len(written)} files in {out}; open {out / 'index.html'}")
+        self.stdout.write(console_allocation(summary["allocation"]))
         if summary["best"]:
             self.stdout.write(console_best_set(summary))
         else:
             self.stdout.write("No valid answers yet: the report holds the scores and the discriminative power only.")
         self.stdout.write("Time: " + ", ".join(f"{k} {v:.2f} s" for k, v in timer.seconds.items()))
+
+
+def console_allocation(allocation: dict) -> str:
+    """Which allocation ran (the report's Allocation row, in one line): an adaptive study's design-weighted table."""
+    if allocation["kind"] != "adaptive":
+        return f"Allocation: {allocation['kind']}."
+    if allocation.get("analysis_round") is None:
+        drawn = "drawn but none complete" if allocation.get("drawn") else "none drawn (manage.py allocation_priorities did not run)"
+        return f"Allocation: adaptive, rounds {drawn}: every table is conditional on the pairs judged."
+    return (
+        f"Allocation: adaptive, analysis round {allocation['analysis_round']}, {count(allocation['drawn'], 'run pair')} drawn "
+        f"({allocation['full']} full): design-weighted MUP, MUP_b and tau_b in agreement-design-weighted.csv, their draws in "
+        "allocation-groups.csv; the other tables are conditional on the pairs judged."
+    )
 
 
 def console_best_set(summary: dict) -> str:
