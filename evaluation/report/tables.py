@@ -166,13 +166,26 @@ def to_markdown(frame: pd.DataFrame, digits: int = 4) -> str:
     return text + "\n"
 
 
+# After pandas' escape="latex" (& % $ # _ { } ~ ^ and the backslash): the characters that font encoding OT1, LaTeX's default, prints
+# as other glyphs (< as an inverted !, > as an inverted ?, | as an em dash).
+_LATEX_GLYPHS = str.maketrans({"<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}"})
+
+
+def _latex_text(value: object) -> str:
+    """A cell's text (already escaped by pandas) with the OT1-misprinted characters as their text commands."""
+    return str(value).translate(_LATEX_GLYPHS)
+
+
 def to_latex(frame: pd.DataFrame, digits: int = 4) -> str:
     """A LaTeX ``tabular`` with booktabs rules (numbers right-aligned, floats rounded to ``digits``, NaN as
     ``--``, LaTeX's special characters escaped in cells and headers): pandas' ``Styler.to_latex`` (Jinja2)."""
     numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) for c in frame.columns]
+    text = [c for c, n in zip(frame.columns, numeric) if not n]
     try:
         styler = frame.reset_index(drop=True).style.format(precision=digits, na_rep="--", escape="latex")
-        styler = styler.format_index(escape="latex", axis=1).hide(axis="index")
+        if text:
+            styler = styler.format(_latex_text, subset=text, na_rep="--", escape="latex")
+        styler = styler.format_index(_latex_text, escape="latex", axis=1).hide(axis="index")
         return styler.to_latex(hrules=True, column_format="".join("r" if n else "l" for n in numeric))
     except ImportError as error:
         raise ImportError(f"{TABLES_EXTRA}: {error}") from error

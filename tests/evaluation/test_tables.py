@@ -39,8 +39,17 @@ def test_latex_is_a_tabular_with_escaped_text() -> None:
     spec, header, body = latex_cells(to_latex(FRAME, 3))
     assert spec == "llrrrl"
     assert header == ["run\\_a", "topic", "mean", "p\\_value", "n", "significant"]
-    assert [row[0] for row in body] == ["greedy\\_rr", "x\\#1|50\\%", "a\\&b \\$c"]
+    assert [row[0] for row in body] == ["greedy\\_rr", "x\\#1\\textbar{}50\\%", "a\\&b \\$c"]
     assert [row[2] for row in body] == ["0.512", "--", "1.000"] and [row[4] for row in body] == ["3", "4", "50"]
+
+
+def test_latex_spells_out_what_ot1_would_print_as_other_glyphs() -> None:
+    """< > | print as an inverted !, an inverted ? and an em dash in LaTeX's default font encoding (OT1)."""
+    frame = pd.DataFrame({"run<a>": ["bm25|rm3", "<b>", None], "x": [1.0, 2.0, 3.0]})
+    spec, header, body = latex_cells(to_latex(frame, 1))
+    assert header == ["run\\textless{}a\\textgreater{}", "x"]
+    assert [row[0] for row in body] == ["bm25\\textbar{}rm3", "\\textless{}b\\textgreater{}", "--"]
+    assert [row[1] for row in body] == ["1.0", "2.0", "3.0"]
 
 
 @pytest.mark.parametrize("render", [to_markdown, to_latex])
