@@ -54,6 +54,15 @@ def resolve_measures(measures: Iterable[str | Measure | Any] | str | Measure | A
     return out
 
 
+def distinct_measures(measures: list[Measure]) -> list[Measure]:
+    """The measures in order, each output label once (``alpha-nDCG@10`` asked twice, or by name and by ``all``, is one
+    set of rows, not two that a later reader refuses as a repeated key)."""
+    first: dict[str, Measure] = {}
+    for measure in measures:
+        first.setdefault(measure.label, measure)
+    return list(first.values())
+
+
 def _is_ir_measure(value: Any) -> bool:
     """An ir_measures measure object (``NAME`` and ``params``), without importing ir_measures."""
     return not isinstance(value, str) and hasattr(value, "NAME") and hasattr(value, "params")
@@ -189,7 +198,7 @@ def evaluate(
         raise ValueError(f"empty_topic must be 'nan' or 'zero', got {empty_topic!r}")
     if topic_set not in ("qrels", "run_and_qrels"):
         raise ValueError(f"topic_set must be 'qrels' or 'run_and_qrels', got {topic_set!r}")
-    measure_list = resolve_measures(measures)
+    measure_list = distinct_measures(resolve_measures(measures))
     table = table_for(collection)
     if table.n_topics == 0:
         raise EvaluationError("the qrels contain no topic")
@@ -239,7 +248,7 @@ def _with_subtopic_rows(
     on_topic_mismatch: Literal["warn", "error", "ignore"],
 ) -> pd.DataFrame:
     """:func:`evaluate` with ``per_subtopic``: the topic frame plus every subtopic scored alone."""
-    runs, measures = list(runs), resolve_measures(measures)  # one string is one measure, not its letters
+    runs, measures = list(runs), distinct_measures(resolve_measures(measures))  # one string is one measure, not its letters
     options = {"empty_topic": empty_topic, "topic_set": topic_set, "progress": progress}
     frame = evaluate(collection, runs, measures, per_topic=per_topic, on_topic_mismatch=on_topic_mismatch, **options)
     subtopic_runs = [run.per_subtopic(collection.subtopic_ids(), SUBTOPIC_TOPIC) for run in runs]

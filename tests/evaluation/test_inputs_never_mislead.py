@@ -431,3 +431,30 @@ def test_a_ranked_list_naming_a_docid_twice_names_it_and_says_what_to_do() -> No
     assert str(caught.value) == (
         "run x topic 251: docids d3, d1 listed twice (each document once; to keep first occurrences: list(dict.fromkeys(docids)))"
     )
+
+
+@pytest.mark.parametrize("per_subtopic", [False, True])
+def test_a_measure_asked_twice_is_one_set_of_rows(collection, runs, per_subtopic: bool) -> None:
+    """``--measures X X`` wrote every row twice, which ``meta --scores`` then refused as a repeated key."""
+    twice = quiet(evaluate, collection, runs[:2], ["ERR-IA@20", "alpha-nDCG@10", "ERR-IA@20"], per_subtopic=per_subtopic)
+    once = quiet(evaluate, collection, runs[:2], ["ERR-IA@20", "alpha-nDCG@10"], per_subtopic=per_subtopic)
+    assert twice.equals(once)
+    assert list(dict.fromkeys(twice["measure"])) == ["ERR-IA@20", "alpha-nDCG@10"]
+    assert not twice.duplicated(["run", "topic", "measure"]).any()
+    # the same measure under another spelling keeps the spelling asked for, once each
+    spelled = quiet(evaluate, collection, runs[:1], ["alpha-nDCG@10", "alpha-nDCG(alpha=0.5)@10"], per_subtopic=per_subtopic)
+    assert set(spelled["measure"]) == {"alpha-nDCG@10", "alpha-nDCG(alpha=0.5)@10"}
+
+
+def test_score_writes_a_measure_asked_twice_once(tmp_path) -> None:
+    from evaluation.cli import main
+
+    out = tmp_path / "scores.tsv"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvaluationWarning)
+        code = main(["score", "--qrels", str(QRELS), "--run", str(PUBLIC / "pub-greedyrr.run"), "--per-topic",
+                     "--measures", "alpha-nDCG@10", "alpha-nDCG@10,ERR-IA@20", "-o", str(out)])  # fmt: skip
+    assert code == 0
+    table = pd.read_csv(out, sep="\t", dtype={"topic": str})
+    assert not table.duplicated(["run", "topic", "measure"]).any()
+    assert sorted(set(table["measure"])) == ["ERR-IA@20", "alpha-nDCG@10"]
