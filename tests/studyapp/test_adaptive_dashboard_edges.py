@@ -73,6 +73,15 @@ class AdaptiveDashboardEdgesTests(BaseTestCase):
         self.assertNotIn("Adaptive allocation", page)
         self.assertNotIn(NO_ROUND, page)
 
+    def create_study(self, name: str, config: Path) -> StringIO:
+        """``create_study`` of this collection from ``config``; its printed output."""
+        out = StringIO()
+        call_command(
+            "create_study", "--collection", self.collection.name, "--name", name, "--config", str(config),
+            "--allow-bare-documents", stdout=out,
+        )  # fmt: skip
+        return out
+
     def test_create_study_says_what_an_adaptive_study_needs_beside_the_server(self) -> None:
         folder = Path(self.enterContext(tempfile.TemporaryDirectory()))
         for name, allocation_name in (("Made adaptive", "adaptive"), ("Made uniform", None)):
@@ -81,18 +90,7 @@ class AdaptiveDashboardEdgesTests(BaseTestCase):
                 config["allocation"] = allocation_name
             path = folder / f"{name}.json"
             path.write_text(json.dumps(config))
-            out = StringIO()
-            call_command(
-                "create_study",
-                "--collection",
-                self.collection.name,
-                "--name",
-                name,
-                "--config",
-                str(path),
-                "--allow-bare-documents",
-                stdout=out,
-            )
+            out = self.create_study(name, path)
             study = Study.objects.get(name=name)
             self.assertEqual(study.allocation, allocation_name or "uniform")
             line = f"Allocation: adaptive. Run manage.py allocation_priorities {study.slug} --every 30 beside the server"
@@ -103,18 +101,7 @@ class AdaptiveDashboardEdgesTests(BaseTestCase):
             # an adaptive study without candidate_metrics (fixed once it exists) is told at once what that costs
             (self.assertIn if allocation_name else self.assertNotIn)("Note: no candidate_metrics, so every metric", out.getvalue())
         path.write_text(json.dumps({**config, "allocation": "adaptive", "candidate_metrics": "alpha-nDCG@10,nERR-IA@10"}))
-        out = StringIO()
-        call_command(
-            "create_study",
-            "--collection",
-            self.collection.name,
-            "--name",
-            "Named",
-            "--config",
-            str(path),
-            "--allow-bare-documents",
-            stdout=out,
-        )
+        out = self.create_study("Named", path)
         self.assertIn("It decides among 2 candidate metrics (candidate_metrics): alpha-nDCG@10, nERR-IA@10.", out.getvalue())
         self.assertNotIn("Note: no candidate_metrics", out.getvalue())
 
